@@ -1,0 +1,28 @@
+// autograd/accumulate_grad.h: the node at each leaf that adds arriving gradients into `.grad`,
+// with PyTorch's rules (torch/csrc/autograd/functions/accumulate_grad.h): the first gradient is
+// stolen (detached, not copied) when nothing else holds it and its strides obey the layout contract;
+// otherwise it is copied into the leaf's layout; later gradients are added in place.
+#pragma once
+
+#include "autograd/node.h"
+
+namespace strata::autograd {
+
+class AccumulateGrad final : public Node {
+ public:
+  explicit AccumulateGrad(Tensor variable);
+  std::string_view name() const override { return "AccumulateGrad"; }
+  variable_list apply(variable_list&& grads) override;
+  const Tensor& variable() const { return variable_; }
+
+ private:
+  Tensor variable_;  // the leaf (held strongly, as PyTorch does; the leaf holds this node weakly)
+};
+
+// Adds `new_grad` into variable.grad. `new_grad` is taken by value so a sole reference can be stolen.
+void accumulate_grad(const Tensor& variable, Tensor new_grad);
+
+// PyTorch's gradient layout contract: the gradient's strides match the leaf's where sizes exceed 1.
+bool obeys_layout_contract(const Tensor& grad, const Tensor& variable);
+
+}  // namespace strata::autograd

@@ -1,0 +1,85 @@
+// autograd/autograd_fallback.cpp: the one handler at the Autograd key. When grad mode is on and an
+// input requires grad, it records a FormulaNode from the op's derivative-table row, runs the op below
+// itself (Autograd excluded for everything the op dispatches), and attaches the node to the outputs.
+// No op body knows about autograd. This is PyTorch's VariableType kernel, as one boxed function.
+#include "autograd/derivative_table.h"
+#include "autograd/formula_node.h"
+#include "autograd/grad_mode.h"
+#include "autograd/registration.h"
+#include "autograd/variable.h"
+#include "ops/functions.h"
+
+namespace strata::autograd {
+
+namespace {
+
+void redispatch_below(const OperatorHandle& op, DispatchKeySet keys, Stack& stack) {
+  ExcludeKeyGuard below(DispatchKey::Autograd);
+  op.redispatch(keys.after(DispatchKey::Autograd), stack);
+}
+
+bool requires_grad_at(const IValue* args, std::uint8_t i) {
+  const IValue& v = args[i];
+  return v.is_tensor() && v.to_tensor().defined() && v.to_tensor().requires_grad();
+}
+
+bool any_input_requires_grad(const ResolvedRow& row, const IValue* args) {
+  for (std::uint8_t i : row.input_args)
+    if (requires_grad_at(args, i)) return true;
+  return false;
+}
+
+edge_list collect_next_edges(const ResolvedRow& row, const IValue* args) {
+  edge_list edges;
+  for (std::uint8_t i : row.input_args) edges.push_back(requires_grad_at(args, i) ? gradient_edge(args[i].to_tensor()) : Edge{});
+  return edges;
+}
+
+}  // namespace
+
+void autograd_fallback(const OperatorHandle& op, DispatchKeySet keys, Stack& stack) {
+  const std::size_t num_args = op.schema().arguments().size();
+  const IValue* args = stack.data() + stack.size() - num_args;
+  const ResolvedRow* row = derivative_table().find(op);
+  if (!row) {  // an op registered after autograd, with no row: only a problem if a gradient is wanted
+    for (std::size_t i = 0; i < num_args; ++i)
+      STRATA_CHECK(!is_grad_enabled() || !requires_grad_at(args, static_cast<std::uint8_t>(i)),
+                   "the derivative for '", op.name().qualified(), "' is not implemented (no derivative row)");
+    redispatch_below(op, keys, stack);
+    return;
+  }
+  if (!is_grad_enabled() || row->row->kind == Differentiability::NonDifferentiable ||
+      !any_input_requires_grad(*row, args)) {
+    redispatch_below(op, keys, stack);
+    return;
+  }
+  STRATA_CHECK(row->row->kind != Differentiability::NotImplemented, "the derivative for '", op.name().qualified(),
+               "' is not implemented.");
+  if (row->inplace) {
+    const Tensor& self = args[0].to_tensor();
+    STRATA_CHECK(!(self.is_leaf() && self.requires_grad()),
+                 "a leaf Variable that requires grad is being used in an in-place operation.");
+  }
+
+  auto node = std::make_shared<FormulaNode>(*row, collect_next_edges(*row, args));
+  Tensor original_self;  // for in-place formulas that read self as it was (PyTorch's self.clone())
+  if (row->row->saves_original_self && node->should_compute_output(1)) {
+    ExcludeKeyGuard below(DispatchKey::Autograd);
+    original_self = clone(args[0].to_tensor());
+  }
+  node->record_arguments(args, original_self.defined() ? &original_self : nullptr);
+
+  redispatch_below(op, keys, stack);
+
+  const std::size_t num_returns = op.schema().returns().size();
+  const IValue* returns = stack.data() + stack.size() - num_returns;
+  for (std::size_t k = 0; k < row->row->outputs.size(); ++k) {
+    const Tensor& out = returns[row->row->outputs[k]].to_tensor();
+    node->add_input_metadata(out);
+    // Only floating outputs carry gradients; an in-place op's output is self, whose history is replaced.
+    if (is_floating_point(out.dtype())) set_gradient_edge(out, Edge{node, static_cast<std::uint32_t>(k)});
+  }
+  node->save_outputs(returns);
+}
+
+}  // namespace strata::autograd

@@ -1,0 +1,42 @@
+// autograd/backward.cpp: checking and making root gradients (torch/autograd/__init__.py, _make_grads).
+#include "autograd/backward.h"
+
+#include "autograd/engine.h"
+#include "autograd/registration.h"
+#include "ops/functions.h"
+
+namespace strata {
+
+namespace {
+std::string torch_size(IntArrayRef sizes) { return "torch.Size(" + shape_str(sizes) + ")"; }
+}  // namespace
+
+void backward(const std::vector<Tensor>& tensors, const std::vector<Tensor>& grad_tensors,
+              std::optional<bool> retain_graph, bool create_graph) {
+  autograd::register_autograd();
+  STRATA_CHECK(grad_tensors.empty() || grad_tensors.size() == tensors.size(), "grad_tensors should have the same length as tensors (",
+               grad_tensors.size(), " vs ", tensors.size(), ")");
+  autograd::variable_list grads;
+  for (std::size_t i = 0; i < tensors.size(); ++i) {
+    const Tensor& out = tensors[i];
+    const Tensor grad = grad_tensors.empty() ? Tensor() : grad_tensors[i];
+    if (grad.defined()) {
+      STRATA_CHECK(out.sizes() == grad.sizes(), "Mismatch in shape: grad_output[", i, "] has a shape of ",
+                   torch_size(grad.sizes()), " and output[", i, "] has a shape of ", torch_size(out.sizes()), ".");
+      grads.push_back(grad);
+    } else if (out.requires_grad()) {
+      STRATA_CHECK(out.numel() == 1, "grad can be implicitly created only for scalar outputs");
+      grads.push_back(ones_like(out));
+    } else {
+      grads.emplace_back();
+    }
+  }
+  autograd::run_backward(tensors, std::move(grads), retain_graph.value_or(create_graph), create_graph);
+}
+
+void backward(const Tensor& tensor, const Tensor& gradient, std::optional<bool> retain_graph, bool create_graph) {
+  backward(std::vector<Tensor>{tensor}, gradient.defined() ? std::vector<Tensor>{gradient} : std::vector<Tensor>{},
+           retain_graph, create_graph);
+}
+
+}  // namespace strata

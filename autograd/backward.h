@@ -1,0 +1,18 @@
+// autograd/backward.h: loss.backward() and torch.autograd.backward(tensors, grads). A scalar root
+// with no gradient given gets ones_like(root), dispatched, as torch.autograd's _make_grads does.
+#pragma once
+
+#include <optional>
+#include <vector>
+
+#include "core/tensor.h"
+
+namespace strata {
+
+// retain_graph defaults to create_graph, as in PyTorch.
+void backward(const Tensor& tensor, const Tensor& gradient = Tensor(), std::optional<bool> retain_graph = std::nullopt,
+              bool create_graph = false);
+void backward(const std::vector<Tensor>& tensors, const std::vector<Tensor>& grad_tensors,
+              std::optional<bool> retain_graph = std::nullopt, bool create_graph = false);
+
+}  // namespace strata

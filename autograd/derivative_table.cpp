@@ -1,0 +1,65 @@
+// autograd/derivative_table.cpp: resolving rows against schemas.
+#include "autograd/derivative_table.h"
+
+namespace strata::autograd {
+
+namespace {
+
+int return_index(const FunctionSchema& schema, std::string_view name) {
+  const auto& rets = schema.returns();
+  for (std::size_t i = 0; i < rets.size(); ++i) {
+    const std::string& ret_name = rets[i].name;
+    if (ret_name == name) return static_cast<int>(i);
+    if (ret_name.empty() && (name == "result" + std::to_string(i) || (i == 0 && name == "result"))) return static_cast<int>(i);
+  }
+  return -1;
+}
+
+}  // namespace
+
+void DerivativeTable::add(const std::vector<DerivativeRow>& rows) {
+  static std::vector<DerivativeRow> storage;  // rows live as long as the table
+  storage.insert(storage.end(), rows.begin(), rows.end());
+  by_op_.assign(Dispatcher::singleton().ops().size(), ResolvedRow{});
+  for (const DerivativeRow& row : storage) {
+    const std::optional<OperatorHandle> op = Dispatcher::singleton().find(row.op, row.overload);
+    STRATA_INTERNAL_ASSERT(op.has_value(), "derivative row for unknown op ", row.op, ".", row.overload);
+    const FunctionSchema& schema = op->schema();
+    ResolvedRow resolved;
+    resolved.row = &row;
+    resolved.op = *op;
+    for (std::string_view name : row.inputs) {
+      const int i = schema.argument_index(name);
+      STRATA_INTERNAL_ASSERT(i >= 0, row.node_name, ": no argument named ", name);
+      resolved.input_args.push_back(static_cast<std::uint8_t>(i));
+    }
+    for (std::string_view name : row.saved) {
+      const int arg = schema.argument_index(name);
+      const int ret = arg >= 0 ? -1 : return_index(schema, name);
+      STRATA_INTERNAL_ASSERT(arg >= 0 || ret >= 0, row.node_name, ": nothing named ", name, " to save");
+      resolved.saved_args.push_back(static_cast<std::int8_t>(arg));
+      resolved.saved_returns.push_back(static_cast<std::int8_t>(ret));
+    }
+    for (std::size_t i = 0; i < schema.arguments().size(); ++i)
+      if (schema.arguments()[i].type.is_tensor_like()) resolved.tensor_args.push_back(static_cast<std::uint8_t>(i));
+    resolved.inplace = !schema.arguments().empty() && schema.arguments()[0].type.is_write();
+    STRATA_INTERNAL_ASSERT(!by_op_[op->index()].row, "two derivative rows for ", op->str());
+    by_op_[op->index()] = std::move(resolved);
+  }
+}
+
+std::vector<const ResolvedRow*> DerivativeTable::rows() const {
+  std::vector<const ResolvedRow*> out;
+  for (const ResolvedRow& r : by_op_)
+    if (r.row) out.push_back(&r);
+  return out;
+}
+
+const DerivativeTable& derivative_table() { return mutable_derivative_table(); }
+
+DerivativeTable& mutable_derivative_table() {
+  static DerivativeTable table;
+  return table;
+}
+
+}  // namespace strata::autograd

@@ -1,0 +1,102 @@
+// autograd/derivative_table.h: what autograd knows about each op, keyed like the op table. A row
+// names the backward node (PyTorch's "AddmmBackward0"), the inputs that get gradients, what to save,
+// and the formula, written as in derivatives.yaml but in C++ (autograd/derivatives.cpp). Ops without
+// a gradient are rows too, marked non-differentiable (outputs never require grad) or not implemented
+// (recording one throws), so a test can check that every op has exactly one row.
+#pragma once
+
+#include <optional>
+#include <string_view>
+#include <vector>
+
+#include "autograd/node.h"
+#include "core/dispatcher.h"
+
+namespace strata::autograd {
+
+class FormulaNode;
+
+// What a backward formula sees, by schema name, as in derivatives.yaml.
+class BackwardContext {
+ public:
+  BackwardContext(FormulaNode& node, variable_list& grads, variable_list& grad_inputs)
+      : node_(node), grads_(grads), grad_inputs_(grad_inputs) {}
+
+  // The gradient of differentiable forward output `i` (undefined if none arrived).
+  const Tensor& grad(std::size_t i = 0) const { return grads_[i]; }
+  // A saved tensor: an input by argument name ("mat2"), or an output by return name ("result",
+  // "total_weight").
+  Tensor saved(std::string_view name) const;
+  // A non-tensor argument of the forward call.
+  const IValue& arg(std::string_view name) const;
+  Scalar scalar(std::string_view name) const { return arg(name).to_scalar(); }
+  std::int64_t integer(std::string_view name) const { return arg(name).to_int(); }
+  // Sizes, strides and dtype a tensor input had in the forward call (PyTorch's self.sym_sizes() etc.).
+  IntArrayRef sizes(std::string_view name) const;
+  IntArrayRef strides(std::string_view name) const;
+  ScalarType dtype(std::string_view name) const;
+  // Whether the gradient of input `name` is needed (PyTorch's task_should_compute_output).
+  bool needs(std::string_view name) const;
+  // Sets the gradient of input `name`.
+  void set(std::string_view name, Tensor grad);
+
+ private:
+  FormulaNode& node_;
+  variable_list& grads_;
+  variable_list& grad_inputs_;
+};
+
+using BackwardFormula = void (*)(BackwardContext&);
+
+enum class Differentiability {
+  Formula,           // records a node that runs `backward`
+  NonDifferentiable, // outputs never require grad (detach, ones_like, ...)
+  NotImplemented,    // differentiable in PyTorch, but strata has no formula: recording one throws
+};
+
+struct DerivativeRow {
+  std::string_view op;        // "aten::addmm"
+  std::string_view overload;  // "" for default
+  std::string_view node_name; // "AddmmBackward0"
+  Differentiability kind = Differentiability::Formula;
+  std::vector<std::string_view> inputs;  // tensor arguments that get gradients, in edge order
+  std::vector<std::string_view> saved;   // argument or return names saved for backward
+  BackwardFormula backward = nullptr;
+  std::vector<int> outputs = {0};        // differentiable outputs (PyTorch's output_differentiability)
+  bool saves_original_self = false;      // in-place ops whose formula reads self before the write
+};
+
+// A row resolved against its op's schema (argument positions instead of names).
+struct ResolvedRow {
+  const DerivativeRow* row = nullptr;
+  OperatorHandle op;
+  SmallVector<std::uint8_t, 4> input_args;   // schema position of each differentiable input
+  SmallVector<std::int8_t, 4> saved_args;    // per saved name: argument position, or -1 for an output
+  SmallVector<std::int8_t, 4> saved_returns; // per saved name: return position, or -1 for an input
+  SmallVector<std::uint8_t, 4> tensor_args;  // schema positions of all tensor arguments
+  bool inplace = false;                      // writes its first argument and returns it
+};
+
+class DerivativeTable {
+ public:
+  // Resolves `rows` against the registered ops; throws if a row names an unknown op or argument.
+  void add(const std::vector<DerivativeRow>& rows);
+  // The row of `op`, or null when the op has none.
+  const ResolvedRow* find(const OperatorHandle& op) const {
+    const std::size_t i = op.index();
+    return i < by_op_.size() && by_op_[i].row ? &by_op_[i] : nullptr;
+  }
+  std::vector<const ResolvedRow*> rows() const;
+
+ private:
+  std::vector<ResolvedRow> by_op_;
+};
+
+// The table, filled by register_autograd().
+const DerivativeTable& derivative_table();
+DerivativeTable& mutable_derivative_table();
+
+// The rows for strata's ops (autograd/derivatives.cpp).
+std::vector<DerivativeRow> derivative_rows();
+
+}  // namespace strata::autograd

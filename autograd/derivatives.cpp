@@ -1,0 +1,250 @@
+// autograd/derivatives.cpp: the derivative table's rows: PyTorch's tools/autograd/derivatives.yaml
+// for strata's ops, one row per op, each formula written with the same helper calls (and so the same
+// dispatched ops) as the yaml entry quoted above it.
+#include <optional>
+
+#include "autograd/derivative_table.h"
+#include "autograd/functions_manual.h"
+#include "ops/functions.h"
+
+namespace strata::autograd {
+
+namespace {
+
+using D = Differentiability;
+
+// `other: handle_r_to_c(other.scalar_type(), maybe_multiply(grad, alpha.conj()))` and friends: for
+// real dtypes handle_r_to_c is the identity, and the engine casts and sum_to's the result.
+void add_backward(BackwardContext& c) {
+  if (c.needs("self")) c.set("self", c.grad());
+  if (c.needs("other")) c.set("other", maybe_multiply(c.grad(), c.scalar("alpha")));
+}
+
+void sub_backward(BackwardContext& c) {
+  if (c.needs("self")) c.set("self", c.grad());
+  if (c.needs("other")) c.set("other", maybe_multiply(neg(c.grad()), c.scalar("alpha")));
+}
+
+// mul_tensor_backward(grad, other, self_st) = grad * other.conj()
+void mul_backward(BackwardContext& c) {
+  if (c.needs("self")) c.set("self", mul(c.grad(), c.saved("other")));
+  if (c.needs("other")) c.set("other", mul(c.grad(), c.saved("self")));
+}
+
+// `self: zeros_like(grad)` (ops that overwrite self, so no gradient reaches its old value).
+void zeros_backward(BackwardContext& c) {
+  if (c.needs("self")) c.set("self", zeros_like(c.grad()));
+}
+
+std::optional<IntArrayRef> optional_ints(const IValue& v) {
+  if (v.is_none()) return std::nullopt;
+  return v.to_int_list();
+}
+
+std::vector<DerivativeRow> view_rows() {
+  return {
+      // - name: t(Tensor(a) self) -> Tensor(a)         self: grad.t()
+      {"aten::t", "", "TBackward0", D::Formula, {"self"}, {},
+       [](BackwardContext& c) {
+         if (c.needs("self")) c.set("self", t(c.grad()));
+       }},
+      // - name: transpose.int(...)                       self: grad.transpose(dim0, dim1)
+      {"aten::transpose", "int", "TransposeBackward0", D::Formula, {"self"}, {},
+       [](BackwardContext& c) {
+         if (c.needs("self")) c.set("self", transpose(c.grad(), c.integer("dim0"), c.integer("dim1")));
+       }},
+      // - name: view(Tensor(a) self, SymInt[] size)      self: grad.reshape_symint(self.sym_sizes())
+      {"aten::view", "", "ViewBackward0", D::Formula, {"self"}, {},
+       [](BackwardContext& c) {
+         if (c.needs("self")) c.set("self", reshape(c.grad(), c.sizes("self")));
+       }},
+      // - name: expand(...)                              self: at::sum_to(grad, self.sym_sizes())
+      {"aten::expand", "", "ExpandBackward0", D::Formula, {"self"}, {},
+       [](BackwardContext& c) {
+         if (c.needs("self")) c.set("self", sum_to(c.grad(), c.sizes("self")));
+       }},
+      // - name: unsqueeze(Tensor(a) self, int dim)       self: grad.squeeze(dim)
+      {"aten::unsqueeze", "", "UnsqueezeBackward0", D::Formula, {"self"}, {},
+       [](BackwardContext& c) {
+         if (c.needs("self")) c.set("self", squeeze(c.grad(), c.integer("dim")));
+       }},
+      // - name: squeeze.dim(Tensor(a) self, int dim)     self: unsqueeze_to(grad, dim, self.sym_sizes())
+      {"aten::squeeze", "dim", "SqueezeBackward1", D::Formula, {"self"}, {},
+       [](BackwardContext& c) {
+         if (c.needs("self")) c.set("self", unsqueeze_to(c.grad(), c.integer("dim"), c.sizes("self")));
+       }},
+      // - name: as_strided(...)  (as_strided_backward: not in strata yet)
+      {"aten::as_strided", "", "AsStridedBackward0", D::NotImplemented, {"self"}},
+      // - name: detach(Tensor(a) self)                   output_differentiability: [False]
+      {"aten::detach", "", "", D::NonDifferentiable},
+  };
+}
+
+std::vector<DerivativeRow> pointwise_rows() {
+  return {
+      // - name: add.Tensor(...)   self: handle_r_to_c(self.scalar_type(), grad)
+      //                           other: handle_r_to_c(other.scalar_type(), maybe_multiply(grad, alpha.conj()))
+      {"aten::add", "Tensor", "AddBackward0", D::Formula, {"self", "other"}, {}, add_backward},
+      {"aten::add_", "Tensor", "AddBackward0", D::Formula, {"self", "other"}, {}, add_backward},
+      // - name: sub.Tensor(...)   other: handle_r_to_c(other.scalar_type(), maybe_multiply(-grad, alpha.conj()))
+      {"aten::sub", "Tensor", "SubBackward0", D::Formula, {"self", "other"}, {}, sub_backward},
+      // - name: mul.Tensor(...)   self: mul_tensor_backward(grad, other, self.scalar_type())
+      //                           other: mul_tensor_backward(grad, self, other.scalar_type())
+      {"aten::mul", "Tensor", "MulBackward0", D::Formula, {"self", "other"}, {"self", "other"}, mul_backward},
+      // mul_ reads self as it was before the write: PyTorch saves original_self = self.clone().
+      {"aten::mul_", "Tensor", "MulBackward0", D::Formula, {"self", "other"}, {"self", "other"}, mul_backward, {0}, true},
+      // - name: div.Tensor(...)   self: div_tensor_self_backward(grad, other, self.scalar_type())
+      //                           other: div_tensor_other_backward(grad, self, other)
+      {"aten::div", "Tensor", "DivBackward0", D::Formula, {"self", "other"}, {"self", "other"},
+       [](BackwardContext& c) {
+         if (c.needs("self")) c.set("self", div(c.grad(), c.saved("other")));
+         if (c.needs("other")) {
+           const Tensor other = c.saved("other");
+           c.set("other", mul(neg(c.grad()), div(div(c.saved("self"), other), other)));
+         }
+       }},
+      // - name: neg(Tensor self)  self: grad.neg()
+      {"aten::neg", "", "NegBackward0", D::Formula, {"self"}, {},
+       [](BackwardContext& c) {
+         if (c.needs("self")) c.set("self", neg(c.grad()));
+       }},
+      // - name: relu(Tensor self)  self: threshold_backward(grad, result, 0)
+      {"aten::relu", "", "ReluBackward0", D::Formula, {"self"}, {"result"},
+       [](BackwardContext& c) {
+         if (c.needs("self")) c.set("self", threshold_backward(c.grad(), c.saved("result"), 0));
+       }},
+      // - name: threshold_backward(...)  grad_output: threshold_backward(grad, self, threshold)
+      //                                  self: zeros_like(grad)
+      {"aten::threshold_backward", "", "ThresholdBackwardBackward0", D::Formula, {"grad_output", "self"}, {"self"},
+       [](BackwardContext& c) {
+         if (c.needs("grad_output"))
+           c.set("grad_output", threshold_backward(c.grad(), c.saved("self"), c.scalar("threshold")));
+         if (c.needs("self")) c.set("self", zeros_like(c.grad()));
+       }},
+  };
+}
+
+std::vector<DerivativeRow> linalg_and_reduction_rows() {
+  return {
+      // - name: mm(Tensor self, Tensor mat2)
+      //   self: mm_mat1_backward(grad, mat2, self.sym_sizes(), self.sym_strides(), self.layout(), 1)
+      //   mat2: mm_mat2_backward(grad, self, mat2.sym_sizes(), mat2.sym_strides(), mat2.layout(), 1)
+      {"aten::mm", "", "MmBackward0", D::Formula, {"self", "mat2"}, {"self", "mat2"},
+       [](BackwardContext& c) {
+         if (c.needs("self"))
+           c.set("self", mm_mat1_backward(c.grad(), c.saved("mat2"), c.sizes("self"), c.strides("self"), 1));
+         if (c.needs("mat2"))
+           c.set("mat2", mm_mat2_backward(c.grad(), c.saved("self"), c.sizes("mat2"), c.strides("mat2"), 1));
+       }},
+      // - name: addmm(...)   self: maybe_multiply(grad, beta.conj())
+      //   mat1: mm_mat1_backward(grad, mat2, mat1.sym_sizes(), mat1.sym_strides(), mat1.layout(), alpha)
+      //   mat2: mm_mat2_backward(grad, mat1, mat2.sym_sizes(), mat2.sym_strides(), mat2.layout(), alpha)
+      {"aten::addmm", "", "AddmmBackward0", D::Formula, {"self", "mat1", "mat2"}, {"mat1", "mat2"},
+       [](BackwardContext& c) {
+         if (c.needs("self")) c.set("self", maybe_multiply(c.grad(), c.scalar("beta")));
+         if (c.needs("mat1"))
+           c.set("mat1", mm_mat1_backward(c.grad(), c.saved("mat2"), c.sizes("mat1"), c.strides("mat1"), c.scalar("alpha")));
+         if (c.needs("mat2"))
+           c.set("mat2", mm_mat2_backward(c.grad(), c.saved("mat1"), c.sizes("mat2"), c.strides("mat2"), c.scalar("alpha")));
+       }},
+      // - name: sum.dim_IntList(...)   self: sum_backward(grad, self.sym_sizes(), dim, keepdim)
+      {"aten::sum", "dim_IntList", "SumBackward1", D::Formula, {"self"}, {},
+       [](BackwardContext& c) {
+         if (c.needs("self"))
+           c.set("self", sum_backward(c.grad(), c.sizes("self"), optional_ints(c.arg("dim")), c.arg("keepdim").to_bool()));
+       }},
+      // - name: sum(Tensor self, *, ScalarType? dtype=None)   self: grad.expand_symint(self.sym_sizes())
+      {"aten::sum", "", "SumBackward0", D::Formula, {"self"}, {},
+       [](BackwardContext& c) {
+         if (c.needs("self")) c.set("self", expand(c.grad(), c.sizes("self")));
+       }},
+  };
+}
+
+std::vector<DerivativeRow> softmax_and_loss_rows() {
+  return {
+      // - name: _log_softmax(...)   self: _log_softmax_backward_data(grad, result, dim, self.scalar_type())
+      {"aten::_log_softmax", "", "LogSoftmaxBackward0", D::Formula, {"self"}, {"result"},
+       [](BackwardContext& c) {
+         if (c.needs("self"))
+           c.set("self", _log_softmax_backward_data(c.grad(), c.saved("result"), c.integer("dim"), c.dtype("self")));
+       }},
+      // Double backward of log_softmax needs exp, which strata does not have yet.
+      {"aten::_log_softmax_backward_data", "", "LogSoftmaxBackwardDataBackward0", D::NotImplemented,
+       {"grad_output", "output"}},
+      // - name: nll_loss_forward(...)
+      //   self: nll_loss_backward(grad, self, target, weight, reduction, ignore_index, total_weight)
+      //   target: non_differentiable          output_differentiability: [True, False]
+      {"aten::nll_loss_forward", "", "NllLossBackward0", D::Formula, {"self"},
+       {"self", "target", "weight", "total_weight"},
+       [](BackwardContext& c) {
+         if (c.needs("self"))
+           c.set("self", nll_loss_backward(c.grad(), c.saved("self"), c.saved("target"), c.saved("weight"),
+                                           c.integer("reduction"), c.integer("ignore_index"), c.saved("total_weight")));
+       }},
+      // - name: nll_loss_backward(...)
+      //   grad_output: nll_loss(grad, target, weight, reduction, ignore_index)     self: zeros_like(grad)
+      {"aten::nll_loss_backward", "", "NllLossBackwardBackward0", D::Formula, {"grad_output", "self"},
+       {"target", "weight"},
+       [](BackwardContext& c) {
+         if (c.needs("grad_output"))
+           c.set("grad_output", std::get<0>(nll_loss_forward(c.grad(), c.saved("target"), c.saved("weight"),
+                                                             c.integer("reduction"), c.integer("ignore_index"))));
+         if (c.needs("self")) c.set("self", zeros_like(c.grad()));
+       }},
+  };
+}
+
+std::vector<DerivativeRow> factory_rows() {
+  return {
+      // - name: clone(Tensor self, *, MemoryFormat? memory_format=None)   self: grad
+      {"aten::clone", "", "CloneBackward0", D::Formula, {"self"}, {},
+       [](BackwardContext& c) {
+         if (c.needs("self")) c.set("self", c.grad());
+       }},
+      // - name: _to_copy(...)   self: _to_copy_backward(grad, self.options())
+      {"aten::_to_copy", "", "ToCopyBackward0", D::Formula, {"self"}, {},
+       [](BackwardContext& c) {
+         if (c.needs("self")) c.set("self", to(c.grad(), c.dtype("self")));
+       }},
+      // - name: fill_.Scalar(Tensor(a!) self, Scalar value)   self: zeros_like(grad)
+      {"aten::fill_", "Scalar", "FillBackward0", D::Formula, {"self"}, {}, zeros_backward},
+      // - name: zero_(Tensor(a!) self)   self: zeros_like(grad)
+      {"aten::zero_", "", "ZeroBackward0", D::Formula, {"self"}, {}, zeros_backward},
+      // copy_ is CopyBackwards in PyTorch (a hand-written node): self gets zeros, src gets grad.
+      {"aten::copy_", "", "CopyBackwards", D::Formula, {"self", "src"}, {},
+       [](BackwardContext& c) {
+         if (c.needs("self")) c.set("self", zeros_like(c.grad()));
+         if (c.needs("src")) c.set("src", c.grad());
+       }},
+      {"aten::normal_", "", "NormalBackward0", D::Formula, {"self"}, {}, zeros_backward},
+      {"aten::uniform_", "", "UniformBackward0", D::Formula, {"self"}, {}, zeros_backward},
+      // Outputs that never require grad.
+      {"aten::empty", "memory_format", "", D::NonDifferentiable},
+      {"aten::empty_like", "", "", D::NonDifferentiable},
+      {"aten::ones_like", "", "", D::NonDifferentiable},
+      {"aten::zeros_like", "", "", D::NonDifferentiable},
+      {"aten::new_empty_strided", "", "", D::NonDifferentiable},
+      {"aten::randn", "", "", D::NonDifferentiable},
+      {"aten::randn", "generator", "", D::NonDifferentiable},
+      {"aten::rand", "", "", D::NonDifferentiable},
+      {"aten::rand", "generator", "", D::NonDifferentiable},
+      {"aten::randint", "", "", D::NonDifferentiable},
+      {"aten::randint", "generator", "", D::NonDifferentiable},
+      {"aten::randint", "low", "", D::NonDifferentiable},
+      {"aten::randint", "low_generator", "", D::NonDifferentiable},
+      {"profiler::_record_function_enter_new", "", "", D::NonDifferentiable},
+      {"profiler::_record_function_exit", "_RecordFunction", "", D::NonDifferentiable},
+  };
+}
+
+}  // namespace
+
+std::vector<DerivativeRow> derivative_rows() {
+  std::vector<DerivativeRow> rows;
+  for (auto part : {view_rows(), pointwise_rows(), linalg_and_reduction_rows(), softmax_and_loss_rows(), factory_rows()})
+    rows.insert(rows.end(), part.begin(), part.end());
+  return rows;
+}
+
+}  // namespace strata::autograd

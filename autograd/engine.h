@@ -1,0 +1,18 @@
+// autograd/engine.h: runs a backward pass in PyTorch's order. Nodes become ready when every
+// gradient they expect has arrived; the ready queue runs AccumulateGrad nodes first and the others
+// by decreasing sequence number (torch/csrc/autograd/engine.cpp, ReadyQueue::CompareNodeTaskTime).
+// Before a gradient moves along an edge it is checked against the receiving node's input metadata:
+// reduced with sum_to if it was broadcast, cast if its dtype differs (validate_outputs).
+#pragma once
+
+#include <vector>
+
+#include "autograd/node.h"
+
+namespace strata::autograd {
+
+// Backpropagates `grads` (one per root, already shaped like the root) from `roots`.
+// keep_graph=false frees saved tensors as nodes run; create_graph=true records the backward ops.
+void run_backward(const std::vector<Tensor>& roots, variable_list grads, bool keep_graph, bool create_graph);
+
+}  // namespace strata::autograd

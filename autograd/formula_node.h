@@ -1,0 +1,41 @@
+// autograd/formula_node.h: the one node class behind every derivative-table row. It keeps what its
+// row asks for (saved tensors, the forward call's other arguments, the geometry of tensor inputs)
+// and runs the row's formula. PyTorch generates one class per op; a table row plays that role here.
+#pragma once
+
+#include "autograd/derivative_table.h"
+#include "autograd/saved_variable.h"
+
+namespace strata::autograd {
+
+// Sizes, strides and dtype of a tensor input at forward time.
+struct TensorGeometry {
+  DimVector sizes;
+  DimVector strides;
+  ScalarType dtype = ScalarType::Float32;
+};
+
+class FormulaNode final : public Node {
+ public:
+  FormulaNode(const ResolvedRow& row, edge_list next_edges);
+  std::string_view name() const override { return row_.row->node_name; }
+  variable_list apply(variable_list&& grads) override;
+  void release_variables() override;
+
+  const ResolvedRow& row() const { return row_; }
+  // Keeps the forward call's arguments; saves the tensors the row names (inputs now, outputs later).
+  void record_arguments(const IValue* args, const Tensor* original_self);
+  void save_outputs(const IValue* returns);
+
+ private:
+  friend class BackwardContext;
+  int argument_index(std::string_view name) const;
+  std::size_t input_slot(std::string_view name) const;  // position in row().input_args
+
+  const ResolvedRow& row_;
+  SmallVector<IValue, 8> args_;              // non-tensor arguments (tensor slots hold None)
+  SmallVector<TensorGeometry, 3> geometry_;  // per tensor argument, in schema order
+  SmallVector<SavedVariable, 4> saved_;      // per row().row->saved name
+};
+
+}  // namespace strata::autograd

@@ -1,0 +1,22 @@
+// autograd/registration.cpp: wiring autograd into the dispatcher, once.
+#include "autograd/registration.h"
+
+#include <mutex>
+
+#include "autograd/derivative_table.h"
+#include "core/tensor_format.h"
+#include "ops/op_table.h"
+
+namespace strata::autograd {
+
+void register_autograd() {
+  static std::once_flag once;
+  std::call_once(once, [] {
+    ops::register_ops();
+    mutable_derivative_table().add(derivative_rows());
+    Dispatcher::singleton().register_fallback(DispatchKey::Autograd, KernelFunction{&autograd_fallback, "autograd"});
+    strata::detail::set_node_name_fn([](const Node& node) { return node.name(); });
+  });
+}
+
+}  // namespace strata::autograd

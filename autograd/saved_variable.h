@@ -1,0 +1,33 @@
+// autograd/saved_variable.h: a tensor a node keeps for its backward, with PyTorch's rules. An input,
+// or a leaf, is kept as itself. A non-leaf output is kept as a shallow copy without history (to
+// avoid a cycle through its own grad_fn) and rebuilt with that history on unpack; both copies go
+// through shallow_copy_and_detach, which is where dispatch modes see `detach`
+// (Note [Detach and the interposer]).
+#pragma once
+
+#include <memory>
+
+#include "autograd/node.h"
+
+namespace strata::autograd {
+
+class SavedVariable {
+ public:
+  SavedVariable() = default;
+  SavedVariable(const Tensor& t, bool is_output);
+
+  // The saved tensor; `saved_for` is the node doing the unpacking (the grad_fn of a saved output).
+  // Throws PyTorch's "backward through the graph a second time" error after reset().
+  Tensor unpack(const std::shared_ptr<Node>& saved_for = nullptr) const;
+  void reset() { data_ = Tensor(); }
+  bool was_saved() const { return saved_; }
+
+ private:
+  Tensor data_;
+  bool saved_ = false;           // false for an undefined tensor (e.g. an absent weight=None)
+  bool saved_original_ = false;  // data_ is the tensor itself
+  bool requires_grad_ = false;
+  std::uint32_t output_nr_ = 0;
+};
+
+}  // namespace strata::autograd

@@ -1,0 +1,131 @@
+// core/dispatcher.cpp: registration, lookup, the table dump, and the slow dispatch path (tracing and
+// the missing-kernel error).
+#include "core/dispatcher.h"
+
+#include <iomanip>
+#include <sstream>
+
+#include "core/interposer.h"
+
+namespace strata {
+
+namespace {
+thread_local int tls_trace_depth = 0;
+}
+
+Dispatcher& Dispatcher::singleton() {
+  static Dispatcher* dispatcher = new Dispatcher();  // never destroyed: handles outlive static teardown
+  return *dispatcher;
+}
+
+Dispatcher::Dispatcher() {
+  register_fallback(DispatchKey::Python, KernelFunction{&interposer_fallback, "interposer"});
+}
+
+OperatorHandle Dispatcher::def(std::string_view ns, std::string_view schema, KernelFunction cpu,
+                               KernelFunction meta) {
+  FunctionSchema parsed = FunctionSchema::parse(schema);
+  std::lock_guard<std::mutex> lock(mutex_);
+  for (const OperatorEntry& e : entries_) {
+    STRATA_CHECK(!(e.name().ns == ns && e.name().name == parsed.name() && e.name().overload == parsed.overload()),
+                 "operator ", e.str(), " is already registered");
+  }
+  OperatorEntry& entry = entries_.emplace_back(std::string(ns), std::move(parsed),
+                                               static_cast<std::uint32_t>(entries_.size()));
+  entry.kernels_[static_cast<int>(DispatchKey::CPU)] = cpu;
+  entry.kernels_[static_cast<int>(DispatchKey::Meta)] = meta;
+  resolve(entry);
+  return OperatorHandle(&entry);
+}
+
+void Dispatcher::register_kernel(const OperatorHandle& op, DispatchKey key, KernelFunction kernel) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  auto& entry = const_cast<OperatorEntry&>(op.entry());
+  entry.kernels_[static_cast<int>(key)] = kernel;
+  resolve(entry);
+}
+
+void Dispatcher::register_fallback(DispatchKey key, KernelFunction kernel) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  fallbacks_[static_cast<int>(key)] = kernel;
+  for (OperatorEntry& entry : entries_) resolve(entry);
+}
+
+void Dispatcher::resolve(OperatorEntry& entry) {
+  for (int k = 0; k < kNumDispatchKeys; ++k)
+    entry.table_[k] = entry.kernels_[k] ? entry.kernels_[k] : fallbacks_[k];
+}
+
+std::optional<OperatorHandle> Dispatcher::find(std::string_view qualified_name, std::string_view overload) const {
+  std::lock_guard<std::mutex> lock(mutex_);
+  for (const OperatorEntry& e : entries_)
+    if (e.name().qualified() == qualified_name && e.name().overload == overload) return OperatorHandle(&e);
+  return std::nullopt;
+}
+
+OperatorHandle Dispatcher::find_or_throw(std::string_view qualified_name, std::string_view overload) const {
+  std::optional<OperatorHandle> op = find(qualified_name, overload);
+  STRATA_CHECK(op.has_value(), "no operator named ", qualified_name, overload.empty() ? "" : ".", overload,
+               " is registered");
+  return *op;
+}
+
+std::vector<OperatorHandle> Dispatcher::ops() const {
+  std::lock_guard<std::mutex> lock(mutex_);
+  std::vector<OperatorHandle> out;
+  for (const OperatorEntry& e : entries_) out.emplace_back(&e);
+  return out;
+}
+
+std::string Dispatcher::dump_table(const OperatorHandle& op) const {
+  std::ostringstream out;
+  out << op.str() << ": " << op.schema().text() << "\n";
+  for (int k = 0; k < kNumDispatchKeys; ++k) {
+    const auto key = static_cast<DispatchKey>(k);
+    out << "  " << std::left << std::setw(9) << key_name(key);
+    if (op.entry().kernel(key)) out << "kernel " << op.entry().kernel(key).name;
+    else if (fallbacks_[k]) out << "fallback " << fallbacks_[k].name;
+    else out << "(none)";
+    out << "\n";
+  }
+  return out.str();
+}
+
+void Dispatcher::name_op(Error& e, const OperatorHandle& op) {
+  if (e.op().empty()) e.set_op(op.name().qualified());
+}
+
+void Dispatcher::run_slow(const OperatorHandle& op, DispatchKeySet keys, Stack& stack) {
+  if (keys.empty()) {
+    Error e("no dispatch key is left to run (every key of the call is excluded on this thread)");
+    name_op(e, op);
+    throw e;
+  }
+  const DispatchKey key = keys.highest_priority();
+  const KernelFunction& kernel = op.entry().resolved(key);
+  if (!kernel.fn) {
+    Error e(detail::str_cat("Could not run '", op.name().qualified(), "' with arguments from the '",
+                            key_name(key), "' backend: no kernel or fallback is registered at ", key_name(key),
+                            " (keys ", keys.str(), ")"));
+    name_op(e, op);
+    throw e;
+  }
+  std::ostream* out = dispatch_trace_stream();
+  if (out) {
+    *out << std::string(static_cast<std::size_t>(2 * tls_trace_depth), ' ') << op.str() << " " << keys.str()
+         << " -> " << key_name(key) << ": " << (op.entry().kernel(key) ? "kernel " : "fallback ")
+         << kernel.name << "\n";
+  }
+  struct DepthGuard {
+    DepthGuard() { ++tls_trace_depth; }
+    ~DepthGuard() { --tls_trace_depth; }
+  } depth;
+  try {
+    kernel.fn(op, keys, stack);
+  } catch (Error& e) {
+    name_op(e, op);
+    throw;
+  }
+}
+
+}  // namespace strata

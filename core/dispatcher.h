@@ -1,0 +1,90 @@
+// core/dispatcher.h: the operator registry and the dispatch loop.
+// An op runs the highest key of its effective key set (see Note [Dispatch keys]); each key's handler
+// either computes the result (CPU, Meta) or does its job and redispatches to the keys after it
+// (Autograd, Python). Registration is explicit: each library registers its rows from a named function
+// on first use (Note [Registration on first use]).
+#pragma once
+
+#include <array>
+#include <deque>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "core/dispatch_trace.h"
+#include "core/local_dispatch_keys.h"
+#include "core/operator_entry.h"
+
+namespace strata {
+
+// Note [Registration on first use]
+// No static constructors register anything: their order is unspecified and a linker drops unused ones
+// from static archives. Each library owns a function that registers its rows (ops/op_table.cpp,
+// autograd/derivative_table.cpp) and runs it once, from the first call that needs it: ops from the
+// first op lookup, autograd from the first requires_grad_(). The interposer's fallback is core's own
+// and is installed when the dispatcher is created.
+class Dispatcher {
+ public:
+  static Dispatcher& singleton();
+
+  // Registers an op: its namespace ("aten"), its PyTorch schema, its CPU kernel and its meta function.
+  OperatorHandle def(std::string_view ns, std::string_view schema, KernelFunction cpu, KernelFunction meta);
+  // Registers a per-op kernel at `key` (overrides that key's fallback for this op).
+  void register_kernel(const OperatorHandle& op, DispatchKey key, KernelFunction kernel);
+  // Registers the boxed fallback that runs at `key` for every op without its own kernel there.
+  void register_fallback(DispatchKey key, KernelFunction kernel);
+
+  std::optional<OperatorHandle> find(std::string_view qualified_name, std::string_view overload = "") const;
+  OperatorHandle find_or_throw(std::string_view qualified_name, std::string_view overload = "") const;
+  std::vector<OperatorHandle> ops() const;
+
+  // One line per key: what runs there for `op` (its kernel, a fallback, or nothing).
+  std::string dump_table(const OperatorHandle& op) const;
+
+  // The effective keys of a call: (argument keys | thread's included) - thread's excluded.
+  // Note [One place computes the effective key set]: nothing else combines these sets.
+  static DispatchKeySet effective_keys(const OperatorHandle& op, const Stack& stack) {
+    const LocalDispatchKeys& local = local_dispatch_keys();
+    return (op.entry().argument_keys(stack) | local.included) - local.excluded;
+  }
+  // Dispatches from the top.
+  static void call(const OperatorHandle& op, Stack& stack) { run(op, effective_keys(op, stack), stack); }
+  // Runs the highest key of `keys`; handlers pass keys.after(their key).
+  static void redispatch(const OperatorHandle& op, DispatchKeySet keys, Stack& stack) { run(op, keys, stack); }
+
+ private:
+  Dispatcher();
+  static void run(const OperatorHandle& op, DispatchKeySet keys, Stack& stack) {
+    if (keys.empty() || dispatch_trace_enabled()) [[unlikely]] {
+      run_slow(op, keys, stack);
+      return;
+    }
+    const KernelFunction& kernel = op.entry().resolved(keys.highest_priority());
+    if (!kernel.fn) [[unlikely]] {
+      run_slow(op, keys, stack);
+      return;
+    }
+    try {
+      kernel.fn(op, keys, stack);
+    } catch (Error& e) {
+      name_op(e, op);
+      throw;
+    }
+  }
+  static void run_slow(const OperatorHandle& op, DispatchKeySet keys, Stack& stack);
+  static void name_op(Error& e, const OperatorHandle& op);
+  void resolve(OperatorEntry& entry);
+
+  mutable std::mutex mutex_;
+  std::deque<OperatorEntry> entries_;  // a deque keeps entry addresses stable for handles
+  std::array<KernelFunction, kNumDispatchKeys> fallbacks_{};
+};
+
+inline void OperatorHandle::call(Stack& stack) const { Dispatcher::call(*this, stack); }
+inline void OperatorHandle::redispatch(DispatchKeySet keys, Stack& stack) const {
+  Dispatcher::redispatch(*this, keys, stack);
+}
+
+}  // namespace strata

@@ -1,0 +1,84 @@
+// core/interposer.h: the Python-key interposer: dispatch modes (PyTorch's TorchDispatchMode) and
+// wrapper tensor subclasses (PyTorch's __torch_dispatch__ on _make_wrapper_subclass tensors), in C++.
+// Both are reached through one boxed fallback at the Python key. What is built on them (op counters,
+// LoggingTensor, DebugMode...) lives in tracer/.
+#pragma once
+
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "core/dispatcher.h"
+#include "core/tensor.h"
+
+namespace strata {
+
+// A dispatch mode sees every op that reaches the Python key on this thread while it is active.
+class DispatchMode {
+ public:
+  virtual ~DispatchMode() = default;
+  virtual std::string_view name() const = 0;
+  // The op's arguments are the last op.schema().arguments().size() values of `stack`; leave its
+  // returns there. This mode is popped while dispatch() runs, so `op.call(stack)` reaches the next
+  // mode, a wrapper subclass, or the kernel (PyTorch's `func(*args, **kwargs)`).
+  virtual void dispatch(const OperatorHandle& op, Stack& stack) = 0;
+};
+
+// Note [The mode stack owns the Python key]
+// While the thread's mode stack is non-empty the Python key is in its included set, so the modes see
+// ops without tensor arguments too (the profiler record-function ops of Optimizer::step). The bit is
+// recomputed from the stack whenever the stack changes, so it cannot drift from it.
+
+// Enters a mode for its lifetime (PyTorch's `with mode:`); modes nest, the innermost runs first.
+class ModeGuard {
+ public:
+  explicit ModeGuard(DispatchMode& mode);
+  ~ModeGuard();
+  ModeGuard(const ModeGuard&) = delete;
+  ModeGuard& operator=(const ModeGuard&) = delete;
+
+ private:
+  DispatchMode* mode_;
+};
+
+DispatchMode* current_mode();  // the innermost active mode, or null
+std::size_t mode_stack_size();
+
+// The inner tensors of a wrapper subclass by name, plus the subclass's opaque context
+// (PyTorch's __tensor_flatten__ returns (inner names, ctx)).
+struct FlattenedTensor {
+  std::vector<std::string> names;
+  std::vector<Tensor> inner;
+  std::shared_ptr<const void> context;
+};
+
+// The payload of a wrapper tensor: a tensor whose impl has no storage of its own, carries the Python
+// key, and whose subclass decides what every op on it means.
+class TensorSubclass : public RefCounted<TensorSubclass> {
+ public:
+  virtual ~TensorSubclass() = default;
+  virtual std::string_view type_name() const = 0;  // "LoggingTensor"
+  // __torch_dispatch__: runs for ops that reach the Python key with this tensor as the first
+  // wrapper argument and no mode active. Same stack protocol as DispatchMode::dispatch.
+  virtual void dispatch(const OperatorHandle& op, Stack& stack) = 0;
+  // __tensor_flatten__ / __tensor_unflatten__ (the latter is a class method: `this` only picks the type).
+  virtual FlattenedTensor flatten() const = 0;
+  virtual Tensor unflatten(const FlattenedTensor& flat, IntArrayRef outer_size, IntArrayRef outer_stride) const = 0;
+  // How `self` prints; by default "<type_name>(size=[...], dtype=...)".
+  virtual std::string repr(const Tensor& self) const;
+};
+
+// PyTorch's torch.Tensor._make_wrapper_subclass: a storage-less tensor with the given metadata whose
+// ops go to `subclass`. Use autograd's requires_grad_() to make it require grad.
+Tensor make_wrapper_tensor(IntrusivePtr<TensorSubclass> subclass, IntArrayRef sizes, IntArrayRef strides,
+                           std::int64_t storage_offset, ScalarType dtype, Device device);
+
+// True when an op on `t` would reach the interposer: a mode is active or `t` is a wrapper, and the
+// Python key is not excluded. PyTorch's shallow_copy_and_detach asks the same question.
+bool interposer_sees(const Tensor& t);
+
+// The boxed fallback registered at the Python key (installed by the Dispatcher itself).
+void interposer_fallback(const OperatorHandle& op, DispatchKeySet keys, Stack& stack);
+
+}  // namespace strata

@@ -1,0 +1,82 @@
+// core/intrusive_ptr.h: reference counting stored in the object (one allocation per object).
+// Tensor handles, storages and boxed list values use it; the count is atomic so handles may cross
+// threads, and `use_count()` is exact, which AccumulateGrad's "steal the gradient" check relies on.
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <utility>
+
+namespace strata {
+
+// Base for intrusively counted objects. `T` must derive from RefCounted<T>.
+template <typename T>
+class RefCounted {
+ public:
+  RefCounted() = default;
+  RefCounted(const RefCounted&) : refcount_(0) {}
+  RefCounted& operator=(const RefCounted&) { return *this; }
+
+  std::uint32_t use_count() const noexcept { return refcount_.load(std::memory_order_relaxed); }
+
+ protected:
+  ~RefCounted() = default;
+
+ private:
+  template <typename U>
+  friend class IntrusivePtr;
+  mutable std::atomic<std::uint32_t> refcount_{0};
+};
+
+template <typename T>
+class IntrusivePtr {
+ public:
+  IntrusivePtr() noexcept = default;
+  IntrusivePtr(std::nullptr_t) noexcept {}
+  // Takes shared ownership of `raw` (which may already be owned by other IntrusivePtrs).
+  explicit IntrusivePtr(T* raw) noexcept : ptr_(raw) { retain(); }
+  IntrusivePtr(const IntrusivePtr& other) noexcept : ptr_(other.ptr_) { retain(); }
+  IntrusivePtr(IntrusivePtr&& other) noexcept : ptr_(std::exchange(other.ptr_, nullptr)) {}
+  IntrusivePtr& operator=(const IntrusivePtr& other) noexcept {
+    IntrusivePtr(other).swap(*this);
+    return *this;
+  }
+  IntrusivePtr& operator=(IntrusivePtr&& other) noexcept {
+    IntrusivePtr(std::move(other)).swap(*this);
+    return *this;
+  }
+  ~IntrusivePtr() { reset(); }
+
+  template <typename... Args>
+  static IntrusivePtr make(Args&&... args) {
+    return IntrusivePtr(new T(std::forward<Args>(args)...));
+  }
+
+  void reset() noexcept {
+    if (ptr_ && ptr_->refcount_.fetch_sub(1, std::memory_order_acq_rel) == 1) {
+      if constexpr (requires { T::destroy(ptr_); }) {
+        T::destroy(ptr_);  // objects that own a custom allocation (see StorageImpl)
+      } else {
+        delete ptr_;
+      }
+    }
+    ptr_ = nullptr;
+  }
+  void swap(IntrusivePtr& other) noexcept { std::swap(ptr_, other.ptr_); }
+
+  T* get() const noexcept { return ptr_; }
+  T* operator->() const noexcept { return ptr_; }
+  T& operator*() const noexcept { return *ptr_; }
+  explicit operator bool() const noexcept { return ptr_ != nullptr; }
+  std::uint32_t use_count() const noexcept { return ptr_ ? ptr_->use_count() : 0; }
+
+  friend bool operator==(const IntrusivePtr& a, const IntrusivePtr& b) { return a.ptr_ == b.ptr_; }
+
+ private:
+  void retain() noexcept {
+    if (ptr_) ptr_->refcount_.fetch_add(1, std::memory_order_relaxed);
+  }
+  T* ptr_ = nullptr;
+};
+
+}  // namespace strata

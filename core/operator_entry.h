@@ -1,0 +1,107 @@
+// core/operator_entry.h: one operator's row in the dispatcher: its name, parsed schema, the kernels
+// registered for it per key, and the resolved table the hot path reads (kernel, else the key's
+// fallback). OperatorHandle is the cheap handle front ends resolve once and keep.
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <string>
+#include <string_view>
+
+#include "core/dispatch_key.h"
+#include "core/function_schema.h"
+#include "core/ivalue.h"
+
+namespace strata {
+
+class OperatorHandle;
+
+// A boxed kernel: reads its arguments from the end of `stack`, replaces them with its returns.
+// `keys` is the key set it was dispatched with, for handlers that redispatch (keys.after(mine)).
+using BoxedKernelFn = void (*)(const OperatorHandle& op, DispatchKeySet keys, Stack& stack);
+
+struct KernelFunction {
+  BoxedKernelFn fn = nullptr;
+  std::string_view name;  // shown by dump_table and the dispatch trace
+  explicit operator bool() const { return fn != nullptr; }
+};
+
+struct OperatorName {
+  std::string ns;        // "aten"
+  std::string name;      // "addmm"
+  std::string overload;  // "" for the default overload
+
+  std::string qualified() const { return ns + "::" + name; }  // "aten::addmm"
+  // PyTorch's str(OpOverload): "aten.addmm.default", "aten.add.Tensor".
+  std::string str() const { return ns + "." + name + "." + (overload.empty() ? "default" : overload); }
+};
+
+class OperatorEntry {
+ public:
+  OperatorEntry(std::string ns, FunctionSchema schema, std::uint32_t index);
+
+  const OperatorName& name() const { return name_; }
+  const std::string& str() const { return str_; }  // name().str(), computed once
+  const FunctionSchema& schema() const { return schema_; }
+  std::uint32_t index() const { return index_; }
+  std::size_t num_arguments() const { return schema_.arguments().size(); }
+  std::size_t num_returns() const { return schema_.returns().size(); }
+
+  // The keys of this call's arguments (the last num_arguments() values of `stack`): the union of its
+  // tensors' key sets; with no tensor, the backend of its `device` argument (CPU by default).
+  DispatchKeySet argument_keys(const Stack& stack) const {
+    const IValue* args = stack.data() + stack.size() - num_args_;
+    std::uint64_t bits = 0;
+    for (std::uint8_t i : tensor_args_) {
+      const IValue& v = args[i];
+      if (v.is_tensor()) bits |= v.to_tensor().key_set().raw();
+      else if (v.is_tensor_list()) bits |= list_keys(v).raw();
+    }
+    DispatchKeySet keys = DispatchKeySet::from_raw(bits);
+    if (!keys.has_any(kBackendKeys)) [[unlikely]] keys = keys | default_backend(args);
+    return keys;
+  }
+
+  const KernelFunction& resolved(DispatchKey key) const { return table_[static_cast<int>(key)]; }
+  const KernelFunction& kernel(DispatchKey key) const { return kernels_[static_cast<int>(key)]; }
+
+ private:
+  friend class Dispatcher;
+  static DispatchKeySet list_keys(const IValue& list);
+  DispatchKeySet default_backend(const IValue* args) const;
+
+  OperatorName name_;
+  std::string str_;
+  FunctionSchema schema_;
+  std::uint32_t index_;
+  std::size_t num_args_;
+  SmallVector<std::uint8_t, 8> tensor_args_;  // positions of Tensor, Tensor? and Tensor[] arguments
+  int device_arg_ = -1;
+  std::array<KernelFunction, kNumDispatchKeys> kernels_{};  // registered for this op
+  std::array<KernelFunction, kNumDispatchKeys> table_{};    // what runs: kernel, else fallback
+};
+
+class OperatorHandle {
+ public:
+  OperatorHandle() = default;
+  explicit OperatorHandle(const OperatorEntry* entry) : entry_(entry) {}
+
+  const OperatorEntry& entry() const { return *entry_; }
+  const OperatorName& name() const { return entry_->name(); }
+  const std::string& str() const { return entry_->str(); }  // "aten.addmm.default"
+  const FunctionSchema& schema() const { return entry_->schema(); }
+  std::uint32_t index() const { return entry_->index(); }
+  bool valid() const { return entry_ != nullptr; }
+
+  // Dispatches from the top with this thread's key state (Dispatcher::call).
+  void call(Stack& stack) const;
+  // Runs the highest key of `keys` (Dispatcher::redispatch).
+  void redispatch(DispatchKeySet keys, Stack& stack) const;
+
+  bool operator==(const OperatorHandle& o) const { return entry_ == o.entry_; }
+
+ private:
+  const OperatorEntry* entry_ = nullptr;
+};
+
+}  // namespace strata

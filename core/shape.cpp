@@ -1,0 +1,186 @@
+// core/shape.cpp: shape arithmetic shared by tensors and ops.
+#include "core/shape.h"
+
+#include <algorithm>
+#include <numeric>
+#include <optional>
+#include <sstream>
+
+#include "core/error.h"
+
+namespace strata {
+
+std::int64_t numel_of(IntArrayRef sizes) {
+  std::int64_t n = 1;
+  for (std::int64_t s : sizes) n *= s;
+  return n;
+}
+
+DimVector contiguous_strides(IntArrayRef sizes) {
+  DimVector strides(sizes.size(), 1);
+  std::int64_t running = 1;
+  for (std::size_t i = sizes.size(); i-- > 0;) {
+    strides[i] = running;
+    running *= std::max<std::int64_t>(sizes[i], 1);
+  }
+  return strides;
+}
+
+bool is_contiguous_layout(IntArrayRef sizes, IntArrayRef strides) {
+  std::int64_t expected = 1;
+  for (std::size_t i = sizes.size(); i-- > 0;) {
+    if (sizes[i] == 0) return true;
+    if (sizes[i] == 1) continue;
+    if (strides[i] != expected) return false;
+    expected *= sizes[i];
+  }
+  return true;
+}
+
+bool is_non_overlapping_and_dense(IntArrayRef sizes, IntArrayRef strides) {
+  if (is_contiguous_layout(sizes, strides)) return true;
+  SmallVector<std::size_t, 5> order;
+  for (std::size_t i = 0; i < sizes.size(); ++i) order.push_back(i);
+  std::sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) {
+    if (sizes[a] < 2) return false;
+    if (sizes[b] < 2) return true;
+    return strides[a] < strides[b];
+  });
+  std::int64_t expected = 1;
+  for (std::size_t i : order) {
+    if (sizes[i] == 1) continue;
+    if (strides[i] != expected) return false;
+    expected *= sizes[i];
+  }
+  return true;
+}
+
+DimVector broadcast_shapes(IntArrayRef a, IntArrayRef b) {
+  const std::size_t ndim = std::max(a.size(), b.size());
+  DimVector out(ndim, 1);
+  for (std::size_t i = 0; i < ndim; ++i) {
+    const std::ptrdiff_t ia = static_cast<std::ptrdiff_t>(a.size()) - 1 - static_cast<std::ptrdiff_t>(i);
+    const std::ptrdiff_t ib = static_cast<std::ptrdiff_t>(b.size()) - 1 - static_cast<std::ptrdiff_t>(i);
+    const std::int64_t sa = ia >= 0 ? a[static_cast<std::size_t>(ia)] : 1;
+    const std::int64_t sb = ib >= 0 ? b[static_cast<std::size_t>(ib)] : 1;
+    STRATA_CHECK(sa == sb || sa == 1 || sb == 1, "The size of tensor a (", sa,
+                 ") must match the size of tensor b (", sb, ") at non-singleton dimension ", ndim - 1 - i);
+    out[ndim - 1 - i] = sa == 1 ? sb : sa;
+  }
+  return out;
+}
+
+ExpandedGeometry expand_geometry(IntArrayRef sizes, IntArrayRef strides, IntArrayRef target) {
+  const std::size_t ndim = target.size();
+  const std::size_t tensor_dim = sizes.size();
+  STRATA_CHECK(ndim >= tensor_dim, "expand(tensor of shape ", shape_str(sizes), ", size=", shape_str(target),
+               "): the number of sizes provided (", ndim,
+               ") must be greater or equal to the number of dimensions in the tensor (", tensor_dim, ")");
+  ExpandedGeometry out{DimVector(ndim, 0), DimVector(ndim, 0)};
+  for (std::size_t i = ndim; i-- > 0;) {
+    const std::ptrdiff_t dim = static_cast<std::ptrdiff_t>(tensor_dim) - static_cast<std::ptrdiff_t>(ndim - i);
+    std::int64_t size = dim >= 0 ? sizes[static_cast<std::size_t>(dim)] : 1;
+    std::int64_t stride = dim >= 0 ? strides[static_cast<std::size_t>(dim)]
+                                   : (i + 1 < ndim ? out.sizes[i + 1] * out.strides[i + 1] : 1);
+    std::int64_t wanted = target[i];
+    if (wanted == -1) {
+      STRATA_CHECK(dim >= 0, "The expanded size of the tensor (-1) isn't allowed in a leading, non-existing dimension ", i);
+      wanted = size;
+    }
+    if (size != wanted) {
+      STRATA_CHECK(size == 1, "The expanded size of the tensor (", wanted, ") must match the existing size (", size,
+                   ") at non-singleton dimension ", i, ".  Target sizes: ", shape_str(target),
+                   ".  Tensor sizes: ", shape_str(sizes));
+      size = wanted;
+      stride = 0;
+    }
+    out.sizes[i] = size;
+    out.strides[i] = stride;
+  }
+  return out;
+}
+
+DimVector infer_size(IntArrayRef shape, std::int64_t numel) {
+  DimVector out(shape);
+  std::int64_t known = 1;
+  std::optional<std::size_t> inferred;
+  for (std::size_t d = 0; d < shape.size(); ++d) {
+    if (shape[d] == -1) {
+      STRATA_CHECK(!inferred, "only one dimension can be inferred");
+      inferred = d;
+    } else {
+      STRATA_CHECK(shape[d] >= 0, "invalid shape dimension ", shape[d]);
+      known *= shape[d];
+    }
+  }
+  if (inferred) {
+    STRATA_CHECK(known != 0, "cannot reshape tensor of ", numel, " elements into shape ", shape_str(shape),
+                 " because the unspecified dimension size -1 can be any value and is ambiguous");
+    if (numel % known == 0) {
+      out[*inferred] = numel / known;
+      return out;
+    }
+  } else if (known == numel) {
+    return out;
+  }
+  detail::throw_error(detail::str_cat("shape '", shape_str(shape), "' is invalid for input of size ", numel));
+}
+
+std::optional<DimVector> view_strides(IntArrayRef old_shape, IntArrayRef old_stride, IntArrayRef new_shape) {
+  if (old_shape.empty()) return DimVector(new_shape.size(), 1);
+  const std::int64_t numel = numel_of(old_shape);
+  DimVector new_stride(new_shape.size(), 0);
+  if (numel == 0) {
+    if (std::equal(old_shape.begin(), old_shape.end(), new_shape.begin(), new_shape.end())) return DimVector(old_stride);
+    for (std::size_t d = new_shape.size(); d-- > 0;)
+      new_stride[d] = d + 1 == new_shape.size() ? 1 : std::max<std::int64_t>(new_shape[d + 1], 1) * new_stride[d + 1];
+    return new_stride;
+  }
+  std::int64_t view_d = static_cast<std::int64_t>(new_shape.size()) - 1;
+  std::int64_t chunk_base_stride = old_stride.back();
+  std::int64_t tensor_numel = 1;
+  std::int64_t view_numel = 1;
+  for (std::int64_t tensor_d = static_cast<std::int64_t>(old_shape.size()) - 1; tensor_d >= 0; --tensor_d) {
+    const auto td = static_cast<std::size_t>(tensor_d);
+    tensor_numel *= old_shape[td];
+    // At the end of a chunk of dimensions that is contiguous in memory, fit view dimensions into it.
+    if (tensor_d == 0 || (old_shape[td - 1] != 1 && old_stride[td - 1] != tensor_numel * chunk_base_stride)) {
+      while (view_d >= 0 && (view_numel < tensor_numel || new_shape[static_cast<std::size_t>(view_d)] == 1)) {
+        new_stride[static_cast<std::size_t>(view_d)] = view_numel * chunk_base_stride;
+        view_numel *= new_shape[static_cast<std::size_t>(view_d)];
+        --view_d;
+      }
+      if (view_numel != tensor_numel) return std::nullopt;
+      if (tensor_d > 0) {
+        chunk_base_stride = old_stride[td - 1];
+        tensor_numel = 1;
+        view_numel = 1;
+      }
+    }
+  }
+  if (view_d != -1) return std::nullopt;
+  return new_stride;
+}
+
+std::int64_t wrap_dim(std::int64_t dim, std::int64_t ndim) {
+  const std::int64_t rank = std::max<std::int64_t>(ndim, 1);  // a 0-d tensor accepts dims -1 and 0
+  STRATA_CHECK(dim >= -rank && dim < rank, "Dimension out of range (expected to be in range of [", -rank,
+               ", ", rank - 1, "], but got ", dim, ")");
+  return dim < 0 ? dim + rank : dim;
+}
+
+std::string shape_str(IntArrayRef sizes) {
+  std::ostringstream out;
+  out << '[';
+  for (std::size_t i = 0; i < sizes.size(); ++i) out << (i ? ", " : "") << sizes[i];
+  out << ']';
+  return out.str();
+}
+
+std::string shape_x(IntArrayRef sizes) {
+  std::ostringstream out;
+  for (std::size_t i = 0; i < sizes.size(); ++i) out << (i ? "x" : "") << sizes[i];
+  return out.str();
+}
+
+}  // namespace strata

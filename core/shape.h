@@ -1,0 +1,47 @@
+// core/shape.h: sizes, strides and the shape arithmetic every op shares: contiguous strides,
+// broadcasting, dimension wrapping and PyTorch-style shape text ("[8, 16]" and "8x16").
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+
+#include "core/array_ref.h"
+#include "core/small_vector.h"
+
+namespace strata {
+
+// Sizes and strides of up to 5 dimensions live inline; more spill to the heap.
+using DimVector = SmallVector<std::int64_t, 5>;
+using IntArrayRef = ArrayRef<std::int64_t>;
+
+std::int64_t numel_of(IntArrayRef sizes);
+DimVector contiguous_strides(IntArrayRef sizes);
+bool is_contiguous_layout(IntArrayRef sizes, IntArrayRef strides);
+// True when the elements occupy exactly numel() consecutive slots, in any dimension order.
+bool is_non_overlapping_and_dense(IntArrayRef sizes, IntArrayRef strides);
+
+// Broadcast two shapes as PyTorch does; the error names both sizes at the first conflicting dimension.
+DimVector broadcast_shapes(IntArrayRef a, IntArrayRef b);
+
+// PyTorch's inferExpandGeometry: sizes and strides of a tensor (sizes, strides) expanded to `target`,
+// where -1 keeps a size and new leading dimensions get stride 0. Throws PyTorch's expand errors.
+struct ExpandedGeometry {
+  DimVector sizes;
+  DimVector strides;
+};
+ExpandedGeometry expand_geometry(IntArrayRef sizes, IntArrayRef strides, IntArrayRef target);
+
+// PyTorch's infer_size: `shape` with one -1 resolved so it has `numel` elements; its errors otherwise.
+DimVector infer_size(IntArrayRef shape, std::int64_t numel);
+// PyTorch's computeStride: strides that let `new_shape` view memory laid out as (old_shape, old_stride),
+// or nullopt when a new dimension would span two non-contiguous chunks (then only a copy can reshape).
+std::optional<DimVector> view_strides(IntArrayRef old_shape, IntArrayRef old_stride, IntArrayRef new_shape);
+
+// Wraps a possibly negative dimension into [0, ndim); PyTorch's "Dimension out of range" error otherwise.
+std::int64_t wrap_dim(std::int64_t dim, std::int64_t ndim);
+
+std::string shape_str(IntArrayRef sizes);  // "[8, 16]"
+std::string shape_x(IntArrayRef sizes);    // "8x16", as in matmul errors
+
+}  // namespace strata

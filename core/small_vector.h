@@ -1,0 +1,143 @@
+// core/small_vector.h: a vector that keeps its first N elements inline (no heap allocation).
+// Used for sizes/strides (DimVector) and for the boxed argument stack, where a heap allocation per op
+// would dominate a tiny op's cost. Not a general container: no insert/erase in the middle.
+#pragma once
+
+#include <algorithm>
+#include <cstddef>
+#include <initializer_list>
+#include <memory>
+#include <new>
+
+#include "core/array_ref.h"
+#include <type_traits>
+#include <utility>
+
+namespace strata {
+
+template <typename T, std::size_t N>
+class SmallVector {
+ public:
+  using value_type = T;
+  using iterator = T*;
+  using const_iterator = const T*;
+
+  SmallVector() noexcept = default;
+  SmallVector(std::initializer_list<T> values) { assign(values.begin(), values.end()); }
+  explicit SmallVector(ArrayRef<T> values) { assign(values.begin(), values.end()); }
+  SmallVector(std::size_t count, const T& value) {
+    reserve(count);
+    for (std::size_t i = 0; i < count; ++i) emplace_back(value);
+  }
+  SmallVector(const SmallVector& other) { assign(other.begin(), other.end()); }
+  SmallVector(SmallVector&& other) noexcept { take(std::move(other)); }
+  SmallVector& operator=(const SmallVector& other) {
+    if (this != &other) {
+      clear();
+      assign(other.begin(), other.end());
+    }
+    return *this;
+  }
+  SmallVector& operator=(SmallVector&& other) noexcept {
+    if (this != &other) {
+      destroy();
+      take(std::move(other));
+    }
+    return *this;
+  }
+  ~SmallVector() { destroy(); }
+
+  std::size_t size() const noexcept { return size_; }
+  bool empty() const noexcept { return size_ == 0; }
+  T* data() noexcept { return data_; }
+  const T* data() const noexcept { return data_; }
+  T* begin() noexcept { return data_; }
+  T* end() noexcept { return data_ + size_; }
+  const T* begin() const noexcept { return data_; }
+  const T* end() const noexcept { return data_ + size_; }
+  T& operator[](std::size_t i) noexcept { return data_[i]; }
+  const T& operator[](std::size_t i) const noexcept { return data_[i]; }
+  T& back() noexcept { return data_[size_ - 1]; }
+  const T& back() const noexcept { return data_[size_ - 1]; }
+  operator ArrayRef<T>() const noexcept { return {data_, size_}; }
+
+  template <typename... Args>
+  T& emplace_back(Args&&... args) {
+    if (size_ == capacity_) grow(capacity_ * 2);
+    T* slot = new (data_ + size_) T(std::forward<Args>(args)...);
+    ++size_;
+    return *slot;
+  }
+  void push_back(const T& value) { emplace_back(value); }
+  void push_back(T&& value) { emplace_back(std::move(value)); }
+  void pop_back() noexcept { data_[--size_].~T(); }
+  void clear() noexcept { truncate(0); }
+  // Drops elements from the end until `count` remain.
+  void truncate(std::size_t count) noexcept {
+    while (size_ > count) pop_back();
+  }
+  void resize(std::size_t count, const T& value = T()) {
+    truncate(count);
+    reserve(count);
+    while (size_ < count) emplace_back(value);
+  }
+  void reserve(std::size_t count) {
+    if (count > capacity_) grow(count);
+  }
+
+  friend bool operator==(const SmallVector& a, const SmallVector& b) {
+    return std::equal(a.begin(), a.end(), b.begin(), b.end());
+  }
+
+ private:
+  bool is_inline() const noexcept { return data_ == inline_data(); }
+  T* inline_data() noexcept { return std::launder(reinterpret_cast<T*>(inline_)); }
+  const T* inline_data() const noexcept { return std::launder(reinterpret_cast<const T*>(inline_)); }
+
+  template <typename It>
+  void assign(It first, It last) {
+    reserve(static_cast<std::size_t>(last - first));
+    for (; first != last; ++first) emplace_back(*first);
+  }
+  void grow(std::size_t count) {
+    count = std::max<std::size_t>(count, 2 * N);
+    T* fresh = static_cast<T*>(::operator new(count * sizeof(T), std::align_val_t{alignof(T)}));
+    std::uninitialized_move(data_, data_ + size_, fresh);
+    std::destroy(data_, data_ + size_);
+    release();
+    data_ = fresh;
+    capacity_ = count;
+  }
+  void release() noexcept {
+    if (!is_inline()) ::operator delete(data_, std::align_val_t{alignof(T)});
+  }
+  void destroy() noexcept {
+    clear();
+    release();
+    data_ = inline_data();
+    capacity_ = N;
+  }
+  void take(SmallVector&& other) noexcept {
+    if (other.is_inline()) {
+      data_ = inline_data();
+      capacity_ = N;
+      std::uninitialized_move(other.begin(), other.end(), data_);
+      size_ = other.size_;
+      other.clear();
+    } else {
+      data_ = other.data_;
+      size_ = other.size_;
+      capacity_ = other.capacity_;
+      other.data_ = other.inline_data();
+      other.size_ = 0;
+      other.capacity_ = N;
+    }
+  }
+
+  alignas(T) unsigned char inline_[N * sizeof(T)];
+  T* data_ = inline_data();
+  std::size_t size_ = 0;
+  std::size_t capacity_ = N;
+};
+
+}  // namespace strata

@@ -1,0 +1,44 @@
+// core/storage.cpp: storage allocation. Header and data share one block so a new tensor's data costs
+// one allocation. Plain operator new plus manual alignment is used because glibc's aligned allocation
+// path is several times slower than its small-size fast path, and tiny tensors are the hot case.
+#include "core/storage.h"
+
+#include <cstdint>
+#include <new>
+
+#include "core/error.h"
+
+namespace strata {
+
+namespace {
+constexpr std::size_t kHeaderBytes =
+    (sizeof(StorageImpl) + kStorageAlignment - 1) / kStorageAlignment * kStorageAlignment;
+
+void* align_up(void* p) {
+  const auto address = reinterpret_cast<std::uintptr_t>(p);
+  return reinterpret_cast<void*>((address + kStorageAlignment - 1) & ~(kStorageAlignment - 1));
+}
+}  // namespace
+
+IntrusivePtr<StorageImpl> StorageImpl::allocate(std::size_t nbytes) {
+  STRATA_CHECK(nbytes < (std::size_t{1} << 46), "storage of ", nbytes, " bytes is too large");
+  void* block = ::operator new(kStorageAlignment + kHeaderBytes + nbytes);
+  void* header = align_up(block);
+  void* data = static_cast<char*>(header) + kHeaderBytes;
+  return IntrusivePtr<StorageImpl>(new (header) StorageImpl(block, data, nbytes, nullptr, nullptr));
+}
+
+IntrusivePtr<StorageImpl> StorageImpl::wrap(void* data, std::size_t nbytes, Deleter deleter,
+                                            void* context) {
+  void* block = ::operator new(sizeof(StorageImpl));
+  return IntrusivePtr<StorageImpl>(new (block) StorageImpl(block, data, nbytes, deleter, context));
+}
+
+void StorageImpl::destroy(StorageImpl* self) noexcept {
+  if (self->deleter_) self->deleter_(self->data_, self->context_);
+  void* block = self->block_;
+  self->~StorageImpl();
+  ::operator delete(block);
+}
+
+}  // namespace strata

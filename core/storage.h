@@ -1,0 +1,42 @@
+// core/storage.h: the bytes behind tensors. Views share one StorageImpl; its data is 64-byte aligned.
+// A fresh storage is one allocation (header and data together). External memory (e.g. mmap'd weights)
+// is wrapped with a deleter. Meta and wrapper tensors have no storage at all.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+
+#include "core/intrusive_ptr.h"
+
+namespace strata {
+
+inline constexpr std::size_t kStorageAlignment = 64;
+
+class StorageImpl : public RefCounted<StorageImpl> {
+ public:
+  using Deleter = void (*)(void* data, void* context);
+
+  // Allocates `nbytes` of uninitialised, 64-byte aligned memory.
+  static IntrusivePtr<StorageImpl> allocate(std::size_t nbytes);
+  // Wraps memory strata does not own; `deleter(data, context)` runs when the last view goes away.
+  static IntrusivePtr<StorageImpl> wrap(void* data, std::size_t nbytes, Deleter deleter, void* context);
+  static void destroy(StorageImpl* self) noexcept;
+
+  void* data() const noexcept { return data_; }
+  std::size_t nbytes() const noexcept { return nbytes_; }
+
+ private:
+  StorageImpl(void* block, void* data, std::size_t nbytes, Deleter deleter, void* context)
+      : block_(block), data_(data), nbytes_(nbytes), deleter_(deleter), context_(context) {}
+  ~StorageImpl() = default;
+
+  void* block_;  // the allocation holding this header (and the data, for allocate())
+  void* data_;
+  std::size_t nbytes_;
+  Deleter deleter_;  // null for memory allocated together with this header
+  void* context_;
+};
+
+using Storage = IntrusivePtr<StorageImpl>;
+
+}  // namespace strata

@@ -1,0 +1,127 @@
+// core/tensor.cpp: Tensor accessors, host-data constructors and the view/allocation helpers.
+#include "core/tensor.h"
+
+#include <cstring>
+
+#include "core/autograd_meta.h"
+#include "core/interposer.h"
+
+namespace strata {
+
+std::int64_t Tensor::size(std::int64_t d) const { return sizes()[static_cast<std::size_t>(wrap_dim(d, dim()))]; }
+std::int64_t Tensor::stride(std::int64_t d) const {
+  return strides()[static_cast<std::size_t>(wrap_dim(d, dim()))];
+}
+
+void Tensor::check_data_access(ScalarType expected) const {
+  STRATA_CHECK(defined(), "cannot access the data of an undefined tensor");
+  STRATA_CHECK(!subclass(), "cannot access the data of a ", subclass()->type_name(),
+               " wrapper tensor; unwrap it first");
+  STRATA_CHECK(!is_meta(), "Cannot access data pointer of Tensor that doesn't have storage (device meta)");
+  STRATA_CHECK(dtype() == expected, "expected scalar type ", expected, " but found ", dtype());
+}
+
+Scalar Tensor::item() const {
+  STRATA_CHECK(defined(), "item() on an undefined tensor");
+  STRATA_CHECK(numel() == 1, "a Tensor with ", numel(), " elements cannot be converted to Scalar");
+  check_data_access(dtype());
+  return visit_dtype(dtype(), [&](auto zero) -> Scalar {
+    using T = decltype(zero);
+    return Scalar(*static_cast<const T*>(impl_->data()));
+  });
+}
+
+template <typename T>
+std::vector<T> Tensor::to_vector() const {
+  check_data_access(dtype());
+  std::vector<T> out;
+  out.reserve(static_cast<std::size_t>(numel()));
+  if (numel() == 0) return out;
+  visit_dtype(dtype(), [&](auto zero) {
+    using S = decltype(zero);
+    const S* base = static_cast<const S*>(impl_->data());
+    DimVector index(static_cast<std::size_t>(dim()), 0);
+    for (std::int64_t n = 0; n < numel(); ++n) {
+      std::int64_t offset = 0;
+      for (std::size_t d = 0; d < index.size(); ++d) offset += index[d] * strides()[d];
+      out.push_back(static_cast<T>(base[offset]));
+      for (std::size_t d = index.size(); d-- > 0;) {
+        if (++index[d] < sizes()[d]) break;
+        index[d] = 0;
+      }
+    }
+  });
+  return out;
+}
+template std::vector<float> Tensor::to_vector<float>() const;
+template std::vector<double> Tensor::to_vector<double>() const;
+template std::vector<std::int64_t> Tensor::to_vector<std::int64_t>() const;
+template std::vector<bool> Tensor::to_vector<bool>() const;
+
+bool Tensor::is_leaf() const {
+  const AutogradMeta* meta = impl_->autograd_meta();
+  return !meta || !meta->grad_fn;
+}
+
+const Tensor& Tensor::grad() const {
+  static const Tensor undefined;
+  const AutogradMeta* meta = impl_->autograd_meta();
+  return meta ? meta->grad : undefined;
+}
+
+const std::shared_ptr<autograd::Node>& Tensor::grad_fn() const {
+  static const std::shared_ptr<autograd::Node> none;
+  const AutogradMeta* meta = impl_->autograd_meta();
+  return meta ? meta->grad_fn : none;
+}
+
+template <typename T>
+Tensor tensor(ArrayRef<T> values, IntArrayRef sizes) {
+  const DimVector shape = sizes.empty() ? DimVector{static_cast<std::int64_t>(values.size())} : DimVector(sizes);
+  STRATA_CHECK(numel_of(shape) == static_cast<std::int64_t>(values.size()), "tensor(): shape ",
+               shape_str(shape), " needs ", numel_of(shape), " values but ", values.size(), " were given");
+  Tensor out = detail::make_contiguous_tensor(shape, scalar_type_of<T>(), Device::CPU);
+  T* data = out.data_ptr<T>();
+  for (std::size_t i = 0; i < values.size(); ++i) data[i] = values[i];
+  return out;
+}
+template Tensor tensor<float>(ArrayRef<float>, IntArrayRef);
+template Tensor tensor<double>(ArrayRef<double>, IntArrayRef);
+template Tensor tensor<std::int64_t>(ArrayRef<std::int64_t>, IntArrayRef);
+template Tensor tensor<bool>(ArrayRef<bool>, IntArrayRef);
+
+Tensor scalar_tensor(Scalar value, ScalarType dtype) {
+  Tensor out = detail::make_contiguous_tensor({}, dtype, Device::CPU);
+  visit_dtype(dtype, [&](auto zero) {
+    using T = decltype(zero);
+    *out.data_ptr<T>() = value.to<T>();
+  });
+  return out;
+}
+
+namespace detail {
+
+Tensor make_tensor(IntArrayRef sizes, IntArrayRef strides, ScalarType dtype, Device device) {
+  for (std::int64_t s : sizes) STRATA_CHECK(s >= 0, "Trying to create tensor with negative dimension ", s, ": ", shape_str(sizes));
+  Storage storage;
+  if (device == Device::CPU) {
+    // The storage must cover the largest offset the strides can reach.
+    std::int64_t extent = numel_of(sizes) == 0 ? 0 : 1;
+    for (std::size_t d = 0; d < sizes.size() && extent; ++d) extent += (sizes[d] - 1) * strides[d];
+    storage = StorageImpl::allocate(static_cast<std::size_t>(extent) * element_size(dtype));
+  }
+  return Tensor(IntrusivePtr<TensorImpl>::make(std::move(storage), 0, DimVector(sizes), DimVector(strides),
+                                               dtype, device));
+}
+
+Tensor make_contiguous_tensor(IntArrayRef sizes, ScalarType dtype, Device device) {
+  return make_tensor(sizes, contiguous_strides(sizes), dtype, device);
+}
+
+Tensor make_view(const Tensor& base, IntArrayRef sizes, IntArrayRef strides, std::int64_t storage_offset) {
+  return Tensor(IntrusivePtr<TensorImpl>::make(base.impl()->storage(), storage_offset, DimVector(sizes),
+                                               DimVector(strides), base.dtype(), base.device()));
+}
+
+}  // namespace detail
+}  // namespace strata

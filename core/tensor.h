@@ -1,0 +1,104 @@
+// core/tensor.h: Tensor, a cheap handle (one pointer) to a TensorImpl, with metadata accessors, data
+// access and printing. Operations on tensors (add, mm, view...) are free functions in ops/ that go
+// through the dispatcher; autograd entry points (requires_grad_, backward) live in autograd/.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <ostream>
+#include <string>
+#include <vector>
+
+#include "core/error.h"
+#include "core/scalar.h"
+#include "core/tensor_impl.h"
+
+namespace strata {
+
+namespace autograd {
+class Node;
+}
+
+class Tensor {
+ public:
+  Tensor() = default;
+  explicit Tensor(IntrusivePtr<TensorImpl> impl) : impl_(std::move(impl)) {}
+
+  bool defined() const { return static_cast<bool>(impl_); }
+  TensorImpl* impl() const { return impl_.get(); }
+  const IntrusivePtr<TensorImpl>& impl_ptr() const { return impl_; }
+  std::uint32_t use_count() const { return impl_.use_count(); }
+  bool is_same(const Tensor& other) const { return impl_ == other.impl_; }
+
+  IntArrayRef sizes() const { return impl_->sizes(); }
+  IntArrayRef strides() const { return impl_->strides(); }
+  std::int64_t dim() const { return impl_->dim(); }
+  std::int64_t size(std::int64_t dim) const;    // negative dims count from the end
+  std::int64_t stride(std::int64_t dim) const;
+  std::int64_t numel() const { return impl_->numel(); }
+  ScalarType dtype() const { return impl_->dtype(); }
+  Device device() const { return impl_->device(); }
+  std::int64_t storage_offset() const { return impl_->storage_offset(); }
+  bool is_contiguous() const { return impl_->is_contiguous(); }
+  bool is_non_overlapping_and_dense() const { return strata::is_non_overlapping_and_dense(sizes(), strides()); }
+  bool is_meta() const { return impl_->device() == Device::Meta; }
+  DispatchKeySet key_set() const { return impl_->key_set(); }
+  TensorSubclass* subclass() const { return impl_->subclass(); }
+
+  // Typed pointer to the first element. Throws if the dtype differs or the tensor has no data.
+  template <typename T>
+  T* data_ptr() const {
+    check_data_access(scalar_type_of<T>());
+    return static_cast<T*>(impl_->data());
+  }
+  void* raw_data() const {
+    check_data_access(dtype());
+    return impl_->data();
+  }
+
+  // The value of a one-element tensor (PyTorch's .item()).
+  Scalar item() const;
+  template <typename T>
+  T item() const { return item().to<T>(); }
+  // All elements in row-major order, converted to T (follows strides; for tests and serialisation).
+  template <typename T>
+  std::vector<T> to_vector() const;
+
+  // Autograd state, read-only here (see autograd/variable.h for requires_grad_ and backward).
+  bool requires_grad() const { return impl_->requires_grad(); }
+  bool is_leaf() const;
+  const Tensor& grad() const;  // undefined Tensor when no gradient has been accumulated
+  const std::shared_ptr<autograd::Node>& grad_fn() const;
+
+  std::string str() const;  // PyTorch's repr: tensor([[...]], requires_grad=True)
+
+ private:
+  void check_data_access(ScalarType expected) const;
+  IntrusivePtr<TensorImpl> impl_;
+};
+
+std::ostream& operator<<(std::ostream& out, const Tensor& t);
+
+// A new contiguous CPU tensor holding a copy of `values` (PyTorch's torch.tensor(data).view(sizes)).
+// With empty `sizes`, a 1-D tensor of values.size() elements; pass `{}` via scalar_tensor for 0-d.
+template <typename T>
+Tensor tensor(ArrayRef<T> values, IntArrayRef sizes = {});
+template <typename T>
+Tensor tensor(std::initializer_list<T> values, IntArrayRef sizes = {}) {
+  return tensor(ArrayRef<T>(values), sizes);
+}
+template <typename T>
+Tensor tensor(const std::vector<T>& values, IntArrayRef sizes = {}) {
+  return tensor(ArrayRef<T>(values), sizes);
+}
+Tensor scalar_tensor(Scalar value, ScalarType dtype);
+
+namespace detail {
+// Fresh tensors for kernels and factories: storage for CPU, none for meta. Contents uninitialised.
+Tensor make_tensor(IntArrayRef sizes, IntArrayRef strides, ScalarType dtype, Device device);
+Tensor make_contiguous_tensor(IntArrayRef sizes, ScalarType dtype, Device device);
+// A new TensorImpl over `base`'s storage with other geometry: the one way views are made.
+Tensor make_view(const Tensor& base, IntArrayRef sizes, IntArrayRef strides, std::int64_t storage_offset);
+}  // namespace detail
+
+}  // namespace strata

@@ -1,0 +1,74 @@
+// core/tensor_impl.h: what a Tensor handle points to: storage, geometry (sizes, strides, offset),
+// dtype, device and dispatch keys, plus optional autograd state and an optional wrapper-subclass
+// payload. Views are separate TensorImpls sharing one storage. No op logic lives here.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+
+#include "core/device.h"
+#include "core/dispatch_key.h"
+#include "core/dtype.h"
+#include "core/intrusive_ptr.h"
+#include "core/shape.h"
+#include "core/storage.h"
+
+namespace strata {
+
+struct AutogradMeta;
+class TensorSubclass;
+
+class TensorImpl : public RefCounted<TensorImpl> {
+ public:
+  // `storage` is null for meta tensors and wrapper subclasses.
+  TensorImpl(Storage storage, std::int64_t storage_offset, DimVector sizes, DimVector strides,
+             ScalarType dtype, Device device);
+  ~TensorImpl();
+  TensorImpl(const TensorImpl&) = delete;
+  TensorImpl& operator=(const TensorImpl&) = delete;
+
+  IntArrayRef sizes() const { return sizes_; }
+  IntArrayRef strides() const { return strides_; }
+  std::int64_t dim() const { return static_cast<std::int64_t>(sizes_.size()); }
+  std::int64_t numel() const { return numel_; }
+  ScalarType dtype() const { return dtype_; }
+  Device device() const { return device_; }
+  std::int64_t storage_offset() const { return storage_offset_; }
+  bool is_contiguous() const { return is_contiguous_; }
+  const Storage& storage() const { return storage_; }
+  bool has_storage() const { return static_cast<bool>(storage_); }
+  DispatchKeySet key_set() const { return key_set_; }
+
+  // First element's address; null when there is no storage (meta, wrapper).
+  void* data() const {
+    return storage_ ? static_cast<char*>(storage_->data()) + storage_offset_ * element_size(dtype_) : nullptr;
+  }
+
+  // Autograd state (see core/autograd_meta.h). requires_grad() is true for leaves that require grad
+  // and for tensors with a grad_fn; exactly those carry the Autograd key (Note [Dispatch keys]).
+  AutogradMeta* autograd_meta() const { return autograd_meta_.get(); }
+  AutogradMeta& ensure_autograd_meta();
+  void clear_autograd_meta();
+  bool requires_grad() const { return key_set_.has(DispatchKey::Autograd); }
+  // Recomputes the Autograd key from the autograd state; autograd calls it after changing that state.
+  void refresh_autograd_key();
+
+  // Wrapper subclass payload (core/interposer.h); setting one adds the Python key.
+  TensorSubclass* subclass() const { return subclass_.get(); }
+  void set_subclass(IntrusivePtr<TensorSubclass> subclass);
+
+ private:
+  Storage storage_;
+  std::int64_t storage_offset_;
+  DimVector sizes_;
+  DimVector strides_;
+  std::int64_t numel_;
+  ScalarType dtype_;
+  Device device_;
+  bool is_contiguous_;
+  DispatchKeySet key_set_;
+  std::unique_ptr<AutogradMeta> autograd_meta_;
+  IntrusivePtr<TensorSubclass> subclass_;
+};
+
+}  // namespace strata

@@ -1,0 +1,32 @@
+// nn/functional.h: torch.nn.functional for MLPs. These are composites: they call dispatched ops and
+// never reach the dispatcher themselves, exactly as PyTorch's CompositeImplicitAutograd functions,
+// so a dispatch mode sees t + addmm for a 2-D linear, _log_softmax + nll_loss_forward for
+// cross_entropy.
+#pragma once
+
+#include <cstdint>
+
+#include "core/tensor.h"
+
+namespace strata::nn::functional {
+
+enum class Reduction : std::int64_t { None = 0, Mean = 1, Sum = 2 };
+
+// y = input @ weight^T + bias. 2-D input with bias: addmm(bias, input, weight.t()); contiguous input
+// of other ranks with bias is flattened to 2-D and back; without bias: matmul then (no add).
+Tensor linear(const Tensor& input, const Tensor& weight, const Tensor& bias = Tensor());
+// input @ other for 1-D/2-D/N-D input and a 2-D other (the cases linear needs).
+Tensor matmul(const Tensor& input, const Tensor& other);
+Tensor relu(const Tensor& input);
+Tensor log_softmax(const Tensor& input, std::int64_t dim, std::optional<ScalarType> dtype = std::nullopt);
+
+struct LossOptions {
+  Tensor weight;                          // per-class weight, or undefined
+  Reduction reduction = Reduction::Mean;
+  std::int64_t ignore_index = -100;
+};
+// Class-index targets: input [N, C] or [C], target [N] or [] (int64).
+Tensor nll_loss(const Tensor& input, const Tensor& target, const LossOptions& options = {});
+Tensor cross_entropy(const Tensor& input, const Tensor& target, const LossOptions& options = {});
+
+}  // namespace strata::nn::functional

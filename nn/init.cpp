@@ -1,0 +1,43 @@
+// nn/init.cpp: fan computation, gains, and the uniform initialisers (torch/nn/init.py).
+#include "nn/init.h"
+
+#include <cmath>
+
+#include "autograd/grad_mode.h"
+#include "ops/functions.h"
+
+namespace strata::nn::init {
+
+std::pair<std::int64_t, std::int64_t> calculate_fan_in_and_fan_out(const Tensor& t) {
+  STRATA_CHECK(t.dim() >= 2, "Fan in and fan out can not be computed for tensor with fewer than 2 dimensions");
+  std::int64_t receptive_field = 1;
+  for (std::int64_t d = 2; d < t.dim(); ++d) receptive_field *= t.size(d);
+  return {t.size(1) * receptive_field, t.size(0) * receptive_field};
+}
+
+double calculate_gain(std::string_view nonlinearity, double param) {
+  if (nonlinearity == "linear" || nonlinearity == "sigmoid" || nonlinearity.starts_with("conv")) return 1.0;
+  if (nonlinearity == "tanh") return 5.0 / 3;
+  if (nonlinearity == "relu") return std::sqrt(2.0);
+  if (nonlinearity == "leaky_relu") return std::sqrt(2.0 / (1 + param * param));
+  STRATA_CHECK(false, "Unsupported nonlinearity ", nonlinearity);
+  return 0;
+}
+
+const Tensor& uniform_(const Tensor& t, double a, double b, const Generator* generator) {
+  autograd::NoGradGuard no_grad;
+  return strata::uniform_(t, a, b, generator);
+}
+
+const Tensor& kaiming_uniform_(const Tensor& t, double a, std::string_view mode, std::string_view nonlinearity,
+                               const Generator* generator) {
+  if (t.numel() == 0) return t;  // PyTorch warns "Initializing zero-element tensors is a no-op"
+  STRATA_CHECK(mode == "fan_in" || mode == "fan_out", "Mode ", mode, " not supported, please use one of fan_in, fan_out");
+  const auto [fan_in, fan_out] = calculate_fan_in_and_fan_out(t);
+  const double fan = static_cast<double>(mode == "fan_in" ? fan_in : fan_out);
+  const double gain = calculate_gain(nonlinearity, a);
+  const double bound = std::sqrt(3.0) * (gain / std::sqrt(fan));
+  return init::uniform_(t, -bound, bound, generator);
+}
+
+}  // namespace strata::nn::init

@@ -1,0 +1,59 @@
+// nn/layers.cpp: Linear, ReLU, Sequential.
+#include "nn/layers.h"
+
+#include <cmath>
+
+#include "nn/functional.h"
+#include "nn/init.h"
+#include "ops/functions.h"
+
+namespace strata::nn {
+
+Linear::Linear(std::int64_t in_features, std::int64_t out_features, bool bias)
+    : in_features_(in_features), out_features_(out_features) {
+  STRATA_CHECK(in_features >= 0 && out_features >= 0, "Linear: in_features (", in_features, ") and out_features (",
+               out_features, ") must be non-negative");
+  weight_ = register_parameter("weight", empty({out_features, in_features}));
+  if (bias) bias_ = register_parameter("bias", empty({out_features}));
+  init::kaiming_uniform_(weight_, std::sqrt(5.0));
+  if (bias) {
+    const auto [fan_in, fan_out] = init::calculate_fan_in_and_fan_out(weight_);
+    const double bound = fan_in > 0 ? 1.0 / std::sqrt(static_cast<double>(fan_in)) : 0.0;
+    init::uniform_(bias_, -bound, bound);
+  }
+}
+
+Tensor Linear::forward(const Tensor& input) { return functional::linear(input, weight_, bias_); }
+
+std::string Linear::extra_repr() const {
+  return "in_features=" + std::to_string(in_features_) + ", out_features=" + std::to_string(out_features_) +
+         ", bias=" + (bias_.defined() ? "True" : "False");
+}
+
+Tensor ReLU::forward(const Tensor& input) { return functional::relu(input); }
+
+Sequential::Sequential(std::vector<std::shared_ptr<Module>> modules) {
+  for (auto& m : modules) push_back(std::move(m));
+}
+
+void Sequential::push_back(std::shared_ptr<Module> module) {
+  register_module(std::to_string(size()), std::move(module));
+}
+
+Tensor Sequential::forward(const Tensor& input) {
+  Tensor x = input;
+  for (const auto& [name, child] : named_children()) x = child->forward(x);
+  return x;
+}
+
+std::shared_ptr<Sequential> make_mlp(const std::vector<std::int64_t>& sizes) {
+  STRATA_CHECK(sizes.size() >= 2, "an MLP needs at least an input and an output size, got ", sizes.size(), " sizes");
+  auto model = std::make_shared<Sequential>();
+  for (std::size_t i = 0; i + 1 < sizes.size(); ++i) {
+    model->push_back(std::make_shared<Linear>(sizes[i], sizes[i + 1]));
+    if (i + 2 < sizes.size()) model->push_back(std::make_shared<ReLU>());
+  }
+  return model;
+}
+
+}  // namespace strata::nn

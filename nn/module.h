@@ -1,0 +1,53 @@
+// nn/module.h: nn.Module: named parameters and submodules, parameters(), zero_grad(), train()/eval()
+// and a PyTorch-style repr. Modules here map one tensor to one tensor (forward(input)).
+#pragma once
+
+#include <memory>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "core/tensor.h"
+
+namespace strata::nn {
+
+class Module {
+ public:
+  virtual ~Module() = default;
+  virtual Tensor forward(const Tensor& input) = 0;
+  Tensor operator()(const Tensor& input) { return forward(input); }
+
+  // Parameters in registration order, this module's first, then each child's ("0.weight", ...).
+  std::vector<std::pair<std::string, Tensor>> named_parameters(bool recurse = true) const;
+  std::vector<Tensor> parameters(bool recurse = true) const;
+  const std::vector<std::pair<std::string, std::shared_ptr<Module>>>& named_children() const { return children_; }
+
+  // set_to_none=true drops the gradients (PyTorch's default); false zeroes them in place.
+  void zero_grad(bool set_to_none = true);
+  Module& train(bool on = true);
+  Module& eval() { return train(false); }
+  bool is_training() const { return training_; }
+
+  // PyTorch's repr: "Linear(in_features=16, out_features=32, bias=True)", children indented.
+  std::string repr() const;
+
+ protected:
+  // The type name and the text between the parentheses of repr() (PyTorch's extra_repr).
+  virtual std::string type_name() const = 0;
+  virtual std::string extra_repr() const { return ""; }
+
+  // Makes `t` a parameter (a leaf that requires grad) and returns it.
+  const Tensor& register_parameter(std::string name, const Tensor& t);
+  template <typename M>
+  std::shared_ptr<M> register_module(std::string name, std::shared_ptr<M> module) {
+    children_.emplace_back(std::move(name), module);
+    return module;
+  }
+
+ private:
+  std::vector<std::pair<std::string, Tensor>> params_;
+  std::vector<std::pair<std::string, std::shared_ptr<Module>>> children_;
+  bool training_ = true;
+};
+
+}  // namespace strata::nn

@@ -1,0 +1,190 @@
+// ops/boxing.h: turning typed C++ functions into boxed kernels, so each op is written as readable
+// typed functions (MLX-style: a meta function validates and computes output metadata, a CPU function
+// only computes) and registered as one row. Four shapes of op are covered:
+//   functional  meta(args) -> TensorSpec (or array of them); cpu(outs..., args)     new output(s)
+//   view        geometry(args) -> ViewSpec                                           alias of args[0]
+//   in-place    check(args); cpu(args)                                               returns args[0]
+//   boxed       any BoxedKernelFn, for ops that fit none of these (record_function)
+// The Meta kernel of every row is derived from the same meta/geometry/check function as the CPU
+// kernel, so the two always agree on shapes, dtypes and errors.
+#pragma once
+
+#include <array>
+#include <optional>
+#include <string_view>
+#include <tuple>
+#include <type_traits>
+#include <utility>
+
+#include "core/dispatcher.h"
+#include "core/generator.h"
+#include "core/ivalue.h"
+
+namespace strata::ops {
+
+// The metadata of a new output. Empty strides mean contiguous.
+struct TensorSpec {
+  DimVector sizes;
+  ScalarType dtype;
+  DimVector strides;
+};
+
+// The geometry of a view of the first argument.
+struct ViewSpec {
+  DimVector sizes;
+  DimVector strides;
+  std::int64_t storage_offset;
+};
+
+Tensor allocate(const TensorSpec& spec, Device device);
+const Tensor& undefined_tensor();
+
+// ---- unboxing: IValue -> the C++ parameter type --------------------------------------------------
+template <typename T>
+struct Unbox;
+template <>
+struct Unbox<const Tensor&> {  // Tensor and Tensor? (None becomes an undefined tensor)
+  static const Tensor& get(const IValue& v) { return v.is_none() ? undefined_tensor() : v.to_tensor(); }
+};
+template <>
+struct Unbox<Scalar> {
+  static Scalar get(const IValue& v) { return v.to_scalar(); }
+};
+template <>
+struct Unbox<std::int64_t> {
+  static std::int64_t get(const IValue& v) { return v.to_int(); }
+};
+template <>
+struct Unbox<double> {
+  static double get(const IValue& v) { return v.to_double(); }
+};
+template <>
+struct Unbox<bool> {
+  static bool get(const IValue& v) { return v.to_bool(); }
+};
+template <>
+struct Unbox<IntArrayRef> {
+  static IntArrayRef get(const IValue& v) { return v.to_int_list(); }
+};
+template <>
+struct Unbox<ScalarType> {
+  static ScalarType get(const IValue& v) { return v.to_scalar_type(); }
+};
+template <>
+struct Unbox<Device> {
+  static Device get(const IValue& v) { return v.to_device(); }
+};
+template <>
+struct Unbox<MemoryFormat> {
+  static MemoryFormat get(const IValue& v) { return v.to_memory_format(); }
+};
+template <>
+struct Unbox<Layout> {
+  static Layout get(const IValue&) { return Layout::Strided; }
+};
+template <>
+struct Unbox<GeneratorImpl*> {
+  static GeneratorImpl* get(const IValue& v) { return v.to_generator(); }
+};
+template <>
+struct Unbox<std::string_view> {
+  static std::string_view get(const IValue& v) { return v.to_string_view(); }
+};
+template <typename T>
+struct Unbox<std::optional<T>> {
+  static std::optional<T> get(const IValue& v) {
+    if (v.is_none()) return std::nullopt;
+    return Unbox<T>::get(v);
+  }
+};
+
+template <typename F>
+struct FnTraits;
+template <typename R, typename... A>
+struct FnTraits<R (*)(A...)> {
+  using Return = R;
+  using Args = std::tuple<A...>;
+  static constexpr std::size_t arity = sizeof...(A);
+};
+
+namespace detail {
+
+// Calls fn(outs..., args...) with args unboxed as the parameter types of `Sig` (the op's meta,
+// geometry or check function, whose parameters are exactly the schema's arguments).
+template <auto Sig, typename Fn, std::size_t... I, typename... Outs>
+decltype(auto) invoke_unboxed(const Fn& fn, const IValue* args, std::index_sequence<I...>, const Outs&... outs) {
+  using Args = typename FnTraits<decltype(Sig)>::Args;
+  return fn(outs..., Unbox<std::tuple_element_t<I, Args>>::get(args[I])...);
+}
+
+template <auto Sig>
+constexpr std::size_t arity = FnTraits<decltype(Sig)>::arity;
+
+template <typename T>
+struct SpecCount : std::integral_constant<std::size_t, 1> {};
+template <std::size_t N>
+struct SpecCount<std::array<TensorSpec, N>> : std::integral_constant<std::size_t, N> {};
+
+// CPU and Meta kernels of a functional op.
+template <auto Meta, auto Compute, Device D>
+void functional_kernel(const OperatorHandle&, DispatchKeySet, Stack& stack) {
+  constexpr std::size_t n = arity<Meta>;
+  const IValue* args = stack.data() + stack.size() - n;
+  const auto spec = invoke_unboxed<Meta>(Meta, args, std::make_index_sequence<n>{});
+  constexpr std::size_t k = SpecCount<std::decay_t<decltype(spec)>>::value;
+  std::array<Tensor, k> outs;
+  if constexpr (k == 1) outs[0] = allocate(spec, D);
+  else for (std::size_t i = 0; i < k; ++i) outs[i] = allocate(spec[i], D);
+  if constexpr (D == Device::CPU) {
+    std::apply([&](const auto&... o) { invoke_unboxed<Meta>(Compute, args, std::make_index_sequence<n>{}, o...); },
+               outs);
+  }
+  stack.truncate(stack.size() - n);
+  for (Tensor& t : outs) stack.emplace_back(std::move(t));
+}
+
+Tensor make_view_of(const Tensor& base, const ViewSpec& spec);
+
+template <auto Geometry>
+void view_kernel(const OperatorHandle&, DispatchKeySet, Stack& stack) {
+  constexpr std::size_t n = arity<Geometry>;
+  const IValue* args = stack.data() + stack.size() - n;
+  const ViewSpec spec = invoke_unboxed<Geometry>(Geometry, args, std::make_index_sequence<n>{});
+  Tensor out = make_view_of(args[0].to_tensor(), spec);
+  stack.truncate(stack.size() - n);
+  stack.emplace_back(std::move(out));
+}
+
+template <auto Check, auto Compute, Device D>
+void inplace_kernel(const OperatorHandle&, DispatchKeySet, Stack& stack) {
+  constexpr std::size_t n = arity<Check>;
+  const IValue* args = stack.data() + stack.size() - n;
+  invoke_unboxed<Check>(Check, args, std::make_index_sequence<n>{});
+  if constexpr (D == Device::CPU) invoke_unboxed<Check>(Compute, args, std::make_index_sequence<n>{});
+  Tensor self = args[0].to_tensor();
+  stack.truncate(stack.size() - n);
+  stack.emplace_back(std::move(self));
+}
+
+}  // namespace detail
+
+// ---- rows -----------------------------------------------------------------------------------------
+template <auto Meta, auto Compute>
+OperatorHandle def_functional(Dispatcher& d, std::string_view ns, std::string_view schema, std::string_view name) {
+  return d.def(ns, schema, KernelFunction{&detail::functional_kernel<Meta, Compute, Device::CPU>, name},
+               KernelFunction{&detail::functional_kernel<Meta, Compute, Device::Meta>, "meta"});
+}
+
+template <auto Geometry>
+OperatorHandle def_view(Dispatcher& d, std::string_view ns, std::string_view schema, std::string_view name) {
+  const KernelFunction k{&detail::view_kernel<Geometry>, name};
+  return d.def(ns, schema, k, KernelFunction{&detail::view_kernel<Geometry>, "meta (view)"});
+}
+
+template <auto Check, auto Compute>
+OperatorHandle def_inplace(Dispatcher& d, std::string_view ns, std::string_view schema, std::string_view name) {
+  return d.def(ns, schema, KernelFunction{&detail::inplace_kernel<Check, Compute, Device::CPU>, name},
+               KernelFunction{&detail::inplace_kernel<Check, Compute, Device::Meta>, "meta"});
+}
+
+}  // namespace strata::ops

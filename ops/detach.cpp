@@ -1,0 +1,38 @@
+// ops/detach.cpp: detach() and shallow_copy_and_detach (Note [Detach and the interposer]).
+#include "ops/detach.h"
+
+#include "core/interposer.h"
+#include "ops/functions.h"
+#include "ops/op_table.h"
+
+namespace strata {
+
+namespace {
+const OperatorHandle& detach_op() {
+  static const OperatorHandle op = ops::op("aten::detach");
+  return op;
+}
+}  // namespace
+
+Tensor detach(const Tensor& self) {
+  Tensor out = detail::call_op(detach_op(), self);
+  return shallow_copy_and_detach(out);  // the 2.8 wrapping: dispatches detach again under the interposer
+}
+
+Tensor shallow_copy_and_detach(const Tensor& self) {
+  if (interposer_sees(self)) {
+    // PyTorch's PyInterpreter::detach hands the op straight to the mode or subclass: the Python key.
+    Stack stack;
+    stack.emplace_back(self);
+    const DispatchKeySet keys = (self.key_set() | DispatchKeySet(DispatchKey::Python)).after(DispatchKey::Autograd);
+    Dispatcher::redispatch(detach_op(), keys, stack);
+    return std::move(stack.back()).to_tensor();
+  }
+  if (TensorSubclass* subclass = self.subclass()) {  // a wrapper while the Python key is excluded
+    return make_wrapper_tensor(IntrusivePtr<TensorSubclass>(subclass), self.sizes(), self.strides(),
+                               self.storage_offset(), self.dtype(), self.device());
+  }
+  return strata::detail::make_view(self, self.sizes(), self.strides(), self.storage_offset());
+}
+
+}  // namespace strata

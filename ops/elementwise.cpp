@@ -1,0 +1,40 @@
+// ops/elementwise.cpp: broadcast strides and the converting copy.
+#include "ops/elementwise.h"
+
+namespace strata::ops {
+
+DimVector broadcast_strides(const Tensor& t, IntArrayRef shape) {
+  DimVector out(shape.size(), 0);
+  const std::size_t offset = shape.size() - static_cast<std::size_t>(t.dim());
+  for (std::size_t d = 0; d < static_cast<std::size_t>(t.dim()); ++d)
+    out[offset + d] = t.sizes()[d] == 1 ? 0 : t.strides()[d];
+  return out;
+}
+
+void copy_elements(const Tensor& dst, const Tensor& src) {
+  visit_dtype(dst.dtype(), [&](auto dz) {
+    using D = decltype(dz);
+    visit_dtype(src.dtype(), [&](auto sz) {
+      using S = decltype(sz);
+      D* o = data_of<D>(dst);
+      const S* x = data_of<S>(src);
+      if (dst.is_contiguous() && src.is_contiguous() && dst.numel() == src.numel()) {
+        parallel_for(0, dst.numel(), kElementwiseGrain, [&](std::int64_t b, std::int64_t e) {
+          for (std::int64_t i = b; i < e; ++i) o[i] = static_cast<D>(x[i]);
+        });
+        return;
+      }
+      StridedLoop<2> loop(dst.sizes(), {DimVector(dst.strides()), broadcast_strides(src, dst.sizes())});
+      loop.for_each([&](const std::array<std::int64_t, 2>& off) { o[off[0]] = static_cast<D>(x[off[1]]); });
+    });
+  });
+}
+
+Tensor convert_if_needed(const Tensor& t, ScalarType dtype) {
+  if (t.dtype() == dtype) return t;
+  Tensor out = strata::detail::make_contiguous_tensor(t.sizes(), dtype, t.device());
+  copy_elements(out, t);
+  return out;
+}
+
+}  // namespace strata::ops

@@ -1,0 +1,155 @@
+// ops/elementwise.h: the loops pointwise kernels share. Operands are broadcast to the output's shape
+// (stride 0 on broadcast dimensions), dimensions that are contiguous across every operand are merged,
+// and the elements are walked in row-major order, split across threads for large tensors. Operands
+// that are contiguous and of the output's shape take a plain pointer loop the compiler vectorises.
+#pragma once
+
+#include <array>
+#include <cstdint>
+
+#include "core/parallel.h"
+#include "core/tensor.h"
+
+namespace strata::ops {
+
+// Elements per thread below which a loop stays serial.
+inline constexpr std::int64_t kElementwiseGrain = 32768;
+
+// The strides (in elements) of `t` broadcast to `shape`: 0 on broadcast dimensions.
+DimVector broadcast_strides(const Tensor& t, IntArrayRef shape);
+
+// Typed data pointers for kernels (arguments were validated by the op's meta function).
+template <typename T>
+T* data_of(const Tensor& t) {
+  return static_cast<T*>(t.impl()->data());
+}
+
+// N operands over one shape, with dimensions merged where every operand allows it.
+template <std::size_t N>
+class StridedLoop {
+ public:
+  StridedLoop(IntArrayRef shape, const std::array<DimVector, N>& strides);
+
+  // Calls fn(offsets) with each operand's element offset, for every element in row-major order,
+  // split across threads for large loops (fn must then only write its own elements)...
+  template <typename Fn>
+  void for_each(const Fn& fn) const;
+  // ...or on the calling thread, in order (for accumulations).
+  template <typename Fn>
+  void for_each_serial(const Fn& fn) const {
+    if (numel_ > 0) run_range(0, numel_, fn);
+  }
+
+ private:
+  template <typename Fn>
+  void run_range(std::int64_t begin, std::int64_t end, const Fn& fn) const;
+
+  DimVector sizes_;
+  std::array<DimVector, N> strides_;
+  std::int64_t numel_;
+};
+
+template <std::size_t N>
+StridedLoop<N>::StridedLoop(IntArrayRef shape, const std::array<DimVector, N>& strides) : numel_(numel_of(shape)) {
+  // Drop size-1 dimensions, then merge dimension d into d+1 where each operand is contiguous across them.
+  for (std::size_t d = 0; d < shape.size(); ++d) {
+    if (shape[d] == 1) continue;
+    bool merge = !sizes_.empty();
+    for (std::size_t k = 0; k < N && merge; ++k) merge = strides_[k].back() == strides[k][d] * shape[d];
+    if (merge) {
+      sizes_.back() *= shape[d];
+      for (std::size_t k = 0; k < N; ++k) strides_[k].back() = strides[k][d];
+    } else {
+      sizes_.push_back(shape[d]);
+      for (std::size_t k = 0; k < N; ++k) strides_[k].push_back(strides[k][d]);
+    }
+  }
+  if (sizes_.empty()) {
+    sizes_.push_back(1);
+    for (std::size_t k = 0; k < N; ++k) strides_[k].push_back(0);
+  }
+}
+
+template <std::size_t N>
+template <typename Fn>
+void StridedLoop<N>::for_each(const Fn& fn) const {
+  if (numel_ == 0) return;
+  parallel_for(0, numel_, kElementwiseGrain, [&](std::int64_t begin, std::int64_t end) { run_range(begin, end, fn); });
+}
+
+template <std::size_t N>
+template <typename Fn>
+void StridedLoop<N>::run_range(std::int64_t begin, std::int64_t end, const Fn& fn) const {
+  const std::size_t ndim = sizes_.size();
+  DimVector index(ndim, 0);
+  std::array<std::int64_t, N> offsets{};
+  std::int64_t rest = begin;
+  for (std::size_t d = ndim; d-- > 0;) {
+    index[d] = rest % sizes_[d];
+    rest /= sizes_[d];
+    for (std::size_t k = 0; k < N; ++k) offsets[k] += index[d] * strides_[k][d];
+  }
+  const std::int64_t inner = sizes_[ndim - 1];
+  std::array<std::int64_t, N> inner_stride;
+  for (std::size_t k = 0; k < N; ++k) inner_stride[k] = strides_[k][ndim - 1];
+  std::int64_t done = begin;
+  while (done < end) {
+    const std::int64_t run = std::min(inner - index[ndim - 1], end - done);
+    std::array<std::int64_t, N> o = offsets;
+    for (std::int64_t i = 0; i < run; ++i) {
+      fn(o);
+      for (std::size_t k = 0; k < N; ++k) o[k] += inner_stride[k];
+    }
+    done += run;
+    // Advance the multi-index by `run` elements (to the start of the next row).
+    for (std::size_t k = 0; k < N; ++k) offsets[k] += run * inner_stride[k];
+    index[ndim - 1] += run;
+    for (std::size_t d = ndim - 1; d > 0 && index[d] == sizes_[d]; --d) {
+      for (std::size_t k = 0; k < N; ++k) offsets[k] += strides_[k][d - 1] - sizes_[d] * strides_[k][d];
+      index[d] = 0;
+      ++index[d - 1];
+    }
+  }
+}
+
+// out = fn(a) elementwise; `a` has out's dtype and a shape broadcastable to out's.
+template <typename T, typename Fn>
+void unary_loop(const Tensor& out, const Tensor& a, const Fn& fn) {
+  T* o = data_of<T>(out);
+  const T* x = data_of<T>(a);
+  if (out.is_contiguous() && a.is_contiguous() && a.numel() == out.numel()) {
+    parallel_for(0, out.numel(), kElementwiseGrain, [&](std::int64_t b, std::int64_t e) {
+      for (std::int64_t i = b; i < e; ++i) o[i] = fn(x[i]);
+    });
+    return;
+  }
+  StridedLoop<2> loop(out.sizes(), {DimVector(out.strides()), broadcast_strides(a, out.sizes())});
+  loop.for_each([&](const std::array<std::int64_t, 2>& off) { o[off[0]] = fn(x[off[1]]); });
+}
+
+// out = fn(a, b) elementwise; `a` and `b` have out's dtype and shapes broadcastable to out's.
+template <typename T, typename Fn>
+void binary_loop(const Tensor& out, const Tensor& a, const Tensor& b, const Fn& fn) {
+  T* o = data_of<T>(out);
+  const T* x = data_of<T>(a);
+  const T* y = data_of<T>(b);
+  const std::int64_t n = out.numel();
+  if (out.is_contiguous() && a.is_contiguous() && b.is_contiguous() && a.numel() == n && b.numel() == n) {
+    parallel_for(0, n, kElementwiseGrain, [&](std::int64_t lo, std::int64_t hi) {
+      for (std::int64_t i = lo; i < hi; ++i) o[i] = fn(x[i], y[i]);
+    });
+    return;
+  }
+  StridedLoop<3> loop(out.sizes(),
+                      {DimVector(out.strides()), broadcast_strides(a, out.sizes()), broadcast_strides(b, out.sizes())});
+  loop.for_each([&](const std::array<std::int64_t, 3>& off) { o[off[0]] = fn(x[off[1]], y[off[2]]); });
+}
+
+// `t` converted to `dtype` (a new contiguous tensor), or `t` itself when it already has that dtype.
+// Kernels use it to compute in the promoted type; it is not a dispatched op.
+Tensor convert_if_needed(const Tensor& t, ScalarType dtype);
+
+// Copies src (broadcast to dst's shape) into dst, converting the element type: copy_'s kernel.
+void copy_elements(const Tensor& dst, const Tensor& src);
+
+}  // namespace strata::ops

@@ -1,0 +1,103 @@
+// ops/functions.h: the front end, one C++ function per op (PyTorch's torch.* / Tensor methods).
+// Each builds the boxed arguments and calls its op through the dispatcher, holding the op handle in a
+// function-local static so the lookup happens once. Composite functions (reshape, contiguous, and the
+// nn functionals in nn/) call these; they never reach the dispatcher as themselves.
+#pragma once
+
+#include <optional>
+#include <tuple>
+
+#include "core/dispatcher.h"
+#include "core/generator.h"
+#include "core/ivalue.h"
+#include "core/tensor.h"
+
+namespace strata {
+
+struct TensorOptions {
+  std::optional<ScalarType> dtype;
+  std::optional<Device> device;
+};
+
+// ---- views ----
+Tensor t(const Tensor& self);
+Tensor transpose(const Tensor& self, std::int64_t dim0, std::int64_t dim1);
+Tensor view(const Tensor& self, IntArrayRef size);
+Tensor expand(const Tensor& self, IntArrayRef size, bool implicit = false);
+Tensor as_strided(const Tensor& self, IntArrayRef size, IntArrayRef stride,
+                  std::optional<std::int64_t> storage_offset = std::nullopt);
+Tensor unsqueeze(const Tensor& self, std::int64_t dim);
+Tensor squeeze(const Tensor& self, std::int64_t dim);
+// detach() is in ops/detach.h.
+
+// Composites: a view when the layout allows, else a contiguous copy (as PyTorch's reshape/contiguous).
+Tensor reshape(const Tensor& self, IntArrayRef shape);
+Tensor contiguous(const Tensor& self);
+// PyTorch's at::sum_to: sums `self` down to `shape` (leading dims, and dims where shape has 1), then
+// views it as `shape`. Used where a gradient must match a broadcast input's shape.
+Tensor sum_to(const Tensor& self, IntArrayRef shape);
+// Tensor.to(dtype): self when it already has the dtype, else a converted copy (aten::_to_copy).
+Tensor to(const Tensor& self, ScalarType dtype);
+
+// ---- arithmetic ----
+Tensor add(const Tensor& self, const Tensor& other, const Scalar& alpha = 1);
+const Tensor& add_(const Tensor& self, const Tensor& other, const Scalar& alpha = 1);
+Tensor sub(const Tensor& self, const Tensor& other, const Scalar& alpha = 1);
+Tensor mul(const Tensor& self, const Tensor& other);
+const Tensor& mul_(const Tensor& self, const Tensor& other);
+Tensor div(const Tensor& self, const Tensor& other);
+Tensor neg(const Tensor& self);
+Tensor relu(const Tensor& self);
+Tensor threshold_backward(const Tensor& grad_output, const Tensor& self, const Scalar& threshold);
+
+Tensor operator+(const Tensor& a, const Tensor& b);
+Tensor operator-(const Tensor& a, const Tensor& b);
+Tensor operator*(const Tensor& a, const Tensor& b);
+Tensor operator/(const Tensor& a, const Tensor& b);
+Tensor operator-(const Tensor& a);
+
+// ---- matrix products ----
+Tensor mm(const Tensor& self, const Tensor& mat2);
+Tensor addmm(const Tensor& self, const Tensor& mat1, const Tensor& mat2, const Scalar& beta = 1, const Scalar& alpha = 1);
+
+// ---- reductions, softmax, loss ----
+Tensor sum(const Tensor& self, std::optional<ScalarType> dtype = std::nullopt);
+Tensor sum(const Tensor& self, IntArrayRef dim, bool keepdim = false, std::optional<ScalarType> dtype = std::nullopt);
+Tensor _log_softmax(const Tensor& self, std::int64_t dim, bool half_to_float = false);
+Tensor _log_softmax_backward_data(const Tensor& grad_output, const Tensor& output, std::int64_t dim, ScalarType input_dtype);
+std::tuple<Tensor, Tensor> nll_loss_forward(const Tensor& self, const Tensor& target, const Tensor& weight,
+                                            std::int64_t reduction, std::int64_t ignore_index);
+Tensor nll_loss_backward(const Tensor& grad_output, const Tensor& self, const Tensor& target, const Tensor& weight,
+                         std::int64_t reduction, std::int64_t ignore_index, const Tensor& total_weight);
+
+// ---- making and filling tensors ----
+Tensor empty(IntArrayRef size, const TensorOptions& options = {});
+Tensor empty_like(const Tensor& self, const TensorOptions& options = {});
+Tensor ones_like(const Tensor& self, const TensorOptions& options = {});
+Tensor zeros_like(const Tensor& self, const TensorOptions& options = {});
+Tensor new_empty_strided(const Tensor& self, IntArrayRef size, IntArrayRef stride, const TensorOptions& options = {});
+Tensor clone(const Tensor& self, std::optional<MemoryFormat> memory_format = std::nullopt);
+const Tensor& fill_(const Tensor& self, const Scalar& value);
+const Tensor& zero_(const Tensor& self);
+const Tensor& copy_(const Tensor& self, const Tensor& src, bool non_blocking = false);
+
+// ---- random (the default generator unless one is given; see ops/distributions.h) ----
+Tensor randn(IntArrayRef size, const TensorOptions& options = {}, const Generator* generator = nullptr);
+Tensor rand(IntArrayRef size, const TensorOptions& options = {}, const Generator* generator = nullptr);
+Tensor randint(std::int64_t low, std::int64_t high, IntArrayRef size, const TensorOptions& options = {},
+               const Generator* generator = nullptr);
+const Tensor& normal_(const Tensor& self, double mean = 0, double std = 1, const Generator* generator = nullptr);
+const Tensor& uniform_(const Tensor& self, double from = 0, double to = 1, const Generator* generator = nullptr);
+
+namespace detail {
+// Pushes the arguments, dispatches, and returns the single Tensor result.
+template <typename... Args>
+Tensor call_op(const OperatorHandle& op, Args&&... args) {
+  Stack stack;
+  (stack.emplace_back(std::forward<Args>(args)), ...);
+  op.call(stack);
+  return std::move(stack.back()).to_tensor();
+}
+}  // namespace detail
+
+}  // namespace strata

@@ -1,0 +1,29 @@
+// ops/op_table.cpp: registering the op families (see Note [Registration on first use]).
+#include "ops/op_table.h"
+
+#include <mutex>
+
+namespace strata::ops {
+
+void register_ops() {
+  static std::once_flag once;
+  std::call_once(once, [] {
+    Dispatcher& d = Dispatcher::singleton();
+    register_view_ops(d);
+    register_pointwise_ops(d);
+    register_linalg_ops(d);
+    register_reduction_ops(d);
+    register_softmax_ops(d);
+    register_loss_ops(d);
+    register_factory_ops(d);
+    register_random_ops(d);
+    register_profiler_ops(d);
+  });
+}
+
+OperatorHandle op(std::string_view qualified_name, std::string_view overload) {
+  register_ops();
+  return Dispatcher::singleton().find_or_throw(qualified_name, overload);
+}
+
+}  // namespace strata::ops

@@ -1,0 +1,29 @@
+// ops/op_table.h: strata's op table, registered into the dispatcher on first use, and lookup of op
+// handles by PyTorch name. Each op family registers its rows from its own file.
+#pragma once
+
+#include <string_view>
+
+#include "core/dispatcher.h"
+
+namespace strata::ops {
+
+// Registers every op row once (thread-safe); later calls return immediately.
+void register_ops();
+
+// The handle of a registered op, e.g. op("aten::add", "Tensor"); registers the table first if needed.
+// Resolve once and keep the handle (front ends hold it in a function-local static).
+OperatorHandle op(std::string_view qualified_name, std::string_view overload = "");
+
+// One registration function per op family (see the file of the same name).
+void register_view_ops(Dispatcher& d);
+void register_pointwise_ops(Dispatcher& d);
+void register_linalg_ops(Dispatcher& d);
+void register_reduction_ops(Dispatcher& d);
+void register_softmax_ops(Dispatcher& d);
+void register_loss_ops(Dispatcher& d);
+void register_factory_ops(Dispatcher& d);
+void register_random_ops(Dispatcher& d);
+void register_profiler_ops(Dispatcher& d);
+
+}  // namespace strata::ops

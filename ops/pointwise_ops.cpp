@@ -1,0 +1,169 @@
+// ops/pointwise_ops.cpp: elementwise arithmetic with broadcasting and type promotion:
+// add / add_ / sub (alpha), mul / mul_, div (true division), neg, relu, threshold_backward.
+// Each op is a meta function (validate, output shape and dtype) and a CPU function (compute only).
+#include <cmath>
+
+#include "ops/boxing.h"
+#include "ops/elementwise.h"
+#include "ops/op_table.h"
+#include "ops/type_promotion.h"
+
+namespace strata::ops {
+
+namespace {
+
+// x + s * y with one rounding for floating types, as PyTorch's vectorised add does (fmadd).
+template <typename T>
+T muladd(T y, T s, T x) {
+  if constexpr (std::is_floating_point_v<T>) return std::fma(y, s, x);
+  else return static_cast<T>(x + s * y);
+}
+
+void check_alpha(ScalarType dtype, const Scalar& alpha) {
+  STRATA_CHECK(is_floating_point(dtype) || !alpha.is_floating_point(),
+               "For integral input tensors, argument alpha must not be a floating point number.");
+  STRATA_CHECK(dtype == ScalarType::Bool || !alpha.is_bool(), "Boolean alpha only supported for Boolean results.");
+}
+
+// In-place ops write the promoted result into self: it must fit self's dtype and shape.
+void check_inplace(const Tensor& self, const Tensor& other) {
+  const ScalarType common = result_type(self, other);
+  STRATA_CHECK(can_cast(common, self.dtype()), "result type ", common, " can't be cast to the desired output type ",
+               self.dtype());
+  const DimVector shape = broadcast_shapes(self.sizes(), other.sizes());
+  STRATA_CHECK(IntArrayRef(shape).size() == self.sizes().size() &&
+                   std::equal(shape.begin(), shape.end(), self.sizes().begin()),
+               "output with shape ", shape_str(self.sizes()), " doesn't match the broadcast shape ", shape_str(shape));
+}
+
+TensorSpec binary_spec(const Tensor& self, const Tensor& other, ScalarType dtype) {
+  return {broadcast_shapes(self.sizes(), other.sizes()), dtype, {}};
+}
+
+// out = self + alpha * other, computed in out's dtype.
+void add_out(const Tensor& out, const Tensor& self, const Tensor& other, const Scalar& alpha) {
+  visit_dtype(out.dtype(), [&](auto zero) {
+    using T = decltype(zero);
+    const Tensor a = convert_if_needed(self, out.dtype());
+    const Tensor b = convert_if_needed(other, out.dtype());
+    if (alpha.equals(1)) {
+      binary_loop<T>(out, a, b, [](T x, T y) { return static_cast<T>(x + y); });
+    } else {
+      const T s = alpha.to<T>();
+      binary_loop<T>(out, a, b, [s](T x, T y) { return muladd(y, s, x); });
+    }
+  });
+}
+
+void mul_out(const Tensor& out, const Tensor& self, const Tensor& other) {
+  visit_dtype(out.dtype(), [&](auto zero) {
+    using T = decltype(zero);
+    binary_loop<T>(out, convert_if_needed(self, out.dtype()), convert_if_needed(other, out.dtype()),
+                   [](T x, T y) { return static_cast<T>(x * y); });
+  });
+}
+
+// ---- add.Tensor, add_.Tensor ----
+TensorSpec add_meta(const Tensor& self, const Tensor& other, Scalar alpha) {
+  const ScalarType dtype = result_type(self, other);
+  check_alpha(dtype, alpha);
+  return binary_spec(self, other, dtype);
+}
+void add_cpu(const Tensor& out, const Tensor& self, const Tensor& other, Scalar alpha) { add_out(out, self, other, alpha); }
+
+void add__check(const Tensor& self, const Tensor& other, Scalar alpha) {
+  check_inplace(self, other);
+  check_alpha(result_type(self, other), alpha);
+}
+void add__cpu(const Tensor& self, const Tensor& other, Scalar alpha) { add_out(self, self, other, alpha); }
+
+// ---- sub.Tensor ----
+TensorSpec sub_meta(const Tensor& self, const Tensor& other, Scalar alpha) {
+  STRATA_CHECK(self.dtype() != ScalarType::Bool || other.dtype() != ScalarType::Bool,
+               "Subtraction, the `-` operator, with two bool tensors is not supported. Use the `^` or `logical_xor()` "
+               "operator instead.");
+  STRATA_CHECK(self.dtype() != ScalarType::Bool && other.dtype() != ScalarType::Bool,
+               "Subtraction, the `-` operator, with a bool tensor is not supported. If you are trying to invert a "
+               "mask, use the `~` or `logical_not()` operator instead.");
+  return add_meta(self, other, alpha);
+}
+void sub_cpu(const Tensor& out, const Tensor& self, const Tensor& other, Scalar alpha) {
+  const Scalar negated = alpha.is_floating_point() ? Scalar(-alpha.to_double()) : Scalar(-alpha.to_int());
+  add_out(out, self, other, negated);
+}
+
+// ---- mul.Tensor, mul_.Tensor ----
+TensorSpec mul_meta(const Tensor& self, const Tensor& other) { return binary_spec(self, other, result_type(self, other)); }
+void mul_cpu(const Tensor& out, const Tensor& self, const Tensor& other) { mul_out(out, self, other); }
+void mul__check(const Tensor& self, const Tensor& other) { check_inplace(self, other); }
+void mul__cpu(const Tensor& self, const Tensor& other) { mul_out(self, self, other); }
+
+// ---- div.Tensor: true division; integer inputs give float32 ----
+TensorSpec div_meta(const Tensor& self, const Tensor& other) {
+  const ScalarType common = result_type(self, other);
+  return binary_spec(self, other, is_floating_point(common) ? common : ScalarType::Float32);
+}
+void div_cpu(const Tensor& out, const Tensor& self, const Tensor& other) {
+  visit_floating(out.dtype(), "div", [&](auto zero) {
+    using T = decltype(zero);
+    binary_loop<T>(out, convert_if_needed(self, out.dtype()), convert_if_needed(other, out.dtype()),
+                   [](T x, T y) { return x / y; });
+  });
+}
+
+// ---- neg ----
+TensorSpec neg_meta(const Tensor& self) {
+  STRATA_CHECK(self.dtype() != ScalarType::Bool,
+               "Negation, the `-` operator, on a bool tensor is not supported. If you are trying to invert a mask, "
+               "use the `~` or `logical_not()` operator instead.");
+  return {DimVector(self.sizes()), self.dtype(), {}};
+}
+void neg_cpu(const Tensor& out, const Tensor& self) {
+  visit_dtype(out.dtype(), [&](auto zero) {
+    using T = decltype(zero);
+    unary_loop<T>(out, self, [](T x) { return static_cast<T>(-x); });
+  });
+}
+
+// ---- relu (NaN propagates, as clamp_min does) ----
+TensorSpec relu_meta(const Tensor& self) {
+  STRATA_CHECK(self.dtype() != ScalarType::Bool, "\"clamp_min\" not implemented for 'bool' (relu of a bool tensor)");
+  return {DimVector(self.sizes()), self.dtype(), {}};
+}
+void relu_cpu(const Tensor& out, const Tensor& self) {
+  visit_dtype(out.dtype(), [&](auto zero) {
+    using T = decltype(zero);
+    unary_loop<T>(out, self, [](T x) { return (x != x || x > T(0)) ? x : T(0); });
+  });
+}
+
+// ---- threshold_backward: grad where self > threshold, else 0 ----
+TensorSpec threshold_backward_meta(const Tensor& grad_output, const Tensor& self, Scalar threshold) {
+  (void)threshold;
+  return binary_spec(grad_output, self, result_type(grad_output, self));
+}
+void threshold_backward_cpu(const Tensor& out, const Tensor& grad_output, const Tensor& self, Scalar threshold) {
+  visit_dtype(out.dtype(), [&](auto zero) {
+    using T = decltype(zero);
+    const T th = threshold.to<T>();
+    binary_loop<T>(out, convert_if_needed(grad_output, out.dtype()), convert_if_needed(self, out.dtype()),
+                   [th](T g, T x) { return x <= th ? T(0) : g; });
+  });
+}
+
+}  // namespace
+
+void register_pointwise_ops(Dispatcher& d) {
+  def_functional<add_meta, add_cpu>(d, "aten", "add.Tensor(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor", "add");
+  def_inplace<add__check, add__cpu>(d, "aten", "add_.Tensor(Tensor(a!) self, Tensor other, *, Scalar alpha=1) -> Tensor(a!)", "add_");
+  def_functional<sub_meta, sub_cpu>(d, "aten", "sub.Tensor(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor", "sub");
+  def_functional<mul_meta, mul_cpu>(d, "aten", "mul.Tensor(Tensor self, Tensor other) -> Tensor", "mul");
+  def_inplace<mul__check, mul__cpu>(d, "aten", "mul_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)", "mul_");
+  def_functional<div_meta, div_cpu>(d, "aten", "div.Tensor(Tensor self, Tensor other) -> Tensor", "div");
+  def_functional<neg_meta, neg_cpu>(d, "aten", "neg(Tensor self) -> Tensor", "neg");
+  def_functional<relu_meta, relu_cpu>(d, "aten", "relu(Tensor self) -> Tensor", "relu");
+  def_functional<threshold_backward_meta, threshold_backward_cpu>(
+      d, "aten", "threshold_backward(Tensor grad_output, Tensor self, Scalar threshold) -> Tensor", "threshold_backward");
+}
+
+}  // namespace strata::ops

@@ -1,0 +1,112 @@
+// ops/record_function.cpp: the two profiler ops, their observers, and the RAII scope.
+#include "ops/record_function.h"
+
+#include <algorithm>
+#include <exception>
+#include <mutex>
+#include <vector>
+
+#include "ops/op_table.h"
+
+namespace strata::ops {
+
+namespace {
+
+std::mutex observers_mutex;
+std::vector<RecordFunctionObserver*>& observers() {
+  static std::vector<RecordFunctionObserver*> list;
+  return list;
+}
+
+template <typename Fn>
+void notify(const Fn& fn) {
+  std::vector<RecordFunctionObserver*> copy;
+  {
+    std::lock_guard<std::mutex> lock(observers_mutex);
+    copy = observers();
+  }
+  for (RecordFunctionObserver* o : copy) fn(*o);
+}
+
+// profiler::_record_function_enter_new(str name, str? args=None) -> _RecordFunction
+void record_function_enter(const OperatorHandle&, DispatchKeySet, Stack& stack) {
+  const IValue& args = stack[stack.size() - 1];
+  std::optional<std::string> arg_text;
+  if (!args.is_none()) arg_text = std::string(args.to_string_view());
+  auto record = IntrusivePtr<RecordFunction>::make(std::string(stack[stack.size() - 2].to_string_view()), arg_text);
+  notify([&](RecordFunctionObserver& o) { o.on_enter(*record); });
+  stack.truncate(stack.size() - 2);
+  stack.emplace_back(IntrusivePtr<CustomObject>(record.get()));
+}
+
+// profiler::_record_function_exit._RecordFunction(_RecordFunction _0) -> ()
+void record_function_exit(const OperatorHandle&, DispatchKeySet, Stack& stack) {
+  const IntrusivePtr<CustomObject> object = stack.back().to_object();
+  auto* record = dynamic_cast<RecordFunction*>(object.get());
+  STRATA_CHECK(record != nullptr, "expected a _RecordFunction handle but got ", object->type_name());
+  record->finish();
+  notify([&](RecordFunctionObserver& o) { o.on_exit(*record); });
+  stack.pop_back();
+}
+
+}  // namespace
+
+RecordFunction::RecordFunction(std::string name, std::optional<std::string> args)
+    : name_(std::move(name)), args_(std::move(args)), start_(std::chrono::steady_clock::now()) {}
+
+void RecordFunction::finish() {
+  end_ = std::chrono::steady_clock::now();
+  ended_ = true;
+}
+
+void add_record_function_observer(RecordFunctionObserver* observer) {
+  std::lock_guard<std::mutex> lock(observers_mutex);
+  observers().push_back(observer);
+}
+
+void remove_record_function_observer(RecordFunctionObserver* observer) {
+  std::lock_guard<std::mutex> lock(observers_mutex);
+  auto& list = observers();
+  list.erase(std::remove(list.begin(), list.end(), observer), list.end());
+}
+
+RecordFunctionScope::RecordFunctionScope(std::string_view name) {
+  static const OperatorHandle enter = op("profiler::_record_function_enter_new");
+  Stack stack;
+  stack.emplace_back(name);
+  stack.emplace_back();
+  enter.call(stack);
+  handle_ = std::move(stack.back());
+}
+
+void RecordFunctionScope::exit() {
+  if (!open_) return;
+  open_ = false;
+  static const OperatorHandle exit_op = op("profiler::_record_function_exit", "_RecordFunction");
+  Stack stack;
+  stack.emplace_back(std::move(handle_));
+  exit_op.call(stack);
+}
+
+RecordFunctionScope::~RecordFunctionScope() noexcept(false) {
+  if (!open_) return;
+  if (std::uncaught_exceptions() > 0) {
+    try {
+      exit();
+    } catch (...) {  // an error is already propagating; do not replace it
+    }
+    return;
+  }
+  exit();
+}
+
+void register_profiler_ops(Dispatcher& d) {
+  const KernelFunction enter{&record_function_enter, "record_function_enter"};
+  const KernelFunction exit{&record_function_exit, "record_function_exit"};
+  d.def("profiler", "_record_function_enter_new(str name, str? args=None) -> __torch__.torch.classes.profiler._RecordFunction",
+        enter, enter);
+  d.def("profiler", "_record_function_exit._RecordFunction(__torch__.torch.classes.profiler._RecordFunction _0) -> ()", exit,
+        exit);
+}
+
+}  // namespace strata::ops

@@ -1,0 +1,114 @@
+// ops/softmax_ops.cpp: _log_softmax and _log_softmax_backward_data along one dimension.
+// A tensor is seen as (outer, n, inner) around the softmax dimension; non-contiguous inputs are made
+// contiguous first. Row maxima are subtracted before exp, as PyTorch does, so large logits are safe.
+#include <cmath>
+
+#include "ops/boxing.h"
+#include "ops/elementwise.h"
+#include "ops/op_table.h"
+
+namespace strata::ops {
+
+namespace {
+
+struct SoftmaxShape {
+  std::int64_t outer = 1, n = 1, inner = 1;
+};
+
+SoftmaxShape softmax_shape(const Tensor& t, std::int64_t dim) {
+  SoftmaxShape s;
+  if (t.dim() == 0) return s;
+  const auto d = static_cast<std::size_t>(wrap_dim(dim, t.dim()));
+  for (std::size_t i = 0; i < d; ++i) s.outer *= t.sizes()[i];
+  s.n = t.sizes()[d];
+  for (std::size_t i = d + 1; i < static_cast<std::size_t>(t.dim()); ++i) s.inner *= t.sizes()[i];
+  return s;
+}
+
+Tensor contiguous_copy(const Tensor& t) {
+  if (t.is_contiguous()) return t;
+  Tensor out = strata::detail::make_contiguous_tensor(t.sizes(), t.dtype(), t.device());
+  copy_elements(out, t);
+  return out;
+}
+
+// ---- _log_softmax: out = x - max - log(sum(exp(x - max))) ----
+TensorSpec log_softmax_meta(const Tensor& self, std::int64_t dim, bool half_to_float) {
+  STRATA_CHECK(!half_to_float, "conversion from half to float is only supported on CUDA (half_to_float=True)");
+  wrap_dim(dim, self.dim());
+  check_floating(self.dtype(), "\"log_softmax_lastdim_kernel_impl\"");
+  return {DimVector(self.sizes()), self.dtype(), {}};
+}
+
+void log_softmax_cpu(const Tensor& out, const Tensor& self, std::int64_t dim, bool) {
+  const SoftmaxShape s = softmax_shape(self, dim);
+  const Tensor in = contiguous_copy(self);
+  visit_floating(out.dtype(), "_log_softmax", [&](auto zero) {
+    using T = decltype(zero);
+    const T* x = data_of<T>(in);
+    T* o = data_of<T>(out);
+    parallel_for(0, s.outer * s.inner, 256, [&](std::int64_t begin, std::int64_t end) {
+      for (std::int64_t row = begin; row < end; ++row) {
+        const std::int64_t base = (row / s.inner) * s.n * s.inner + row % s.inner;
+        T max = -std::numeric_limits<T>::infinity();
+        for (std::int64_t i = 0; i < s.n; ++i) max = std::max(max, x[base + i * s.inner]);
+        T sum = 0;
+        for (std::int64_t i = 0; i < s.n; ++i) sum += std::exp(x[base + i * s.inner] - max);
+        const T log_sum = std::log(sum);
+        for (std::int64_t i = 0; i < s.n; ++i) o[base + i * s.inner] = x[base + i * s.inner] - max - log_sum;
+      }
+    });
+  });
+}
+
+// ---- _log_softmax_backward_data: grad_input = grad - exp(output) * sum(grad) ----
+TensorSpec log_softmax_backward_meta(const Tensor& grad_output, const Tensor& output, std::int64_t dim,
+                                     ScalarType input_dtype) {
+  STRATA_CHECK(std::equal(grad_output.sizes().begin(), grad_output.sizes().end(), output.sizes().begin(),
+                          output.sizes().end()),
+               "grad_output and output must have the same shape, but got ", shape_str(grad_output.sizes()), " and ",
+               shape_str(output.sizes()));
+  STRATA_CHECK(grad_output.dtype() == output.dtype(), "grad_output and output must have the same dtype, but got ",
+               grad_output.dtype(), " and ", output.dtype());
+  wrap_dim(dim, output.dim());
+  check_floating(output.dtype(), "\"log_softmax_backward_lastdim\"");
+  return {DimVector(output.sizes()), input_dtype, {}};
+}
+
+void log_softmax_backward_cpu(const Tensor& out, const Tensor& grad_output, const Tensor& output, std::int64_t dim,
+                              ScalarType) {
+  const SoftmaxShape s = softmax_shape(output, dim);
+  const Tensor g = contiguous_copy(grad_output);
+  const Tensor y = contiguous_copy(output);
+  visit_floating(output.dtype(), "_log_softmax_backward_data", [&](auto zero) {
+    using T = decltype(zero);
+    const T* gp = data_of<T>(g);
+    const T* yp = data_of<T>(y);
+    const Tensor result = out.dtype() == output.dtype() ? out : strata::detail::make_contiguous_tensor(out.sizes(), output.dtype(), Device::CPU);
+    T* o = data_of<T>(result);
+    parallel_for(0, s.outer * s.inner, 256, [&](std::int64_t begin, std::int64_t end) {
+      for (std::int64_t row = begin; row < end; ++row) {
+        const std::int64_t base = (row / s.inner) * s.n * s.inner + row % s.inner;
+        T sum = 0;
+        for (std::int64_t i = 0; i < s.n; ++i) sum += gp[base + i * s.inner];
+        for (std::int64_t i = 0; i < s.n; ++i) {
+          const std::int64_t k = base + i * s.inner;
+          o[k] = gp[k] - std::exp(yp[k]) * sum;
+        }
+      }
+    });
+    if (!result.is_same(out)) copy_elements(out, result);
+  });
+}
+
+}  // namespace
+
+void register_softmax_ops(Dispatcher& d) {
+  def_functional<log_softmax_meta, log_softmax_cpu>(
+      d, "aten", "_log_softmax(Tensor self, int dim, bool half_to_float) -> Tensor", "_log_softmax");
+  def_functional<log_softmax_backward_meta, log_softmax_backward_cpu>(
+      d, "aten", "_log_softmax_backward_data(Tensor grad_output, Tensor output, int dim, ScalarType input_dtype) -> Tensor",
+      "_log_softmax_backward_data");
+}
+
+}  // namespace strata::ops

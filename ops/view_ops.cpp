@@ -1,0 +1,130 @@
+// ops/view_ops.cpp: ops whose output shares the input's storage: t, transpose.int, view, expand,
+// as_strided, detach, unsqueeze, squeeze.dim. Each is one geometry function (sizes, strides, offset of the view); the same
+// function serves CPU and meta tensors, so no data is touched.
+#include <optional>
+
+#include "ops/boxing.h"
+#include "ops/op_table.h"
+
+namespace strata::ops {
+
+namespace {
+
+ViewSpec same_geometry(const Tensor& self) {
+  return {DimVector(self.sizes()), DimVector(self.strides()), self.storage_offset()};
+}
+
+// ---- t, transpose.int ----
+ViewSpec transpose_geometry(const Tensor& self, std::int64_t dim0, std::int64_t dim1) {
+  const std::int64_t ndim = self.dim();
+  const auto d0 = static_cast<std::size_t>(wrap_dim(dim0, ndim));
+  const auto d1 = static_cast<std::size_t>(wrap_dim(dim1, ndim));
+  ViewSpec spec = same_geometry(self);
+  if (ndim == 0) return spec;
+  std::swap(spec.sizes[d0], spec.sizes[d1]);
+  std::swap(spec.strides[d0], spec.strides[d1]);
+  return spec;
+}
+
+ViewSpec t_geometry(const Tensor& self) {
+  STRATA_CHECK(self.dim() <= 2, "t() expects a tensor with <= 2 dimensions, but self is ", self.dim(), "D");
+  return self.dim() < 2 ? same_geometry(self) : transpose_geometry(self, 0, 1);
+}
+
+// ---- view ----
+ViewSpec view_geometry(const Tensor& self, IntArrayRef size) {
+  const DimVector shape = infer_size(size, self.numel());
+  std::optional<DimVector> stride = view_strides(self.sizes(), self.strides(), shape);
+  STRATA_CHECK(stride.has_value(),
+               "view size is not compatible with input tensor's size and stride (at least one dimension spans across "
+               "two contiguous subspaces). Use .reshape(...) instead.");
+  return {shape, std::move(*stride), self.storage_offset()};
+}
+
+// ---- expand ----
+ViewSpec expand_geometry(const Tensor& self, IntArrayRef size, bool implicit) {
+  (void)implicit;
+  ExpandedGeometry g = strata::expand_geometry(self.sizes(), self.strides(), size);
+  return {std::move(g.sizes), std::move(g.strides), self.storage_offset()};
+}
+
+// ---- as_strided ----
+ViewSpec as_strided_geometry(const Tensor& self, IntArrayRef size, IntArrayRef stride,
+                             std::optional<std::int64_t> storage_offset) {
+  STRATA_CHECK(size.size() == stride.size(), "mismatch in length of strides and shape");
+  for (std::int64_t s : stride)
+    STRATA_CHECK(s >= 0, "as_strided: Negative strides are not supported at the moment, got strides: ", shape_str(stride));
+  for (std::int64_t s : size) STRATA_CHECK(s >= 0, "Trying to create tensor with negative dimension ", s, ": ", shape_str(size));
+  const std::int64_t offset = storage_offset.value_or(self.storage_offset());
+  STRATA_CHECK(offset >= 0, "Tensor: invalid storage offset ", offset);
+  if (self.impl()->has_storage()) {
+    std::int64_t needed = 0;
+    if (numel_of(size) > 0) {
+      needed = offset + 1;
+      for (std::size_t d = 0; d < size.size(); ++d) needed += (size[d] - 1) * stride[d];
+    }
+    const std::size_t item = element_size(self.dtype());
+    const std::size_t available = self.impl()->storage()->nbytes();
+    STRATA_CHECK(static_cast<std::size_t>(needed) * item <= available, "setStorage: sizes ", shape_str(size),
+                 ", strides ", shape_str(stride), ", storage offset ", offset, ", and itemsize ", item,
+                 " requiring a storage size of ", static_cast<std::size_t>(needed) * item,
+                 " are out of bounds for storage of size ", available);
+  }
+  return {DimVector(size), DimVector(stride), offset};
+}
+
+// ---- unsqueeze, squeeze.dim ----
+ViewSpec unsqueeze_geometry(const Tensor& self, std::int64_t dim) {
+  const auto d = static_cast<std::size_t>(wrap_dim(dim, self.dim() + 1));
+  ViewSpec spec = same_geometry(self);
+  const std::int64_t stride = d >= spec.sizes.size() ? 1 : spec.sizes[d] * spec.strides[d];
+  DimVector sizes, strides;
+  for (std::size_t i = 0; i <= spec.sizes.size(); ++i) {
+    if (i == d) {
+      sizes.push_back(1);
+      strides.push_back(stride);
+    }
+    if (i < spec.sizes.size()) {
+      sizes.push_back(spec.sizes[i]);
+      strides.push_back(spec.strides[i]);
+    }
+  }
+  return {sizes, strides, self.storage_offset()};
+}
+
+ViewSpec squeeze_dim_geometry(const Tensor& self, std::int64_t dim) {
+  ViewSpec spec = same_geometry(self);
+  if (self.dim() == 0) {
+    wrap_dim(dim, 0);
+    return spec;
+  }
+  const auto d = static_cast<std::size_t>(wrap_dim(dim, self.dim()));
+  if (spec.sizes[d] != 1) return spec;
+  DimVector sizes, strides;
+  for (std::size_t i = 0; i < spec.sizes.size(); ++i) {
+    if (i == d) continue;
+    sizes.push_back(spec.sizes[i]);
+    strides.push_back(spec.strides[i]);
+  }
+  return {sizes, strides, self.storage_offset()};
+}
+
+// ---- detach: same geometry, no autograd history (see ops/detach.h) ----
+ViewSpec detach_geometry(const Tensor& self) { return same_geometry(self); }
+
+}  // namespace
+
+void register_view_ops(Dispatcher& d) {
+  def_view<t_geometry>(d, "aten", "t(Tensor(a) self) -> Tensor(a)", "t");
+  def_view<transpose_geometry>(d, "aten", "transpose.int(Tensor(a) self, int dim0, int dim1) -> Tensor(a)", "transpose");
+  def_view<view_geometry>(d, "aten", "view(Tensor(a) self, SymInt[] size) -> Tensor(a)", "view");
+  def_view<expand_geometry>(d, "aten", "expand(Tensor(a) self, SymInt[] size, *, bool implicit=False) -> Tensor(a)", "expand");
+  def_view<as_strided_geometry>(
+      d, "aten", "as_strided(Tensor(a) self, SymInt[] size, SymInt[] stride, SymInt? storage_offset=None) -> Tensor(a)",
+      "as_strided");
+  def_view<detach_geometry>(d, "aten", "detach(Tensor(a) self) -> Tensor(a)", "detach");
+  def_view<unsqueeze_geometry>(d, "aten", "unsqueeze(Tensor(a) self, int dim) -> Tensor(a)", "unsqueeze");
+  def_view<squeeze_dim_geometry>(d, "aten", "squeeze.dim(Tensor(a) self, int dim) -> Tensor(a)", "squeeze");
+}
+
+}  // namespace strata::ops

@@ -1,0 +1,33 @@
+// optim/optimizer.cpp: the step wrapper (Optimizer.profile_hook_step + _use_grad_for_differentiable).
+#include "optim/optimizer.h"
+
+#include "autograd/grad_mode.h"
+#include "autograd/variable.h"
+#include "ops/functions.h"
+#include "ops/record_function.h"
+
+namespace strata::optim {
+
+Optimizer::Optimizer(std::vector<Tensor> params) : params_(std::move(params)) {
+  STRATA_CHECK(!params_.empty(), "optimizer got an empty parameter list");
+  for (const Tensor& p : params_) STRATA_CHECK(p.defined(), "optimizer got an undefined parameter");
+}
+
+void Optimizer::step() {
+  ops::RecordFunctionScope scope("Optimizer.step#" + class_name() + ".step");
+  {
+    autograd::NoGradGuard no_grad;
+    update();
+  }
+  scope.exit();
+}
+
+void Optimizer::zero_grad(bool set_to_none) {
+  for (const Tensor& p : params_) {
+    if (!p.grad().defined()) continue;
+    if (set_to_none) set_grad(p, Tensor());
+    else zero_(p.grad());
+  }
+}
+
+}  // namespace strata::optim

@@ -1,0 +1,38 @@
+// optim/sgd.cpp: _single_tensor_sgd (torch/optim/sgd.py).
+#include "optim/sgd.h"
+
+#include "ops/detach.h"
+#include "ops/functions.h"
+
+namespace strata::optim {
+
+SGD::SGD(std::vector<Tensor> params, SGDOptions options)
+    : Optimizer(std::move(params)), options_(options), momentum_buffers_(this->params().size()) {
+  STRATA_CHECK(options.lr >= 0.0, "Invalid learning rate: ", options.lr);
+  STRATA_CHECK(options.momentum >= 0.0, "Invalid momentum value: ", options.momentum);
+  STRATA_CHECK(options.weight_decay >= 0.0, "Invalid weight_decay value: ", options.weight_decay);
+  STRATA_CHECK(!options.nesterov || (options.momentum > 0 && options.dampening == 0),
+               "Nesterov momentum requires a momentum and zero dampening");
+}
+
+void SGD::update() {
+  for (std::size_t i = 0; i < params().size(); ++i) {
+    const Tensor& param = params()[i];
+    if (!param.grad().defined()) continue;
+    Tensor grad = options_.maximize ? neg(param.grad()) : param.grad();
+    if (options_.weight_decay != 0) grad = add(grad, param, options_.weight_decay);
+    if (options_.momentum != 0) {
+      Tensor& buf = momentum_buffers_[i];
+      if (!buf.defined()) {
+        buf = detach(clone(grad));
+      } else {
+        mul_(buf, scalar_tensor(options_.momentum, ScalarType::Float64));
+        add_(buf, grad, 1 - options_.dampening);
+      }
+      grad = options_.nesterov ? add(grad, buf, options_.momentum) : buf;
+    }
+    add_(param, grad, -options_.lr);
+  }
+}
+
+}  // namespace strata::optim
