@@ -17,13 +17,15 @@ namespace strata {
 // The keys are declared in the order they run, like PyTorch's functionality keys seen from the top:
 //   Autograd  records a backward node when an input requires grad (autograd/autograd_fallback.cpp)
 //   Python    the interposer: dispatch modes and wrapper tensor subclasses (core/interposer.h)
-//   CPU, Meta backends: Eigen kernels, or shape-only meta functions
+//   Meta, CPU backends: shape-only meta functions, or Eigen kernels
+// Meta outranks CPU, as in PyTorch, so a meta tensor mixed with a CPU 0-d tensor (a wrapped number)
+// runs the meta function and a CPU kernel only ever sees tensors with data.
 // `Python` keeps PyTorch's name so traces read the same as PyTorch's; no Python is involved. It is where
 // PyTorch calls TorchDispatchMode.__torch_dispatch__ and a subclass's __torch_dispatch__, and strata
 // calls a C++ DispatchMode or TensorSubclass at the same point.
 // Unlike PyTorch, a tensor carries the Autograd key only while it requires grad: a plain tensor skips
 // the autograd hop entirely, which keeps the no-grad path of a tiny op short (see README "Choices").
-enum class DispatchKey : std::uint8_t { Autograd, Python, CPU, Meta };
+enum class DispatchKey : std::uint8_t { Autograd, Python, Meta, CPU };
 inline constexpr int kNumDispatchKeys = 4;
 
 std::string_view key_name(DispatchKey key);

@@ -1,6 +1,8 @@
 // ops/boxing.cpp: output allocation and view construction for the boxed adapters.
 #include "ops/boxing.h"
 
+#include "core/interposer.h"
+
 namespace strata::ops {
 
 Tensor allocate(const TensorSpec& spec, Device device) {
@@ -14,6 +16,16 @@ const Tensor& undefined_tensor() {
 }
 
 namespace detail {
+void check_cpu_inputs(const IValue* args, std::size_t n) {
+  for (std::size_t i = 0; i < n; ++i) {
+    if (!args[i].is_tensor()) continue;
+    const Tensor& t = args[i].to_tensor();
+    STRATA_CHECK(!t.defined() || t.impl()->has_storage(), "expected tensors with data on the CPU, but argument ", i,
+                 " is a ", t.subclass() ? t.subclass()->type_name() : std::string_view("meta"),
+                 " tensor without storage (was the Python key excluded around a wrapper tensor?)");
+  }
+}
+
 Tensor make_view_of(const Tensor& base, const ViewSpec& spec) {
   return strata::detail::make_view(base, spec.sizes, spec.strides, spec.storage_offset);
 }

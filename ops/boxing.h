@@ -125,11 +125,16 @@ struct SpecCount : std::integral_constant<std::size_t, 1> {};
 template <std::size_t N>
 struct SpecCount<std::array<TensorSpec, N>> : std::integral_constant<std::size_t, N> {};
 
+// CPU kernels read data: a tensor without any (a wrapper reached with the Python key excluded) is an
+// error, not a null dereference. Meta outranks CPU, so meta tensors never get here.
+void check_cpu_inputs(const IValue* args, std::size_t n);
+
 // CPU and Meta kernels of a functional op.
 template <auto Meta, auto Compute, Device D>
 void functional_kernel(const OperatorHandle&, DispatchKeySet, Stack& stack) {
   constexpr std::size_t n = arity<Meta>;
   const IValue* args = stack.data() + stack.size() - n;
+  if constexpr (D == Device::CPU) check_cpu_inputs(args, n);
   const auto spec = invoke_unboxed<Meta>(Meta, args, std::make_index_sequence<n>{});
   constexpr std::size_t k = SpecCount<std::decay_t<decltype(spec)>>::value;
   std::array<Tensor, k> outs;
@@ -159,6 +164,7 @@ template <auto Check, auto Compute, Device D>
 void inplace_kernel(const OperatorHandle&, DispatchKeySet, Stack& stack) {
   constexpr std::size_t n = arity<Check>;
   const IValue* args = stack.data() + stack.size() - n;
+  if constexpr (D == Device::CPU) check_cpu_inputs(args, n);
   invoke_unboxed<Check>(Check, args, std::make_index_sequence<n>{});
   if constexpr (D == Device::CPU) invoke_unboxed<Check>(Compute, args, std::make_index_sequence<n>{});
   Tensor self = args[0].to_tensor();

@@ -3,7 +3,10 @@
 //                 double: 53 bits of random64())
 //   normal        Box-Muller with the second sample cached on the generator (at::normal_distribution)
 //   normal_fill   the path randn takes for 16+ contiguous elements: uniforms first, then Box-Muller on
-//                 blocks of 16 (the last block recomputed over the final 16 elements)
+//                 blocks of 16 (the last block recomputed over the final 16 elements). As in PyTorch's
+//                 AVX2 kernel (what x86 machines run), theta = float(2 pi) * u2 in the element type and
+//                 the result is fma(r cos theta, std, mean). PyTorch's vectorised log and sincos are
+//                 polynomial approximations, so a value can differ from it in the last bit (1.2e-7 here).
 // See aten/src/ATen/core/DistributionsHelper.h and native/cpu/DistributionTemplates.h.
 #pragma once
 
@@ -52,9 +55,9 @@ void normal_fill_16(T* data, T mean, T stdv) {
     const T u1 = 1 - data[j];  // [0, 1) -> (0, 1] for log
     const T u2 = data[j + 8];
     const T radius = std::sqrt(-2 * std::log(u1));
-    const T theta = static_cast<T>(2.0f * M_PI * u2);
-    data[j] = radius * std::cos(theta) * stdv + mean;
-    data[j + 8] = radius * std::sin(theta) * stdv + mean;
+    const T theta = static_cast<T>(2.0 * M_PI) * u2;
+    data[j] = std::fma(radius * std::cos(theta), stdv, mean);
+    data[j + 8] = std::fma(radius * std::sin(theta), stdv, mean);
   }
 }
 

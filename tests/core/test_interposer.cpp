@@ -1,0 +1,172 @@
+// tests/core/test_interposer.cpp: the mode stack (push/pop, nesting, popped while handling, restored
+// after a throw, Python key tracking) and wrapper subclasses at the core level.
+#include <doctest/doctest.h>
+
+#include <sstream>
+
+#include "core/interposer.h"
+#include "tests/core/toy_ops.h"
+
+using namespace strata;
+using strata::testing::call_twice;
+using strata::testing::toy_ops;
+
+namespace {
+
+struct RecordingMode : DispatchMode {
+  std::string label;
+  std::vector<std::string>* log;
+  int calls_per_op = 1;
+  RecordingMode(std::string l, std::vector<std::string>* lg) : label(std::move(l)), log(lg) {}
+  std::string_view name() const override { return label; }
+  void dispatch(const OperatorHandle& op, Stack& stack) override {
+    log->push_back(label + ":" + op.str() + " top=" + (current_mode() ? std::string(current_mode()->name()) : "none"));
+    const std::size_t n = op.schema().arguments().size();
+    for (int i = 1; i < calls_per_op; ++i) {  // call again on a copy of the arguments
+      Stack copy;
+      for (std::size_t k = stack.size() - n; k < stack.size(); ++k) copy.push_back(stack[k]);
+      op.call(copy);
+    }
+    op.call(stack);
+  }
+};
+
+struct ThrowingMode : DispatchMode {
+  std::string_view name() const override { return "ThrowingMode"; }
+  void dispatch(const OperatorHandle&, Stack&) override { throw Error("mode refused"); }
+};
+
+}  // namespace
+
+TEST_CASE("entering a mode pushes it and includes the Python key; leaving pops it") {
+  std::vector<std::string> log;
+  RecordingMode mode("A", &log);
+  CHECK(current_mode() == nullptr);
+  {
+    ModeGuard guard(mode);
+    CHECK(current_mode() == &mode);
+    CHECK(mode_stack_size() == 1);
+    CHECK(local_dispatch_keys().included.has(DispatchKey::Python));
+  }
+  CHECK(current_mode() == nullptr);
+  CHECK_FALSE(local_dispatch_keys().included.has(DispatchKey::Python));
+}
+
+TEST_CASE("a mode is popped while it handles an op, so the op reaches the next mode, then the kernel") {
+  std::vector<std::string> log;
+  RecordingMode outer("outer", &log), inner("inner", &log);
+  Tensor y;
+  {
+    ModeGuard a(outer);
+    ModeGuard b(inner);
+    y = call_twice(tensor<float>({1, 2}));
+  }
+  CHECK(y.to_vector<float>() == std::vector<float>{2, 4});
+  CHECK(log == std::vector<std::string>{"inner:test.twice.default top=outer", "outer:test.twice.default top=none"});
+}
+
+TEST_CASE("two nested counters see the same ops; a mode that calls the op twice doubles what the next sees") {
+  std::vector<std::string> log;
+  RecordingMode outer("outer", &log), inner("inner", &log);
+  inner.calls_per_op = 2;
+  {
+    ModeGuard a(outer);
+    ModeGuard b(inner);
+    call_twice(tensor<float>({1}));
+  }
+  CHECK(log.size() == 3);
+  CHECK(log[0].starts_with("inner:"));
+  CHECK(log[1].starts_with("outer:"));
+  CHECK(log[2].starts_with("outer:"));
+}
+
+TEST_CASE("modes see ops without tensor arguments") {
+  std::vector<std::string> log;
+  RecordingMode mode("A", &log);
+  {
+    ModeGuard guard(mode);
+    Stack stack;
+    stack.emplace_back(std::int64_t{1});
+    toy_ops().ping.call(stack);
+    CHECK(stack.back().to_int() == 2);
+  }
+  CHECK(log == std::vector<std::string>{"A:test.ping.default top=none"});
+}
+
+TEST_CASE("a mode that throws leaves the mode stack and key sets as they were") {
+  ThrowingMode bad;
+  std::vector<std::string> log;
+  RecordingMode outer("outer", &log);
+  ModeGuard a(outer);
+  {
+    ModeGuard b(bad);
+    CHECK_THROWS_WITH_AS(call_twice(tensor<float>({1})), "[test::twice] mode refused", Error);
+    CHECK(current_mode() == &bad);
+    CHECK(mode_stack_size() == 2);
+  }
+  CHECK(current_mode() == &outer);
+  CHECK(local_dispatch_keys().included.has(DispatchKey::Python));
+}
+
+TEST_CASE("the dispatch trace shows the interposer between the caller and the kernel") {
+  std::vector<std::string> log;
+  RecordingMode mode("A", &log);
+  std::ostringstream out;
+  {
+    ModeGuard guard(mode);
+    DispatchTraceGuard trace(out);
+    call_twice(tensor<float>({1}));
+  }
+  CHECK(out.str() ==
+        "test.twice.default [Python, CPU] -> Python: fallback interposer\n"
+        "  test.twice.default [CPU] -> CPU: kernel twice\n");
+}
+
+namespace {
+// A wrapper whose ops run on its inner tensor and whose results stay unwrapped.
+struct PassThrough final : TensorSubclass {
+  Tensor inner;
+  int* seen;
+  PassThrough(Tensor t, int* s) : inner(std::move(t)), seen(s) {}
+  std::string_view type_name() const override { return "PassThrough"; }
+  void dispatch(const OperatorHandle& op, Stack& stack) override {
+    ++*seen;
+    for (IValue& v : stack)
+      if (v.is_tensor() && v.to_tensor().subclass() == this) v = IValue(inner);
+    op.call(stack);
+  }
+  FlattenedTensor flatten() const override { return {{"inner"}, {inner}, nullptr}; }
+  Tensor unflatten(const FlattenedTensor& flat, IntArrayRef, IntArrayRef) const override {
+    return make_wrapper_tensor(IntrusivePtr<TensorSubclass>(new PassThrough(flat.inner[0], seen)), flat.inner[0].sizes(),
+                               flat.inner[0].strides(), 0, flat.inner[0].dtype(), flat.inner[0].device());
+  }
+};
+}  // namespace
+
+TEST_CASE("a wrapper subclass handles ops on it; inside a mode the mode runs first") {
+  int seen = 0;
+  const Tensor inner = tensor<float>({3, 4});
+  const Tensor w = make_wrapper_tensor(IntrusivePtr<TensorSubclass>(new PassThrough(inner, &seen)), inner.sizes(),
+                                       inner.strides(), 0, inner.dtype(), inner.device());
+  CHECK(w.key_set().has(DispatchKey::Python));
+  CHECK(w.sizes() == inner.sizes());
+  CHECK_THROWS_WITH_AS(w.data_ptr<float>(), "cannot access the data of a PassThrough wrapper tensor; unwrap it first", Error);
+  CHECK(call_twice(w).to_vector<float>() == std::vector<float>{6, 8});
+  CHECK(seen == 1);
+
+  std::vector<std::string> log;
+  RecordingMode mode("M", &log);
+  {
+    ModeGuard guard(mode);
+    call_twice(w);
+  }
+  CHECK(log.size() == 1);
+  CHECK(seen == 2);
+
+  const FlattenedTensor flat = w.subclass()->flatten();
+  CHECK(flat.names == std::vector<std::string>{"inner"});
+  const Tensor again = w.subclass()->unflatten(flat, w.sizes(), w.strides());
+  CHECK(call_twice(again).to_vector<float>() == std::vector<float>{6, 8});
+  CHECK(interposer_sees(w));
+  CHECK_FALSE(interposer_sees(inner));
+}

@@ -1,0 +1,115 @@
+// tests/core/test_tensor.cpp: tensor handles, storage sharing, geometry, data access, printing.
+#include <doctest/doctest.h>
+
+#include "core/generator.h"
+#include "core/tensor_format.h"
+#include "tests/test_helpers.h"
+
+using namespace strata;
+
+TEST_CASE("a tensor is a cheap handle; copies share the impl") {
+  const Tensor a = tensor<float>({1, 2, 3, 4}, {2, 2});
+  const Tensor b = a;
+  CHECK(b.is_same(a));
+  CHECK(a.use_count() == 2);
+  CHECK(sizeof(Tensor) == sizeof(void*));
+  CHECK(a.dim() == 2);
+  CHECK(a.numel() == 4);
+  CHECK(a.size(-1) == 2);
+  CHECK(a.stride(0) == 2);
+  CHECK(a.dtype() == ScalarType::Float32);
+  CHECK(a.device() == Device::CPU);
+  CHECK(a.is_contiguous());
+  CHECK(a.key_set() == DispatchKeySet(DispatchKey::CPU));
+}
+
+TEST_CASE("storage is 64-byte aligned and views share it") {
+  const Tensor a = tensor<double>({1, 2, 3, 4, 5, 6}, {2, 3});
+  CHECK(reinterpret_cast<std::uintptr_t>(a.impl()->storage()->data()) % 64 == 0);
+  const Tensor at = strata::detail::make_view(a, {3, 2}, {1, 3}, 0);
+  CHECK(at.impl()->storage().get() == a.impl()->storage().get());
+  CHECK_FALSE(at.is_contiguous());
+  CHECK(at.is_non_overlapping_and_dense());
+  CHECK(at.to_vector<double>() == std::vector<double>{1, 4, 2, 5, 3, 6});
+  const Tensor col = strata::detail::make_view(a, {2}, {3}, 1);
+  CHECK(col.to_vector<double>() == std::vector<double>{2, 5});
+  CHECK_FALSE(col.is_non_overlapping_and_dense());
+  const Tensor expanded = strata::detail::make_view(a, {4, 3}, {0, 1}, 0);
+  CHECK_FALSE(expanded.is_non_overlapping_and_dense());
+}
+
+TEST_CASE("item and typed data access check what they are given") {
+  CHECK(scalar_tensor(2.5, ScalarType::Float64).item<double>() == 2.5);
+  CHECK(tensor<std::int64_t>({7}).item().to_int() == 7);
+  CHECK_THROWS_WITH_AS(tensor<float>({1, 2}).item(), "a Tensor with 2 elements cannot be converted to Scalar", Error);
+  CHECK_THROWS_WITH_AS(tensor<float>({1}).data_ptr<double>(), "expected scalar type float64 but found float32", Error);
+  const Tensor meta = strata::detail::make_contiguous_tensor({2}, ScalarType::Float32, Device::Meta);
+  CHECK_THROWS_WITH_AS(meta.data_ptr<float>(),
+                       "Cannot access data pointer of Tensor that doesn't have storage (device meta)", Error);
+  CHECK_THROWS_WITH_AS(tensor<float>({1, 2, 3}, {2, 2}), "tensor(): shape [2, 2] needs 4 values but 3 were given", Error);
+  CHECK_THROWS_WITH_AS(strata::detail::make_contiguous_tensor({2, -1}, ScalarType::Float32, Device::CPU),
+                       "Trying to create tensor with negative dimension -1: [2, -1]", Error);
+  CHECK_THROWS_WITH_AS(tensor<float>({1}).size(1), "Dimension out of range (expected to be in range of [-1, 0], but got 1)",
+                       Error);
+}
+
+TEST_CASE("shape helpers broadcast and wrap as PyTorch does") {
+  CHECK(broadcast_shapes(IntArrayRef{8, 1, 3}, IntArrayRef{4, 1}) == DimVector{8, 4, 3});
+  CHECK_THROWS_WITH_AS(broadcast_shapes(IntArrayRef{2, 3}, IntArrayRef{4}),
+                       "The size of tensor a (3) must match the size of tensor b (4) at non-singleton dimension 1", Error);
+  CHECK(wrap_dim(-1, 3) == 2);
+  CHECK(contiguous_strides(IntArrayRef{2, 3, 4}) == DimVector{12, 4, 1});
+  CHECK(infer_size(IntArrayRef{-1, 4}, 8) == DimVector{2, 4});
+  CHECK_THROWS_WITH_AS(infer_size(IntArrayRef{-1, -1}, 8), "only one dimension can be inferred", Error);
+  CHECK_THROWS_WITH_AS(infer_size(IntArrayRef{3, 5}, 16), "shape '[3, 5]' is invalid for input of size 16", Error);
+  CHECK_FALSE(view_strides(IntArrayRef{3, 2}, IntArrayRef{1, 3}, IntArrayRef{6}).has_value());
+  CHECK(view_strides(IntArrayRef{4, 6}, IntArrayRef{6, 1}, IntArrayRef{2, 2, 6}).value() == DimVector{12, 6, 1});
+}
+
+namespace {
+// Golden values are numbers, or the strings "inf", "-inf", "nan" (JSON has no non-finite numbers).
+std::vector<double> golden_values(const nlohmann::json& values) {
+  std::vector<double> out;
+  for (const auto& v : values) out.push_back(v.is_string() ? std::stod(v.get<std::string>()) : v.get<double>());
+  return out;
+}
+}  // namespace
+
+TEST_CASE("tensors print exactly as PyTorch prints them") {
+  for (const auto& c : testing::read_golden_json("print_cases.json")) {
+    const std::string dtype = c["dtype"];
+    const std::vector<std::int64_t> shape = c["shape"];
+    Tensor t;
+    if (dtype == "float32") {
+      const std::vector<double> v = golden_values(c["values"]);
+      t = tensor<float>(std::vector<float>(v.begin(), v.end()), shape);
+    } else if (dtype == "float64") {
+      t = tensor<double>(golden_values(c["values"]), shape);
+    }
+    else if (dtype == "int64") t = tensor<std::int64_t>(c["values"].get<std::vector<std::int64_t>>(), shape);
+    else {
+      std::vector<std::int64_t> ints = c["values"];
+      t = strata::detail::make_contiguous_tensor(shape, ScalarType::Bool, Device::CPU);
+      for (std::size_t i = 0; i < ints.size(); ++i) t.data_ptr<bool>()[i] = ints[i] != 0;
+    }
+    if (shape.empty() || std::find(shape.begin(), shape.end(), 0) != shape.end()) {
+      // tensor() makes 1-d tensors from empty shapes; build 0-d and empty ones directly.
+      Tensor u = strata::detail::make_contiguous_tensor(shape, t.dtype(), Device::CPU);
+      if (u.numel() == 1) *u.data_ptr<float>() = t.item<float>();
+      t = u;
+    }
+    INFO(c["name"].get<std::string>());
+    CHECK(t.str() == c["repr"].get<std::string>());
+  }
+  const Tensor meta = strata::detail::make_contiguous_tensor({2, 3}, ScalarType::Float64, Device::Meta);
+  CHECK(meta.str() == "tensor(..., device='meta', size=(2, 3), dtype=torch.float64)");
+}
+
+TEST_CASE("the generator reproduces PyTorch's mt19937 stream") {
+  Generator g;
+  g.manual_seed(0);
+  CHECK(g.impl()->random() == 2357136044u);  // torch.Generator().manual_seed(0): first 32-bit draw
+  CHECK(g.initial_seed() == 0);
+  Generator h;
+  CHECK(h.initial_seed() == 67280421310721ULL);
+}

@@ -1,0 +1,315 @@
+// tests/ops/test_ops_reference.cpp: mm, addmm, sum, _log_softmax (+ backward), nll_loss (forward and
+// backward), view ops and factories against reference loops, with meta functions checked alongside.
+#include <cmath>
+
+#include "ops/detach.h"
+#include "tests/ops/op_harness.h"
+
+using namespace strata;
+using namespace strata::testing;
+
+namespace {
+
+Host matmul_reference(const Host& a, const Host& b) {
+  const std::int64_t n = a.shape[0], k = a.shape[1], p = b.shape[1];
+  Host out{std::vector<double>(static_cast<std::size_t>(n * p), 0.0), {n, p}};
+  for (std::int64_t i = 0; i < n; ++i)
+    for (std::int64_t j = 0; j < p; ++j)
+      for (std::int64_t l = 0; l < k; ++l) out.v[static_cast<std::size_t>(i * p + j)] += a.v[static_cast<std::size_t>(i * k + l)] * b.v[static_cast<std::size_t>(l * p + j)];
+  return out;
+}
+
+Tensor matrix(Layout2 layout, std::int64_t rows, std::int64_t cols, Device d, ScalarType dtype = ScalarType::Float32) {
+  return make_operand(layout, rows, cols, d, dtype);
+}
+
+struct MmShape {
+  std::int64_t n, k, p;
+};
+const MmShape kMmShapes[] = {{1, 1, 1}, {2, 3, 4}, {7, 8, 9}, {16, 17, 15}, {33, 5, 8}, {8, 16, 32}};
+
+}  // namespace
+
+TEST_CASE("mm matches a triple loop for row- and column-major operands") {
+  for (const MmShape& s : kMmShapes)
+    for (Layout2 la : {Layout2::Contiguous, Layout2::Transposed})
+      for (Layout2 lb : {Layout2::Contiguous, Layout2::Transposed, Layout2::Broadcast}) {
+        const std::string name = "mm " + std::to_string(s.n) + "x" + std::to_string(s.k) + "x" + std::to_string(s.p) + " " +
+                                 layout_name(la) + "/" + layout_name(lb);
+        check_op(
+            name, [&](Device d) { return Inputs{matrix(la, s.n, s.k, d), matrix(lb, s.k, s.p, d)}; },
+            [](const Inputs& in) { return mm(in[0], in[1]); },
+            [](const std::vector<Host>& in) { return matmul_reference(in[0], in[1]); }, 1e-4);
+      }
+  check_op(
+      "mm float64", [](Device d) { return Inputs{matrix(Layout2::Transposed, 5, 6, d, ScalarType::Float64), matrix(Layout2::Contiguous, 6, 3, d, ScalarType::Float64)}; },
+      [](const Inputs& in) { return mm(in[0], in[1]); }, [](const std::vector<Host>& in) { return matmul_reference(in[0], in[1]); }, 1e-12);
+  check_op(
+      "mm int64", [](Device d) { return Inputs{randint(-5, 5, {4, 3}, {.device = d}), t(randint(-5, 5, {2, 3}, {.device = d}))}; },
+      [](const Inputs& in) { return mm(in[0], in[1]); }, [](const std::vector<Host>& in) { return matmul_reference(in[0], in[1]); }, 0);
+}
+
+TEST_CASE("addmm is beta * self + alpha * mat1 @ mat2 with self broadcast") {
+  struct Coeffs {
+    double beta, alpha;
+  };
+  for (const MmShape& s : kMmShapes)
+    for (Coeffs c : {Coeffs{1, 1}, Coeffs{0.5, 2}, Coeffs{0, -1}})
+      for (int bias_kind = 0; bias_kind < 3; ++bias_kind) {
+        const std::string name = "addmm " + std::to_string(s.n) + "x" + std::to_string(s.k) + "x" + std::to_string(s.p) +
+                                 " beta=" + std::to_string(c.beta) + " bias_kind=" + std::to_string(bias_kind);
+        check_op(
+            name,
+            [&](Device d) {
+              const Tensor bias = bias_kind == 0   ? randn({s.p}, {.device = d})
+                                  : bias_kind == 1 ? randn({s.n, s.p}, {.device = d})
+                                                   : randn({1, s.p}, {.device = d});
+              return Inputs{bias, matrix(Layout2::Contiguous, s.n, s.k, d), matrix(Layout2::Transposed, s.k, s.p, d)};
+            },
+            [&](const Inputs& in) { return addmm(in[0], in[1], in[2], c.beta, c.alpha); },
+            [&](const std::vector<Host>& in) {
+              Host out = matmul_reference(in[1], in[2]);
+              const auto idx = all_indices(out.shape);
+              for (std::size_t i = 0; i < idx.size(); ++i) out.v[i] = c.beta * bcast_at(in[0], idx[i]) + c.alpha * out.v[i];
+              return out;
+            },
+            1e-4);
+      }
+  // beta = 0 ignores self entirely, so NaN in it does not propagate.
+  const Tensor nan_bias = tensor<float>({std::nanf(""), std::nanf("")});
+  const Tensor r = addmm(nan_bias, tensor<float>({1, 2}, {1, 2}), tensor<float>({1, 0, 0, 1}, {2, 2}), 0);
+  CHECK(r.to_vector<float>() == std::vector<float>{1, 2});
+}
+
+TEST_CASE("sum over dims, with and without keepdim, matches a reference loop") {
+  struct SumCase {
+    std::vector<std::int64_t> dims;
+    bool keepdim;
+  };
+  const SumCase cases[] = {{{}, false}, {{0}, false}, {{1}, true}, {{-1}, false}, {{0, 2}, true}, {{2, 0}, false}};
+  for (bool transposed : {false, true})
+    for (const SumCase& c : cases) {
+      std::string name = std::string("sum dims=") + shape_str(c.dims) + (c.keepdim ? " keepdim" : "") + (transposed ? " transposed" : "");
+      check_op(
+          name,
+          [&](Device d) {
+            const Tensor base = randn({3, 4, 5}, {.device = d});
+            return Inputs{transposed ? transpose(randn({5, 4, 3}, {.device = d}), 0, 2) : base};
+          },
+          [&](const Inputs& in) { return sum(in[0], c.dims, c.keepdim); },
+          [&](const std::vector<Host>& in) {
+            std::vector<bool> reduced(3, c.dims.empty());
+            for (std::int64_t d : c.dims) reduced[static_cast<std::size_t>((d + 3) % 3)] = true;
+            Host out;
+            for (std::size_t d = 0; d < 3; ++d)
+              if (!reduced[d] || c.keepdim) out.shape.push_back(reduced[d] ? 1 : in[0].shape[d]);
+            std::vector<std::int64_t> kept_shape;
+            for (std::size_t d = 0; d < 3; ++d)
+              if (!reduced[d]) kept_shape.push_back(in[0].shape[d]);
+            out.v.assign(static_cast<std::size_t>(numel_of(kept_shape)), 0.0);
+            const auto idx = all_indices(in[0].shape);
+            for (std::size_t i = 0; i < idx.size(); ++i) {
+              std::int64_t flat = 0;
+              for (std::size_t d = 0; d < 3; ++d)
+                if (!reduced[d]) flat = flat * in[0].shape[d] + idx[i][d];
+              out.v[static_cast<std::size_t>(flat)] += in[0].v[i];
+            }
+            return out;
+          },
+          1e-5);
+    }
+  check_op(
+      "sum.default", [](Device d) { return Inputs{randn({7, 9}, {.device = d})}; }, [](const Inputs& in) { return sum(in[0]); },
+      [](const std::vector<Host>& in) {
+        double s = 0;
+        for (double v : in[0].v) s += v;
+        return Host{{s}, {}};
+      });
+  const Tensor ints = tensor<std::int64_t>({1, 2, 3, 4}, {2, 2});
+  CHECK(sum(ints).dtype() == ScalarType::Int64);
+  CHECK(sum(ints, {0}).to_vector<std::int64_t>() == std::vector<std::int64_t>{4, 6});
+  CHECK(sum(tensor<bool>({true, true, false})).item<std::int64_t>() == 2);
+  CHECK(sum(ints, {1}, false, ScalarType::Float64).dtype() == ScalarType::Float64);
+}
+
+TEST_CASE("_log_softmax and its backward match the formulas along any dimension") {
+  for (std::int64_t dim : {0, 1, -1})
+    for (bool transposed : {false, true})
+      for (std::int64_t n : {1, 4, 9}) {
+        const std::string where = "dim=" + std::to_string(dim) + (transposed ? " transposed" : "") + " n=" + std::to_string(n);
+        auto build = [&](Device d) {
+          return Inputs{transposed ? t(randn({n, 5}, {.device = d})) : mul(randn({5, n}, {.device = d}), scalar_tensor(10.0, ScalarType::Float32))};
+        };
+        auto rows = [dim](const Host& h, const std::function<void(std::vector<std::size_t>&)>& f) {
+          const std::int64_t d = (dim + 2) % 2, other = 1 - d;
+          for (std::int64_t o = 0; o < h.shape[static_cast<std::size_t>(other)]; ++o) {
+            std::vector<std::size_t> row;
+            for (std::int64_t i = 0; i < h.shape[static_cast<std::size_t>(d)]; ++i)
+              row.push_back(static_cast<std::size_t>(d == 1 ? o * h.shape[1] + i : i * h.shape[1] + o));
+            f(row);
+          }
+        };
+        check_op(
+            "_log_softmax " + where, build, [&](const Inputs& in) { return _log_softmax(in[0], dim); },
+            [&](const std::vector<Host>& in) {
+              Host out{in[0].v, in[0].shape};
+              rows(in[0], [&](std::vector<std::size_t>& row) {
+                double m = -INFINITY, s = 0;
+                for (std::size_t k : row) m = std::max(m, in[0].v[k]);
+                for (std::size_t k : row) s += std::exp(in[0].v[k] - m);
+                for (std::size_t k : row) out.v[k] = in[0].v[k] - m - std::log(s);
+              });
+              return out;
+            });
+        check_op(
+            "_log_softmax_backward_data " + where,
+            [&](Device d) {
+              const Inputs x = build(d);
+              return Inputs{randn(sizes_of(x[0]), {.device = d}), _log_softmax(x[0], dim)};
+            },
+            [&](const Inputs& in) { return _log_softmax_backward_data(in[0], in[1], dim, ScalarType::Float32); },
+            [&](const std::vector<Host>& in) {
+              Host out{in[0].v, in[0].shape};
+              rows(in[0], [&](std::vector<std::size_t>& row) {
+                double s = 0;
+                for (std::size_t k : row) s += in[0].v[k];
+                for (std::size_t k : row) out.v[k] = in[0].v[k] - std::exp(in[1].v[k]) * s;
+              });
+              return out;
+            });
+      }
+}
+
+TEST_CASE("nll_loss forward and backward match the definition for every reduction, weight and ignore_index") {
+  for (std::int64_t reduction : {0, 1, 2})
+    for (bool weighted : {false, true})
+      for (std::int64_t ignore : {-100, 2}) {
+        const std::string where = "reduction=" + std::to_string(reduction) + (weighted ? " weighted" : "") +
+                                  " ignore=" + std::to_string(ignore);
+        auto build = [&](Device d) {
+          return Inputs{_log_softmax(randn({6, 4}, {.device = d}), 1), randint(0, 4, {6}, {.device = d}),
+                        weighted ? rand({4}, {.device = d}) : Tensor()};
+        };
+        // loss_i = -w[t_i] x[i, t_i] (0 if ignored); mean divides by the sum of w[t_i] over kept rows.
+        auto terms = [&](const std::vector<Host>& in, std::vector<double>& loss, double& total) {
+          total = 0;
+          for (std::int64_t i = 0; i < 6; ++i) {
+            const auto t_i = static_cast<std::int64_t>(in[1].v[static_cast<std::size_t>(i)]);
+            const double w = weighted ? in[2].v[static_cast<std::size_t>(t_i)] : 1.0;
+            const bool kept = t_i != ignore;
+            loss.push_back(kept ? -w * in[0].v[static_cast<std::size_t>(i * 4 + t_i)] : 0.0);
+            total += kept ? w : 0.0;
+          }
+        };
+        check_op(
+            "nll_loss_forward " + where, build,
+            [&](const Inputs& in) { return std::get<0>(nll_loss_forward(in[0], in[1], in[2], reduction, ignore)); },
+            [&](const std::vector<Host>& in) {
+              std::vector<double> loss;
+              double total;
+              terms(in, loss, total);
+              if (reduction == 0) return Host{loss, {6}};
+              double s = 0;
+              for (double l : loss) s += l;
+              return Host{{reduction == 1 ? s / total : s}, {}};
+            });
+        check_op(
+            "nll_loss_backward " + where,
+            [&](Device d) {
+              Inputs in = build(d);
+              const auto [out, total_weight] = nll_loss_forward(in[0], in[1], in[2], reduction, ignore);
+              in.push_back(reduction == 0 ? randn({6}, {.device = d}) : randn({}, {.device = d}));
+              in.push_back(total_weight);
+              return in;
+            },
+            [&](const Inputs& in) { return nll_loss_backward(in[3], in[0], in[1], in[2], reduction, ignore, in[4]); },
+            [&](const std::vector<Host>& in) {
+              Host out{std::vector<double>(24, 0.0), {6, 4}};
+              for (std::int64_t i = 0; i < 6; ++i) {
+                const auto t_i = static_cast<std::int64_t>(in[1].v[static_cast<std::size_t>(i)]);
+                if (t_i == ignore) continue;
+                const double w = weighted ? in[2].v[static_cast<std::size_t>(t_i)] : 1.0;
+                const double g = reduction == 0 ? in[3].v[static_cast<std::size_t>(i)] : in[3].v[0];
+                out.v[static_cast<std::size_t>(i * 4 + t_i)] = -w * g / (reduction == 1 ? in[4].v[0] : 1.0);
+              }
+              return out;
+            });
+      }
+  // A 1-D input with a 0-d target.
+  const Tensor logp = _log_softmax(tensor<float>({0.1f, 0.2f, 0.7f}), 0);
+  const Tensor target = scalar_tensor(2, ScalarType::Int64);
+  CHECK(std::get<0>(nll_loss_forward(logp, target, Tensor(), 1, -100)).item<float>() == doctest::Approx(-logp.to_vector<float>()[2]));
+}
+
+TEST_CASE("view ops alias their input's storage with PyTorch's geometry") {
+  const Tensor a = tensor<float>({0, 1, 2, 3, 4, 5}, {2, 3});
+  const Tensor at = t(a);
+  CHECK(at.impl()->storage().get() == a.impl()->storage().get());
+  CHECK(sizes_of(at) == std::vector<std::int64_t>{3, 2});
+  CHECK(at.to_vector<float>() == std::vector<float>{0, 3, 1, 4, 2, 5});
+  CHECK(sizes_of(t(tensor<float>({1, 2}))) == std::vector<std::int64_t>{2});
+  CHECK(transpose(a, -1, 0).strides() == at.strides());
+  CHECK(view(a, {3, -1}).to_vector<float>() == a.to_vector<float>());
+  CHECK(sizes_of(view(a, {6})) == std::vector<std::int64_t>{6});
+  CHECK(sizes_of(view(at, {3, 1, 2})) == std::vector<std::int64_t>{3, 1, 2});  // a viewable non-contiguous case
+  const Tensor e = expand(tensor<float>({1, 2, 3}), {2, 3});
+  CHECK(e.strides()[0] == 0);
+  CHECK(e.to_vector<float>() == std::vector<float>{1, 2, 3, 1, 2, 3});
+  CHECK(sizes_of(expand(tensor<float>({1, 2, 3}, {3, 1}), {-1, 4})) == std::vector<std::int64_t>{3, 4});
+  const Tensor s = as_strided(a, {2, 2}, {1, 2}, 1);
+  CHECK(s.to_vector<float>() == std::vector<float>{1, 3, 2, 4});
+  const Tensor u = unsqueeze(a, 1);
+  CHECK(sizes_of(u) == std::vector<std::int64_t>{2, 1, 3});
+  CHECK(sizes_of(squeeze(u, 1)) == std::vector<std::int64_t>{2, 3});
+  CHECK(sizes_of(squeeze(a, 0)) == std::vector<std::int64_t>{2, 3});
+  CHECK(sizes_of(unsqueeze(a, -1)) == std::vector<std::int64_t>{2, 3, 1});
+  const Tensor d = detach(a);
+  CHECK(d.impl()->storage().get() == a.impl()->storage().get());
+  CHECK_FALSE(d.is_same(a));
+  CHECK(reshape(at, {6}).to_vector<float>() == std::vector<float>{0, 3, 1, 4, 2, 5});  // needs a copy
+  CHECK(reshape(a, {3, 2}).impl()->storage().get() == a.impl()->storage().get());     // a view
+  CHECK(contiguous(at).is_contiguous());
+  CHECK(contiguous(a).is_same(a));
+}
+
+TEST_CASE("view ops on meta tensors give the same geometry as on CPU") {
+  for (Device d : {Device::CPU, Device::Meta}) {
+    const Tensor a = empty({4, 6}, {.device = d});
+    CHECK(view(t(view(a, {6, 4})), {4, 6}).device() == d);
+    CHECK(sizes_of(expand(unsqueeze(a, 0), {3, 4, 6})) == std::vector<std::int64_t>{3, 4, 6});
+    CHECK(as_strided(a, {2, 2}, {6, 1}, 2).storage_offset() == 2);
+    CHECK(transpose(a, 0, 1).strides()[0] == 1);
+  }
+}
+
+TEST_CASE("factories and copies: dtypes, values, and preserved layouts") {
+  const Tensor x = t(tensor<float>({1, 2, 3, 4, 5, 6}, {2, 3}));
+  CHECK(ones_like(x).to_vector<float>() == std::vector<float>(6, 1.0f));
+  CHECK(ones_like(x).strides() == x.strides());  // preserve_format keeps the transposed layout
+  CHECK(zeros_like(x, {.dtype = ScalarType::Int64}).dtype() == ScalarType::Int64);
+  CHECK(empty_like(expand(tensor<float>({1}), {4})).is_contiguous());  // not dense: becomes contiguous
+  CHECK(sizes_of(empty({2, 0, 3})) == std::vector<std::int64_t>{2, 0, 3});
+  CHECK(empty({2}, {.dtype = ScalarType::Float64}).dtype() == ScalarType::Float64);
+  const Tensor ns = new_empty_strided(x, {2, 3}, {1, 2});
+  CHECK(ns.strides() == IntArrayRef{1, 2});
+  CHECK(ns.dtype() == ScalarType::Float32);
+  const Tensor c = clone(x);
+  CHECK(c.to_vector<float>() == x.to_vector<float>());
+  CHECK(c.strides() == x.strides());
+  CHECK(clone(x, MemoryFormat::Contiguous).is_contiguous());
+  CHECK(to(x, ScalarType::Int64).to_vector<std::int64_t>() == std::vector<std::int64_t>{1, 4, 2, 5, 3, 6});
+  CHECK(to(x, ScalarType::Float32).is_same(x));
+  const Tensor f = empty({2, 3});
+  fill_(f, 2.5);
+  CHECK(f.to_vector<float>() == std::vector<float>(6, 2.5f));
+  zero_(f);
+  CHECK(f.to_vector<float>() == std::vector<float>(6, 0.0f));
+  copy_(f, tensor<std::int64_t>({7, 8, 9}));  // broadcast and converted
+  CHECK(f.to_vector<float>() == std::vector<float>{7, 8, 9, 7, 8, 9});
+  const Tensor ft = t(empty({3, 2}));
+  copy_(ft, tensor<float>({1, 2, 3, 4, 5, 6}, {2, 3}));  // into a transposed destination
+  CHECK(ft.to_vector<float>() == std::vector<float>{1, 2, 3, 4, 5, 6});
+  const Tensor filled_int = empty({2}, {.dtype = ScalarType::Int64});
+  fill_(filled_int, 1.7);
+  CHECK(filled_int.to_vector<std::int64_t>() == std::vector<std::int64_t>{1, 1});
+}

@@ -1,0 +1,50 @@
+// tests/test_helpers.h: what several test files share: golden-file paths, JSON loading, and
+// element-wise comparison of tensors with host values.
+#pragma once
+
+#include <doctest/doctest.h>
+
+#include <cmath>
+#include <fstream>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "core/tensor.h"
+
+namespace strata::testing {
+
+inline std::string golden_path(const std::string& name) { return std::string(STRATA_GOLDEN_DIR) + "/" + name; }
+
+inline std::string read_text(const std::string& path) {
+  std::ifstream in(path);
+  REQUIRE_MESSAGE(in.good(), "cannot open " << path);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+inline nlohmann::json read_golden_json(const std::string& name) { return nlohmann::json::parse(read_text(golden_path(name))); }
+
+// Largest |a - b| over all elements (shapes must match).
+inline double max_abs_diff(const std::vector<double>& a, const std::vector<double>& b) {
+  REQUIRE(a.size() == b.size());
+  double worst = 0;
+  for (std::size_t i = 0; i < a.size(); ++i) {
+    if (std::isnan(a[i]) && std::isnan(b[i])) continue;
+    worst = std::max(worst, std::abs(a[i] - b[i]));
+  }
+  return worst;
+}
+
+inline double max_abs_diff(const Tensor& t, const std::vector<double>& expected) {
+  return max_abs_diff(t.to_vector<double>(), expected);
+}
+
+inline std::vector<double> json_doubles(const nlohmann::json& j) { return j.get<std::vector<double>>(); }
+
+inline std::vector<std::int64_t> sizes_of(const Tensor& t) { return {t.sizes().begin(), t.sizes().end()}; }
+
+}  // namespace strata::testing

@@ -1,0 +1,52 @@
+// tracer/logging_tensor.cpp: unwrap, run, log, rewrap (the seed's __torch_dispatch__).
+#include "tracer/logging_tensor.h"
+
+#include "autograd/variable.h"
+
+namespace strata::tracer {
+
+Tensor LoggingTensor::wrap(const Tensor& elem, std::shared_ptr<Log> log, bool requires_grad) {
+  STRATA_CHECK(elem.defined() && !elem.subclass(), "LoggingTensor wraps a plain, defined tensor");
+  IntrusivePtr<TensorSubclass> payload(new LoggingTensor(elem, std::move(log)));
+  Tensor out = make_wrapper_tensor(std::move(payload), elem.sizes(), elem.strides(), elem.storage_offset(),
+                                   elem.dtype(), elem.device());
+  if (requires_grad) requires_grad_(out);
+  return out;
+}
+
+const LoggingTensor* LoggingTensor::of(const Tensor& t) {
+  return t.defined() ? dynamic_cast<const LoggingTensor*>(t.subclass()) : nullptr;
+}
+
+void LoggingTensor::dispatch(const OperatorHandle& op, Stack& stack) {
+  const std::size_t n = op.schema().arguments().size();
+  std::shared_ptr<Log> log;
+  auto unwrap = [&](Tensor& t) {
+    if (const LoggingTensor* lt = of(t)) {
+      log = lt->log_;
+      t = lt->elem_;
+    }
+  };
+  for (std::size_t i = stack.size() - n; i < stack.size(); ++i) {
+    IValue& v = stack[i];
+    if (v.is_tensor()) unwrap(v.to_tensor());
+    else if (v.is_tensor_list())
+      for (Tensor& t : v.to_tensor_list()) unwrap(t);
+  }
+  op.call(stack);
+  log->push_back(op.str());
+  const std::size_t r = op.schema().returns().size();
+  for (std::size_t i = stack.size() - r; i < stack.size(); ++i)
+    if (stack[i].is_tensor() && stack[i].to_tensor().defined()) stack[i] = IValue(wrap(stack[i].to_tensor(), log));
+}
+
+FlattenedTensor LoggingTensor::flatten() const { return FlattenedTensor{{"elem"}, {elem_}, log_}; }
+
+Tensor LoggingTensor::unflatten(const FlattenedTensor& flat, IntArrayRef, IntArrayRef) const {
+  STRATA_CHECK(flat.inner.size() == 1, "LoggingTensor unflattens from one inner tensor, got ", flat.inner.size());
+  return wrap(flat.inner[0], std::static_pointer_cast<Log>(std::const_pointer_cast<void>(flat.context)));
+}
+
+std::string LoggingTensor::repr(const Tensor&) const { return "LoggingTensor(" + elem_.str() + ")"; }
+
+}  // namespace strata::tracer

@@ -1,0 +1,180 @@
+// tracer/seed_experiment.cpp: the three runs and their reports.
+#include "tracer/seed_experiment.h"
+
+#include <cmath>
+#include <set>
+
+#include "autograd/backward.h"
+#include "core/generator.h"
+#include "nn/functional.h"
+#include "nn/layers.h"
+#include "ops/detach.h"
+#include "ops/functions.h"
+#include "optim/sgd.h"
+#include "tracer/logging_tensor.h"
+
+namespace strata::tracer {
+
+namespace {
+
+constexpr const char* kMmLike[] = {"aten.mm.default", "aten.addmm.default", "aten.bmm.default"};
+
+std::shared_ptr<nn::Sequential> make_model(const SeedConfig& config) {
+  manual_seed(config.seed);
+  return nn::make_mlp(config.sizes);
+}
+
+std::vector<Tensor> detached_clones(const std::vector<Tensor>& ts) {
+  std::vector<Tensor> out;
+  for (const Tensor& t : ts) out.push_back(clone(detach(t)));
+  return out;
+}
+
+bool all_close(const std::vector<Tensor>& a, const std::vector<Tensor>& b) {
+  if (a.size() != b.size()) return false;
+  for (std::size_t i = 0; i < a.size(); ++i)
+    if (!allclose(a[i], b[i])) return false;
+  return true;
+}
+
+std::int64_t mm_like(const std::map<std::string, std::int64_t>& counts) {
+  std::int64_t n = 0;
+  for (const char* name : kMmLike)
+    if (auto it = counts.find(name); it != counts.end()) n += it->second;
+  return n;
+}
+
+std::vector<double> flat(const Tensor& t) { return t.to_vector<double>(); }
+
+}  // namespace
+
+std::pair<Tensor, Tensor> make_batch(const SeedConfig& config) {
+  Generator g;
+  g.manual_seed(config.seed + 1);
+  Tensor x = randn({config.batch, config.sizes.front()}, {}, &g);
+  Tensor y = randint(0, config.sizes.back(), {config.batch}, {}, &g);
+  return {x, y};
+}
+
+PlainStep plain_step(const SeedConfig& config) {
+  PlainStep s;
+  auto model = make_model(config);
+  std::tie(s.x, s.y) = make_batch(config);
+  s.init_params = detached_clones(model->parameters());
+  const Tensor logits = (*model)(s.x);
+  s.loss = nn::functional::cross_entropy(logits, s.y);
+  backward(s.loss);
+  for (const Tensor& p : model->parameters()) s.grads.push_back(clone(p.grad()));
+  optim::SGD(model->parameters(), {.lr = config.lr}).step();
+  s.logits = detach(logits);
+  s.params_after = detached_clones(model->parameters());
+  return s;
+}
+
+TracedStep traced_step(const SeedConfig& config) {
+  TracedStep s;
+  auto model = make_model(config);
+  const auto [x, y] = make_batch(config);
+  optim::SGD opt(model->parameters(), {.lr = config.lr});
+  Tensor logits;
+  {
+    ModeGuard mode(s.counter);
+    s.counter.set_phase("forward");
+    logits = (*model)(x);
+    const Tensor loss = nn::functional::cross_entropy(logits, y);
+    s.counter.set_phase("backward");
+    backward(loss);
+    s.counter.set_phase("optimizer");
+    opt.step();
+  }
+  s.logits = detach(logits);
+  s.params_after = detached_clones(model->parameters());
+  return s;
+}
+
+SubclassStep subclass_step(const SeedConfig& config) {
+  SubclassStep s;
+  auto model = make_model(config);
+  const auto [x, y] = make_batch(config);
+  auto log = std::make_shared<LoggingTensor::Log>();
+  std::vector<Tensor> params;
+  for (const Tensor& p : model->parameters()) params.push_back(LoggingTensor::wrap(clone(detach(p)), log, true));
+  Tensor h = LoggingTensor::wrap(x, log);
+  const std::size_t layers = config.sizes.size() - 1;
+  for (std::size_t i = 0; i < layers; ++i) {
+    h = nn::functional::linear(h, params[2 * i], params[2 * i + 1]);
+    if (i + 1 < layers) h = nn::functional::relu(h);
+  }
+  const Tensor loss = nn::functional::cross_entropy(h, LoggingTensor::wrap(y, log));
+  backward(loss);
+  for (const Tensor& p : params) s.grads.push_back(LoggingTensor::of(p.grad())->elem());
+  s.grad_type = std::string(params[0].grad().subclass()->type_name());
+  s.logits = LoggingTensor::of(detach(h))->elem();
+  s.log = *log;
+  return s;
+}
+
+bool allclose(const Tensor& a, const Tensor& b, double rtol, double atol) {
+  if (a.sizes() != b.sizes()) return false;
+  const std::vector<double> va = a.to_vector<double>(), vb = b.to_vector<double>();
+  for (std::size_t i = 0; i < va.size(); ++i)
+    if (!(std::abs(va[i] - vb[i]) <= atol + rtol * std::abs(vb[i]))) return false;
+  return true;
+}
+
+nlohmann::ordered_json seed_report(const SeedConfig& config, bool sequences) {
+  const PlainStep ref = plain_step(config);
+  const TracedStep tr = traced_step(config);
+  const SubclassStep sub = subclass_step(config);
+
+  std::vector<Tensor> tr_all{tr.logits}, ref_all{ref.logits};
+  tr_all.insert(tr_all.end(), tr.params_after.begin(), tr.params_after.end());
+  ref_all.insert(ref_all.end(), ref.params_after.begin(), ref.params_after.end());
+
+  const auto forward = tr.counter.counts("forward");
+  const auto backward_counts = tr.counter.counts("backward");
+  nlohmann::ordered_json out;
+  out["forward_ops"] = forward;
+  out["backward_ops"] = backward_counts;
+  out["optimizer_ops"] = tr.counter.counts("optimizer");
+  out["total_ops"] = tr.counter.total();
+  out["mm_like_forward"] = mm_like(forward);
+  out["mm_like_backward"] = mm_like(backward_counts);
+  out["traced_step_matches"] = all_close(tr_all, ref_all);
+  out["subclass_output_matches"] = allclose(sub.logits, ref.logits);
+  out["subclass_grad_matches"] = all_close(sub.grads, ref.grads);
+  out["subclass_grad_type"] = sub.grad_type;
+  out["subclass_logged_ops"] = sub.log.size();
+  out["subclass_distinct_ops"] = std::set<std::string>(sub.log.begin(), sub.log.end()).size();
+  if (sequences) {
+    out["forward_seq"] = tr.counter.sequence("forward");
+    out["backward_seq"] = tr.counter.sequence("backward");
+    out["optimizer_seq"] = tr.counter.sequence("optimizer");
+    out["subclass_log"] = sub.log;
+  }
+  return out;
+}
+
+nlohmann::ordered_json tensors_report(const SeedConfig& config, const PlainStep& step) {
+  auto flat_all = [](const std::vector<Tensor>& ts) {
+    std::vector<std::vector<double>> out;
+    for (const Tensor& t : ts) out.push_back(flat(t));
+    return out;
+  };
+  nlohmann::ordered_json out;
+  out["strata_version"] = "0.1.0";
+  out["seed"] = config.seed;
+  out["sizes"] = config.sizes;
+  out["batch"] = config.batch;
+  out["lr"] = config.lr;
+  out["x"] = flat(step.x);
+  out["y"] = step.y.to_vector<std::int64_t>();
+  out["init_params"] = flat_all(step.init_params);
+  out["logits"] = flat(step.logits);
+  out["loss"] = step.loss.item<double>();
+  out["grads"] = flat_all(step.grads);
+  out["params_after"] = flat_all(step.params_after);
+  return out;
+}
+
+}  // namespace strata::tracer

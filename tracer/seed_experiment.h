@@ -1,0 +1,63 @@
+// tracer/seed_experiment.h: ../shared/seeds/dispatch_tracer.py in C++. One SGD step of an MLP
+// (Linear -> ReLU -> ... -> Linear, cross-entropy), run three ways and compared:
+//   plain_step     eager, no interposer
+//   traced_step    under an OpCounter whose phase is set to forward / backward / optimizer
+//   subclass_step  functional forward on LoggingTensor parameters, input and target
+// The JSON report has the seed script's keys and meanings.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "core/tensor.h"
+#include "tracer/op_counter.h"
+
+namespace strata::tracer {
+
+struct SeedConfig {
+  std::uint64_t seed = 0;
+  std::vector<std::int64_t> sizes = {16, 32, 4};
+  std::int64_t batch = 8;
+  double lr = 0.1;
+};
+
+// What one plain step produced (for --dump-tensors and the comparisons).
+struct PlainStep {
+  Tensor x, y;
+  std::vector<Tensor> init_params;
+  Tensor logits, loss;
+  std::vector<Tensor> grads, params_after;
+};
+
+struct TracedStep {
+  Tensor logits;
+  std::vector<Tensor> params_after;
+  OpCounter counter;
+};
+
+struct SubclassStep {
+  Tensor logits;
+  std::vector<Tensor> grads;
+  std::vector<std::string> log;
+  std::string grad_type;
+};
+
+// The batch: Generator(seed + 1); x = randn(batch, sizes[0]); y = randint(0, sizes.back(), (batch,)).
+std::pair<Tensor, Tensor> make_batch(const SeedConfig& config);
+
+PlainStep plain_step(const SeedConfig& config);
+TracedStep traced_step(const SeedConfig& config);
+SubclassStep subclass_step(const SeedConfig& config);
+
+// torch.allclose on host values (same shapes required).
+bool allclose(const Tensor& a, const Tensor& b, double rtol = 1e-5, double atol = 1e-6);
+
+// The seed script's JSON; with `sequences`, also forward_seq, backward_seq, optimizer_seq and subclass_log.
+nlohmann::ordered_json seed_report(const SeedConfig& config, bool sequences);
+// x, y, init_params, logits, loss, grads, params_after as ../shared/reference/numerics_*.json has them.
+nlohmann::ordered_json tensors_report(const SeedConfig& config, const PlainStep& step);
+
+}  // namespace strata::tracer

@@ -1,0 +1,29 @@
+// tracer/trace_cli.h: strata-trace, the main job: the seed experiment's JSON for any MLP shape.
+// Parsing is separate from running so tests can check every error without a subprocess.
+#pragma once
+
+#include <optional>
+#include <ostream>
+#include <string>
+#include <vector>
+
+#include "tracer/seed_experiment.h"
+
+namespace strata::tracer {
+
+struct TraceOptions {
+  SeedConfig config;
+  bool sequences = false;
+  std::optional<std::string> json_out;
+  std::optional<std::string> dump_tensors;
+  bool help = false;
+};
+
+// Throws strata::Error with a one-line message for a bad flag or value.
+TraceOptions parse_trace_args(const std::vector<std::string>& args);
+std::string trace_usage();
+
+// Runs strata-trace: JSON on `out`, errors as one line on `err`. Returns the exit code (0, or 2).
+int run_trace_cli(const std::vector<std::string>& args, std::ostream& out, std::ostream& err);
+
+}  // namespace strata::tracer
