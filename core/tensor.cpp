@@ -77,7 +77,7 @@ const std::shared_ptr<autograd::Node>& Tensor::grad_fn() const {
 
 template <typename T>
 Tensor tensor(ArrayRef<T> values, IntArrayRef sizes) {
-  const DimVector shape = sizes.empty() ? DimVector{static_cast<std::int64_t>(values.size())} : DimVector(sizes);
+  const DimVector shape(sizes);
   STRATA_CHECK(numel_of(shape) == static_cast<std::int64_t>(values.size()), "tensor(): shape ",
                shape_str(shape), " needs ", numel_of(shape), " values but ", values.size(), " were given");
   Tensor out = detail::make_contiguous_tensor(shape, scalar_type_of<T>(), Device::CPU);

@@ -79,17 +79,27 @@ class Tensor {
 
 std::ostream& operator<<(std::ostream& out, const Tensor& t);
 
-// A new contiguous CPU tensor holding a copy of `values` (PyTorch's torch.tensor(data).view(sizes)).
-// With empty `sizes`, a 1-D tensor of values.size() elements; pass `{}` via scalar_tensor for 0-d.
+// A new contiguous CPU tensor holding a copy of `values` with shape `sizes` (an empty `sizes` makes
+// a 0-d tensor of one value); without `sizes`, a 1-D tensor (PyTorch's torch.tensor(list)).
 template <typename T>
-Tensor tensor(ArrayRef<T> values, IntArrayRef sizes = {});
+Tensor tensor(ArrayRef<T> values, IntArrayRef sizes);
 template <typename T>
-Tensor tensor(std::initializer_list<T> values, IntArrayRef sizes = {}) {
+Tensor tensor(std::initializer_list<T> values, IntArrayRef sizes) {
   return tensor(ArrayRef<T>(values), sizes);
 }
 template <typename T>
-Tensor tensor(const std::vector<T>& values, IntArrayRef sizes = {}) {
+Tensor tensor(std::initializer_list<T> values) {
+  const std::int64_t n = static_cast<std::int64_t>(values.size());
+  return tensor(ArrayRef<T>(values), IntArrayRef(&n, 1));
+}
+template <typename T>
+Tensor tensor(const std::vector<T>& values, IntArrayRef sizes) {
   return tensor(ArrayRef<T>(values), sizes);
+}
+template <typename T>
+Tensor tensor(const std::vector<T>& values) {
+  const std::int64_t n = static_cast<std::int64_t>(values.size());
+  return tensor(ArrayRef<T>(values), IntArrayRef(&n, 1));
 }
 Tensor scalar_tensor(Scalar value, ScalarType dtype);
 

@@ -23,7 +23,8 @@ Tensor linear(const Tensor& input, const Tensor& weight, const Tensor& bias) {
   if (bias.defined() && input.is_contiguous() && bias.dim() == 1) {
     std::int64_t rows = 1;
     for (std::int64_t d = 0; d + 1 < input.dim(); ++d) rows *= input.size(d);
-    const Tensor result = addmm(bias, reshape(input, {rows, input.size(-1)}), t(weight));
+    const Tensor flat = reshape(input, {rows, input.size(-1)});  // before t(weight), as PyTorch orders them
+    const Tensor result = addmm(bias, flat, t(weight));
     DimVector out_sizes(input.sizes());
     out_sizes.back() = result.size(1);
     return view(result, out_sizes);

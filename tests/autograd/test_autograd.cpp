@@ -1,0 +1,214 @@
+// tests/autograd/test_autograd.cpp: autograd's user-facing behaviour: leaves and history, grad_fn
+// names, backward with implicit and explicit gradients, retain_graph, grad mode, detach, the engine's
+// sum_to and dtype handling, AccumulateGrad's rules, in-place ops, create_graph, and the errors.
+#include <doctest/doctest.h>
+
+#include "autograd/accumulate_grad.h"
+#include "autograd/backward.h"
+#include "autograd/grad_mode.h"
+#include "autograd/node.h"
+#include "autograd/variable.h"
+#include "core/interposer.h"
+#include "nn/functional.h"
+#include "ops/detach.h"
+#include "ops/functions.h"
+
+using namespace strata;
+
+namespace {
+// A leaf that requires grad; 1-D unless `sizes` is given.
+Tensor leaf(std::initializer_list<float> values, std::vector<std::int64_t> sizes = {}) {
+  Tensor t = sizes.empty() ? tensor<float>(values) : tensor<float>(values, sizes);
+  requires_grad_(t);
+  return t;
+}
+
+struct OpLog : DispatchMode {
+  std::vector<std::string> ops;
+  std::string_view name() const override { return "OpLog"; }
+  void dispatch(const OperatorHandle& op, Stack& stack) override {
+    ops.push_back(op.str());
+    op.call(stack);
+  }
+};
+}  // namespace
+
+TEST_CASE("leaves, history and grad_fn names follow PyTorch") {
+  const Tensor w = leaf({1, 2, 3, 4, 5, 6}, {2, 3});
+  const Tensor b = leaf({0.5, -0.5});
+  const Tensor x = tensor<float>({1, 0, 0, 0, 1, 0}, {2, 3});
+  CHECK(w.requires_grad());
+  CHECK(w.is_leaf());
+  CHECK(w.key_set().has(DispatchKey::Autograd));
+  CHECK_FALSE(x.key_set().has(DispatchKey::Autograd));  // Note [Dispatch keys]
+
+  const Tensor wt = t(w);
+  const Tensor y = addmm(b, x, wt);
+  const Tensor r = relu(y);
+  const Tensor lp = _log_softmax(r, 1);
+  const Tensor loss = std::get<0>(nll_loss_forward(lp, tensor<std::int64_t>({0, 1}), Tensor(), 1, -100));
+  CHECK(wt.grad_fn()->name() == "TBackward0");
+  CHECK(y.grad_fn()->name() == "AddmmBackward0");
+  CHECK(r.grad_fn()->name() == "ReluBackward0");
+  CHECK(lp.grad_fn()->name() == "LogSoftmaxBackward0");
+  CHECK(loss.grad_fn()->name() == "NllLossBackward0");
+  CHECK_FALSE(y.is_leaf());
+  CHECK(y.requires_grad());
+  CHECK(wt.grad_fn()->next_edge(0).function->name() == "AccumulateGrad");
+  CHECK(y.grad_fn()->next_edge(1).function == nullptr);  // x needs no gradient
+  CHECK(y.str() == "tensor([[1.5000, 3.5000],\n        [2.5000, 4.5000]], grad_fn=<AddmmBackward0>)");
+  CHECK(b.str() == "tensor([ 0.5000, -0.5000], requires_grad=True)");
+  CHECK(y.grad_fn()->sequence_nr() > wt.grad_fn()->sequence_nr());
+}
+
+TEST_CASE("backward of a scalar uses ones_like; gradients accumulate across backward calls") {
+  const Tensor a = leaf({1, 2, 3});
+  backward(sum(mul(a, a)));
+  CHECK(a.grad().to_vector<float>() == std::vector<float>{2, 4, 6});
+  const Tensor grad_before = a.grad();
+  backward(sum(a));
+  CHECK(a.grad().to_vector<float>() == std::vector<float>{3, 5, 7});
+  CHECK(a.grad().is_same(grad_before));  // later gradients are added in place
+  set_grad(a, Tensor());
+  CHECK_FALSE(a.grad().defined());
+}
+
+TEST_CASE("explicit gradients, retain_graph and the second-backward error") {
+  const Tensor a = leaf({1, 2});
+  const Tensor y = mul(a, a);  // saves a: backward twice needs retain_graph
+  backward(y, tensor<float>({1, 10}), true);
+  CHECK(a.grad().to_vector<float>() == std::vector<float>{2, 40});
+  backward(y, tensor<float>({1, 1}));
+  CHECK(a.grad().to_vector<float>() == std::vector<float>{4, 44});
+  CHECK_THROWS_WITH_AS(backward(y, tensor<float>({1, 1})),
+                       "Trying to backward through the graph a second time (or directly access saved tensors after they "
+                       "have already been freed). Saved intermediate values of the graph are freed when you call .backward() "
+                       "or autograd.grad(). Specify retain_graph=True if you need to backward through the graph a second "
+                       "time or if you need to access saved tensors after calling backward.",
+                       Error);
+}
+
+TEST_CASE("backward errors") {
+  const Tensor a = leaf({1, 2, 3});
+  CHECK_THROWS_WITH_AS(backward(tensor<float>({1})), "element 0 of tensors does not require grad and does not have a grad_fn", Error);
+  CHECK_THROWS_WITH_AS(backward(mul(a, a)), "grad can be implicitly created only for scalar outputs", Error);
+  CHECK_THROWS_WITH_AS(backward(mul(a, a), tensor<float>({1, 1})),
+                       "Mismatch in shape: grad_output[0] has a shape of torch.Size([2]) and output[0] has a shape of "
+                       "torch.Size([3]).",
+                       Error);
+  CHECK_THROWS_WITH_AS(requires_grad_(tensor<std::int64_t>({1})),
+                       "only Tensors of floating point and complex dtype can require gradients (got int64)", Error);
+  CHECK_THROWS_WITH_AS(requires_grad_(mul(a, a), false),
+                       "you can only change requires_grad flags of leaf variables. If you want to use a computed variable in "
+                       "a subgraph that doesn't require differentiation use var_no_grad = var.detach().",
+                       Error);
+  CHECK_THROWS_WITH_AS(add_(a, tensor<float>({1, 1, 1})),
+                       "[aten::add_] a leaf Variable that requires grad is being used in an in-place operation.", Error);
+  CHECK_THROWS_WITH_AS(as_strided(a, {2}, {1}), "[aten::as_strided] the derivative for 'aten::as_strided' is not implemented.", Error);
+  CHECK_THROWS_WITH_AS(set_grad(a, tensor<float>({1})), "assigned grad has data of a different size: got [1], expected [3]", Error);
+}
+
+TEST_CASE("grad mode and detach stop recording") {
+  const Tensor a = leaf({1, 2});
+  {
+    autograd::NoGradGuard no_grad;
+    CHECK_FALSE(autograd::is_grad_enabled());
+    const Tensor y = mul(a, a);
+    CHECK_FALSE(y.requires_grad());
+    add_(a, tensor<float>({1, 1}));  // in-place on a leaf is allowed without grad mode
+    {
+      autograd::GradModeGuard enable(true);
+      CHECK(mul(a, a).requires_grad());
+    }
+  }
+  CHECK(autograd::is_grad_enabled());
+  const Tensor d = detach(a);
+  CHECK_FALSE(d.requires_grad());
+  CHECK(d.impl()->storage().get() == a.impl()->storage().get());
+  CHECK_FALSE(mul(d, d).requires_grad());
+  CHECK_FALSE(ones_like(a).requires_grad());  // non-differentiable op
+}
+
+TEST_CASE("the engine reduces broadcast gradients with sum_to and casts them to the input's dtype") {
+  const Tensor row = leaf({1, 2, 3});
+  const Tensor m = leaf({1, 1, 1, 1, 1, 1}, {2, 3});
+  backward(sum(mul(add(m, row), tensor<float>({1, 2}, {2, 1}))));
+  CHECK(row.grad().to_vector<float>() == std::vector<float>{3, 3, 3});
+  CHECK(m.grad().to_vector<float>() == std::vector<float>{1, 1, 1, 2, 2, 2});
+  const Tensor f32 = leaf({1, 2});
+  const Tensor f64 = tensor<double>({3, 4});
+  const Tensor y = mul(f32, f64);
+  CHECK(y.dtype() == ScalarType::Float64);
+  backward(sum(y));
+  CHECK(f32.grad().dtype() == ScalarType::Float32);
+  CHECK(f32.grad().to_vector<float>() == std::vector<float>{3, 4});
+}
+
+TEST_CASE("AccumulateGrad steals a gradient it alone holds, and copies one with the wrong layout") {
+  OpLog log;
+  const Tensor w = leaf({1, 2, 3, 4, 5, 6}, {2, 3});
+  {
+    ModeGuard mode(log);
+    backward(sum(clone(w)));  // the gradient arriving at w is expand(ones) (stride 0): not stealable
+  }
+  const std::vector<std::string>& ops = log.ops;
+  CHECK(std::find(ops.begin(), ops.end(), "aten.new_empty_strided.default") != ops.end());
+  CHECK(std::find(ops.begin(), ops.end(), "aten.copy_.default") != ops.end());
+  CHECK(w.grad().is_contiguous());
+  CHECK(w.grad().to_vector<float>() == std::vector<float>(6, 1.0f));
+
+  OpLog log2;
+  const Tensor v = leaf({1, 2, 3});
+  {
+    ModeGuard mode(log2);
+    backward(mul(v, v), tensor<float>({1, 1, 1}));
+  }
+  // mul's gradient is a fresh dense tensor: stolen with detach, which PyTorch 2.8 dispatches twice.
+  // Both of mul's input gradients go to v: the engine's input buffer adds the second in place.
+  CHECK(log2.ops == std::vector<std::string>{"aten.mul.Tensor", "aten.mul.Tensor", "aten.mul.Tensor", "aten.add_.Tensor",
+                                             "aten.detach.default", "aten.detach.default"});
+  CHECK(autograd::obeys_layout_contract(t(t(v)), v));
+}
+
+TEST_CASE("backward flows through non-contiguous views") {
+  const Tensor a = leaf({1, 2, 3, 4, 5, 6}, {2, 3});
+  const Tensor y = mul(view(contiguous(t(a)), {6}), tensor<float>({1, 2, 3, 4, 5, 6}));
+  backward(sum(y));
+  // t(a) laid out row-major is [1,4,2,5,3,6]; the weights land back on a's positions.
+  CHECK(a.grad().to_vector<float>() == std::vector<float>{1, 3, 5, 2, 4, 6});
+  const Tensor b = leaf({1, 2});
+  backward(sum(mul(expand(unsqueeze(b, 0), {3, 2}), tensor<float>({1, 2, 3, 4, 5, 6}, {3, 2}))));
+  CHECK(b.grad().to_vector<float>() == std::vector<float>{9, 12});
+  const Tensor c = leaf({1, 2, 3, 4}, {2, 2});
+  backward(sum(mul(squeeze(unsqueeze(transpose(c, 0, 1), 0), 0), tensor<float>({1, 0, 0, 0}, {2, 2}))));
+  CHECK(c.grad().to_vector<float>() == std::vector<float>{1, 0, 0, 0});
+}
+
+TEST_CASE("in-place ops on non-leaves rebase history") {
+  const Tensor a = leaf({1, 2});
+  Tensor h = mul(a, tensor<float>({3, 3}));
+  add_(h, a);  // h = 3a + a
+  CHECK(h.grad_fn()->name() == "AddBackward0");
+  mul_(h, a);  // h = 4a * a: MulBackward0 reads the original h
+  CHECK(h.grad_fn()->name() == "MulBackward0");
+  backward(sum(h));
+  CHECK(a.grad().to_vector<float>() == std::vector<float>{8, 16});
+}
+
+TEST_CASE("create_graph records the backward, so gradients can be differentiated again") {
+  const Tensor x = leaf({2});
+  const Tensor y = mul(mul(x, x), x);  // x^3
+  backward(y, Tensor(), std::nullopt, /*create_graph=*/true);
+  const Tensor g = x.grad();  // 3x^2 = 12, with history
+  CHECK(g.item<float>() == 12);
+  CHECK(g.requires_grad());
+  set_grad(x, Tensor());
+  backward(g);
+  CHECK(x.grad().item<float>() == 12);  // 6x
+}
+
+TEST_CASE("several roots start from a GraphRoot") {
+  const Tensor a = leaf({1, 2});
+  backward({sum(a), sum(mul(a, a))}, {});
+  CHECK(a.grad().to_vector<float>() == std::vector<float>{3, 5});
+}

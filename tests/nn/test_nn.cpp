@@ -1,0 +1,146 @@
+// tests/nn/test_nn.cpp: modules, functional composites (and what they dispatch), cross-entropy, and
+// parity with PyTorch for a whole training step (logits, loss, gradients, updated parameters).
+#include "autograd/backward.h"
+#include "core/interposer.h"
+#include "nn/functional.h"
+#include "nn/layers.h"
+#include "ops/detach.h"
+#include "ops/functions.h"
+#include "optim/sgd.h"
+#include "tests/test_helpers.h"
+
+using namespace strata;
+using testing::max_abs_diff;
+namespace F = strata::nn::functional;
+
+namespace {
+struct OpLog : DispatchMode {
+  std::vector<std::string> ops;
+  std::string_view name() const override { return "OpLog"; }
+  void dispatch(const OperatorHandle& op, Stack& stack) override {
+    ops.push_back(op.str());
+    op.call(stack);
+  }
+};
+}  // namespace
+
+TEST_CASE("Sequential names, counts and prints its parameters as PyTorch does") {
+  manual_seed(0);
+  auto model = nn::make_mlp({16, 32, 4});
+  const auto named = model->named_parameters();
+  REQUIRE(named.size() == 4);
+  CHECK(named[0].first == "0.weight");
+  CHECK(named[1].first == "0.bias");
+  CHECK(named[3].first == "2.bias");
+  CHECK(testing::sizes_of(named[2].second) == std::vector<std::int64_t>{4, 32});
+  for (const auto& [name, p] : named) {
+    CHECK(p.requires_grad());
+    CHECK(p.is_leaf());
+  }
+  CHECK(model->repr() ==
+        "Sequential(\n  (0): Linear(in_features=16, out_features=32, bias=True)\n  (1): ReLU()\n"
+        "  (2): Linear(in_features=32, out_features=4, bias=True)\n)");
+  model->eval();
+  CHECK_FALSE(model->named_children()[0].second->is_training());
+  model->train();
+  CHECK(model->is_training());
+  CHECK(nn::Linear(3, 2, false).parameters().size() == 1);
+  CHECK_THROWS_WITH_AS(nn::make_mlp({5}), "an MLP needs at least an input and an output size, got 1 sizes", Error);
+}
+
+TEST_CASE("zero_grad drops gradients, or zeroes them in place") {
+  auto model = nn::make_mlp({3, 2});
+  backward(sum((*model)(randn({4, 3}))));
+  const Tensor g = model->parameters()[0].grad();
+  REQUIRE(g.defined());
+  model->zero_grad(false);
+  CHECK(model->parameters()[0].grad().is_same(g));
+  CHECK(g.to_vector<float>() == std::vector<float>(6, 0.0f));
+  model->zero_grad();
+  CHECK_FALSE(model->parameters()[0].grad().defined());
+}
+
+TEST_CASE("linear decomposes as PyTorch's at::linear for each input rank") {
+  const Tensor w = randn({4, 3}), b = randn({4});
+  auto ops_of = [&](const Tensor& x, const Tensor& bias) {
+    OpLog log;
+    ModeGuard mode(log);
+    const Tensor y = F::linear(x, w, bias);
+    return std::make_pair(log.ops, testing::sizes_of(y));
+  };
+  const auto [ops2, shape2] = ops_of(randn({5, 3}), b);
+  CHECK(ops2 == std::vector<std::string>{"aten.t.default", "aten.addmm.default"});
+  CHECK(shape2 == std::vector<std::int64_t>{5, 4});
+  const auto [ops3, shape3] = ops_of(randn({2, 5, 3}), b);
+  CHECK(ops3 == std::vector<std::string>{"aten.view.default", "aten.t.default", "aten.addmm.default", "aten.view.default"});
+  CHECK(shape3 == std::vector<std::int64_t>{2, 5, 4});
+  const auto [ops1, shape1] = ops_of(randn({3}), b);
+  CHECK(shape1 == std::vector<std::int64_t>{4});
+  const auto [ops_nb, shape_nb] = ops_of(randn({5, 3}), Tensor());
+  CHECK(ops_nb == std::vector<std::string>{"aten.t.default", "aten.mm.default"});
+  const Tensor x = randn({5, 3});
+  CHECK(max_abs_diff(F::linear(x, w, b), add(mm(x, t(w)), b).to_vector<double>()) < 1e-6);
+}
+
+TEST_CASE("cross_entropy is log_softmax then nll_loss, for every reduction, weight and ignore_index") {
+  const Tensor logits = randn({5, 3});
+  const Tensor target = tensor<std::int64_t>({0, 2, 1, 2, 0});
+  const Tensor logp = _log_softmax(logits, 1);
+  const std::vector<float> lp = logp.to_vector<float>();
+  const std::vector<float> w{0.5f, 2.0f, 1.0f};
+  double none[5], sum_w = 0, sum_l = 0;
+  for (int i = 0; i < 5; ++i) {
+    const auto ti = target.to_vector<std::int64_t>()[static_cast<std::size_t>(i)];
+    none[i] = -lp[static_cast<std::size_t>(i * 3 + ti)] * w[static_cast<std::size_t>(ti)];
+    if (ti != 2) {
+      sum_w += w[static_cast<std::size_t>(ti)];
+      sum_l += none[i];
+    }
+  }
+  const Tensor weight = tensor<float>({0.5f, 2.0f, 1.0f});
+  const Tensor r_none = F::cross_entropy(logits, target, {.weight = weight, .reduction = F::Reduction::None});
+  CHECK(max_abs_diff(r_none, std::vector<double>(none, none + 5)) < 1e-6);
+  const Tensor r_mean = F::cross_entropy(logits, target, {.weight = weight, .ignore_index = 2});
+  CHECK(r_mean.item<double>() == doctest::Approx(sum_l / sum_w).epsilon(1e-6));
+  const Tensor r_sum = F::cross_entropy(logits, target, {.weight = weight, .reduction = F::Reduction::Sum, .ignore_index = 2});
+  CHECK(r_sum.item<double>() == doctest::Approx(sum_l).epsilon(1e-6));
+  OpLog log;
+  {
+    ModeGuard mode(log);
+    F::cross_entropy(logits, target);
+  }
+  CHECK(log.ops == std::vector<std::string>{"aten._log_softmax.default", "aten.nll_loss_forward.default"});
+  CHECK_THROWS_WITH_AS(F::cross_entropy(logits, tensor<std::int64_t>({0, 1})),
+                       "Expected input batch_size (5) to match target batch_size (2).", Error);
+  CHECK_THROWS_WITH_AS(F::cross_entropy(logits, randn({5})),
+                       "cross_entropy: strata supports class-index (int64) targets, got float32 (class probabilities are not "
+                       "supported)",
+                       Error);
+  CHECK(F::log_softmax(logits, 1, ScalarType::Float64).dtype() == ScalarType::Float64);
+}
+
+TEST_CASE("a training step equals PyTorch's: logits, loss, gradients and updated parameters") {
+  for (const char* file : {"numerics_seed0_16-32-4_b8.json", "numerics_seed1_16-32-4_b8.json", "numerics_seed1_4-3_b3.json",
+                           "numerics_seed2_8-16-16-3_b5.json", "numerics_seed3_5-7_b1.json",
+                           "numerics_seed7_20-10-10-10-5_b2.json"}) {
+    INFO(file);
+    const nlohmann::json ref = testing::read_golden_json(file);
+    manual_seed(ref["seed"].get<std::uint64_t>());
+    auto model = nn::make_mlp(ref["sizes"].get<std::vector<std::int64_t>>());
+    const Tensor x = tensor<float>(std::vector<float>(ref["x"].begin(), ref["x"].end()),
+                                   {ref["batch"].get<std::int64_t>(), ref["sizes"][0].get<std::int64_t>()});
+    const Tensor y = tensor<std::int64_t>(ref["y"].get<std::vector<std::int64_t>>());
+    const Tensor logits = (*model)(x);
+    const Tensor loss = F::cross_entropy(logits, y);
+    backward(loss);
+    optim::SGD opt(model->parameters(), {.lr = ref["lr"].get<double>()});
+    const auto params = model->parameters();
+    for (std::size_t i = 0; i < params.size(); ++i)
+      CHECK(max_abs_diff(params[i].grad(), testing::json_doubles(ref["grads"][i])) <= 1e-6);
+    opt.step();
+    CHECK(max_abs_diff(logits, testing::json_doubles(ref["logits"])) <= 1e-6);
+    CHECK(std::abs(loss.item<double>() - ref["loss"].get<double>()) <= 1e-6);
+    for (std::size_t i = 0; i < params.size(); ++i)
+      CHECK(max_abs_diff(params[i], testing::json_doubles(ref["params_after"][i])) <= 1e-6);
+  }
+}
