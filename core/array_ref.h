@@ -42,7 +42,12 @@ class ArrayRef {
   constexpr const T& back() const { return data_[size_ - 1]; }
   std::vector<T> vec() const { return std::vector<T>(begin(), end()); }
 
-  friend bool operator==(ArrayRef a, ArrayRef b) { return std::equal(a.begin(), a.end(), b.begin(), b.end()); }
+  friend bool operator==(ArrayRef a, ArrayRef b) {
+    if (a.size_ != b.size_) return false;
+    for (std::size_t i = 0; i < a.size_; ++i)
+      if (!(a.data_[i] == b.data_[i])) return false;
+    return true;
+  }
 
  private:
   const T* data_ = nullptr;

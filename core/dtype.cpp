@@ -1,19 +1,9 @@
-// core/dtype.cpp: element type names, sizes and promotion.
+// core/dtype.cpp: element type names and the floating-type check.
 #include "core/dtype.h"
 
 #include "core/error.h"
 
 namespace strata {
-
-std::size_t element_size(ScalarType t) {
-  switch (t) {
-    case ScalarType::Bool: return 1;
-    case ScalarType::Int64: return 8;
-    case ScalarType::Float32: return 4;
-    case ScalarType::Float64: return 8;
-  }
-  return 0;
-}
 
 std::string_view dtype_name(ScalarType t) {
   switch (t) {
@@ -33,17 +23,6 @@ std::string_view dtype_shorthand(ScalarType t) {
     case ScalarType::Float64: return "f64";
   }
   return "?";
-}
-
-bool is_floating_point(ScalarType t) { return t == ScalarType::Float32 || t == ScalarType::Float64; }
-
-bool is_integral(ScalarType t, bool include_bool) {
-  return t == ScalarType::Int64 || (include_bool && t == ScalarType::Bool);
-}
-
-ScalarType promote_types(ScalarType a, ScalarType b) {
-  // The enum is declared in promotion order, so the larger one wins.
-  return static_cast<std::uint8_t>(a) > static_cast<std::uint8_t>(b) ? a : b;
 }
 
 void check_floating(ScalarType t, std::string_view op_detail) {

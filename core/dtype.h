@@ -11,14 +11,21 @@ namespace strata {
 enum class ScalarType : std::uint8_t { Bool, Int64, Float32, Float64 };
 inline constexpr int kNumScalarTypes = 4;
 
-std::size_t element_size(ScalarType t);
+constexpr std::size_t element_size(ScalarType t) {
+  return t == ScalarType::Bool ? 1 : t == ScalarType::Float32 ? 4 : 8;
+}
 std::string_view dtype_name(ScalarType t);       // "float32"
 std::string_view dtype_shorthand(ScalarType t);  // "f32", as in DebugMode logs
-bool is_floating_point(ScalarType t);
-bool is_integral(ScalarType t, bool include_bool);
+constexpr bool is_floating_point(ScalarType t) { return t == ScalarType::Float32 || t == ScalarType::Float64; }
+constexpr bool is_integral(ScalarType t, bool include_bool) {
+  return t == ScalarType::Int64 || (include_bool && t == ScalarType::Bool);
+}
 
-// PyTorch's torch.promote_types for the four types: bool < int64 < float32 < float64.
-ScalarType promote_types(ScalarType a, ScalarType b);
+// PyTorch's torch.promote_types for the four types: bool < int64 < float32 < float64. The enum is
+// declared in promotion order, so the larger one wins.
+constexpr ScalarType promote_types(ScalarType a, ScalarType b) {
+  return static_cast<std::uint8_t>(a) > static_cast<std::uint8_t>(b) ? a : b;
+}
 
 // The C++ type of each element type, and back.
 template <ScalarType T> struct CppTypeOf;

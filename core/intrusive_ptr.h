@@ -49,11 +49,22 @@ class IntrusivePtr {
 
   template <typename... Args>
   static IntrusivePtr make(Args&&... args) {
-    return IntrusivePtr(new T(std::forward<Args>(args)...));
+    return adopt(new T(std::forward<Args>(args)...));
+  }
+  // Takes the first reference to a freshly constructed object (a plain store, no atomic RMW).
+  static IntrusivePtr adopt(T* fresh) noexcept {
+    IntrusivePtr p;
+    p.ptr_ = fresh;
+    fresh->refcount_.store(1, std::memory_order_relaxed);
+    return p;
   }
 
+  // Note [Releasing a sole reference]
+  // When the count is 1 the caller holds the only reference, and nobody else can make a new one, so
+  // the object can be destroyed without the atomic decrement. Temporaries die this way on the hot path.
   void reset() noexcept {
-    if (ptr_ && ptr_->refcount_.fetch_sub(1, std::memory_order_acq_rel) == 1) {
+    if (ptr_ && (ptr_->refcount_.load(std::memory_order_acquire) == 1 ||
+                 ptr_->refcount_.fetch_sub(1, std::memory_order_acq_rel) == 1)) {
       if constexpr (requires { T::destroy(ptr_); }) {
         T::destroy(ptr_);  // objects that own a custom allocation (see StorageImpl)
       } else {

@@ -38,39 +38,6 @@ IValue::IValue(IntrusivePtr<CustomObject> o) : tag_(Tag::Object) {
   new (&p_.object) IntrusivePtr<BoxedObject>(o.get());
 }
 
-namespace {
-bool holds_object(IValue::Tag t) {
-  return t == IValue::Tag::IntList || t == IValue::Tag::TensorList || t == IValue::Tag::String ||
-         t == IValue::Tag::Generator || t == IValue::Tag::Object;
-}
-}  // namespace
-
-void IValue::copy_from(const IValue& o) {
-  switch (tag_) {
-    case Tag::None: break;
-    case Tag::Tensor: new (&p_.tensor) Tensor(o.p_.tensor); break;
-    case Tag::Double: p_.d = o.p_.d; break;
-    case Tag::Bool: p_.b = o.p_.b; break;
-    default:
-      if (holds_object(tag_)) new (&p_.object) IntrusivePtr<BoxedObject>(o.p_.object);
-      else p_.i = o.p_.i;
-  }
-}
-
-void IValue::move_from(IValue&& o) noexcept {
-  if (tag_ == Tag::Tensor) new (&p_.tensor) Tensor(std::move(o.p_.tensor));
-  else if (holds_object(tag_)) new (&p_.object) IntrusivePtr<BoxedObject>(std::move(o.p_.object));
-  else if (tag_ == Tag::Double) p_.d = o.p_.d;
-  else if (tag_ == Tag::Bool) p_.b = o.p_.b;
-  else p_.i = o.p_.i;
-}
-
-void IValue::destroy() noexcept {
-  if (tag_ == Tag::Tensor) p_.tensor.~Tensor();
-  else if (holds_object(tag_)) p_.object.~IntrusivePtr<BoxedObject>();
-  tag_ = Tag::None;
-}
-
 void IValue::throw_wrong_tag(Tag expected) const {
   detail::throw_error(detail::str_cat("expected a boxed ", strata::tag_name(expected), " but got ",
                                       strata::tag_name(tag_)));

@@ -35,12 +35,23 @@ enum class Layout : std::uint8_t { Strided };
 
 class IValue {
  public:
+  // Trivial payloads first, then Tensor, then reference-counted objects (the order copy and destroy
+  // rely on).
   enum class Tag : std::uint8_t {
-    None, Tensor, Double, Int, Bool, IntList, TensorList, String, ScalarType, Device, Layout,
-    MemoryFormat, Generator, Object
+    None, Double, Int, Bool, ScalarType, Device, Layout, MemoryFormat, Tensor,
+    IntList, TensorList, String, Generator, Object
   };
 
   IValue() : tag_(Tag::None) {}
+  // Note [Borrowed tensor arguments]
+  // A front-end call pushes its tensor arguments *borrowed*: the IValue points at the caller's Tensor
+  // instead of holding a reference, so a call costs no reference-count traffic for its inputs (what
+  // PyTorch's unboxed calls get by passing const Tensor&). The caller's tensors outlive the call, so
+  // this is safe as long as nothing keeps the pointer past it: copying or moving a borrowed IValue, or
+  // taking a mutable Tensor& from it, makes an owned reference first. Read arguments through the stack
+  // slot, and copy what you keep.
+  struct Borrow {};
+  IValue(Borrow, const Tensor& t) : tag_(Tag::Tensor), borrowed_(true) { p_.ref = &t; }
   IValue(std::nullptr_t) : IValue() {}
   IValue(std::nullopt_t) : IValue() {}
   IValue(Tensor t) : tag_(Tag::Tensor) { new (&p_.tensor) Tensor(std::move(t)); }
@@ -94,16 +105,18 @@ class IValue {
 
   const Tensor& to_tensor() const& {
     check(Tag::Tensor);
-    return p_.tensor;
+    return borrowed_ ? *p_.ref : p_.tensor;
   }
-  Tensor& to_tensor() & {
+  Tensor& to_tensor() & {  // a borrowed argument becomes owned first, so writes never reach the caller
     check(Tag::Tensor);
+    if (borrowed_) own();
     return p_.tensor;
   }
   Tensor to_tensor() && {
     check(Tag::Tensor);
-    return std::move(p_.tensor);
+    return borrowed_ ? *p_.ref : std::move(p_.tensor);
   }
+  bool is_borrowed() const { return borrowed_; }
   double to_double() const;   // accepts Int and Double
   std::int64_t to_int() const;
   bool to_bool() const;
@@ -125,20 +138,55 @@ class IValue {
     if (tag_ != expected) [[unlikely]] throw_wrong_tag(expected);
   }
   [[noreturn]] void throw_wrong_tag(Tag expected) const;
-  void copy_from(const IValue& o);
-  void move_from(IValue&& o) noexcept;
-  void destroy() noexcept;
+  bool holds_object() const { return tag_ > Tag::Tensor; }
+  // Trivial payloads live in `d` (Double), `b` (Bool) or `i` (everything else, None included).
+  void copy_trivial(const IValue& o) {
+    if (tag_ == Tag::Double) p_.d = o.p_.d;
+    else if (tag_ == Tag::Bool) p_.b = o.p_.b;
+    else p_.i = o.p_.i;
+  }
+  void copy_from(const IValue& o) {
+    if (tag_ == Tag::Tensor) new (&p_.tensor) Tensor(o.borrowed_ ? *o.p_.ref : o.p_.tensor);
+    else if (holds_object()) new (&p_.object) IntrusivePtr<BoxedObject>(o.p_.object);
+    else copy_trivial(o);
+  }
+  void move_from(IValue&& o) noexcept {
+    if (tag_ == Tag::Tensor) {
+      if (o.borrowed_) new (&p_.tensor) Tensor(*o.p_.ref);
+      else new (&p_.tensor) Tensor(std::move(o.p_.tensor));
+    } else if (holds_object()) {
+      new (&p_.object) IntrusivePtr<BoxedObject>(std::move(o.p_.object));
+    } else {
+      copy_trivial(o);
+    }
+  }
+  void destroy() noexcept {
+    if (tag_ == Tag::Tensor) {
+      if (!borrowed_) p_.tensor.~Tensor();
+    } else if (holds_object()) {
+      p_.object.~IntrusivePtr<BoxedObject>();
+    }
+    tag_ = Tag::None;
+    borrowed_ = false;
+  }
+  void own() {
+    const Tensor* ref = p_.ref;
+    new (&p_.tensor) Tensor(*ref);
+    borrowed_ = false;
+  }
 
   union Payload {
-    Payload() {}
+    Payload() : i(0) {}
     ~Payload() {}
     double d;
     std::int64_t i;
     bool b;
     Tensor tensor;
+    const Tensor* ref;  // a borrowed argument (Note [Borrowed tensor arguments])
     IntrusivePtr<BoxedObject> object;
   } p_;
   Tag tag_;
+  bool borrowed_ = false;
 };
 
 std::string_view tag_name(IValue::Tag tag);

@@ -63,6 +63,8 @@ class OperatorEntry {
   }
 
   const KernelFunction& resolved(DispatchKey key) const { return table_[static_cast<int>(key)]; }
+  // Schema positions of the Tensor, Tensor? and Tensor[] arguments.
+  ArrayRef<std::uint8_t> tensor_arguments() const { return tensor_args_; }
   const KernelFunction& kernel(DispatchKey key) const { return kernels_[static_cast<int>(key)]; }
 
  private:

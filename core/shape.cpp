@@ -56,6 +56,7 @@ bool is_non_overlapping_and_dense(IntArrayRef sizes, IntArrayRef strides) {
 }
 
 DimVector broadcast_shapes(IntArrayRef a, IntArrayRef b) {
+  if (a == b) return DimVector(a);
   const std::size_t ndim = std::max(a.size(), b.size());
   DimVector out(ndim, 1);
   for (std::size_t i = 0; i < ndim; ++i) {

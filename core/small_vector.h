@@ -27,7 +27,8 @@ class SmallVector {
   explicit SmallVector(ArrayRef<T> values) { assign(values.begin(), values.end()); }
   SmallVector(std::size_t count, const T& value) {
     reserve(count);
-    for (std::size_t i = 0; i < count; ++i) emplace_back(value);
+    for (std::size_t i = 0; i < count; ++i) new (data_ + i) T(value);
+    size_ = count;
   }
   SmallVector(const SmallVector& other) { assign(other.begin(), other.end()); }
   SmallVector(SmallVector&& other) noexcept { take(std::move(other)); }
@@ -74,7 +75,11 @@ class SmallVector {
   void clear() noexcept { truncate(0); }
   // Drops elements from the end until `count` remain.
   void truncate(std::size_t count) noexcept {
-    while (size_ > count) pop_back();
+    if constexpr (std::is_trivially_destructible_v<T>) {
+      if (size_ > count) size_ = count;
+    } else {
+      while (size_ > count) pop_back();
+    }
   }
   void resize(std::size_t count, const T& value = T()) {
     truncate(count);
@@ -96,8 +101,14 @@ class SmallVector {
 
   template <typename It>
   void assign(It first, It last) {
-    reserve(static_cast<std::size_t>(last - first));
-    for (; first != last; ++first) emplace_back(*first);
+    const auto n = static_cast<std::size_t>(last - first);
+    reserve(size_ + n);
+    if constexpr (std::is_trivially_copyable_v<T> && std::is_pointer_v<It>) {
+      for (std::size_t i = 0; i < n; ++i) data_[size_ + i] = first[i];  // inline: sizes are short
+      size_ += n;
+    } else {
+      for (; first != last; ++first) emplace_back(*first);
+    }
   }
   void grow(std::size_t count) {
     count = std::max<std::size_t>(count, 2 * N);
@@ -121,7 +132,11 @@ class SmallVector {
     if (other.is_inline()) {
       data_ = inline_data();
       capacity_ = N;
-      std::uninitialized_move(other.begin(), other.end(), data_);
+      if constexpr (std::is_trivially_copyable_v<T>) {
+        for (std::size_t i = 0; i < other.size_; ++i) data_[i] = other.data_[i];
+      } else {
+        std::uninitialized_move(other.begin(), other.end(), data_);
+      }
       size_ = other.size_;
       other.clear();
     } else {

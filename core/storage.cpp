@@ -21,17 +21,24 @@ void* align_up(void* p) {
 }  // namespace
 
 IntrusivePtr<StorageImpl> StorageImpl::allocate(std::size_t nbytes) {
+  void* unused = nullptr;
+  return allocate_with_prefix(0, nbytes, &unused);
+}
+
+IntrusivePtr<StorageImpl> StorageImpl::allocate_with_prefix(std::size_t prefix_bytes, std::size_t nbytes, void** prefix) {
   STRATA_CHECK(nbytes < (std::size_t{1} << 46), "storage of ", nbytes, " bytes is too large");
-  void* block = ::operator new(kStorageAlignment + kHeaderBytes + nbytes);
+  const std::size_t prefix_room = (prefix_bytes + kStorageAlignment - 1) / kStorageAlignment * kStorageAlignment;
+  void* block = ::operator new(kStorageAlignment + kHeaderBytes + prefix_room + nbytes);
   void* header = align_up(block);
-  void* data = static_cast<char*>(header) + kHeaderBytes;
-  return IntrusivePtr<StorageImpl>(new (header) StorageImpl(block, data, nbytes, nullptr, nullptr));
+  *prefix = static_cast<char*>(header) + kHeaderBytes;
+  void* data = static_cast<char*>(*prefix) + prefix_room;
+  return IntrusivePtr<StorageImpl>::adopt(new (header) StorageImpl(block, data, nbytes, nullptr, nullptr));
 }
 
 IntrusivePtr<StorageImpl> StorageImpl::wrap(void* data, std::size_t nbytes, Deleter deleter,
                                             void* context) {
   void* block = ::operator new(sizeof(StorageImpl));
-  return IntrusivePtr<StorageImpl>(new (block) StorageImpl(block, data, nbytes, deleter, context));
+  return IntrusivePtr<StorageImpl>::adopt(new (block) StorageImpl(block, data, nbytes, deleter, context));
 }
 
 void StorageImpl::destroy(StorageImpl* self) noexcept {

@@ -18,6 +18,9 @@ class StorageImpl : public RefCounted<StorageImpl> {
 
   // Allocates `nbytes` of uninitialised, 64-byte aligned memory.
   static IntrusivePtr<StorageImpl> allocate(std::size_t nbytes);
+  // The same, with `prefix_bytes` of extra room in the same block (64-byte aligned, before the data),
+  // returned in *prefix: a fresh tensor puts its TensorImpl there, so it costs one allocation.
+  static IntrusivePtr<StorageImpl> allocate_with_prefix(std::size_t prefix_bytes, std::size_t nbytes, void** prefix);
   // Wraps memory strata does not own; `deleter(data, context)` runs when the last view goes away.
   static IntrusivePtr<StorageImpl> wrap(void* data, std::size_t nbytes, Deleter deleter, void* context);
   static void destroy(StorageImpl* self) noexcept;

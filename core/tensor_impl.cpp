@@ -1,6 +1,8 @@
 // core/tensor_impl.cpp: TensorImpl construction and its autograd/subclass bookkeeping.
 #include "core/tensor_impl.h"
 
+#include <algorithm>
+
 #include "core/autograd_meta.h"
 #include "core/error.h"
 #include "core/interposer.h"
@@ -21,7 +23,52 @@ TensorImpl::TensorImpl(Storage storage, std::int64_t storage_offset, DimVector s
   STRATA_INTERNAL_ASSERT(sizes_.size() == strides_.size(), "sizes and strides differ in length");
 }
 
+TensorImpl::TensorImpl(Storage storage, DimVector sizes, DimVector strides, Contiguous geometry, ScalarType dtype,
+                       Device device)
+    : storage_(std::move(storage)),
+      storage_offset_(0),
+      sizes_(std::move(sizes)),
+      strides_(std::move(strides)),
+      numel_(geometry.numel),
+      dtype_(dtype),
+      device_(device),
+      is_contiguous_(true),
+      key_set_(backend_key(device)) {}
+
 TensorImpl::~TensorImpl() = default;
+
+// Note [One allocation per fresh tensor]
+// Most tensors a kernel makes are fresh and contiguous. make_contiguous places the TensorImpl inside
+// its storage's block (storage header, TensorImpl, data), so a tiny op's output costs one malloc and
+// one free instead of two of each. The block belongs to the storage: when the TensorImpl dies it is
+// destroyed in place and drops its storage reference last; views that share the storage keep the
+// block (and the dead TensorImpl bytes in it) alive until they go too.
+IntrusivePtr<TensorImpl> TensorImpl::make_contiguous(DimVector sizes, ScalarType dtype, Device device) {
+  DimVector strides(sizes.size(), 1);
+  std::int64_t numel = 1, running = 1;
+  for (std::size_t i = sizes.size(); i-- > 0;) {
+    STRATA_CHECK(sizes[i] >= 0, "Trying to create tensor with negative dimension ", sizes[i], ": ", shape_str(sizes));
+    strides[i] = running;
+    running *= std::max<std::int64_t>(sizes[i], 1);
+    numel *= sizes[i];
+  }
+  if (device != Device::CPU)
+    return IntrusivePtr<TensorImpl>::make(Storage(), std::move(sizes), std::move(strides), Contiguous{numel}, dtype, device);
+  void* place = nullptr;
+  Storage storage = StorageImpl::allocate_with_prefix(sizeof(TensorImpl), static_cast<std::size_t>(numel) * element_size(dtype), &place);
+  auto* impl = new (place) TensorImpl(std::move(storage), std::move(sizes), std::move(strides), Contiguous{numel}, dtype, device);
+  impl->inside_storage_block_ = true;
+  return IntrusivePtr<TensorImpl>::adopt(impl);
+}
+
+void TensorImpl::destroy(TensorImpl* self) noexcept {
+  if (!self->inside_storage_block_) {
+    delete self;
+    return;
+  }
+  Storage block_owner = std::move(self->storage_);
+  self->~TensorImpl();
+}  // block_owner releases the storage (and the block, if this was the last reference) here
 
 AutogradMeta& TensorImpl::ensure_autograd_meta() {
   if (!autograd_meta_) autograd_meta_ = std::make_unique<AutogradMeta>();

@@ -23,7 +23,17 @@ class TensorImpl : public RefCounted<TensorImpl> {
   // `storage` is null for meta tensors and wrapper subclasses.
   TensorImpl(Storage storage, std::int64_t storage_offset, DimVector sizes, DimVector strides,
              ScalarType dtype, Device device);
+  // A contiguous tensor whose element count the caller already knows (make_contiguous).
+  struct Contiguous {
+    std::int64_t numel;
+  };
+  TensorImpl(Storage storage, DimVector sizes, DimVector strides, Contiguous geometry, ScalarType dtype, Device device);
   ~TensorImpl();
+
+  // A fresh, uninitialised, contiguous tensor. On the CPU its TensorImpl, storage header and data
+  // are one allocation (Note [One allocation per fresh tensor]).
+  static IntrusivePtr<TensorImpl> make_contiguous(DimVector sizes, ScalarType dtype, Device device);
+  static void destroy(TensorImpl* self) noexcept;
   TensorImpl(const TensorImpl&) = delete;
   TensorImpl& operator=(const TensorImpl&) = delete;
 
@@ -69,6 +79,7 @@ class TensorImpl : public RefCounted<TensorImpl> {
   DispatchKeySet key_set_;
   std::unique_ptr<AutogradMeta> autograd_meta_;
   IntrusivePtr<TensorSubclass> subclass_;
+  bool inside_storage_block_ = false;  // placed in its storage's allocation by make_contiguous
 };
 
 }  // namespace strata

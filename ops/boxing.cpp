@@ -5,8 +5,8 @@
 
 namespace strata::ops {
 
-Tensor allocate(const TensorSpec& spec, Device device) {
-  if (spec.strides.empty()) return strata::detail::make_contiguous_tensor(spec.sizes, spec.dtype, device);
+Tensor allocate(TensorSpec&& spec, Device device) {
+  if (spec.strides.empty()) return Tensor(TensorImpl::make_contiguous(std::move(spec.sizes), spec.dtype, device));
   return strata::detail::make_tensor(spec.sizes, spec.strides, spec.dtype, device);
 }
 
@@ -16,11 +16,11 @@ const Tensor& undefined_tensor() {
 }
 
 namespace detail {
-void check_cpu_inputs(const IValue* args, std::size_t n) {
-  for (std::size_t i = 0; i < n; ++i) {
+void check_cpu_inputs(const OperatorHandle& op, const IValue* args) {
+  for (std::uint8_t i : op.entry().tensor_arguments()) {
     if (!args[i].is_tensor()) continue;
     const Tensor& t = args[i].to_tensor();
-    STRATA_CHECK(!t.defined() || t.impl()->has_storage(), "expected tensors with data on the CPU, but argument ", i,
+    STRATA_CHECK(!t.defined() || t.impl()->has_storage(), "expected tensors with data on the CPU, but argument ", static_cast<int>(i),
                  " is a ", t.subclass() ? t.subclass()->type_name() : std::string_view("meta"),
                  " tensor without storage (was the Python key excluded around a wrapper tensor?)");
   }

@@ -36,7 +36,7 @@ struct ViewSpec {
   std::int64_t storage_offset;
 };
 
-Tensor allocate(const TensorSpec& spec, Device device);
+Tensor allocate(TensorSpec&& spec, Device device);
 const Tensor& undefined_tensor();
 
 // ---- unboxing: IValue -> the C++ parameter type --------------------------------------------------
@@ -127,19 +127,19 @@ struct SpecCount<std::array<TensorSpec, N>> : std::integral_constant<std::size_t
 
 // CPU kernels read data: a tensor without any (a wrapper reached with the Python key excluded) is an
 // error, not a null dereference. Meta outranks CPU, so meta tensors never get here.
-void check_cpu_inputs(const IValue* args, std::size_t n);
+void check_cpu_inputs(const OperatorHandle& op, const IValue* args);
 
 // CPU and Meta kernels of a functional op.
 template <auto Meta, auto Compute, Device D>
-void functional_kernel(const OperatorHandle&, DispatchKeySet, Stack& stack) {
+void functional_kernel(const OperatorHandle& op, DispatchKeySet, Stack& stack) {
   constexpr std::size_t n = arity<Meta>;
   const IValue* args = stack.data() + stack.size() - n;
-  if constexpr (D == Device::CPU) check_cpu_inputs(args, n);
-  const auto spec = invoke_unboxed<Meta>(Meta, args, std::make_index_sequence<n>{});
+  if constexpr (D == Device::CPU) check_cpu_inputs(op, args);
+  auto spec = invoke_unboxed<Meta>(Meta, args, std::make_index_sequence<n>{});
   constexpr std::size_t k = SpecCount<std::decay_t<decltype(spec)>>::value;
   std::array<Tensor, k> outs;
-  if constexpr (k == 1) outs[0] = allocate(spec, D);
-  else for (std::size_t i = 0; i < k; ++i) outs[i] = allocate(spec[i], D);
+  if constexpr (k == 1) outs[0] = allocate(std::move(spec), D);
+  else for (std::size_t i = 0; i < k; ++i) outs[i] = allocate(std::move(spec[i]), D);
   if constexpr (D == Device::CPU) {
     std::apply([&](const auto&... o) { invoke_unboxed<Meta>(Compute, args, std::make_index_sequence<n>{}, o...); },
                outs);
@@ -161,10 +161,10 @@ void view_kernel(const OperatorHandle&, DispatchKeySet, Stack& stack) {
 }
 
 template <auto Check, auto Compute, Device D>
-void inplace_kernel(const OperatorHandle&, DispatchKeySet, Stack& stack) {
+void inplace_kernel(const OperatorHandle& op, DispatchKeySet, Stack& stack) {
   constexpr std::size_t n = arity<Check>;
   const IValue* args = stack.data() + stack.size() - n;
-  if constexpr (D == Device::CPU) check_cpu_inputs(args, n);
+  if constexpr (D == Device::CPU) check_cpu_inputs(op, args);
   invoke_unboxed<Check>(Check, args, std::make_index_sequence<n>{});
   if constexpr (D == Device::CPU) invoke_unboxed<Check>(Compute, args, std::make_index_sequence<n>{});
   Tensor self = args[0].to_tensor();

@@ -90,11 +90,20 @@ const Tensor& normal_(const Tensor& self, double mean = 0, double std = 1, const
 const Tensor& uniform_(const Tensor& self, double from = 0, double to = 1, const Generator* generator = nullptr);
 
 namespace detail {
+// Tensors given by reference are pushed borrowed (Note [Borrowed tensor arguments]); anything else
+// is boxed by value.
+inline void push_argument(Stack& stack, const Tensor& t) { stack.emplace_back(IValue::Borrow{}, t); }
+inline void push_argument(Stack& stack, Tensor& t) { stack.emplace_back(IValue::Borrow{}, t); }
+template <typename T>
+void push_argument(Stack& stack, T&& value) {
+  stack.emplace_back(std::forward<T>(value));
+}
+
 // Pushes the arguments, dispatches, and returns the single Tensor result.
 template <typename... Args>
 Tensor call_op(const OperatorHandle& op, Args&&... args) {
   Stack stack;
-  (stack.emplace_back(std::forward<Args>(args)), ...);
+  (push_argument(stack, std::forward<Args>(args)), ...);
   op.call(stack);
   return std::move(stack.back()).to_tensor();
 }

@@ -1,0 +1,59 @@
+// bench/eigen_baselines.cpp: the hand-written Eigen MLP.
+#include "bench/eigen_baselines.h"
+
+#include <cmath>
+#include <random>
+
+namespace strata::bench {
+
+EigenMlp::EigenMlp(const std::vector<std::int64_t>& sizes, unsigned seed) {
+  std::mt19937 gen(seed);
+  std::uniform_real_distribution<float> u(-0.1f, 0.1f);
+  for (std::size_t i = 0; i + 1 < sizes.size(); ++i) {
+    weights_.push_back(RowMatrix::NullaryExpr(sizes[i + 1], sizes[i], [&] { return u(gen); }));
+    biases_.push_back(RowVector::NullaryExpr(sizes[i + 1], [&] { return u(gen); }));
+  }
+  activations_.resize(sizes.size());
+}
+
+const RowMatrix& EigenMlp::forward(const RowMatrix& x) {
+  activations_[0] = x;
+  for (std::size_t l = 0; l < weights_.size(); ++l) {
+    RowMatrix& out = activations_[l + 1];
+    out.noalias() = activations_[l] * weights_[l].transpose();
+    out.rowwise() += biases_[l];
+    if (l + 1 < weights_.size()) out = out.cwiseMax(0.0f);
+  }
+  return activations_.back();
+}
+
+float EigenMlp::train_step(const RowMatrix& x, const std::vector<std::int64_t>& y, float lr) {
+  const RowMatrix& logits = forward(x);
+  const Eigen::Index n = logits.rows();
+  // log_softmax, the mean negative log-likelihood and its gradient, row by row.
+  RowMatrix grad(logits.rows(), logits.cols());
+  float loss = 0;
+  for (Eigen::Index i = 0; i < n; ++i) {
+    const float m = logits.row(i).maxCoeff();
+    const float log_sum = std::log((logits.row(i).array() - m).exp().sum());
+    const auto label = static_cast<Eigen::Index>(y[static_cast<std::size_t>(i)]);
+    loss -= logits(i, label) - m - log_sum;
+    grad.row(i) = (logits.row(i).array() - m - log_sum).exp() / static_cast<float>(n);
+    grad(i, label) -= 1.0f / static_cast<float>(n);
+  }
+  // Backward through the layers, updating each as soon as its gradient is known.
+  for (std::size_t l = weights_.size(); l-- > 0;) {
+    const RowMatrix grad_w = grad.transpose() * activations_[l];
+    const RowVector grad_b = grad.colwise().sum();
+    if (l > 0) {
+      RowMatrix grad_in = grad * weights_[l];
+      grad_in = (activations_[l].array() > 0).select(grad_in, 0.0f);
+      grad.swap(grad_in);
+    }
+    weights_[l] -= lr * grad_w;
+    biases_[l] -= lr * grad_b;
+  }
+  return loss / static_cast<float>(n);
+}
+
+}  // namespace strata::bench

@@ -1,0 +1,203 @@
+// bench/strata_bench.cpp: strata-bench. Times the dispatch path of a tiny op, matrix products, and
+// MLP training steps, each beside the same work hand-written in Eigen in the same run, and prints one
+// flat JSON object (medians; ratios are strata time / Eigen time unless named otherwise).
+#include <cmath>
+#include <cstdlib>
+#include <iostream>
+#include <new>
+
+#include <nlohmann/json.hpp>
+
+#include "autograd/backward.h"
+#include "autograd/grad_mode.h"
+#include "autograd/variable.h"
+#include "bench/eigen_baselines.h"
+#include "bench/timing.h"
+#include "core/parallel.h"
+#include "nn/functional.h"
+#include "nn/layers.h"
+#include "ops/functions.h"
+#include "optim/sgd.h"
+#include "tracer/logging_tensor.h"
+#include "tracer/op_counter.h"
+#include "tracer/seed_experiment.h"
+
+// Count every allocation made through operator new (tensors, storages, nodes, boxed lists).
+// (GCC's -Wmismatched-new-delete cannot see that these replacements pair malloc with free.)
+#pragma GCC diagnostic ignored "-Wmismatched-new-delete"
+void* operator new(std::size_t n) {
+  strata::bench::allocation_count.fetch_add(1, std::memory_order_relaxed);
+  if (void* p = std::malloc(n ? n : 1)) return p;
+  throw std::bad_alloc();
+}
+void* operator new(std::size_t n, std::align_val_t a) {
+  strata::bench::allocation_count.fetch_add(1, std::memory_order_relaxed);
+  const std::size_t align = static_cast<std::size_t>(a);
+  if (void* p = std::aligned_alloc(align, (n + align - 1) / align * align)) return p;
+  throw std::bad_alloc();
+}
+void operator delete(void* p) noexcept { std::free(p); }
+void operator delete(void* p, std::size_t) noexcept { std::free(p); }
+void operator delete(void* p, std::align_val_t) noexcept { std::free(p); }
+void operator delete(void* p, std::size_t, std::align_val_t) noexcept { std::free(p); }
+
+namespace {
+
+using namespace strata;
+using strata::bench::median_ns;
+namespace F = strata::nn::functional;
+
+// Keeps a result alive so the compiler cannot drop the work.
+template <typename T>
+void keep(const T& value) {
+  asm volatile("" : : "g"(&value) : "memory");
+}
+
+double round3(double x) {
+  if (x == 0 || !std::isfinite(x)) return x;
+  const double scale = std::pow(10.0, 2 - static_cast<int>(std::floor(std::log10(std::abs(x)))));
+  return std::round(x * scale) / scale;
+}
+
+bench::RowMatrix eigen_random(Eigen::Index r, Eigen::Index c) { return bench::RowMatrix::Random(r, c); }
+
+void dispatch_benchmarks(nlohmann::ordered_json& out) {
+  const Tensor a = tensor<float>({1.5f}), b = tensor<float>({2.5f});
+  out["dispatch_add_1elem_ns"] = round3(median_ns([&] { keep(add(a, b)); }));
+  Eigen::ArrayXf ea(1), eb(1);
+  ea << 1.5f;
+  eb << 2.5f;
+  out["add_1elem_eigen_ns"] = round3(median_ns([&] {
+    Eigen::ArrayXf c = ea + eb;
+    keep(c);
+  }));
+  const Tensor g = tensor<float>({1.5f});
+  requires_grad_(g);
+  out["dispatch_add_1elem_grad_ns"] = round3(median_ns([&] { keep(add(g, b)); }));
+}
+
+void mm_benchmarks(nlohmann::ordered_json& out) {
+  struct Shape {
+    const char* key;
+    std::int64_t n, k, p;
+  };
+  for (const Shape s : {Shape{"mm_8x16x32", 8, 16, 32}, Shape{"mm_256x512x512", 256, 512, 512}}) {
+    const Tensor x = randn({s.n, s.k}), w = randn({s.k, s.p});
+    const bench::RowMatrix ex = eigen_random(s.n, s.k), ew = eigen_random(s.k, s.p);
+    const double ours = median_ns([&] { keep(mm(x, w)); }, 15) / 1000;
+    const double eigen = median_ns(
+                             [&] {
+                               bench::RowMatrix c = ex * ew;
+                               keep(c);
+                             },
+                             15) /
+                         1000;
+    const std::string key = s.key;
+    out[key + "_us"] = round3(ours);
+    out[key + "_eigen_us"] = round3(eigen);
+    out[key + "_speed_vs_eigen"] = round3(eigen / ours);
+  }
+}
+
+struct StepSetup {
+  std::shared_ptr<nn::Sequential> model;
+  Tensor x, y;
+  std::vector<std::int64_t> labels;
+};
+
+StepSetup make_step(const std::vector<std::int64_t>& sizes, std::int64_t batch) {
+  const tracer::SeedConfig config{0, sizes, batch, 0.1};
+  StepSetup s;
+  manual_seed(0);
+  s.model = nn::make_mlp(sizes);
+  std::tie(s.x, s.y) = tracer::make_batch(config);
+  s.labels = s.y.to_vector<std::int64_t>();
+  return s;
+}
+
+// zero_grad, forward, cross_entropy, backward, SGD step: the seed's training step.
+void train_step(nn::Module& model, optim::SGD& opt, const Tensor& x, const Tensor& y) {
+  opt.zero_grad();
+  const Tensor loss = F::cross_entropy(model(x), y);
+  backward(loss);
+  opt.step();
+}
+
+bench::RowMatrix to_eigen(const Tensor& t) {
+  const std::vector<float> v = t.to_vector<float>();
+  return Eigen::Map<const bench::RowMatrix>(v.data(), t.size(0), t.size(1));
+}
+
+void step_benchmarks(nlohmann::ordered_json& out) {
+  // The seed: 16-32-4, batch 8.
+  StepSetup seed = make_step({16, 32, 4}, 8);
+  optim::SGD opt(seed.model->parameters(), {.lr = 0.1});
+  const double step = median_ns([&] { train_step(*seed.model, opt, seed.x, seed.y); }) / 1000;
+  bench::EigenMlp eigen_seed({16, 32, 4}, 1);
+  const bench::RowMatrix ex = to_eigen(seed.x);
+  const double eigen_step = median_ns([&] { keep(eigen_seed.train_step(ex, seed.labels, 0.1f)); }) / 1000;
+  out["seed_step_us"] = round3(step);
+  out["seed_step_eigen_us"] = round3(eigen_step);
+  out["seed_step_vs_eigen"] = round3(step / eigen_step);
+  out["seed_step_allocations"] =
+      round3(bench::allocations_per_call([&] { train_step(*seed.model, opt, seed.x, seed.y); }));
+
+  const double forward = median_ns([&] {
+                           autograd::NoGradGuard no_grad;
+                           keep((*seed.model)(seed.x));
+                         }) /
+                         1000;
+  out["seed_forward_us"] = round3(forward);
+  out["seed_forward_eigen_us"] = round3(median_ns([&] { keep(eigen_seed.forward(ex)); }) / 1000);
+
+  // The same step under an OpCounter, and with LoggingTensor parameters.
+  out["seed_step_opcounter_us"] = round3(median_ns([&] {
+                                          tracer::OpCounter counter;
+                                          ModeGuard mode(counter);
+                                          train_step(*seed.model, opt, seed.x, seed.y);
+                                        }) /
+                                        1000);
+  auto log = std::make_shared<tracer::LoggingTensor::Log>();
+  std::vector<Tensor> params;
+  for (const Tensor& p : seed.model->parameters())
+    params.push_back(tracer::LoggingTensor::wrap(clone(p), log, /*requires_grad=*/true));
+  optim::SGD wrapped_opt(params, {.lr = 0.1});
+  const Tensor wx = tracer::LoggingTensor::wrap(seed.x, log), wy = tracer::LoggingTensor::wrap(seed.y, log);
+  out["seed_step_loggingtensor_us"] = round3(median_ns([&] {
+                                              wrapped_opt.zero_grad();
+                                              const Tensor h = F::relu(F::linear(wx, params[0], params[1]));
+                                              backward(F::cross_entropy(F::linear(h, params[2], params[3]), wy));
+                                              wrapped_opt.step();
+                                              log->clear();
+                                            }) /
+                                            1000);
+  out["opcounter_overhead"] = round3(out["seed_step_opcounter_us"].get<double>() / step);
+
+  // A wider MLP where the matrix products dominate: 784-512-512-10, batch 256.
+  StepSetup wide = make_step({784, 512, 512, 10}, 256);
+  optim::SGD wide_opt(wide.model->parameters(), {.lr = 0.01});
+  const double wide_step = median_ns([&] { train_step(*wide.model, wide_opt, wide.x, wide.y); }, 11, 20) / 1000;
+  bench::EigenMlp eigen_wide({784, 512, 512, 10}, 2);
+  const bench::RowMatrix wx_eigen = to_eigen(wide.x);
+  const double wide_eigen = median_ns([&] { keep(eigen_wide.train_step(wx_eigen, wide.labels, 0.01f)); }, 11, 20) / 1000;
+  out["mlp784_b256_step_us"] = round3(wide_step);
+  out["mlp784_b256_step_eigen_us"] = round3(wide_eigen);
+  out["mlp784_b256_step_speed_vs_eigen"] = round3(wide_eigen / wide_step);
+}
+
+}  // namespace
+
+int main() {
+  try {
+    nlohmann::ordered_json out;
+    out["threads"] = get_num_threads();
+    dispatch_benchmarks(out);
+    mm_benchmarks(out);
+    step_benchmarks(out);
+    std::cout << out.dump(2) << std::endl;
+    return 0;
+  } catch (const std::exception& e) {
+    std::cerr << "strata-bench: error: " << e.what() << "\n";
+    return 2;
+  }
+}

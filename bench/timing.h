@@ -1,0 +1,48 @@
+// bench/timing.h: timing helpers for strata-bench. A measurement runs `fn` in batches sized to take
+// about a millisecond, and reports the median time per call over the batches (the machine is shared
+// and noisy: medians, not means). Allocations are counted by the benchmark's operator new.
+#pragma once
+
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <cstdint>
+#include <vector>
+
+namespace strata::bench {
+
+inline std::atomic<std::uint64_t> allocation_count{0};
+
+// Median nanoseconds per call of fn(), over `batches` batches.
+template <typename Fn>
+double median_ns(Fn&& fn, int batches = 31, double batch_ms = 2.0) {
+  using clock = std::chrono::steady_clock;
+  // Calibrate the batch size so one batch takes about batch_ms.
+  std::int64_t per_batch = 1;
+  while (true) {
+    const auto t0 = clock::now();
+    for (std::int64_t i = 0; i < per_batch; ++i) fn();
+    const double ms = std::chrono::duration<double, std::milli>(clock::now() - t0).count();
+    if (ms >= batch_ms || per_batch >= (std::int64_t{1} << 24)) break;
+    per_batch *= ms < batch_ms / 8 ? 8 : 2;
+  }
+  std::vector<double> samples;
+  for (int b = 0; b < batches; ++b) {
+    const auto t0 = clock::now();
+    for (std::int64_t i = 0; i < per_batch; ++i) fn();
+    samples.push_back(std::chrono::duration<double, std::nano>(clock::now() - t0).count() / static_cast<double>(per_batch));
+  }
+  std::nth_element(samples.begin(), samples.begin() + samples.size() / 2, samples.end());
+  return samples[samples.size() / 2];
+}
+
+// Allocations (operator new calls) per call of fn().
+template <typename Fn>
+double allocations_per_call(Fn&& fn, int calls = 100) {
+  fn();  // warm up lazily initialised state
+  const std::uint64_t before = allocation_count.load();
+  for (int i = 0; i < calls; ++i) fn();
+  return static_cast<double>(allocation_count.load() - before) / calls;
+}
+
+}  // namespace strata::bench
