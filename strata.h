@@ -1,0 +1,23 @@
+// strata.h: everything an application uses, in one include: tensors and the dispatcher (core), the
+// ops (ops), autograd, nn, optim, and the interposer for dispatch modes and wrapper subclasses.
+// The tracer library (OpCounter, LoggingTensor, the seed experiment) has its own headers in tracer/.
+#pragma once
+
+#include "autograd/backward.h"
+#include "autograd/grad_mode.h"
+#include "autograd/gradcheck.h"
+#include "autograd/variable.h"
+#include "core/dispatch_trace.h"
+#include "core/dispatcher.h"
+#include "core/generator.h"
+#include "core/interposer.h"
+#include "core/parallel.h"
+#include "core/tensor.h"
+#include "core/tensor_format.h"
+#include "nn/functional.h"
+#include "nn/init.h"
+#include "nn/layers.h"
+#include "ops/detach.h"
+#include "ops/functions.h"
+#include "ops/record_function.h"
+#include "optim/sgd.h"
