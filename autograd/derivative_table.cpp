@@ -40,8 +40,12 @@ void DerivativeTable::add(const std::vector<DerivativeRow>& rows) {
       resolved.saved_args.push_back(static_cast<std::int8_t>(arg));
       resolved.saved_returns.push_back(static_cast<std::int8_t>(ret));
     }
-    for (std::size_t i = 0; i < schema.arguments().size(); ++i)
-      if (schema.arguments()[i].type.is_tensor_like()) resolved.tensor_args.push_back(static_cast<std::uint8_t>(i));
+    for (std::string_view name : row.geometry) {
+      const int i = schema.argument_index(name);
+      STRATA_INTERNAL_ASSERT(i >= 0 && schema.arguments()[static_cast<std::size_t>(i)].type.is_tensor_like(), row.node_name,
+                             ": no tensor argument named ", name);
+      resolved.geometry_args.push_back(static_cast<std::uint8_t>(i));
+    }
     resolved.inplace = !schema.arguments().empty() && schema.arguments()[0].type.is_write();
     STRATA_INTERNAL_ASSERT(!by_op_[op->index()].row, "two derivative rows for ", op->str());
     by_op_[op->index()] = std::move(resolved);

@@ -59,11 +59,12 @@ struct DerivativeRow {
   std::string_view overload;  // "" for default
   std::string_view node_name; // "AddmmBackward0"
   Differentiability kind = Differentiability::Formula;
-  std::vector<std::string_view> inputs;  // tensor arguments that get gradients, in edge order
-  std::vector<std::string_view> saved;   // argument or return names saved for backward
+  std::vector<std::string_view> inputs;    // tensor arguments that get gradients, in edge order
+  std::vector<std::string_view> saved;     // argument or return names saved for backward
+  std::vector<std::string_view> geometry;  // tensor arguments whose sizes/strides/dtype the formula reads
   BackwardFormula backward = nullptr;
-  std::vector<int> outputs = {0};        // differentiable outputs (PyTorch's output_differentiability)
-  bool saves_original_self = false;      // in-place ops whose formula reads self before the write
+  std::vector<int> outputs = {0};          // differentiable outputs (PyTorch's output_differentiability)
+  bool saves_original_self = false;        // in-place ops whose formula reads self before the write
 };
 
 // A row resolved against its op's schema (argument positions instead of names).
@@ -73,7 +74,7 @@ struct ResolvedRow {
   SmallVector<std::uint8_t, 4> input_args;   // schema position of each differentiable input
   SmallVector<std::int8_t, 4> saved_args;    // per saved name: argument position, or -1 for an output
   SmallVector<std::int8_t, 4> saved_returns; // per saved name: return position, or -1 for an input
-  SmallVector<std::uint8_t, 4> tensor_args;  // schema positions of all tensor arguments
+  SmallVector<std::uint8_t, 4> geometry_args;  // schema position of each `geometry` name
   bool inplace = false;                      // writes its first argument and returns it
 };
 

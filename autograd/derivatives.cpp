@@ -44,39 +44,39 @@ std::optional<IntArrayRef> optional_ints(const IValue& v) {
 std::vector<DerivativeRow> view_rows() {
   return {
       // - name: t(Tensor(a) self) -> Tensor(a)         self: grad.t()
-      {"aten::t", "", "TBackward0", D::Formula, {"self"}, {},
-       [](BackwardContext& c) {
+      {.op = "aten::t", .node_name = "TBackward0", .inputs = {"self"},
+       .backward = [](BackwardContext& c) {
          if (c.needs("self")) c.set("self", t(c.grad()));
        }},
       // - name: transpose.int(...)                       self: grad.transpose(dim0, dim1)
-      {"aten::transpose", "int", "TransposeBackward0", D::Formula, {"self"}, {},
-       [](BackwardContext& c) {
+      {.op = "aten::transpose", .overload = "int", .node_name = "TransposeBackward0", .inputs = {"self"},
+       .backward = [](BackwardContext& c) {
          if (c.needs("self")) c.set("self", transpose(c.grad(), c.integer("dim0"), c.integer("dim1")));
        }},
       // - name: view(Tensor(a) self, SymInt[] size)      self: grad.reshape_symint(self.sym_sizes())
-      {"aten::view", "", "ViewBackward0", D::Formula, {"self"}, {},
-       [](BackwardContext& c) {
+      {.op = "aten::view", .node_name = "ViewBackward0", .inputs = {"self"}, .geometry = {"self"},
+       .backward = [](BackwardContext& c) {
          if (c.needs("self")) c.set("self", reshape(c.grad(), c.sizes("self")));
        }},
       // - name: expand(...)                              self: at::sum_to(grad, self.sym_sizes())
-      {"aten::expand", "", "ExpandBackward0", D::Formula, {"self"}, {},
-       [](BackwardContext& c) {
+      {.op = "aten::expand", .node_name = "ExpandBackward0", .inputs = {"self"}, .geometry = {"self"},
+       .backward = [](BackwardContext& c) {
          if (c.needs("self")) c.set("self", sum_to(c.grad(), c.sizes("self")));
        }},
       // - name: unsqueeze(Tensor(a) self, int dim)       self: grad.squeeze(dim)
-      {"aten::unsqueeze", "", "UnsqueezeBackward0", D::Formula, {"self"}, {},
-       [](BackwardContext& c) {
+      {.op = "aten::unsqueeze", .node_name = "UnsqueezeBackward0", .inputs = {"self"},
+       .backward = [](BackwardContext& c) {
          if (c.needs("self")) c.set("self", squeeze(c.grad(), c.integer("dim")));
        }},
       // - name: squeeze.dim(Tensor(a) self, int dim)     self: unsqueeze_to(grad, dim, self.sym_sizes())
-      {"aten::squeeze", "dim", "SqueezeBackward1", D::Formula, {"self"}, {},
-       [](BackwardContext& c) {
+      {.op = "aten::squeeze", .overload = "dim", .node_name = "SqueezeBackward1", .inputs = {"self"}, .geometry = {"self"},
+       .backward = [](BackwardContext& c) {
          if (c.needs("self")) c.set("self", unsqueeze_to(c.grad(), c.integer("dim"), c.sizes("self")));
        }},
       // - name: as_strided(...)  (as_strided_backward: not in strata yet)
-      {"aten::as_strided", "", "AsStridedBackward0", D::NotImplemented, {"self"}},
+      {.op = "aten::as_strided", .node_name = "AsStridedBackward0", .kind = D::NotImplemented, .inputs = {"self"}},
       // - name: detach(Tensor(a) self)                   output_differentiability: [False]
-      {"aten::detach", "", "", D::NonDifferentiable},
+      {.op = "aten::detach", .kind = D::NonDifferentiable},
   };
 }
 
@@ -84,19 +84,25 @@ std::vector<DerivativeRow> pointwise_rows() {
   return {
       // - name: add.Tensor(...)   self: handle_r_to_c(self.scalar_type(), grad)
       //                           other: handle_r_to_c(other.scalar_type(), maybe_multiply(grad, alpha.conj()))
-      {"aten::add", "Tensor", "AddBackward0", D::Formula, {"self", "other"}, {}, add_backward},
-      {"aten::add_", "Tensor", "AddBackward0", D::Formula, {"self", "other"}, {}, add_backward},
+      {.op = "aten::add", .overload = "Tensor", .node_name = "AddBackward0", .inputs = {"self", "other"},
+       .backward = add_backward},
+      {.op = "aten::add_", .overload = "Tensor", .node_name = "AddBackward0", .inputs = {"self", "other"},
+       .backward = add_backward},
       // - name: sub.Tensor(...)   other: handle_r_to_c(other.scalar_type(), maybe_multiply(-grad, alpha.conj()))
-      {"aten::sub", "Tensor", "SubBackward0", D::Formula, {"self", "other"}, {}, sub_backward},
+      {.op = "aten::sub", .overload = "Tensor", .node_name = "SubBackward0", .inputs = {"self", "other"},
+       .backward = sub_backward},
       // - name: mul.Tensor(...)   self: mul_tensor_backward(grad, other, self.scalar_type())
       //                           other: mul_tensor_backward(grad, self, other.scalar_type())
-      {"aten::mul", "Tensor", "MulBackward0", D::Formula, {"self", "other"}, {"self", "other"}, mul_backward},
+      {.op = "aten::mul", .overload = "Tensor", .node_name = "MulBackward0", .inputs = {"self", "other"},
+       .saved = {"self", "other"}, .backward = mul_backward},
       // mul_ reads self as it was before the write: PyTorch saves original_self = self.clone().
-      {"aten::mul_", "Tensor", "MulBackward0", D::Formula, {"self", "other"}, {"self", "other"}, mul_backward, {0}, true},
+      {.op = "aten::mul_", .overload = "Tensor", .node_name = "MulBackward0", .inputs = {"self", "other"},
+       .saved = {"self", "other"}, .backward = mul_backward, .saves_original_self = true},
       // - name: div.Tensor(...)   self: div_tensor_self_backward(grad, other, self.scalar_type())
       //                           other: div_tensor_other_backward(grad, self, other)
-      {"aten::div", "Tensor", "DivBackward0", D::Formula, {"self", "other"}, {"self", "other"},
-       [](BackwardContext& c) {
+      {.op = "aten::div", .overload = "Tensor", .node_name = "DivBackward0", .inputs = {"self", "other"},
+       .saved = {"self", "other"},
+       .backward = [](BackwardContext& c) {
          if (c.needs("self")) c.set("self", div(c.grad(), c.saved("other")));
          if (c.needs("other")) {
            const Tensor other = c.saved("other");
@@ -104,19 +110,20 @@ std::vector<DerivativeRow> pointwise_rows() {
          }
        }},
       // - name: neg(Tensor self)  self: grad.neg()
-      {"aten::neg", "", "NegBackward0", D::Formula, {"self"}, {},
-       [](BackwardContext& c) {
+      {.op = "aten::neg", .node_name = "NegBackward0", .inputs = {"self"},
+       .backward = [](BackwardContext& c) {
          if (c.needs("self")) c.set("self", neg(c.grad()));
        }},
       // - name: relu(Tensor self)  self: threshold_backward(grad, result, 0)
-      {"aten::relu", "", "ReluBackward0", D::Formula, {"self"}, {"result"},
-       [](BackwardContext& c) {
+      {.op = "aten::relu", .node_name = "ReluBackward0", .inputs = {"self"}, .saved = {"result"},
+       .backward = [](BackwardContext& c) {
          if (c.needs("self")) c.set("self", threshold_backward(c.grad(), c.saved("result"), 0));
        }},
       // - name: threshold_backward(...)  grad_output: threshold_backward(grad, self, threshold)
       //                                  self: zeros_like(grad)
-      {"aten::threshold_backward", "", "ThresholdBackwardBackward0", D::Formula, {"grad_output", "self"}, {"self"},
-       [](BackwardContext& c) {
+      {.op = "aten::threshold_backward", .node_name = "ThresholdBackwardBackward0", .inputs = {"grad_output", "self"},
+       .saved = {"self"},
+       .backward = [](BackwardContext& c) {
          if (c.needs("grad_output"))
            c.set("grad_output", threshold_backward(c.grad(), c.saved("self"), c.scalar("threshold")));
          if (c.needs("self")) c.set("self", zeros_like(c.grad()));
@@ -129,8 +136,9 @@ std::vector<DerivativeRow> linalg_and_reduction_rows() {
       // - name: mm(Tensor self, Tensor mat2)
       //   self: mm_mat1_backward(grad, mat2, self.sym_sizes(), self.sym_strides(), self.layout(), 1)
       //   mat2: mm_mat2_backward(grad, self, mat2.sym_sizes(), mat2.sym_strides(), mat2.layout(), 1)
-      {"aten::mm", "", "MmBackward0", D::Formula, {"self", "mat2"}, {"self", "mat2"},
-       [](BackwardContext& c) {
+      {.op = "aten::mm", .node_name = "MmBackward0", .inputs = {"self", "mat2"}, .saved = {"self", "mat2"},
+       .geometry = {"self", "mat2"},
+       .backward = [](BackwardContext& c) {
          if (c.needs("self"))
            c.set("self", mm_mat1_backward(c.grad(), c.saved("mat2"), c.sizes("self"), c.strides("self"), 1));
          if (c.needs("mat2"))
@@ -139,8 +147,9 @@ std::vector<DerivativeRow> linalg_and_reduction_rows() {
       // - name: addmm(...)   self: maybe_multiply(grad, beta.conj())
       //   mat1: mm_mat1_backward(grad, mat2, mat1.sym_sizes(), mat1.sym_strides(), mat1.layout(), alpha)
       //   mat2: mm_mat2_backward(grad, mat1, mat2.sym_sizes(), mat2.sym_strides(), mat2.layout(), alpha)
-      {"aten::addmm", "", "AddmmBackward0", D::Formula, {"self", "mat1", "mat2"}, {"mat1", "mat2"},
-       [](BackwardContext& c) {
+      {.op = "aten::addmm", .node_name = "AddmmBackward0", .inputs = {"self", "mat1", "mat2"}, .saved = {"mat1", "mat2"},
+       .geometry = {"mat1", "mat2"},
+       .backward = [](BackwardContext& c) {
          if (c.needs("self")) c.set("self", maybe_multiply(c.grad(), c.scalar("beta")));
          if (c.needs("mat1"))
            c.set("mat1", mm_mat1_backward(c.grad(), c.saved("mat2"), c.sizes("mat1"), c.strides("mat1"), c.scalar("alpha")));
@@ -148,14 +157,14 @@ std::vector<DerivativeRow> linalg_and_reduction_rows() {
            c.set("mat2", mm_mat2_backward(c.grad(), c.saved("mat1"), c.sizes("mat2"), c.strides("mat2"), c.scalar("alpha")));
        }},
       // - name: sum.dim_IntList(...)   self: sum_backward(grad, self.sym_sizes(), dim, keepdim)
-      {"aten::sum", "dim_IntList", "SumBackward1", D::Formula, {"self"}, {},
-       [](BackwardContext& c) {
+      {.op = "aten::sum", .overload = "dim_IntList", .node_name = "SumBackward1", .inputs = {"self"}, .geometry = {"self"},
+       .backward = [](BackwardContext& c) {
          if (c.needs("self"))
            c.set("self", sum_backward(c.grad(), c.sizes("self"), optional_ints(c.arg("dim")), c.arg("keepdim").to_bool()));
        }},
       // - name: sum(Tensor self, *, ScalarType? dtype=None)   self: grad.expand_symint(self.sym_sizes())
-      {"aten::sum", "", "SumBackward0", D::Formula, {"self"}, {},
-       [](BackwardContext& c) {
+      {.op = "aten::sum", .node_name = "SumBackward0", .inputs = {"self"}, .geometry = {"self"},
+       .backward = [](BackwardContext& c) {
          if (c.needs("self")) c.set("self", expand(c.grad(), c.sizes("self")));
        }},
   };
@@ -164,29 +173,30 @@ std::vector<DerivativeRow> linalg_and_reduction_rows() {
 std::vector<DerivativeRow> softmax_and_loss_rows() {
   return {
       // - name: _log_softmax(...)   self: _log_softmax_backward_data(grad, result, dim, self.scalar_type())
-      {"aten::_log_softmax", "", "LogSoftmaxBackward0", D::Formula, {"self"}, {"result"},
-       [](BackwardContext& c) {
+      {.op = "aten::_log_softmax", .node_name = "LogSoftmaxBackward0", .inputs = {"self"}, .saved = {"result"},
+       .geometry = {"self"},
+       .backward = [](BackwardContext& c) {
          if (c.needs("self"))
            c.set("self", _log_softmax_backward_data(c.grad(), c.saved("result"), c.integer("dim"), c.dtype("self")));
        }},
       // Double backward of log_softmax needs exp, which strata does not have yet.
-      {"aten::_log_softmax_backward_data", "", "LogSoftmaxBackwardDataBackward0", D::NotImplemented,
-       {"grad_output", "output"}},
+      {.op = "aten::_log_softmax_backward_data", .node_name = "LogSoftmaxBackwardDataBackward0",
+       .kind = D::NotImplemented, .inputs = {"grad_output", "output"}},
       // - name: nll_loss_forward(...)
       //   self: nll_loss_backward(grad, self, target, weight, reduction, ignore_index, total_weight)
       //   target: non_differentiable          output_differentiability: [True, False]
-      {"aten::nll_loss_forward", "", "NllLossBackward0", D::Formula, {"self"},
-       {"self", "target", "weight", "total_weight"},
-       [](BackwardContext& c) {
+      {.op = "aten::nll_loss_forward", .node_name = "NllLossBackward0", .inputs = {"self"},
+       .saved = {"self", "target", "weight", "total_weight"},
+       .backward = [](BackwardContext& c) {
          if (c.needs("self"))
            c.set("self", nll_loss_backward(c.grad(), c.saved("self"), c.saved("target"), c.saved("weight"),
                                            c.integer("reduction"), c.integer("ignore_index"), c.saved("total_weight")));
        }},
       // - name: nll_loss_backward(...)
       //   grad_output: nll_loss(grad, target, weight, reduction, ignore_index)     self: zeros_like(grad)
-      {"aten::nll_loss_backward", "", "NllLossBackwardBackward0", D::Formula, {"grad_output", "self"},
-       {"target", "weight"},
-       [](BackwardContext& c) {
+      {.op = "aten::nll_loss_backward", .node_name = "NllLossBackwardBackward0", .inputs = {"grad_output", "self"},
+       .saved = {"target", "weight"},
+       .backward = [](BackwardContext& c) {
          if (c.needs("grad_output"))
            c.set("grad_output", std::get<0>(nll_loss_forward(c.grad(), c.saved("target"), c.saved("weight"),
                                                              c.integer("reduction"), c.integer("ignore_index"))));
@@ -196,45 +206,48 @@ std::vector<DerivativeRow> softmax_and_loss_rows() {
 }
 
 std::vector<DerivativeRow> factory_rows() {
+  const auto non_differentiable = [](std::string_view op, std::string_view overload = "") {
+    return DerivativeRow{.op = op, .overload = overload, .kind = D::NonDifferentiable};
+  };
   return {
       // - name: clone(Tensor self, *, MemoryFormat? memory_format=None)   self: grad
-      {"aten::clone", "", "CloneBackward0", D::Formula, {"self"}, {},
-       [](BackwardContext& c) {
+      {.op = "aten::clone", .node_name = "CloneBackward0", .inputs = {"self"},
+       .backward = [](BackwardContext& c) {
          if (c.needs("self")) c.set("self", c.grad());
        }},
       // - name: _to_copy(...)   self: _to_copy_backward(grad, self.options())
-      {"aten::_to_copy", "", "ToCopyBackward0", D::Formula, {"self"}, {},
-       [](BackwardContext& c) {
+      {.op = "aten::_to_copy", .node_name = "ToCopyBackward0", .inputs = {"self"}, .geometry = {"self"},
+       .backward = [](BackwardContext& c) {
          if (c.needs("self")) c.set("self", to(c.grad(), c.dtype("self")));
        }},
       // - name: fill_.Scalar(Tensor(a!) self, Scalar value)   self: zeros_like(grad)
-      {"aten::fill_", "Scalar", "FillBackward0", D::Formula, {"self"}, {}, zeros_backward},
+      {.op = "aten::fill_", .overload = "Scalar", .node_name = "FillBackward0", .inputs = {"self"}, .backward = zeros_backward},
       // - name: zero_(Tensor(a!) self)   self: zeros_like(grad)
-      {"aten::zero_", "", "ZeroBackward0", D::Formula, {"self"}, {}, zeros_backward},
+      {.op = "aten::zero_", .node_name = "ZeroBackward0", .inputs = {"self"}, .backward = zeros_backward},
       // copy_ is CopyBackwards in PyTorch (a hand-written node): self gets zeros, src gets grad.
-      {"aten::copy_", "", "CopyBackwards", D::Formula, {"self", "src"}, {},
-       [](BackwardContext& c) {
+      {.op = "aten::copy_", .node_name = "CopyBackwards", .inputs = {"self", "src"},
+       .backward = [](BackwardContext& c) {
          if (c.needs("self")) c.set("self", zeros_like(c.grad()));
          if (c.needs("src")) c.set("src", c.grad());
        }},
-      {"aten::normal_", "", "NormalBackward0", D::Formula, {"self"}, {}, zeros_backward},
-      {"aten::uniform_", "", "UniformBackward0", D::Formula, {"self"}, {}, zeros_backward},
+      {.op = "aten::normal_", .node_name = "NormalBackward0", .inputs = {"self"}, .backward = zeros_backward},
+      {.op = "aten::uniform_", .node_name = "UniformBackward0", .inputs = {"self"}, .backward = zeros_backward},
       // Outputs that never require grad.
-      {"aten::empty", "memory_format", "", D::NonDifferentiable},
-      {"aten::empty_like", "", "", D::NonDifferentiable},
-      {"aten::ones_like", "", "", D::NonDifferentiable},
-      {"aten::zeros_like", "", "", D::NonDifferentiable},
-      {"aten::new_empty_strided", "", "", D::NonDifferentiable},
-      {"aten::randn", "", "", D::NonDifferentiable},
-      {"aten::randn", "generator", "", D::NonDifferentiable},
-      {"aten::rand", "", "", D::NonDifferentiable},
-      {"aten::rand", "generator", "", D::NonDifferentiable},
-      {"aten::randint", "", "", D::NonDifferentiable},
-      {"aten::randint", "generator", "", D::NonDifferentiable},
-      {"aten::randint", "low", "", D::NonDifferentiable},
-      {"aten::randint", "low_generator", "", D::NonDifferentiable},
-      {"profiler::_record_function_enter_new", "", "", D::NonDifferentiable},
-      {"profiler::_record_function_exit", "_RecordFunction", "", D::NonDifferentiable},
+      non_differentiable("aten::empty", "memory_format"),
+      non_differentiable("aten::empty_like"),
+      non_differentiable("aten::ones_like"),
+      non_differentiable("aten::zeros_like"),
+      non_differentiable("aten::new_empty_strided"),
+      non_differentiable("aten::randn"),
+      non_differentiable("aten::randn", "generator"),
+      non_differentiable("aten::rand"),
+      non_differentiable("aten::rand", "generator"),
+      non_differentiable("aten::randint"),
+      non_differentiable("aten::randint", "generator"),
+      non_differentiable("aten::randint", "low"),
+      non_differentiable("aten::randint", "low_generator"),
+      non_differentiable("profiler::_record_function_enter_new"),
+      non_differentiable("profiler::_record_function_exit", "_RecordFunction"),
   };
 }
 

@@ -3,7 +3,6 @@
 
 #include <queue>
 #include <string>
-#include <unordered_map>
 
 #include "autograd/grad_mode.h"
 #include "autograd/variable.h"
@@ -74,38 +73,87 @@ void accumulate_input(variable_list& buffer, std::size_t pos, Tensor&& grad) {
   }
 }
 
-struct GraphTask {
-  std::unordered_map<Node*, int> dependencies;
-  std::unordered_map<Node*, variable_list> buffers;
-  std::vector<std::shared_ptr<Node>> keep_alive;
-  std::priority_queue<Node*, std::vector<Node*>, LaterNodeFirst> ready;
-
-  void count_dependencies(const std::shared_ptr<Node>& root) {
-    std::vector<Node*> stack{root.get()};
-    std::unordered_map<Node*, bool> seen{{root.get(), true}};
-    keep_alive.push_back(root);
+// One backward pass: the nodes reachable from the root, how many gradients each still waits for,
+// and the gradients that have arrived. Nodes are found through a small open-addressing table keyed
+// by address (graphs are tens of nodes; a node-based hash map would allocate per node).
+class GraphTask {
+ public:
+  explicit GraphTask(const std::shared_ptr<Node>& root) {
+    slots_.resize(32, -1);
+    SmallVector<Node*, 32> stack;
+    stack.push_back(root.get());
+    add_task(root);
     while (!stack.empty()) {
       Node* node = stack.back();
       stack.pop_back();
       for (const Edge& e : node->next_edges()) {
         if (!e.valid()) continue;
-        ++dependencies[e.function.get()];
-        if (!seen[e.function.get()]) {
-          seen[e.function.get()] = true;
-          keep_alive.push_back(e.function);
+        int i = find(e.function.get());
+        if (i < 0) {
+          i = add_task(e.function);
           stack.push_back(e.function.get());
         }
+        ++tasks_[static_cast<std::size_t>(i)].dependencies;
       }
     }
   }
 
+  variable_list& buffer(Node* node) {
+    Task& t = tasks_[static_cast<std::size_t>(find(node))];
+    if (t.buffer.empty()) t.buffer.resize(node->num_inputs());
+    return t.buffer;
+  }
+
   void deliver(const Edge& edge, Tensor&& grad) {
     Node* next = edge.function.get();
-    variable_list& buffer = buffers[next];
-    if (buffer.empty()) buffer.resize(next->num_inputs());
-    accumulate_input(buffer, edge.input_nr, std::move(grad));
-    if (--dependencies[next] == 0) ready.push(next);
+    Task& t = tasks_[static_cast<std::size_t>(find(next))];
+    if (t.buffer.empty()) t.buffer.resize(next->num_inputs());
+    accumulate_input(t.buffer, edge.input_nr, std::move(grad));
+    if (--t.dependencies == 0) ready.push(next);
   }
+
+  std::priority_queue<Node*, SmallVector<Node*, 16>, LaterNodeFirst> ready;
+
+ private:
+  struct Task {
+    std::shared_ptr<Node> node;  // keeps the node alive for the whole pass
+    int dependencies = 0;
+    variable_list buffer;
+  };
+
+  static std::size_t hash(const Node* n) { return (reinterpret_cast<std::uintptr_t>(n) >> 4) * 0x9E3779B97F4A7C15ULL >> 32; }
+
+  int find(const Node* n) const {
+    for (std::size_t i = hash(n) & (slots_.size() - 1);; i = (i + 1) & (slots_.size() - 1)) {
+      const int t = slots_[i];
+      if (t < 0) return -1;
+      if (tasks_[static_cast<std::size_t>(t)].node.get() == n) return t;
+    }
+  }
+
+  int add_task(const std::shared_ptr<Node>& n) {
+    if (2 * (tasks_.size() + 1) > slots_.size()) grow();
+    tasks_.push_back(Task{n, 0, {}});
+    insert(static_cast<int>(tasks_.size() - 1));
+    return static_cast<int>(tasks_.size() - 1);
+  }
+
+  void insert(int t) {
+    std::size_t i = hash(tasks_[static_cast<std::size_t>(t)].node.get()) & (slots_.size() - 1);
+    while (slots_[i] >= 0) i = (i + 1) & (slots_.size() - 1);
+    slots_[i] = t;
+  }
+
+  void grow() {
+    const std::size_t n = slots_.size() * 2;
+    slots_.clear();
+    slots_.resize(n, -1);
+    for (std::size_t t = 0; t < tasks_.size(); ++t) insert(static_cast<int>(t));
+  }
+
+  // Inline capacities cover graphs of a few dozen nodes without touching the heap.
+  SmallVector<Task, 24> tasks_;
+  SmallVector<int, 64> slots_;  // power-of-two open-addressing table of indices into tasks_
 };
 
 }  // namespace
@@ -120,26 +168,17 @@ void run_backward(const std::vector<Tensor>& roots, variable_list grads, bool ke
   }
   validate_outputs(root_edges, grads, "GraphRoot");
 
-  GraphTask task;
-  std::shared_ptr<Node> graph_root;
-  if (root_edges.size() == 1) {  // start at the root's own node, as PyTorch does for a single root
-    graph_root = root_edges[0].function;
-    task.count_dependencies(graph_root);
-    task.buffers[graph_root.get()].resize(graph_root->num_inputs());
-    accumulate_input(task.buffers[graph_root.get()], root_edges[0].input_nr, std::move(grads[0]));
-  } else {
-    graph_root = std::make_shared<GraphRoot>(root_edges, std::move(grads));
-    task.count_dependencies(graph_root);
-    task.buffers[graph_root.get()];
-  }
+  // A single root starts at its own node, as PyTorch does; several start at a GraphRoot.
+  const std::shared_ptr<Node> graph_root =
+      root_edges.size() == 1 ? root_edges[0].function : std::make_shared<GraphRoot>(root_edges, std::move(grads));
+  GraphTask task(graph_root);
+  if (root_edges.size() == 1) accumulate_input(task.buffer(graph_root.get()), root_edges[0].input_nr, std::move(grads[0]));
   task.ready.push(graph_root.get());
 
   while (!task.ready.empty()) {
     Node* node = task.ready.top();
     task.ready.pop();
-    variable_list inputs = std::move(task.buffers[node]);
-    task.buffers.erase(node);
-    variable_list outputs = node->apply(std::move(inputs));
+    variable_list outputs = node->apply(std::move(task.buffer(node)));
     if (!keep_graph) node->release_variables();
     validate_outputs(node->next_edges(), outputs, node->name());
     for (std::size_t i = 0; i < outputs.size(); ++i) {

@@ -11,14 +11,9 @@ FormulaNode::FormulaNode(const ResolvedRow& row, edge_list next_edges)
 void FormulaNode::record_arguments(const IValue* args, const Tensor* original_self) {
   const std::size_t n = row_.op.schema().arguments().size();
   for (std::size_t i = 0; i < n; ++i) args_.emplace_back(args[i].is_tensor() ? IValue() : args[i]);
-  for (std::uint8_t i : row_.tensor_args) {
-    const IValue& v = args[i];
-    TensorGeometry g;
-    if (v.is_tensor()) {
-      const Tensor& t = v.to_tensor();
-      g = TensorGeometry{DimVector(t.sizes()), DimVector(t.strides()), t.dtype()};
-    }
-    geometry_.push_back(std::move(g));
+  for (std::uint8_t i : row_.geometry_args) {
+    const Tensor& t = args[i].to_tensor();
+    geometry_.push_back(TensorGeometry{DimVector(t.sizes()), DimVector(t.strides()), t.dtype()});
   }
   for (std::size_t k = 0; k < row_.saved_args.size(); ++k) {
     const int arg = row_.saved_args[k];
@@ -38,7 +33,7 @@ void FormulaNode::save_outputs(const IValue* returns) {
 }
 
 variable_list FormulaNode::apply(variable_list&& grads) {
-  variable_list grad_inputs(num_outputs());
+  variable_list grad_inputs(num_outputs(), Tensor());
   BackwardContext ctx(*this, grads, grad_inputs);
   row_.row->backward(ctx);
   return grad_inputs;
@@ -54,45 +49,46 @@ int FormulaNode::argument_index(std::string_view arg_name) const {
   return i;
 }
 
+namespace {
+// Formulas name arguments with literals from the same file as the row, so the pointers usually match.
+bool same_name(std::string_view a, std::string_view b) { return a.data() == b.data() || a == b; }
+
+std::size_t position_in(const std::vector<std::string_view>& names, std::string_view name) {
+  for (std::size_t k = 0; k < names.size(); ++k)
+    if (same_name(names[k], name)) return k;
+  return names.size();
+}
+}  // namespace
+
 std::size_t FormulaNode::input_slot(std::string_view arg_name) const {
-  const int arg = argument_index(arg_name);
-  for (std::size_t k = 0; k < row_.input_args.size(); ++k)
-    if (row_.input_args[k] == arg) return k;
-  STRATA_INTERNAL_ASSERT(false, name(), ": ", arg_name, " is not a differentiable input");
-  return 0;
+  const std::size_t k = position_in(row_.row->inputs, arg_name);
+  STRATA_INTERNAL_ASSERT(k < row_.row->inputs.size(), name(), ": ", arg_name, " is not a differentiable input");
+  return k;
 }
 
 // ---- BackwardContext ----
 
 Tensor BackwardContext::saved(std::string_view name) const {
-  const auto& names = node_.row_.row->saved;
-  for (std::size_t k = 0; k < names.size(); ++k)
-    if (names[k] == name) return node_.saved_[k].unpack(node_.shared_from_this());
-  STRATA_INTERNAL_ASSERT(false, node_.name(), ": ", name, " was not saved");
-  return Tensor();
+  const std::size_t k = position_in(node_.row_.row->saved, name);
+  STRATA_INTERNAL_ASSERT(k < node_.saved_.size(), node_.name(), ": ", name, " was not saved");
+  const SavedVariable& s = node_.saved_[k];
+  return s.needs_saved_for() ? s.unpack(node_.shared_from_this()) : s.unpack();
 }
 
 const IValue& BackwardContext::arg(std::string_view name) const { return node_.args_[static_cast<std::size_t>(node_.argument_index(name))]; }
 
 namespace {
-const TensorGeometry& geometry_of(const FormulaNode& node, const SmallVector<TensorGeometry, 3>& geometry, int arg) {
-  const auto& tensor_args = node.row().tensor_args;
-  for (std::size_t k = 0; k < tensor_args.size(); ++k)
-    if (tensor_args[k] == arg) return geometry[k];
-  STRATA_INTERNAL_ASSERT(false, "argument ", arg, " of ", node.name(), " is not a tensor");
-  return geometry[0];
+const TensorGeometry& geometry_of(const FormulaNode& node, const SmallVector<TensorGeometry, 2>& geometry,
+                                  std::string_view name) {
+  const std::size_t k = position_in(node.row().row->geometry, name);
+  STRATA_INTERNAL_ASSERT(k < geometry.size(), node.name(), ": ", name, " has no recorded geometry (add it to the row's geometry)");
+  return geometry[k];
 }
 }  // namespace
 
-IntArrayRef BackwardContext::sizes(std::string_view name) const {
-  return geometry_of(node_, node_.geometry_, node_.argument_index(name)).sizes;
-}
-IntArrayRef BackwardContext::strides(std::string_view name) const {
-  return geometry_of(node_, node_.geometry_, node_.argument_index(name)).strides;
-}
-ScalarType BackwardContext::dtype(std::string_view name) const {
-  return geometry_of(node_, node_.geometry_, node_.argument_index(name)).dtype;
-}
+IntArrayRef BackwardContext::sizes(std::string_view name) const { return geometry_of(node_, node_.geometry_, name).sizes; }
+IntArrayRef BackwardContext::strides(std::string_view name) const { return geometry_of(node_, node_.geometry_, name).strides; }
+ScalarType BackwardContext::dtype(std::string_view name) const { return geometry_of(node_, node_.geometry_, name).dtype; }
 
 bool BackwardContext::needs(std::string_view name) const {
   bool any_grad = false;

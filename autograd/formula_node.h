@@ -33,8 +33,8 @@ class FormulaNode final : public Node {
   std::size_t input_slot(std::string_view name) const;  // position in row().input_args
 
   const ResolvedRow& row_;
-  SmallVector<IValue, 8> args_;              // non-tensor arguments (tensor slots hold None)
-  SmallVector<TensorGeometry, 3> geometry_;  // per tensor argument, in schema order
+  SmallVector<IValue, 6> args_;              // non-tensor arguments (tensor slots hold None)
+  SmallVector<TensorGeometry, 2> geometry_;  // per row().geometry_args entry
   SmallVector<SavedVariable, 4> saved_;      // per row().row->saved name
 };
 

@@ -23,7 +23,7 @@ struct Edge {
   bool valid() const { return function != nullptr; }
 };
 
-using variable_list = std::vector<Tensor>;
+using variable_list = SmallVector<Tensor, 4>;  // a node's gradients: few, so kept inline
 using edge_list = SmallVector<Edge, 3>;
 
 // What a gradient arriving at a node's input must look like.

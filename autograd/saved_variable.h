@@ -21,6 +21,8 @@ class SavedVariable {
   Tensor unpack(const std::shared_ptr<Node>& saved_for = nullptr) const;
   void reset() { data_ = Tensor(); }
   bool was_saved() const { return saved_; }
+  // Whether unpack() needs the node doing the unpacking (a saved non-leaf output gets it as grad_fn).
+  bool needs_saved_for() const { return saved_ && !saved_original_; }
 
  private:
   Tensor data_;

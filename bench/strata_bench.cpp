@@ -63,14 +63,16 @@ bench::RowMatrix eigen_random(Eigen::Index r, Eigen::Index c) { return bench::Ro
 
 void dispatch_benchmarks(nlohmann::ordered_json& out) {
   const Tensor a = tensor<float>({1.5f}), b = tensor<float>({2.5f});
-  out["dispatch_add_1elem_ns"] = round3(median_ns([&] { keep(add(a, b)); }));
   Eigen::ArrayXf ea(1), eb(1);
   ea << 1.5f;
   eb << 2.5f;
-  out["add_1elem_eigen_ns"] = round3(median_ns([&] {
-    Eigen::ArrayXf c = ea + eb;
-    keep(c);
-  }));
+  const bench::Paired add_1 = bench::paired_median_ns([&] { keep(add(a, b)); },
+                                                      [&] {
+                                                        Eigen::ArrayXf c = ea + eb;
+                                                        keep(c);
+                                                      });
+  out["dispatch_add_1elem_ns"] = round3(add_1.a_ns);
+  out["add_1elem_eigen_ns"] = round3(add_1.b_ns);
   const Tensor g = tensor<float>({1.5f});
   requires_grad_(g);
   out["dispatch_add_1elem_grad_ns"] = round3(median_ns([&] { keep(add(g, b)); }));
@@ -84,18 +86,16 @@ void mm_benchmarks(nlohmann::ordered_json& out) {
   for (const Shape s : {Shape{"mm_8x16x32", 8, 16, 32}, Shape{"mm_256x512x512", 256, 512, 512}}) {
     const Tensor x = randn({s.n, s.k}), w = randn({s.k, s.p});
     const bench::RowMatrix ex = eigen_random(s.n, s.k), ew = eigen_random(s.k, s.p);
-    const double ours = median_ns([&] { keep(mm(x, w)); }, 15) / 1000;
-    const double eigen = median_ns(
-                             [&] {
-                               bench::RowMatrix c = ex * ew;
-                               keep(c);
-                             },
-                             15) /
-                         1000;
+    const bench::Paired r = bench::paired_median_ns([&] { keep(mm(x, w)); },
+                                                    [&] {
+                                                      bench::RowMatrix c = ex * ew;
+                                                      keep(c);
+                                                    },
+                                                    15);
     const std::string key = s.key;
-    out[key + "_us"] = round3(ours);
-    out[key + "_eigen_us"] = round3(eigen);
-    out[key + "_speed_vs_eigen"] = round3(eigen / ours);
+    out[key + "_us"] = round3(r.a_ns / 1000);
+    out[key + "_eigen_us"] = round3(r.b_ns / 1000);
+    out[key + "_speed_vs_eigen"] = round3(1 / r.ratio);
   }
 }
 
@@ -132,31 +132,35 @@ void step_benchmarks(nlohmann::ordered_json& out) {
   // The seed: 16-32-4, batch 8.
   StepSetup seed = make_step({16, 32, 4}, 8);
   optim::SGD opt(seed.model->parameters(), {.lr = 0.1});
-  const double step = median_ns([&] { train_step(*seed.model, opt, seed.x, seed.y); }) / 1000;
   bench::EigenMlp eigen_seed({16, 32, 4}, 1);
   const bench::RowMatrix ex = to_eigen(seed.x);
-  const double eigen_step = median_ns([&] { keep(eigen_seed.train_step(ex, seed.labels, 0.1f)); }) / 1000;
+  const bench::Paired seed_step = bench::paired_median_ns([&] { train_step(*seed.model, opt, seed.x, seed.y); },
+                                                          [&] { keep(eigen_seed.train_step(ex, seed.labels, 0.1f)); });
+  const double step = seed_step.a_ns / 1000;
   out["seed_step_us"] = round3(step);
-  out["seed_step_eigen_us"] = round3(eigen_step);
-  out["seed_step_vs_eigen"] = round3(step / eigen_step);
+  out["seed_step_eigen_us"] = round3(seed_step.b_ns / 1000);
+  out["seed_step_vs_eigen"] = round3(seed_step.ratio);
   out["seed_step_allocations"] =
       round3(bench::allocations_per_call([&] { train_step(*seed.model, opt, seed.x, seed.y); }));
 
-  const double forward = median_ns([&] {
-                           autograd::NoGradGuard no_grad;
-                           keep((*seed.model)(seed.x));
-                         }) /
-                         1000;
-  out["seed_forward_us"] = round3(forward);
-  out["seed_forward_eigen_us"] = round3(median_ns([&] { keep(eigen_seed.forward(ex)); }) / 1000);
+  const bench::Paired forward = bench::paired_median_ns(
+      [&] {
+        autograd::NoGradGuard no_grad;
+        keep((*seed.model)(seed.x));
+      },
+      [&] { keep(eigen_seed.forward(ex)); });
+  out["seed_forward_us"] = round3(forward.a_ns / 1000);
+  out["seed_forward_eigen_us"] = round3(forward.b_ns / 1000);
 
-  // The same step under an OpCounter, and with LoggingTensor parameters.
-  out["seed_step_opcounter_us"] = round3(median_ns([&] {
-                                          tracer::OpCounter counter;
-                                          ModeGuard mode(counter);
-                                          train_step(*seed.model, opt, seed.x, seed.y);
-                                        }) /
-                                        1000);
+  // The same step under an OpCounter (paired with the plain step), and with LoggingTensor parameters.
+  const bench::Paired counted = bench::paired_median_ns(
+      [&] {
+        tracer::OpCounter counter;
+        ModeGuard mode(counter);
+        train_step(*seed.model, opt, seed.x, seed.y);
+      },
+      [&] { train_step(*seed.model, opt, seed.x, seed.y); });
+  out["seed_step_opcounter_us"] = round3(counted.a_ns / 1000);
   auto log = std::make_shared<tracer::LoggingTensor::Log>();
   std::vector<Tensor> params;
   for (const Tensor& p : seed.model->parameters())
@@ -171,18 +175,19 @@ void step_benchmarks(nlohmann::ordered_json& out) {
                                               log->clear();
                                             }) /
                                             1000);
-  out["opcounter_overhead"] = round3(out["seed_step_opcounter_us"].get<double>() / step);
+  out["opcounter_overhead"] = round3(counted.ratio);
 
   // A wider MLP where the matrix products dominate: 784-512-512-10, batch 256.
   StepSetup wide = make_step({784, 512, 512, 10}, 256);
   optim::SGD wide_opt(wide.model->parameters(), {.lr = 0.01});
-  const double wide_step = median_ns([&] { train_step(*wide.model, wide_opt, wide.x, wide.y); }, 11, 20) / 1000;
   bench::EigenMlp eigen_wide({784, 512, 512, 10}, 2);
   const bench::RowMatrix wx_eigen = to_eigen(wide.x);
-  const double wide_eigen = median_ns([&] { keep(eigen_wide.train_step(wx_eigen, wide.labels, 0.01f)); }, 11, 20) / 1000;
-  out["mlp784_b256_step_us"] = round3(wide_step);
-  out["mlp784_b256_step_eigen_us"] = round3(wide_eigen);
-  out["mlp784_b256_step_speed_vs_eigen"] = round3(wide_eigen / wide_step);
+  const bench::Paired wide_step = bench::paired_median_ns(
+      [&] { train_step(*wide.model, wide_opt, wide.x, wide.y); },
+      [&] { keep(eigen_wide.train_step(wx_eigen, wide.labels, 0.01f)); }, 15, 20);
+  out["mlp784_b256_step_us"] = round3(wide_step.a_ns / 1000);
+  out["mlp784_b256_step_eigen_us"] = round3(wide_step.b_ns / 1000);
+  out["mlp784_b256_step_speed_vs_eigen"] = round3(1 / wide_step.ratio);
 }
 
 }  // namespace

@@ -36,6 +36,47 @@ double median_ns(Fn&& fn, int batches = 31, double batch_ms = 2.0) {
   return samples[samples.size() / 2];
 }
 
+struct Paired {
+  double a_ns;   // median per call of a()
+  double b_ns;   // median per call of b()
+  double ratio;  // median over rounds of a/b, measured back to back
+};
+
+// Times a() and b() in alternating batches, so both see the same machine load; on a shared, noisy
+// machine the per-round ratio is steadier than either time.
+template <typename FnA, typename FnB>
+Paired paired_median_ns(FnA&& a, FnB&& b, int rounds = 31, double batch_ms = 2.0) {
+  using clock = std::chrono::steady_clock;
+  auto calibrate = [&](auto& fn) {
+    std::int64_t n = 1;
+    while (true) {
+      const auto t0 = clock::now();
+      for (std::int64_t i = 0; i < n; ++i) fn();
+      const double ms = std::chrono::duration<double, std::milli>(clock::now() - t0).count();
+      if (ms >= batch_ms || n >= (std::int64_t{1} << 24)) return n;
+      n *= ms < batch_ms / 8 ? 8 : 2;
+    }
+  };
+  const std::int64_t na = calibrate(a), nb = calibrate(b);
+  auto batch = [&](auto& fn, std::int64_t n) {
+    const auto t0 = clock::now();
+    for (std::int64_t i = 0; i < n; ++i) fn();
+    return std::chrono::duration<double, std::nano>(clock::now() - t0).count() / static_cast<double>(n);
+  };
+  std::vector<double> as, bs, ratios;
+  for (int r = 0; r < rounds; ++r) {
+    const double ta = batch(a, na), tb = batch(b, nb);
+    as.push_back(ta);
+    bs.push_back(tb);
+    ratios.push_back(ta / tb);
+  }
+  auto median = [](std::vector<double>& v) {
+    std::nth_element(v.begin(), v.begin() + v.size() / 2, v.end());
+    return v[v.size() / 2];
+  };
+  return {median(as), median(bs), median(ratios)};
+}
+
 // Allocations (operator new calls) per call of fn().
 template <typename Fn>
 double allocations_per_call(Fn&& fn, int calls = 100) {

@@ -212,8 +212,16 @@ FunctionSchema FunctionSchema::parse(std::string_view text) {
 }
 
 int FunctionSchema::argument_index(std::string_view name) const {
-  for (std::size_t i = 0; i < arguments_.size(); ++i)
-    if (arguments_[i].name == name) return static_cast<int>(i);
+  // Backward formulas look arguments up by name on every call: compare length and first character
+  // before the rest (argument names of one op nearly always differ there).
+  if (name.empty()) return -1;
+  for (std::size_t i = 0; i < arguments_.size(); ++i) {
+    const std::string& candidate = arguments_[i].name;
+    if (candidate.size() != name.size() || candidate[0] != name[0]) continue;
+    std::size_t k = 1;
+    while (k < name.size() && candidate[k] == name[k]) ++k;
+    if (k == name.size()) return static_cast<int>(i);
+  }
   return -1;
 }
 

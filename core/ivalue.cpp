@@ -2,6 +2,7 @@
 #include "core/ivalue.h"
 
 #include "core/generator.h"
+#include "core/small_object_pool.h"
 
 namespace strata {
 
@@ -12,6 +13,9 @@ IValue::IValue(const Scalar& s) {
     case Scalar::Kind::Double: tag_ = Tag::Double; p_.d = s.to_double(); break;
   }
 }
+
+void* IntListObject::operator new(std::size_t bytes) { return pool::allocate(bytes); }
+void IntListObject::operator delete(void* p, std::size_t bytes) noexcept { pool::deallocate(p, bytes); }
 
 IValue::IValue(IntArrayRef values) : tag_(Tag::IntList) {
   new (&p_.object) IntrusivePtr<BoxedObject>(new IntListObject(values));

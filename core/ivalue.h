@@ -195,6 +195,8 @@ std::string_view tag_name(IValue::Tag tag);
 struct IntListObject final : BoxedObject {
   explicit IntListObject(IntArrayRef v) : values(v) {}
   DimVector values;
+  static void* operator new(std::size_t bytes);  // from the small-object pool
+  static void operator delete(void* p, std::size_t bytes) noexcept;
 };
 struct TensorListObject final : BoxedObject {
   explicit TensorListObject(std::vector<Tensor> v) : values(std::move(v)) {}

@@ -19,6 +19,9 @@ template <typename T, std::size_t N>
 class SmallVector {
  public:
   using value_type = T;
+  using size_type = std::size_t;
+  using reference = T&;
+  using const_reference = const T&;
   using iterator = T*;
   using const_iterator = const T*;
 
@@ -58,6 +61,8 @@ class SmallVector {
   const T* end() const noexcept { return data_ + size_; }
   T& operator[](std::size_t i) noexcept { return data_[i]; }
   const T& operator[](std::size_t i) const noexcept { return data_[i]; }
+  T& front() noexcept { return data_[0]; }
+  const T& front() const noexcept { return data_[0]; }
   T& back() noexcept { return data_[size_ - 1]; }
   const T& back() const noexcept { return data_[size_ - 1]; }
   operator ArrayRef<T>() const noexcept { return {data_, size_}; }

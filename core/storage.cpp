@@ -7,6 +7,7 @@
 #include <new>
 
 #include "core/error.h"
+#include "core/small_object_pool.h"
 
 namespace strata {
 
@@ -28,11 +29,14 @@ IntrusivePtr<StorageImpl> StorageImpl::allocate(std::size_t nbytes) {
 IntrusivePtr<StorageImpl> StorageImpl::allocate_with_prefix(std::size_t prefix_bytes, std::size_t nbytes, void** prefix) {
   STRATA_CHECK(nbytes < (std::size_t{1} << 46), "storage of ", nbytes, " bytes is too large");
   const std::size_t prefix_room = (prefix_bytes + kStorageAlignment - 1) / kStorageAlignment * kStorageAlignment;
-  void* block = ::operator new(kStorageAlignment + kHeaderBytes + prefix_room + nbytes);
+  const std::size_t block_bytes = kStorageAlignment + kHeaderBytes + prefix_room + nbytes;
+  void* block = pool::allocate(block_bytes);
   void* header = align_up(block);
   *prefix = static_cast<char*>(header) + kHeaderBytes;
   void* data = static_cast<char*>(*prefix) + prefix_room;
-  return IntrusivePtr<StorageImpl>::adopt(new (header) StorageImpl(block, data, nbytes, nullptr, nullptr));
+  auto* storage = new (header) StorageImpl(block, data, nbytes, nullptr, nullptr);
+  storage->block_bytes_ = block_bytes;
+  return IntrusivePtr<StorageImpl>::adopt(storage);
 }
 
 IntrusivePtr<StorageImpl> StorageImpl::wrap(void* data, std::size_t nbytes, Deleter deleter,
@@ -44,8 +48,10 @@ IntrusivePtr<StorageImpl> StorageImpl::wrap(void* data, std::size_t nbytes, Dele
 void StorageImpl::destroy(StorageImpl* self) noexcept {
   if (self->deleter_) self->deleter_(self->data_, self->context_);
   void* block = self->block_;
+  const std::size_t bytes = self->block_bytes_;
   self->~StorageImpl();
-  ::operator delete(block);
+  if (bytes) pool::deallocate(block, bytes);
+  else ::operator delete(block);
 }
 
 }  // namespace strata

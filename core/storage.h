@@ -34,6 +34,7 @@ class StorageImpl : public RefCounted<StorageImpl> {
   ~StorageImpl() = default;
 
   void* block_;  // the allocation holding this header (and the data, for allocate())
+  std::size_t block_bytes_ = 0;  // its size, for the small-object pool (0: a plain operator new block)
   void* data_;
   std::size_t nbytes_;
   Deleter deleter_;  // null for memory allocated together with this header

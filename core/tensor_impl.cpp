@@ -6,6 +6,7 @@
 #include "core/autograd_meta.h"
 #include "core/error.h"
 #include "core/interposer.h"
+#include "core/small_object_pool.h"
 
 namespace strata {
 
@@ -35,12 +36,12 @@ TensorImpl::TensorImpl(Storage storage, DimVector sizes, DimVector strides, Cont
       is_contiguous_(true),
       key_set_(backend_key(device)) {}
 
-TensorImpl::~TensorImpl() = default;
+TensorImpl::~TensorImpl() { clear_autograd_meta(); }
 
 // Note [One allocation per fresh tensor]
 // Most tensors a kernel makes are fresh and contiguous. make_contiguous places the TensorImpl inside
-// its storage's block (storage header, TensorImpl, data), so a tiny op's output costs one malloc and
-// one free instead of two of each. The block belongs to the storage: when the TensorImpl dies it is
+// its storage's block (storage header, TensorImpl, room for its AutogradMeta, data), so a tiny op's
+// output costs one malloc and one free instead of two of each, or three when autograd records it. The block belongs to the storage: when the TensorImpl dies it is
 // destroyed in place and drops its storage reference last; views that share the storage keep the
 // block (and the dead TensorImpl bytes in it) alive until they go too.
 IntrusivePtr<TensorImpl> TensorImpl::make_contiguous(DimVector sizes, ScalarType dtype, Device device) {
@@ -54,12 +55,18 @@ IntrusivePtr<TensorImpl> TensorImpl::make_contiguous(DimVector sizes, ScalarType
   }
   if (device != Device::CPU)
     return IntrusivePtr<TensorImpl>::make(Storage(), std::move(sizes), std::move(strides), Contiguous{numel}, dtype, device);
+  constexpr std::size_t meta_offset = (sizeof(TensorImpl) + alignof(AutogradMeta) - 1) / alignof(AutogradMeta) * alignof(AutogradMeta);
   void* place = nullptr;
-  Storage storage = StorageImpl::allocate_with_prefix(sizeof(TensorImpl), static_cast<std::size_t>(numel) * element_size(dtype), &place);
+  Storage storage = StorageImpl::allocate_with_prefix(meta_offset + sizeof(AutogradMeta),
+                                                      static_cast<std::size_t>(numel) * element_size(dtype), &place);
   auto* impl = new (place) TensorImpl(std::move(storage), std::move(sizes), std::move(strides), Contiguous{numel}, dtype, device);
   impl->inside_storage_block_ = true;
+  impl->meta_room_ = static_cast<char*>(place) + meta_offset;
   return IntrusivePtr<TensorImpl>::adopt(impl);
 }
+
+void* TensorImpl::operator new(std::size_t bytes) { return pool::allocate(bytes); }
+void TensorImpl::operator delete(void* p, std::size_t bytes) noexcept { pool::deallocate(p, bytes); }
 
 void TensorImpl::destroy(TensorImpl* self) noexcept {
   if (!self->inside_storage_block_) {
@@ -71,12 +78,15 @@ void TensorImpl::destroy(TensorImpl* self) noexcept {
 }  // block_owner releases the storage (and the block, if this was the last reference) here
 
 AutogradMeta& TensorImpl::ensure_autograd_meta() {
-  if (!autograd_meta_) autograd_meta_ = std::make_unique<AutogradMeta>();
+  if (!autograd_meta_) autograd_meta_ = meta_room_ ? new (meta_room_) AutogradMeta() : new AutogradMeta();
   return *autograd_meta_;
 }
 
 void TensorImpl::clear_autograd_meta() {
-  autograd_meta_.reset();
+  if (!autograd_meta_) return;
+  if (autograd_meta_ == meta_room_) autograd_meta_->~AutogradMeta();
+  else delete autograd_meta_;
+  autograd_meta_ = nullptr;
   refresh_autograd_key();
 }
 

@@ -4,7 +4,6 @@
 #pragma once
 
 #include <cstdint>
-#include <memory>
 
 #include "core/device.h"
 #include "core/dispatch_key.h"
@@ -34,6 +33,11 @@ class TensorImpl : public RefCounted<TensorImpl> {
   // are one allocation (Note [One allocation per fresh tensor]).
   static IntrusivePtr<TensorImpl> make_contiguous(DimVector sizes, ScalarType dtype, Device device);
   static void destroy(TensorImpl* self) noexcept;
+
+  // Views and other separately allocated impls come from the small-object pool.
+  static void* operator new(std::size_t bytes);
+  static void operator delete(void* p, std::size_t bytes) noexcept;
+  static void* operator new(std::size_t, void* place) noexcept { return place; }
   TensorImpl(const TensorImpl&) = delete;
   TensorImpl& operator=(const TensorImpl&) = delete;
 
@@ -56,7 +60,7 @@ class TensorImpl : public RefCounted<TensorImpl> {
 
   // Autograd state (see core/autograd_meta.h). requires_grad() is true for leaves that require grad
   // and for tensors with a grad_fn; exactly those carry the Autograd key (Note [Dispatch keys]).
-  AutogradMeta* autograd_meta() const { return autograd_meta_.get(); }
+  AutogradMeta* autograd_meta() const { return autograd_meta_; }
   AutogradMeta& ensure_autograd_meta();
   void clear_autograd_meta();
   bool requires_grad() const { return key_set_.has(DispatchKey::Autograd); }
@@ -77,9 +81,10 @@ class TensorImpl : public RefCounted<TensorImpl> {
   Device device_;
   bool is_contiguous_;
   DispatchKeySet key_set_;
-  std::unique_ptr<AutogradMeta> autograd_meta_;
+  AutogradMeta* autograd_meta_ = nullptr;  // owned: in meta_room_ if there is one, else on the heap
+  void* meta_room_ = nullptr;              // space for an AutogradMeta in the storage block, if any
   IntrusivePtr<TensorSubclass> subclass_;
-  bool inside_storage_block_ = false;  // placed in its storage's allocation by make_contiguous
+  bool inside_storage_block_ = false;      // placed in its storage's allocation by make_contiguous
 };
 
 }  // namespace strata

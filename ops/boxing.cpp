@@ -26,8 +26,9 @@ void check_cpu_inputs(const OperatorHandle& op, const IValue* args) {
   }
 }
 
-Tensor make_view_of(const Tensor& base, const ViewSpec& spec) {
-  return strata::detail::make_view(base, spec.sizes, spec.strides, spec.storage_offset);
+Tensor make_view_of(const Tensor& base, ViewSpec&& spec) {
+  return Tensor(IntrusivePtr<TensorImpl>::make(base.impl()->storage(), spec.storage_offset, std::move(spec.sizes),
+                                               std::move(spec.strides), base.dtype(), base.device()));
 }
 }  // namespace detail
 

@@ -148,14 +148,14 @@ void functional_kernel(const OperatorHandle& op, DispatchKeySet, Stack& stack) {
   for (Tensor& t : outs) stack.emplace_back(std::move(t));
 }
 
-Tensor make_view_of(const Tensor& base, const ViewSpec& spec);
+Tensor make_view_of(const Tensor& base, ViewSpec&& spec);
 
 template <auto Geometry>
 void view_kernel(const OperatorHandle&, DispatchKeySet, Stack& stack) {
   constexpr std::size_t n = arity<Geometry>;
   const IValue* args = stack.data() + stack.size() - n;
-  const ViewSpec spec = invoke_unboxed<Geometry>(Geometry, args, std::make_index_sequence<n>{});
-  Tensor out = make_view_of(args[0].to_tensor(), spec);
+  ViewSpec spec = invoke_unboxed<Geometry>(Geometry, args, std::make_index_sequence<n>{});
+  Tensor out = make_view_of(args[0].to_tensor(), std::move(spec));
   stack.truncate(stack.size() - n);
   stack.emplace_back(std::move(out));
 }

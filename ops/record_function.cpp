@@ -2,6 +2,7 @@
 #include "ops/record_function.h"
 
 #include <algorithm>
+#include <atomic>
 #include <exception>
 #include <mutex>
 #include <vector>
@@ -13,6 +14,7 @@ namespace strata::ops {
 namespace {
 
 std::mutex observers_mutex;
+std::atomic<int> observer_count{0};  // lets scopes skip the lock and the clock when nobody listens
 std::vector<RecordFunctionObserver*>& observers() {
   static std::vector<RecordFunctionObserver*> list;
   return list;
@@ -20,6 +22,7 @@ std::vector<RecordFunctionObserver*>& observers() {
 
 template <typename Fn>
 void notify(const Fn& fn) {
+  if (observer_count.load(std::memory_order_acquire) == 0) return;
   std::vector<RecordFunctionObserver*> copy;
   {
     std::lock_guard<std::mutex> lock(observers_mutex);
@@ -30,10 +33,9 @@ void notify(const Fn& fn) {
 
 // profiler::_record_function_enter_new(str name, str? args=None) -> _RecordFunction
 void record_function_enter(const OperatorHandle&, DispatchKeySet, Stack& stack) {
-  const IValue& args = stack[stack.size() - 1];
-  std::optional<std::string> arg_text;
-  if (!args.is_none()) arg_text = std::string(args.to_string_view());
-  auto record = IntrusivePtr<RecordFunction>::make(std::string(stack[stack.size() - 2].to_string_view()), arg_text);
+  (void)stack[stack.size() - 2].to_string_view();  // checks the name is a string
+  auto record = IntrusivePtr<RecordFunction>::make(stack[stack.size() - 2], stack[stack.size() - 1]);
+  if (observer_count.load(std::memory_order_acquire) > 0) record->start_clock();
   notify([&](RecordFunctionObserver& o) { o.on_enter(*record); });
   stack.truncate(stack.size() - 2);
   stack.emplace_back(IntrusivePtr<CustomObject>(record.get()));
@@ -44,36 +46,35 @@ void record_function_exit(const OperatorHandle&, DispatchKeySet, Stack& stack) {
   const IntrusivePtr<CustomObject> object = stack.back().to_object();
   auto* record = dynamic_cast<RecordFunction*>(object.get());
   STRATA_CHECK(record != nullptr, "expected a _RecordFunction handle but got ", object->type_name());
-  record->finish();
+  record->finish(observer_count.load(std::memory_order_acquire) > 0);
   notify([&](RecordFunctionObserver& o) { o.on_exit(*record); });
   stack.pop_back();
 }
 
 }  // namespace
 
-RecordFunction::RecordFunction(std::string name, std::optional<std::string> args)
-    : name_(std::move(name)), args_(std::move(args)), start_(std::chrono::steady_clock::now()) {}
-
-void RecordFunction::finish() {
-  end_ = std::chrono::steady_clock::now();
+void RecordFunction::finish(bool timed) {
+  if (timed) end_ = std::chrono::steady_clock::now();
   ended_ = true;
 }
 
 void add_record_function_observer(RecordFunctionObserver* observer) {
   std::lock_guard<std::mutex> lock(observers_mutex);
   observers().push_back(observer);
+  observer_count.store(static_cast<int>(observers().size()), std::memory_order_release);
 }
 
 void remove_record_function_observer(RecordFunctionObserver* observer) {
   std::lock_guard<std::mutex> lock(observers_mutex);
   auto& list = observers();
   list.erase(std::remove(list.begin(), list.end(), observer), list.end());
+  observer_count.store(static_cast<int>(list.size()), std::memory_order_release);
 }
 
-RecordFunctionScope::RecordFunctionScope(std::string_view name) {
+RecordFunctionScope::RecordFunctionScope(const IValue& name) {
   static const OperatorHandle enter = op("profiler::_record_function_enter_new");
   Stack stack;
-  stack.emplace_back(name);
+  stack.push_back(name);
   stack.emplace_back();
   enter.call(stack);
   handle_ = std::move(stack.back());

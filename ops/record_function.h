@@ -14,22 +14,26 @@
 namespace strata::ops {
 
 // The scope's handle, passed from the enter op to the exit op (PyTorch's torchbind _RecordFunction).
+// Start and end times are taken only while an observer is registered (nobody else reads them).
 class RecordFunction final : public CustomObject {
  public:
-  RecordFunction(std::string name, std::optional<std::string> args);
+  RecordFunction(IValue name, IValue args) : name_(std::move(name)), args_(std::move(args)) {}
   std::string_view type_name() const override { return "__torch__.torch.classes.profiler._RecordFunction"; }
-  const std::string& name() const { return name_; }
-  const std::optional<std::string>& args() const { return args_; }
+  std::string_view name() const { return name_.to_string_view(); }
+  std::optional<std::string_view> args() const {
+    return args_.is_none() ? std::nullopt : std::optional<std::string_view>(args_.to_string_view());
+  }
   std::chrono::steady_clock::time_point start() const { return start_; }
   std::chrono::steady_clock::time_point end() const { return end_; }
   bool ended() const { return ended_; }
-  void finish();
+  void start_clock() { start_ = std::chrono::steady_clock::now(); }
+  void finish(bool timed);
 
  private:
-  std::string name_;
-  std::optional<std::string> args_;
-  std::chrono::steady_clock::time_point start_;
-  std::chrono::steady_clock::time_point end_;
+  IValue name_;  // shares the string passed to the enter op
+  IValue args_;
+  std::chrono::steady_clock::time_point start_{};
+  std::chrono::steady_clock::time_point end_{};
   bool ended_ = false;
 };
 
@@ -47,7 +51,9 @@ void remove_record_function_observer(RecordFunctionObserver* observer);
 // a scope that is still open, and swallows errors only while an exception is already unwinding.
 class RecordFunctionScope {
  public:
-  explicit RecordFunctionScope(std::string_view name);
+  explicit RecordFunctionScope(std::string_view name) : RecordFunctionScope(IValue(name)) {}
+  // `name` is a boxed string; callers that open the same scope often keep one and pass it.
+  explicit RecordFunctionScope(const IValue& name);
   ~RecordFunctionScope() noexcept(false);
   RecordFunctionScope(const RecordFunctionScope&) = delete;
   RecordFunctionScope& operator=(const RecordFunctionScope&) = delete;

@@ -1,6 +1,5 @@
-// ops/reduction_ops.cpp: sum.dim_IntList and sum.default. Output elements are computed in parallel,
-// each summing its slice of the input in order; floating sums accumulate in double, integer and bool
-// sums in int64 (whose result dtype is int64, as in PyTorch).
+// ops/reduction_ops.cpp: sum.dim_IntList and sum.default. Floating sums accumulate in double,
+// integer and bool sums in int64 (whose result dtype is int64, as in PyTorch).
 #include <optional>
 
 #include "ops/boxing.h"
@@ -43,36 +42,49 @@ TensorSpec sum_dim_meta(const Tensor& self, std::optional<IntArrayRef> dim, bool
   return {sizes, sum_dtype(self, dtype), {}};
 }
 
+// One pass over the input, accumulating each element into its output slot (`out` is contiguous over
+// the kept dimensions, so a reduced dimension has output stride 0). Serial: reductions here are
+// small (bias gradients); the large products run in Eigen.
 void sum_dim_cpu(const Tensor& out, const Tensor& self, std::optional<IntArrayRef> dim, bool keepdim,
                  std::optional<ScalarType> dtype) {
   (void)keepdim;
   (void)dtype;
   const SmallVector<bool, 5> mask = reduced_mask(self, dim);
-  DimVector kept_sizes, kept_strides, red_sizes, red_strides;
-  for (std::size_t d = 0; d < mask.size(); ++d) {
-    (mask[d] ? red_sizes : kept_sizes).push_back(self.sizes()[d]);
-    (mask[d] ? red_strides : kept_strides).push_back(self.strides()[d]);
+  // Contiguous input reduced over leading dimensions (bias gradients): add rows.
+  std::size_t leading = 0;
+  while (leading < mask.size() && mask[leading]) ++leading;
+  bool rows_only = self.is_contiguous();
+  for (std::size_t d = leading; d < mask.size(); ++d) rows_only = rows_only && !mask[d];
+  if (rows_only && self.numel() > 0 && self.dtype() == out.dtype() && is_floating_point(self.dtype())) {
+    visit_floating(self.dtype(), "sum", [&](auto zero) {
+      using T = decltype(zero);
+      const std::int64_t inner = out.numel(), rows = self.numel() / inner;
+      const T* x = data_of<T>(self);
+      T* o = data_of<T>(out);
+      for (std::int64_t j = 0; j < inner; ++j) o[j] = x[j];
+      for (std::int64_t r = 1; r < rows; ++r)
+        for (std::int64_t j = 0; j < inner; ++j) o[j] += x[r * inner + j];
+    });
+    return;
   }
-  const StridedLoop<1> slice(red_sizes, {red_strides});
+  DimVector out_strides(mask.size(), 0);
+  std::int64_t running = 1;
+  for (std::size_t d = mask.size(); d-- > 0;) {
+    if (mask[d]) continue;
+    out_strides[d] = running;
+    running *= self.sizes()[d];
+  }
   visit_dtype(self.dtype(), [&](auto in_zero) {
     using In = decltype(in_zero);
     using Acc = std::conditional_t<std::is_floating_point_v<In>, double, std::int64_t>;
+    SmallVector<Acc, 16> acc(static_cast<std::size_t>(out.numel()), Acc(0));
+    const In* x = data_of<In>(self);
+    const StridedLoop<2> loop(self.sizes(), {DimVector(self.strides()), out_strides});
+    loop.for_each_serial([&](const std::array<std::int64_t, 2>& off) { acc[static_cast<std::size_t>(off[1])] += static_cast<Acc>(x[off[0]]); });
     visit_dtype(out.dtype(), [&](auto out_zero) {
       using Out = decltype(out_zero);
-      const In* x = data_of<In>(self);
       Out* o = data_of<Out>(out);
-      parallel_for(0, out.numel(), 64, [&](std::int64_t begin, std::int64_t end) {
-        for (std::int64_t i = begin; i < end; ++i) {
-          std::int64_t base = 0, rest = i;  // out is contiguous over the kept dimensions
-          for (std::size_t d = kept_sizes.size(); d-- > 0;) {
-            base += (rest % kept_sizes[d]) * kept_strides[d];
-            rest /= kept_sizes[d];
-          }
-          Acc acc = 0;
-          slice.for_each_serial([&](const std::array<std::int64_t, 1>& off) { acc += static_cast<Acc>(x[base + off[0]]); });
-          o[i] = static_cast<Out>(acc);
-        }
-      });
+      for (std::size_t i = 0; i < acc.size(); ++i) o[i] = static_cast<Out>(acc[i]);
     });
   });
 }

@@ -14,7 +14,8 @@ Optimizer::Optimizer(std::vector<Tensor> params) : params_(std::move(params)) {
 }
 
 void Optimizer::step() {
-  ops::RecordFunctionScope scope("Optimizer.step#" + class_name() + ".step");
+  if (profile_name_.is_none()) profile_name_ = IValue(std::string_view("Optimizer.step#" + class_name() + ".step"));
+  ops::RecordFunctionScope scope(profile_name_);
   {
     autograd::NoGradGuard no_grad;
     update();

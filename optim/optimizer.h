@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "core/ivalue.h"
 #include "core/tensor.h"
 
 namespace strata::optim {
@@ -25,6 +26,7 @@ class Optimizer {
 
  private:
   std::vector<Tensor> params_;
+  IValue profile_name_;  // "Optimizer.step#SGD.step", boxed once
 };
 
 }  // namespace strata::optim
