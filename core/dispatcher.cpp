@@ -45,6 +45,13 @@ void Dispatcher::register_kernel(const OperatorHandle& op, DispatchKey key, Kern
   resolve(entry);
 }
 
+void Dispatcher::set_unboxed_cpu(const OperatorHandle& op, void (*fn)(), const std::type_info& signature) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  auto& entry = const_cast<OperatorEntry&>(op.entry());
+  entry.unboxed_cpu_ = fn;
+  entry.unboxed_signature_ = &signature;
+}
+
 void Dispatcher::register_fallback(DispatchKey key, KernelFunction kernel) {
   std::lock_guard<std::mutex> lock(mutex_);
   fallbacks_[static_cast<int>(key)] = kernel;

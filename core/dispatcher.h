@@ -19,6 +19,16 @@
 
 namespace strata {
 
+// Note [Unboxed fast path]
+// Every key's handler is boxed: it takes the argument stack. When a call would run the CPU kernel and
+// nothing else (no tensor requires grad, no mode or wrapper is involved, tracing is off), boxing the
+// arguments only to unbox them again is pure overhead on the hot path of small ops. So an op's CPU
+// kernel may also be registered as a plain typed function, and its front end calls that directly in
+// exactly that case (TypedOperator in ops/functions.h). Both forms are generated from the same meta
+// and compute functions (ops/boxing.h), so they cannot disagree; the boxed path stays the reference,
+// and everything observable (modes, autograd, traces) goes through it. PyTorch's KernelFunction keeps
+// an unboxed and a boxed pointer for the same reason.
+
 // Note [Registration on first use]
 // No static constructors register anything: their order is unspecified and a linker drops unused ones
 // from static archives. Each library owns a function that registers its rows (ops/op_table.cpp,
@@ -33,6 +43,11 @@ class Dispatcher {
   OperatorHandle def(std::string_view ns, std::string_view schema, KernelFunction cpu, KernelFunction meta);
   // Registers a per-op kernel at `key` (overrides that key's fallback for this op).
   void register_kernel(const OperatorHandle& op, DispatchKey key, KernelFunction kernel);
+  // Registers the unboxed form of an op's CPU kernel (Note [Unboxed fast path]).
+  template <typename Sig>
+  void register_unboxed_cpu(const OperatorHandle& op, Sig* fn) {
+    set_unboxed_cpu(op, reinterpret_cast<void (*)()>(fn), typeid(Sig));
+  }
   // Registers the boxed fallback that runs at `key` for every op without its own kernel there.
   void register_fallback(DispatchKey key, KernelFunction kernel);
 
@@ -44,13 +59,23 @@ class Dispatcher {
   std::string dump_table(const OperatorHandle& op) const;
 
   // The effective keys of a call: (argument keys | thread's included) - thread's excluded.
-  // Note [One place computes the effective key set]: nothing else combines these sets.
+  // Note [One place computes the effective key set]: only this and runs_cpu_only() below combine
+  // these sets.
   static DispatchKeySet effective_keys(const OperatorHandle& op, const Stack& stack) {
     const LocalDispatchKeys& local = local_dispatch_keys();
     return (op.entry().argument_keys(stack) | local.included) - local.excluded;
   }
+  // Whether a call whose tensors carry `argument_keys` would run the CPU kernel and nothing else
+  // (no Autograd, no interposer, no tracing): then a front end may call the unboxed kernel.
+  static bool runs_cpu_only(DispatchKeySet argument_keys) {
+    const LocalDispatchKeys& local = local_dispatch_keys();
+    return ((argument_keys | local.included) - local.excluded) == DispatchKeySet(DispatchKey::CPU) &&
+           !argument_keys.has(DispatchKey::Python) && !dispatch_trace_enabled();
+  }
   // Dispatches from the top.
   static void call(const OperatorHandle& op, Stack& stack) { run(op, effective_keys(op, stack), stack); }
+  // Prefixes an error leaving `op` with its name, once (Note [Errors name the op]).
+  static void name_error(Error& e, const OperatorHandle& op) { name_op(e, op); }
   // Runs the highest key of `keys`; handlers pass keys.after(their key).
   static void redispatch(const OperatorHandle& op, DispatchKeySet keys, Stack& stack) { run(op, keys, stack); }
 
@@ -74,6 +99,7 @@ class Dispatcher {
     }
   }
   static void run_slow(const OperatorHandle& op, DispatchKeySet keys, Stack& stack);
+  void set_unboxed_cpu(const OperatorHandle& op, void (*fn)(), const std::type_info& signature);
   static void name_op(Error& e, const OperatorHandle& op);
   void resolve(OperatorEntry& entry);
 

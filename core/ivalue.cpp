@@ -38,6 +38,8 @@ IValue::IValue(IntrusivePtr<GeneratorImpl> g) {
   new (&p_.object) IntrusivePtr<BoxedObject>(g.get());
 }
 
+IValue::IValue(GeneratorImpl* g) : IValue(IntrusivePtr<GeneratorImpl>(g)) {}
+
 IValue::IValue(IntrusivePtr<CustomObject> o) : tag_(Tag::Object) {
   new (&p_.object) IntrusivePtr<BoxedObject>(o.get());
 }

@@ -68,6 +68,7 @@ class IValue {
   IValue(Layout l) : tag_(Tag::Layout) { p_.i = static_cast<std::int64_t>(l); }
   IValue(MemoryFormat f) : tag_(Tag::MemoryFormat) { p_.i = static_cast<std::int64_t>(f); }
   IValue(IntrusivePtr<GeneratorImpl> g);
+  IValue(GeneratorImpl* g);  // None when null
   IValue(IntrusivePtr<CustomObject> o);
   template <typename T>
   IValue(const std::optional<T>& v) : IValue() {

@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <string>
 #include <string_view>
+#include <typeinfo>
 
 #include "core/dispatch_key.h"
 #include "core/function_schema.h"
@@ -63,6 +64,15 @@ class OperatorEntry {
   }
 
   const KernelFunction& resolved(DispatchKey key) const { return table_[static_cast<int>(key)]; }
+
+  // The CPU kernel as a plain C++ function of signature `Sig`, or null if it has none or another
+  // signature (Note [Unboxed fast path]).
+  bool has_unboxed_cpu() const { return unboxed_cpu_ != nullptr; }
+  template <typename Sig>
+  Sig* unboxed_cpu() const {
+    if (!unboxed_cpu_ || *unboxed_signature_ != typeid(Sig)) return nullptr;
+    return reinterpret_cast<Sig*>(unboxed_cpu_);
+  }
   // Schema positions of the Tensor, Tensor? and Tensor[] arguments.
   ArrayRef<std::uint8_t> tensor_arguments() const { return tensor_args_; }
   const KernelFunction& kernel(DispatchKey key) const { return kernels_[static_cast<int>(key)]; }
@@ -81,6 +91,8 @@ class OperatorEntry {
   int device_arg_ = -1;
   std::array<KernelFunction, kNumDispatchKeys> kernels_{};  // registered for this op
   std::array<KernelFunction, kNumDispatchKeys> table_{};    // what runs: kernel, else fallback
+  void (*unboxed_cpu_)() = nullptr;                          // the CPU kernel, unboxed (type-erased)
+  const std::type_info* unboxed_signature_ = nullptr;
 };
 
 class OperatorHandle {

@@ -172,25 +172,65 @@ void inplace_kernel(const OperatorHandle& op, DispatchKeySet, Stack& stack) {
   stack.emplace_back(std::move(self));
 }
 
+// The unboxed CPU forms (Note [Unboxed fast path]): the same meta and compute, called with typed
+// arguments. The parameter types are the meta (or check) function's, so the signature is the schema's.
+template <auto Meta, auto Compute, typename Args = typename FnTraits<decltype(Meta)>::Args>
+struct UnboxedFunctional;
+template <auto Meta, auto Compute, typename... A>
+struct UnboxedFunctional<Meta, Compute, std::tuple<A...>> {
+  static Tensor call(A... args) {
+    Tensor out = allocate(Meta(args...), Device::CPU);
+    Compute(out, args...);
+    return out;
+  }
+};
+
+template <auto Geometry, typename Args = typename FnTraits<decltype(Geometry)>::Args>
+struct UnboxedView;
+template <auto Geometry, typename... A>
+struct UnboxedView<Geometry, std::tuple<A...>> {
+  static Tensor call(A... args) {
+    const Tensor& base = std::get<0>(std::forward_as_tuple(args...));
+    return make_view_of(base, Geometry(args...));
+  }
+};
+
+template <auto Check, auto Compute, typename Args = typename FnTraits<decltype(Check)>::Args>
+struct UnboxedInplace;
+template <auto Check, auto Compute, typename... A>
+struct UnboxedInplace<Check, Compute, std::tuple<A...>> {
+  static void call(A... args) {
+    Check(args...);
+    Compute(args...);
+  }
+};
+
 }  // namespace detail
 
 // ---- rows -----------------------------------------------------------------------------------------
 template <auto Meta, auto Compute>
 OperatorHandle def_functional(Dispatcher& d, std::string_view ns, std::string_view schema, std::string_view name) {
-  return d.def(ns, schema, KernelFunction{&detail::functional_kernel<Meta, Compute, Device::CPU>, name},
-               KernelFunction{&detail::functional_kernel<Meta, Compute, Device::Meta>, "meta"});
+  const OperatorHandle op = d.def(ns, schema, KernelFunction{&detail::functional_kernel<Meta, Compute, Device::CPU>, name},
+                                  KernelFunction{&detail::functional_kernel<Meta, Compute, Device::Meta>, "meta"});
+  if constexpr (std::is_same_v<typename FnTraits<decltype(Meta)>::Return, TensorSpec>)
+    d.register_unboxed_cpu(op, &detail::UnboxedFunctional<Meta, Compute>::call);
+  return op;
 }
 
 template <auto Geometry>
 OperatorHandle def_view(Dispatcher& d, std::string_view ns, std::string_view schema, std::string_view name) {
   const KernelFunction k{&detail::view_kernel<Geometry>, name};
-  return d.def(ns, schema, k, KernelFunction{&detail::view_kernel<Geometry>, "meta (view)"});
+  const OperatorHandle op = d.def(ns, schema, k, KernelFunction{&detail::view_kernel<Geometry>, "meta (view)"});
+  d.register_unboxed_cpu(op, &detail::UnboxedView<Geometry>::call);
+  return op;
 }
 
 template <auto Check, auto Compute>
 OperatorHandle def_inplace(Dispatcher& d, std::string_view ns, std::string_view schema, std::string_view name) {
-  return d.def(ns, schema, KernelFunction{&detail::inplace_kernel<Check, Compute, Device::CPU>, name},
-               KernelFunction{&detail::inplace_kernel<Check, Compute, Device::Meta>, "meta"});
+  const OperatorHandle op = d.def(ns, schema, KernelFunction{&detail::inplace_kernel<Check, Compute, Device::CPU>, name},
+                                  KernelFunction{&detail::inplace_kernel<Check, Compute, Device::Meta>, "meta"});
+  d.register_unboxed_cpu(op, &detail::UnboxedInplace<Check, Compute>::call);
+  return op;
 }
 
 }  // namespace strata::ops

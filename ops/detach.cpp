@@ -8,14 +8,14 @@
 namespace strata {
 
 namespace {
-const OperatorHandle& detach_op() {
-  static const OperatorHandle op = ops::op("aten::detach");
+const TypedOperator<Tensor(const Tensor&)>& detach_op() {
+  static const TypedOperator<Tensor(const Tensor&)> op("aten::detach");
   return op;
 }
 }  // namespace
 
 Tensor detach(const Tensor& self) {
-  Tensor out = detail::call_op(detach_op(), self);
+  Tensor out = detach_op()(self);
   return shallow_copy_and_detach(out);  // the 2.8 wrapping: dispatches detach again under the interposer
 }
 
@@ -25,7 +25,7 @@ Tensor shallow_copy_and_detach(const Tensor& self) {
     Stack stack;
     stack.emplace_back(self);
     const DispatchKeySet keys = (self.key_set() | DispatchKeySet(DispatchKey::Python)).after(DispatchKey::Autograd);
-    Dispatcher::redispatch(detach_op(), keys, stack);
+    Dispatcher::redispatch(detach_op().handle(), keys, stack);
     return std::move(stack.back()).to_tensor();
   }
   if (TensorSubclass* subclass = self.subclass()) {  // a wrapper while the Python key is excluded

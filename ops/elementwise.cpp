@@ -24,6 +24,14 @@ void copy_elements(const Tensor& dst, const Tensor& src) {
         });
         return;
       }
+      // A contiguous row repeated down a contiguous destination (addmm's bias): copy row by row.
+      const std::int64_t row = dst.dim() > 0 ? dst.sizes().back() : 1;
+      if (dst.is_contiguous() && src.is_contiguous() && src.numel() == row && src.dim() <= dst.dim() &&
+          (src.dim() == 0 || src.sizes().back() == row)) {
+        for (std::int64_t r = 0; r < dst.numel() / std::max<std::int64_t>(row, 1); ++r)
+          for (std::int64_t j = 0; j < row; ++j) o[r * row + j] = static_cast<D>(x[j]);
+        return;
+      }
       StridedLoop<2> loop(dst.sizes(), {DimVector(dst.strides()), broadcast_strides(src, dst.sizes())});
       loop.for_each([&](const std::array<std::int64_t, 2>& off) { o[off[0]] = static_cast<D>(x[off[1]]); });
     });

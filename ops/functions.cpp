@@ -1,51 +1,64 @@
-// ops/functions.cpp: front-end functions. Each resolves its op handle once and calls it.
+// ops/functions.cpp: front-end functions. Each TypedOperator's signature is its op's schema in C++
+// (the parameter list of the op's meta, geometry or check function in ops/*_ops.cpp).
 #include "ops/functions.h"
-
-#include "ops/op_table.h"
 
 namespace strata {
 
-using detail::call_op;
-
 namespace {
-IValue generator_value(const Generator* g) { return g ? IValue(g->impl_ptr()) : IValue(); }
+using OptDtype = std::optional<ScalarType>;
+using OptLayout = std::optional<Layout>;
+using OptDevice = std::optional<Device>;
+using OptBool = std::optional<bool>;
+using OptFormat = std::optional<MemoryFormat>;
+using ViewOf1 = TypedOperator<Tensor(const Tensor&)>;
+using Unary = TypedOperator<Tensor(const Tensor&)>;
+using Binary = TypedOperator<Tensor(const Tensor&, const Tensor&)>;
+using BinaryAlpha = TypedOperator<Tensor(const Tensor&, const Tensor&, Scalar)>;
+using Like = TypedOperator<Tensor(const Tensor&, OptDtype, OptLayout, OptDevice, OptBool, OptFormat)>;
+using Factory = TypedOperator<Tensor(IntArrayRef, OptDtype, OptLayout, OptDevice, OptBool)>;
+using GeneratorFactory = TypedOperator<Tensor(IntArrayRef, GeneratorImpl*, OptDtype, OptLayout, OptDevice, OptBool)>;
+using RandomFill = TypedOperator<void(const Tensor&, double, double, GeneratorImpl*)>;
+
+GeneratorImpl* generator_of(const Generator* g) { return g ? g->impl() : nullptr; }
 }  // namespace
 
+// ---- views ----
 Tensor t(const Tensor& self) {
-  static const OperatorHandle op = ops::op("aten::t");
-  return call_op(op, self);
+  static const ViewOf1 op("aten::t");
+  return op(self);
 }
 
 Tensor transpose(const Tensor& self, std::int64_t dim0, std::int64_t dim1) {
-  static const OperatorHandle op = ops::op("aten::transpose", "int");
-  return call_op(op, self, dim0, dim1);
+  static const TypedOperator<Tensor(const Tensor&, std::int64_t, std::int64_t)> op("aten::transpose", "int");
+  return op(self, dim0, dim1);
 }
 
 Tensor view(const Tensor& self, IntArrayRef size) {
-  static const OperatorHandle op = ops::op("aten::view");
-  return call_op(op, self, size);
+  static const TypedOperator<Tensor(const Tensor&, IntArrayRef)> op("aten::view");
+  return op(self, size);
 }
 
 Tensor expand(const Tensor& self, IntArrayRef size, bool implicit) {
-  static const OperatorHandle op = ops::op("aten::expand");
-  return call_op(op, self, size, implicit);
+  static const TypedOperator<Tensor(const Tensor&, IntArrayRef, bool)> op("aten::expand");
+  return op(self, size, implicit);
 }
 
 Tensor as_strided(const Tensor& self, IntArrayRef size, IntArrayRef stride, std::optional<std::int64_t> storage_offset) {
-  static const OperatorHandle op = ops::op("aten::as_strided");
-  return call_op(op, self, size, stride, storage_offset);
+  static const TypedOperator<Tensor(const Tensor&, IntArrayRef, IntArrayRef, std::optional<std::int64_t>)> op("aten::as_strided");
+  return op(self, size, stride, storage_offset);
 }
 
 Tensor unsqueeze(const Tensor& self, std::int64_t dim) {
-  static const OperatorHandle op = ops::op("aten::unsqueeze");
-  return call_op(op, self, dim);
+  static const TypedOperator<Tensor(const Tensor&, std::int64_t)> op("aten::unsqueeze");
+  return op(self, dim);
 }
 
 Tensor squeeze(const Tensor& self, std::int64_t dim) {
-  static const OperatorHandle op = ops::op("aten::squeeze", "dim");
-  return call_op(op, self, dim);
+  static const TypedOperator<Tensor(const Tensor&, std::int64_t)> op("aten::squeeze", "dim");
+  return op(self, dim);
 }
 
+// ---- composites ----
 Tensor sum_to(const Tensor& self, IntArrayRef shape) {
   if (shape.empty()) return sum(self);
   const IntArrayRef sizes = self.sizes();
@@ -60,8 +73,9 @@ Tensor sum_to(const Tensor& self, IntArrayRef shape) {
 
 Tensor to(const Tensor& self, ScalarType dtype) {
   if (self.dtype() == dtype) return self;
-  static const OperatorHandle op = ops::op("aten::_to_copy");
-  return call_op(op, self, dtype, IValue(), IValue(), IValue(), false, IValue());
+  static const TypedOperator<Tensor(const Tensor&, OptDtype, OptLayout, OptDevice, OptBool, bool, OptFormat)> op(
+      "aten::_to_copy");
+  return op(self, dtype, std::nullopt, std::nullopt, std::nullopt, false, std::nullopt);
 }
 
 Tensor contiguous(const Tensor& self) { return self.is_contiguous() ? self : clone(self, MemoryFormat::Contiguous); }
@@ -72,51 +86,52 @@ Tensor reshape(const Tensor& self, IntArrayRef shape) {
   return view(clone(self, MemoryFormat::Contiguous), sizes);
 }
 
+// ---- arithmetic ----
 Tensor add(const Tensor& self, const Tensor& other, const Scalar& alpha) {
-  static const OperatorHandle op = ops::op("aten::add", "Tensor");
-  return call_op(op, self, other, alpha);
+  static const BinaryAlpha op("aten::add", "Tensor");
+  return op(self, other, alpha);
 }
 
 const Tensor& add_(const Tensor& self, const Tensor& other, const Scalar& alpha) {
-  static const OperatorHandle op = ops::op("aten::add_", "Tensor");
-  call_op(op, self, other, alpha);
+  static const TypedOperator<void(const Tensor&, const Tensor&, Scalar)> op("aten::add_", "Tensor");
+  op(self, other, alpha);
   return self;
 }
 
 Tensor sub(const Tensor& self, const Tensor& other, const Scalar& alpha) {
-  static const OperatorHandle op = ops::op("aten::sub", "Tensor");
-  return call_op(op, self, other, alpha);
+  static const BinaryAlpha op("aten::sub", "Tensor");
+  return op(self, other, alpha);
 }
 
 Tensor mul(const Tensor& self, const Tensor& other) {
-  static const OperatorHandle op = ops::op("aten::mul", "Tensor");
-  return call_op(op, self, other);
+  static const Binary op("aten::mul", "Tensor");
+  return op(self, other);
 }
 
 const Tensor& mul_(const Tensor& self, const Tensor& other) {
-  static const OperatorHandle op = ops::op("aten::mul_", "Tensor");
-  call_op(op, self, other);
+  static const TypedOperator<void(const Tensor&, const Tensor&)> op("aten::mul_", "Tensor");
+  op(self, other);
   return self;
 }
 
 Tensor div(const Tensor& self, const Tensor& other) {
-  static const OperatorHandle op = ops::op("aten::div", "Tensor");
-  return call_op(op, self, other);
+  static const Binary op("aten::div", "Tensor");
+  return op(self, other);
 }
 
 Tensor neg(const Tensor& self) {
-  static const OperatorHandle op = ops::op("aten::neg");
-  return call_op(op, self);
+  static const Unary op("aten::neg");
+  return op(self);
 }
 
 Tensor relu(const Tensor& self) {
-  static const OperatorHandle op = ops::op("aten::relu");
-  return call_op(op, self);
+  static const Unary op("aten::relu");
+  return op(self);
 }
 
 Tensor threshold_backward(const Tensor& grad_output, const Tensor& self, const Scalar& threshold) {
-  static const OperatorHandle op = ops::op("aten::threshold_backward");
-  return call_op(op, grad_output, self, threshold);
+  static const BinaryAlpha op("aten::threshold_backward");
+  return op(grad_output, self, threshold);
 }
 
 Tensor operator+(const Tensor& a, const Tensor& b) { return add(a, b); }
@@ -125,44 +140,49 @@ Tensor operator*(const Tensor& a, const Tensor& b) { return mul(a, b); }
 Tensor operator/(const Tensor& a, const Tensor& b) { return div(a, b); }
 Tensor operator-(const Tensor& a) { return neg(a); }
 
+// ---- matrix products ----
 Tensor mm(const Tensor& self, const Tensor& mat2) {
-  static const OperatorHandle op = ops::op("aten::mm");
-  return call_op(op, self, mat2);
+  static const Binary op("aten::mm");
+  return op(self, mat2);
 }
 
 Tensor addmm(const Tensor& self, const Tensor& mat1, const Tensor& mat2, const Scalar& beta, const Scalar& alpha) {
-  static const OperatorHandle op = ops::op("aten::addmm");
-  return call_op(op, self, mat1, mat2, beta, alpha);
+  static const TypedOperator<Tensor(const Tensor&, const Tensor&, const Tensor&, Scalar, Scalar)> op("aten::addmm");
+  return op(self, mat1, mat2, beta, alpha);
 }
 
+// ---- reductions, softmax, loss ----
 Tensor sum(const Tensor& self, std::optional<ScalarType> dtype) {
-  static const OperatorHandle op = ops::op("aten::sum");
-  return call_op(op, self, dtype);
+  static const TypedOperator<Tensor(const Tensor&, OptDtype)> op("aten::sum");
+  return op(self, dtype);
 }
 
 Tensor sum(const Tensor& self, IntArrayRef dim, bool keepdim, std::optional<ScalarType> dtype) {
-  static const OperatorHandle op = ops::op("aten::sum", "dim_IntList");
-  return call_op(op, self, dim, keepdim, dtype);
+  static const TypedOperator<Tensor(const Tensor&, std::optional<IntArrayRef>, bool, OptDtype)> op("aten::sum",
+                                                                                                 "dim_IntList");
+  return op(self, dim, keepdim, dtype);
 }
 
 Tensor _log_softmax(const Tensor& self, std::int64_t dim, bool half_to_float) {
-  static const OperatorHandle op = ops::op("aten::_log_softmax");
-  return call_op(op, self, dim, half_to_float);
+  static const TypedOperator<Tensor(const Tensor&, std::int64_t, bool)> op("aten::_log_softmax");
+  return op(self, dim, half_to_float);
 }
 
 Tensor _log_softmax_backward_data(const Tensor& grad_output, const Tensor& output, std::int64_t dim,
                                   ScalarType input_dtype) {
-  static const OperatorHandle op = ops::op("aten::_log_softmax_backward_data");
-  return call_op(op, grad_output, output, dim, input_dtype);
+  static const TypedOperator<Tensor(const Tensor&, const Tensor&, std::int64_t, ScalarType)> op(
+      "aten::_log_softmax_backward_data");
+  return op(grad_output, output, dim, input_dtype);
 }
 
 std::tuple<Tensor, Tensor> nll_loss_forward(const Tensor& self, const Tensor& target, const Tensor& weight,
                                             std::int64_t reduction, std::int64_t ignore_index) {
-  static const OperatorHandle op = ops::op("aten::nll_loss_forward");
+  static const OperatorHandle op = ops::op("aten::nll_loss_forward");  // two outputs: boxed only
   Stack stack;
-  stack.emplace_back(self);
-  stack.emplace_back(target);
-  stack.emplace_back(weight.defined() ? IValue(weight) : IValue());
+  detail::push_argument(stack, self);
+  detail::push_argument(stack, target);
+  if (weight.defined()) detail::push_argument(stack, weight);
+  else stack.emplace_back();
   stack.emplace_back(reduction);
   stack.emplace_back(ignore_index);
   op.call(stack);
@@ -172,102 +192,104 @@ std::tuple<Tensor, Tensor> nll_loss_forward(const Tensor& self, const Tensor& ta
 
 Tensor nll_loss_backward(const Tensor& grad_output, const Tensor& self, const Tensor& target, const Tensor& weight,
                          std::int64_t reduction, std::int64_t ignore_index, const Tensor& total_weight) {
-  static const OperatorHandle op = ops::op("aten::nll_loss_backward");
-  return call_op(op, grad_output, self, target, weight.defined() ? IValue(weight) : IValue(), reduction, ignore_index,
-                 total_weight);
+  static const TypedOperator<Tensor(const Tensor&, const Tensor&, const Tensor&, const Tensor&, std::int64_t,
+                                    std::int64_t, const Tensor&)>
+      op("aten::nll_loss_backward");
+  return op(grad_output, self, target, weight, reduction, ignore_index, total_weight);
 }
 
+// ---- making and filling tensors ----
 Tensor empty(IntArrayRef size, const TensorOptions& options) {
-  static const OperatorHandle op = ops::op("aten::empty", "memory_format");
-  return call_op(op, size, options.dtype, IValue(), options.device, IValue(), IValue());
+  static const TypedOperator<Tensor(IntArrayRef, OptDtype, OptLayout, OptDevice, OptBool, OptFormat)> op(
+      "aten::empty", "memory_format");
+  return op(size, options.dtype, std::nullopt, options.device, std::nullopt, std::nullopt);
 }
-
-namespace {
-Tensor like(const OperatorHandle& op, const Tensor& self, const TensorOptions& options) {
-  return call_op(op, self, options.dtype, IValue(), options.device, IValue(), IValue());
-}
-}  // namespace
 
 Tensor empty_like(const Tensor& self, const TensorOptions& options) {
-  static const OperatorHandle op = ops::op("aten::empty_like");
-  return like(op, self, options);
+  static const Like op("aten::empty_like");
+  return op(self, options.dtype, std::nullopt, options.device, std::nullopt, std::nullopt);
 }
 
 Tensor ones_like(const Tensor& self, const TensorOptions& options) {
-  static const OperatorHandle op = ops::op("aten::ones_like");
-  return like(op, self, options);
+  static const Like op("aten::ones_like");
+  return op(self, options.dtype, std::nullopt, options.device, std::nullopt, std::nullopt);
 }
 
 Tensor zeros_like(const Tensor& self, const TensorOptions& options) {
-  static const OperatorHandle op = ops::op("aten::zeros_like");
-  return like(op, self, options);
+  static const Like op("aten::zeros_like");
+  return op(self, options.dtype, std::nullopt, options.device, std::nullopt, std::nullopt);
 }
 
 Tensor new_empty_strided(const Tensor& self, IntArrayRef size, IntArrayRef stride, const TensorOptions& options) {
-  static const OperatorHandle op = ops::op("aten::new_empty_strided");
-  return call_op(op, self, size, stride, options.dtype, IValue(), options.device, IValue());
+  static const TypedOperator<Tensor(const Tensor&, IntArrayRef, IntArrayRef, OptDtype, OptLayout, OptDevice, OptBool)> op(
+      "aten::new_empty_strided");
+  return op(self, size, stride, options.dtype, std::nullopt, options.device, std::nullopt);
 }
 
 Tensor clone(const Tensor& self, std::optional<MemoryFormat> memory_format) {
-  static const OperatorHandle op = ops::op("aten::clone");
-  return call_op(op, self, memory_format);
+  static const TypedOperator<Tensor(const Tensor&, OptFormat)> op("aten::clone");
+  return op(self, memory_format);
 }
 
 const Tensor& fill_(const Tensor& self, const Scalar& value) {
-  static const OperatorHandle op = ops::op("aten::fill_", "Scalar");
-  call_op(op, self, value);
+  static const TypedOperator<void(const Tensor&, Scalar)> op("aten::fill_", "Scalar");
+  op(self, value);
   return self;
 }
 
 const Tensor& zero_(const Tensor& self) {
-  static const OperatorHandle op = ops::op("aten::zero_");
-  call_op(op, self);
+  static const TypedOperator<void(const Tensor&)> op("aten::zero_");
+  op(self);
   return self;
 }
 
 const Tensor& copy_(const Tensor& self, const Tensor& src, bool non_blocking) {
-  static const OperatorHandle op = ops::op("aten::copy_");
-  call_op(op, self, src, non_blocking);
+  static const TypedOperator<void(const Tensor&, const Tensor&, bool)> op("aten::copy_");
+  op(self, src, non_blocking);
   return self;
 }
 
+// ---- random ----
 Tensor randn(IntArrayRef size, const TensorOptions& options, const Generator* generator) {
   if (generator) {
-    static const OperatorHandle op = ops::op("aten::randn", "generator");
-    return call_op(op, size, generator_value(generator), options.dtype, IValue(), options.device, IValue());
+    static const GeneratorFactory op("aten::randn", "generator");
+    return op(size, generator_of(generator), options.dtype, std::nullopt, options.device, std::nullopt);
   }
-  static const OperatorHandle op = ops::op("aten::randn");
-  return call_op(op, size, options.dtype, IValue(), options.device, IValue());
+  static const Factory op("aten::randn");
+  return op(size, options.dtype, std::nullopt, options.device, std::nullopt);
 }
 
 Tensor rand(IntArrayRef size, const TensorOptions& options, const Generator* generator) {
   if (generator) {
-    static const OperatorHandle op = ops::op("aten::rand", "generator");
-    return call_op(op, size, generator_value(generator), options.dtype, IValue(), options.device, IValue());
+    static const GeneratorFactory op("aten::rand", "generator");
+    return op(size, generator_of(generator), options.dtype, std::nullopt, options.device, std::nullopt);
   }
-  static const OperatorHandle op = ops::op("aten::rand");
-  return call_op(op, size, options.dtype, IValue(), options.device, IValue());
+  static const Factory op("aten::rand");
+  return op(size, options.dtype, std::nullopt, options.device, std::nullopt);
 }
 
 Tensor randint(std::int64_t low, std::int64_t high, IntArrayRef size, const TensorOptions& options,
                const Generator* generator) {
   if (generator) {
-    static const OperatorHandle op = ops::op("aten::randint", "low_generator");
-    return call_op(op, low, high, size, generator_value(generator), options.dtype, IValue(), options.device, IValue());
+    static const TypedOperator<Tensor(std::int64_t, std::int64_t, IntArrayRef, GeneratorImpl*, OptDtype, OptLayout,
+                                      OptDevice, OptBool)>
+        op("aten::randint", "low_generator");
+    return op(low, high, size, generator_of(generator), options.dtype, std::nullopt, options.device, std::nullopt);
   }
-  static const OperatorHandle op = ops::op("aten::randint", "low");
-  return call_op(op, low, high, size, options.dtype, IValue(), options.device, IValue());
+  static const TypedOperator<Tensor(std::int64_t, std::int64_t, IntArrayRef, OptDtype, OptLayout, OptDevice, OptBool)> op(
+      "aten::randint", "low");
+  return op(low, high, size, options.dtype, std::nullopt, options.device, std::nullopt);
 }
 
 const Tensor& normal_(const Tensor& self, double mean, double std, const Generator* generator) {
-  static const OperatorHandle op = ops::op("aten::normal_");
-  call_op(op, self, mean, std, generator_value(generator));
+  static const RandomFill op("aten::normal_");
+  op(self, mean, std, generator_of(generator));
   return self;
 }
 
 const Tensor& uniform_(const Tensor& self, double from, double to, const Generator* generator) {
-  static const OperatorHandle op = ops::op("aten::uniform_");
-  call_op(op, self, from, to, generator_value(generator));
+  static const RandomFill op("aten::uniform_");
+  op(self, from, to, generator_of(generator));
   return self;
 }
 

@@ -1,7 +1,8 @@
 // ops/functions.h: the front end, one C++ function per op (PyTorch's torch.* / Tensor methods).
-// Each builds the boxed arguments and calls its op through the dispatcher, holding the op handle in a
-// function-local static so the lookup happens once. Composite functions (reshape, contiguous, and the
-// nn functionals in nn/) call these; they never reach the dispatcher as themselves.
+// Each holds a TypedOperator in a function-local static (the op is looked up once) and calls it:
+// unboxed when only the CPU kernel would run, through the dispatcher otherwise. Composite functions
+// (reshape, contiguous, sum_to, and the nn functionals in nn/) call these; they never reach the
+// dispatcher as themselves.
 #pragma once
 
 #include <optional>
@@ -11,6 +12,7 @@
 #include "core/generator.h"
 #include "core/ivalue.h"
 #include "core/tensor.h"
+#include "ops/typed_operator.h"
 
 namespace strata {
 
@@ -88,25 +90,5 @@ Tensor randint(std::int64_t low, std::int64_t high, IntArrayRef size, const Tens
                const Generator* generator = nullptr);
 const Tensor& normal_(const Tensor& self, double mean = 0, double std = 1, const Generator* generator = nullptr);
 const Tensor& uniform_(const Tensor& self, double from = 0, double to = 1, const Generator* generator = nullptr);
-
-namespace detail {
-// Tensors given by reference are pushed borrowed (Note [Borrowed tensor arguments]); anything else
-// is boxed by value.
-inline void push_argument(Stack& stack, const Tensor& t) { stack.emplace_back(IValue::Borrow{}, t); }
-inline void push_argument(Stack& stack, Tensor& t) { stack.emplace_back(IValue::Borrow{}, t); }
-template <typename T>
-void push_argument(Stack& stack, T&& value) {
-  stack.emplace_back(std::forward<T>(value));
-}
-
-// Pushes the arguments, dispatches, and returns the single Tensor result.
-template <typename... Args>
-Tensor call_op(const OperatorHandle& op, Args&&... args) {
-  Stack stack;
-  (push_argument(stack, std::forward<Args>(args)), ...);
-  op.call(stack);
-  return std::move(stack.back()).to_tensor();
-}
-}  // namespace detail
 
 }  // namespace strata

@@ -1,0 +1,80 @@
+// ops/typed_operator.h: TypedOperator, what each front-end function holds: an op's handle, resolved
+// once, and its unboxed CPU kernel of the schema's C++ signature. A call takes the unboxed fast path
+// when it would run the CPU kernel and nothing else, and the boxed dispatcher path otherwise
+// (Note [Unboxed fast path]).
+#pragma once
+
+#include <type_traits>
+
+#include "core/dispatcher.h"
+#include "ops/op_table.h"
+
+namespace strata {
+
+namespace detail {
+inline DispatchKeySet keys_of_argument(const Tensor& t) { return t.defined() ? t.key_set() : DispatchKeySet(); }
+template <typename T>
+DispatchKeySet keys_of_argument(const T&) {
+  return DispatchKeySet();
+}
+
+// Tensors given by reference are pushed borrowed (Note [Borrowed tensor arguments]), an undefined
+// tensor (an absent Tensor? argument) as None; anything else is boxed by value.
+inline void push_argument(Stack& stack, const Tensor& t) {
+  if (t.defined()) stack.emplace_back(IValue::Borrow{}, t);
+  else stack.emplace_back();
+}
+inline void push_argument(Stack& stack, Tensor& t) { push_argument(stack, static_cast<const Tensor&>(t)); }
+template <typename T>
+void push_argument(Stack& stack, T&& value) {
+  stack.emplace_back(std::forward<T>(value));
+}
+
+// Pushes the arguments, dispatches through the boxed path, and returns the single Tensor result.
+template <typename... Args>
+Tensor call_op(const OperatorHandle& op, Args&&... args) {
+  Stack stack;
+  (push_argument(stack, std::forward<Args>(args)), ...);
+  op.call(stack);
+  return std::move(stack.back()).to_tensor();
+}
+}  // namespace detail
+
+template <typename Sig>
+class TypedOperator;
+
+template <typename R, typename... P>
+class TypedOperator<R(P...)> {
+ public:
+  explicit TypedOperator(std::string_view qualified_name, std::string_view overload = "")
+      : op_(ops::op(qualified_name, overload)), fast_(op_.entry().template unboxed_cpu<R(P...)>()) {
+    STRATA_INTERNAL_ASSERT(fast_ || !op_.entry().has_unboxed_cpu(), "the front end of ", op_.str(),
+                           " declares a signature its unboxed kernel does not have");
+  }
+
+  R operator()(P... args) const {
+    if (fast_ && Dispatcher::runs_cpu_only((detail::keys_of_argument(args) | ... | DispatchKeySet()))) {
+      try {
+        return fast_(args...);
+      } catch (Error& e) {
+        Dispatcher::name_error(e, op_);
+        throw;
+      }
+    }
+    if constexpr (std::is_void_v<R>) {
+      Stack stack;
+      (detail::push_argument(stack, args), ...);
+      op_.call(stack);
+    } else {
+      return detail::call_op(op_, args...);
+    }
+  }
+
+  const OperatorHandle& handle() const { return op_; }
+
+ private:
+  OperatorHandle op_;
+  R (*fast_)(P...);
+};
+
+}  // namespace strata
