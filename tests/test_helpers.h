@@ -12,6 +12,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "core/interposer.h"
 #include "core/tensor.h"
 
 namespace strata::testing {
@@ -46,5 +47,15 @@ inline double max_abs_diff(const Tensor& t, const std::vector<double>& expected)
 inline std::vector<double> json_doubles(const nlohmann::json& j) { return j.get<std::vector<double>>(); }
 
 inline std::vector<std::int64_t> sizes_of(const Tensor& t) { return {t.sizes().begin(), t.sizes().end()}; }
+
+// A dispatch mode that records the name of every op it sees, in order.
+struct OpLog : DispatchMode {
+  std::vector<std::string> ops;
+  std::string_view name() const override { return "OpLog"; }
+  void dispatch(const OperatorHandle& op, Stack& stack) override {
+    ops.push_back(op.str());
+    op.call(stack);
+  }
+};
 
 }  // namespace strata::testing

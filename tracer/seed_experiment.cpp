@@ -2,6 +2,7 @@
 #include "tracer/seed_experiment.h"
 
 #include <cmath>
+#include <optional>
 #include <set>
 
 #include "autograd/backward.h"
@@ -56,40 +57,38 @@ std::pair<Tensor, Tensor> make_batch(const SeedConfig& config) {
   return {x, y};
 }
 
-PlainStep plain_step(const SeedConfig& config) {
+// One SGD step; with a counter, under it, switching its phase as the seed script does. Gradients are
+// cloned after the mode is left, so the counter sees exactly the step's ops.
+PlainStep run_step(const SeedConfig& config, OpCounter* counter) {
   PlainStep s;
   auto model = make_model(config);
   std::tie(s.x, s.y) = make_batch(config);
   s.init_params = detached_clones(model->parameters());
-  const Tensor logits = (*model)(s.x);
-  s.loss = nn::functional::cross_entropy(logits, s.y);
-  backward(s.loss);
-  for (const Tensor& p : model->parameters()) s.grads.push_back(clone(p.grad()));
-  optim::SGD(model->parameters(), {.lr = config.lr}).step();
+  optim::SGD opt(model->parameters(), {.lr = config.lr});
+  Tensor logits;
+  {
+    std::optional<ModeGuard> mode;
+    if (counter) mode.emplace(*counter);
+    if (counter) counter->set_phase("forward");
+    logits = (*model)(s.x);
+    s.loss = nn::functional::cross_entropy(logits, s.y);
+    if (counter) counter->set_phase("backward");
+    backward(s.loss);
+    if (counter) counter->set_phase("optimizer");
+    opt.step();
+  }
+  for (const Tensor& p : model->parameters()) s.grads.push_back(clone(p.grad()));  // SGD leaves .grad as it was
   s.logits = detach(logits);
   s.params_after = detached_clones(model->parameters());
   return s;
 }
 
+PlainStep plain_step(const SeedConfig& config) { return run_step(config, nullptr); }
+
 TracedStep traced_step(const SeedConfig& config) {
-  TracedStep s;
-  auto model = make_model(config);
-  const auto [x, y] = make_batch(config);
-  optim::SGD opt(model->parameters(), {.lr = config.lr});
-  Tensor logits;
-  {
-    ModeGuard mode(s.counter);
-    s.counter.set_phase("forward");
-    logits = (*model)(x);
-    const Tensor loss = nn::functional::cross_entropy(logits, y);
-    s.counter.set_phase("backward");
-    backward(loss);
-    s.counter.set_phase("optimizer");
-    opt.step();
-  }
-  s.logits = detach(logits);
-  s.params_after = detached_clones(model->parameters());
-  return s;
+  TracedStep t;
+  t.step = run_step(config, &t.counter);
+  return t;
 }
 
 SubclassStep subclass_step(const SeedConfig& config) {
@@ -127,8 +126,8 @@ nlohmann::ordered_json seed_report(const SeedConfig& config, bool sequences) {
   const TracedStep tr = traced_step(config);
   const SubclassStep sub = subclass_step(config);
 
-  std::vector<Tensor> tr_all{tr.logits}, ref_all{ref.logits};
-  tr_all.insert(tr_all.end(), tr.params_after.begin(), tr.params_after.end());
+  std::vector<Tensor> tr_all{tr.step.logits}, ref_all{ref.logits};
+  tr_all.insert(tr_all.end(), tr.step.params_after.begin(), tr.step.params_after.end());
   ref_all.insert(ref_all.end(), ref.params_after.begin(), ref.params_after.end());
 
   const auto forward = tr.counter.counts("forward");

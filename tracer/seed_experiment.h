@@ -33,9 +33,8 @@ struct PlainStep {
 };
 
 struct TracedStep {
-  Tensor logits;
-  std::vector<Tensor> params_after;
   OpCounter counter;
+  PlainStep step;
 };
 
 struct SubclassStep {
@@ -48,6 +47,7 @@ struct SubclassStep {
 // The batch: Generator(seed + 1); x = randn(batch, sizes[0]); y = randint(0, sizes.back(), (batch,)).
 std::pair<Tensor, Tensor> make_batch(const SeedConfig& config);
 
+// The same step twice: plainly, and under an OpCounter whose phase follows the step.
 PlainStep plain_step(const SeedConfig& config);
 TracedStep traced_step(const SeedConfig& config);
 SubclassStep subclass_step(const SeedConfig& config);

@@ -12,8 +12,10 @@
 #include "nn/functional.h"
 #include "ops/detach.h"
 #include "ops/functions.h"
+#include "tests/test_helpers.h"
 
 using namespace strata;
+using testing::OpLog;
 
 namespace {
 // A leaf that requires grad; 1-D unless `sizes` is given.
@@ -23,14 +25,6 @@ Tensor leaf(std::initializer_list<float> values, std::vector<std::int64_t> sizes
   return t;
 }
 
-struct OpLog : DispatchMode {
-  std::vector<std::string> ops;
-  std::string_view name() const override { return "OpLog"; }
-  void dispatch(const OperatorHandle& op, Stack& stack) override {
-    ops.push_back(op.str());
-    op.call(stack);
-  }
-};
 }  // namespace
 
 TEST_CASE("leaves, history and grad_fn names follow PyTorch") {

@@ -10,19 +10,9 @@
 #include "tests/test_helpers.h"
 
 using namespace strata;
+using testing::OpLog;
 using testing::max_abs_diff;
 namespace F = strata::nn::functional;
-
-namespace {
-struct OpLog : DispatchMode {
-  std::vector<std::string> ops;
-  std::string_view name() const override { return "OpLog"; }
-  void dispatch(const OperatorHandle& op, Stack& stack) override {
-    ops.push_back(op.str());
-    op.call(stack);
-  }
-};
-}  // namespace
 
 TEST_CASE("Sequential names, counts and prints its parameters as PyTorch does") {
   manual_seed(0);

@@ -8,6 +8,7 @@
 #include "tests/test_helpers.h"
 
 using namespace strata;
+using testing::OpLog;
 
 namespace {
 Tensor matrix(const nlohmann::json& rows) {
@@ -17,14 +18,6 @@ Tensor matrix(const nlohmann::json& rows) {
   return tensor<float>(v, {static_cast<std::int64_t>(rows.size()), static_cast<std::int64_t>(rows[0].size())});
 }
 
-struct OpLog : DispatchMode {
-  std::vector<std::string> ops;
-  std::string_view name() const override { return "OpLog"; }
-  void dispatch(const OperatorHandle& op, Stack& stack) override {
-    ops.push_back(op.str());
-    op.call(stack);
-  }
-};
 }  // namespace
 
 TEST_CASE("SGD updates equal PyTorch's for every option") {
