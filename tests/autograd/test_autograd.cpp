@@ -99,6 +99,9 @@ TEST_CASE("backward errors") {
   CHECK_THROWS_WITH_AS(add_(a, tensor<float>({1, 1, 1})),
                        "[aten::add_] a leaf Variable that requires grad is being used in an in-place operation.", Error);
   CHECK_THROWS_WITH_AS(as_strided(a, {2}, {1}), "[aten::as_strided] the derivative for 'aten::as_strided' is not implemented.", Error);
+  // A non-differentiable op's output has no history, so there is nothing to differentiate through.
+  CHECK_THROWS_WITH_AS(backward(sum(ones_like(a))), "element 0 of tensors does not require grad and does not have a grad_fn",
+                       Error);
   CHECK_THROWS_WITH_AS(set_grad(a, tensor<float>({1})), "assigned grad has data of a different size: got [1], expected [3]", Error);
 }
 
