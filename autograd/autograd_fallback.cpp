@@ -7,6 +7,7 @@
 #include "autograd/grad_mode.h"
 #include "autograd/registration.h"
 #include "autograd/variable.h"
+#include "core/small_object_pool.h"
 #include "ops/functions.h"
 
 namespace strata::autograd {
@@ -61,7 +62,7 @@ void autograd_fallback(const OperatorHandle& op, DispatchKeySet keys, Stack& sta
                  "a leaf Variable that requires grad is being used in an in-place operation.");
   }
 
-  auto node = std::make_shared<FormulaNode>(*row, collect_next_edges(*row, args));
+  auto node = std::allocate_shared<FormulaNode>(pool::Allocator<FormulaNode>(), *row, collect_next_edges(*row, args));
   Tensor original_self;  // for in-place formulas that read self as it was (PyTorch's self.clone())
   if (row->row->saves_original_self && node->should_compute_output(1)) {
     ExcludeKeyGuard below(DispatchKey::Autograd);

@@ -4,6 +4,7 @@
 #include "autograd/accumulate_grad.h"
 #include "autograd/registration.h"
 #include "core/autograd_meta.h"
+#include "core/small_object_pool.h"
 
 namespace strata {
 
@@ -60,7 +61,7 @@ Edge gradient_edge(const Tensor& t) {
 std::shared_ptr<Node> grad_accumulator(const Tensor& leaf) {
   AutogradMeta& meta = leaf.impl()->ensure_autograd_meta();
   if (std::shared_ptr<Node> existing = meta.grad_accumulator.lock()) return existing;
-  auto node = std::make_shared<AccumulateGrad>(leaf);
+  auto node = std::allocate_shared<AccumulateGrad>(pool::Allocator<AccumulateGrad>(), leaf);
   meta.grad_accumulator = node;
   return node;
 }

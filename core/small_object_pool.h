@@ -14,4 +14,19 @@ void* allocate(std::size_t bytes);
 // Returns memory from allocate(bytes), with the same `bytes`.
 void deallocate(void* p, std::size_t bytes) noexcept;
 
+// A standard allocator over the pool, for std::allocate_shared of small objects (autograd nodes).
+template <typename T>
+struct Allocator {
+  using value_type = T;
+  Allocator() = default;
+  template <typename U>
+  Allocator(const Allocator<U>&) noexcept {}
+  T* allocate(std::size_t n) { return static_cast<T*>(pool::allocate(n * sizeof(T))); }
+  void deallocate(T* p, std::size_t n) noexcept { pool::deallocate(p, n * sizeof(T)); }
+  template <typename U>
+  bool operator==(const Allocator<U>&) const noexcept {
+    return true;
+  }
+};
+
 }  // namespace strata::pool
