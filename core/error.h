@@ -48,15 +48,27 @@ std::string str_cat(const Args&... args) {
 
 }  // namespace strata
 
-#define STRATA_CHECK(cond, ...)                                                   \
-  do {                                                                            \
-    if (!(cond)) [[unlikely]]                                                     \
-      ::strata::detail::throw_error(::strata::detail::str_cat(__VA_ARGS__));      \
+// Note [Checks cost nothing until they fail]
+// The failure branch (building the message with an ostringstream, throwing) is a separate cold,
+// never-inlined lambda. Inlined, it would bloat every hot function that checks anything: a larger
+// stack frame, saved registers and a realigned stack on each call of a tiny op, for a branch that
+// never runs. Now a check is one compare and a jump to a call.
+#if defined(__GNUC__)
+#define STRATA_COLD_LAMBDA [&]() __attribute__((noinline, cold))
+#else
+#define STRATA_COLD_LAMBDA [&]()
+#endif
+
+#define STRATA_CHECK(cond, ...)                                                        \
+  do {                                                                                 \
+    if (!(cond)) [[unlikely]]                                                          \
+      STRATA_COLD_LAMBDA { ::strata::detail::throw_error(::strata::detail::str_cat(__VA_ARGS__)); }(); \
   } while (0)
 
-#define STRATA_INTERNAL_ASSERT(cond, ...)                                         \
-  do {                                                                            \
-    if (!(cond)) [[unlikely]]                                                     \
-      ::strata::detail::throw_internal(#cond, __FILE__, __LINE__,                 \
-                                       ::strata::detail::str_cat(__VA_ARGS__));   \
+#define STRATA_INTERNAL_ASSERT(cond, ...)                                              \
+  do {                                                                                 \
+    if (!(cond)) [[unlikely]]                                                          \
+      STRATA_COLD_LAMBDA {                                                             \
+        ::strata::detail::throw_internal(#cond, __FILE__, __LINE__, ::strata::detail::str_cat(__VA_ARGS__)); \
+      }();                                                                             \
   } while (0)

@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <cstddef>
+#include <cstring>
 #include <initializer_list>
 #include <memory>
 #include <new>
@@ -91,6 +92,12 @@ class SmallVector {
     reserve(count);
     while (size_ < count) emplace_back(value);
   }
+  // Sets the size to `count` leaving new elements uninitialised; for trivial element types only.
+  void resize_for_overwrite(std::size_t count) {
+    static_assert(std::is_trivially_default_constructible_v<T> && std::is_trivially_destructible_v<T>);
+    reserve(count);
+    size_ = count;
+  }
   void reserve(std::size_t count) {
     if (count > capacity_) grow(count);
   }
@@ -138,7 +145,12 @@ class SmallVector {
       data_ = inline_data();
       capacity_ = N;
       if constexpr (std::is_trivially_copyable_v<T>) {
-        for (std::size_t i = 0; i < other.size_; ++i) data_[i] = other.data_[i];
+        // Fixed size, no loop or branch. Bytes past other's size are copied but never read: copying
+        // indeterminate bytes as unsigned char is defined behaviour.
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+        std::memcpy(inline_, other.inline_, sizeof(inline_));
+#pragma GCC diagnostic pop
       } else {
         std::uninitialized_move(other.begin(), other.end(), data_);
       }

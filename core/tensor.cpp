@@ -115,7 +115,7 @@ Tensor make_tensor(IntArrayRef sizes, IntArrayRef strides, ScalarType dtype, Dev
 }
 
 Tensor make_contiguous_tensor(IntArrayRef sizes, ScalarType dtype, Device device) {
-  return Tensor(TensorImpl::make_contiguous(DimVector(sizes), dtype, device));
+  return Tensor(TensorImpl::make_contiguous(sizes, dtype, device));
 }
 
 Tensor make_view(const Tensor& base, IntArrayRef sizes, IntArrayRef strides, std::int64_t storage_offset) {

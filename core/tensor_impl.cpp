@@ -24,19 +24,26 @@ TensorImpl::TensorImpl(Storage storage, std::int64_t storage_offset, DimVector s
   STRATA_INTERNAL_ASSERT(sizes_.size() == strides_.size(), "sizes and strides differ in length");
 }
 
-TensorImpl::TensorImpl(Storage storage, DimVector sizes, DimVector strides, Contiguous geometry, ScalarType dtype,
-                       Device device)
+TensorImpl::TensorImpl(Storage storage, IntArrayRef sizes, Contiguous geometry, ScalarType dtype, Device device)
     : storage_(std::move(storage)),
       storage_offset_(0),
-      sizes_(std::move(sizes)),
-      strides_(std::move(strides)),
+      sizes_(sizes),
       numel_(geometry.numel),
       dtype_(dtype),
       device_(device),
       is_contiguous_(true),
-      key_set_(backend_key(device)) {}
+      key_set_(backend_key(device)) {
+  strides_.resize_for_overwrite(sizes.size());
+  std::int64_t running = 1;
+  for (std::size_t i = sizes.size(); i-- > 0;) {
+    strides_[i] = running;
+    running *= std::max<std::int64_t>(sizes[i], 1);
+  }
+}
 
-TensorImpl::~TensorImpl() { clear_autograd_meta(); }
+TensorImpl::~TensorImpl() {
+  if (autograd_meta_) clear_autograd_meta();
+}
 
 // Note [One allocation per fresh tensor]
 // Most tensors a kernel makes are fresh and contiguous. make_contiguous places the TensorImpl inside
@@ -44,22 +51,18 @@ TensorImpl::~TensorImpl() { clear_autograd_meta(); }
 // output costs one malloc and one free instead of two of each, or three when autograd records it. The block belongs to the storage: when the TensorImpl dies it is
 // destroyed in place and drops its storage reference last; views that share the storage keep the
 // block (and the dead TensorImpl bytes in it) alive until they go too.
-IntrusivePtr<TensorImpl> TensorImpl::make_contiguous(DimVector sizes, ScalarType dtype, Device device) {
-  DimVector strides(sizes.size(), 1);
-  std::int64_t numel = 1, running = 1;
-  for (std::size_t i = sizes.size(); i-- > 0;) {
-    STRATA_CHECK(sizes[i] >= 0, "Trying to create tensor with negative dimension ", sizes[i], ": ", shape_str(sizes));
-    strides[i] = running;
-    running *= std::max<std::int64_t>(sizes[i], 1);
-    numel *= sizes[i];
+IntrusivePtr<TensorImpl> TensorImpl::make_contiguous(IntArrayRef sizes, ScalarType dtype, Device device) {
+  std::int64_t numel = 1;
+  for (const std::int64_t size : sizes) {
+    STRATA_CHECK(size >= 0, "Trying to create tensor with negative dimension ", size, ": ", shape_str(sizes));
+    numel *= size;
   }
-  if (device != Device::CPU)
-    return IntrusivePtr<TensorImpl>::make(Storage(), std::move(sizes), std::move(strides), Contiguous{numel}, dtype, device);
+  if (device != Device::CPU) return IntrusivePtr<TensorImpl>::make(Storage(), sizes, Contiguous{numel}, dtype, device);
   constexpr std::size_t meta_offset = (sizeof(TensorImpl) + alignof(AutogradMeta) - 1) / alignof(AutogradMeta) * alignof(AutogradMeta);
   void* place = nullptr;
   Storage storage = StorageImpl::allocate_with_prefix(meta_offset + sizeof(AutogradMeta),
                                                       static_cast<std::size_t>(numel) * element_size(dtype), &place);
-  auto* impl = new (place) TensorImpl(std::move(storage), std::move(sizes), std::move(strides), Contiguous{numel}, dtype, device);
+  auto* impl = new (place) TensorImpl(std::move(storage), sizes, Contiguous{numel}, dtype, device);
   impl->inside_storage_block_ = true;
   impl->meta_room_ = static_cast<char*>(place) + meta_offset;
   return IntrusivePtr<TensorImpl>::adopt(impl);

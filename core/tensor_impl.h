@@ -22,16 +22,17 @@ class TensorImpl : public RefCounted<TensorImpl> {
   // `storage` is null for meta tensors and wrapper subclasses.
   TensorImpl(Storage storage, std::int64_t storage_offset, DimVector sizes, DimVector strides,
              ScalarType dtype, Device device);
-  // A contiguous tensor whose element count the caller already knows (make_contiguous).
+  // A contiguous tensor of `sizes` (already checked non-negative; `numel` their product). The
+  // strides are computed in place.
   struct Contiguous {
     std::int64_t numel;
   };
-  TensorImpl(Storage storage, DimVector sizes, DimVector strides, Contiguous geometry, ScalarType dtype, Device device);
+  TensorImpl(Storage storage, IntArrayRef sizes, Contiguous geometry, ScalarType dtype, Device device);
   ~TensorImpl();
 
   // A fresh, uninitialised, contiguous tensor. On the CPU its TensorImpl, storage header and data
   // are one allocation (Note [One allocation per fresh tensor]).
-  static IntrusivePtr<TensorImpl> make_contiguous(DimVector sizes, ScalarType dtype, Device device);
+  static IntrusivePtr<TensorImpl> make_contiguous(IntArrayRef sizes, ScalarType dtype, Device device);
   static void destroy(TensorImpl* self) noexcept;
 
   // Views and other separately allocated impls come from the small-object pool.

@@ -6,7 +6,7 @@
 namespace strata::ops {
 
 Tensor allocate(TensorSpec&& spec, Device device) {
-  if (spec.strides.empty()) return Tensor(TensorImpl::make_contiguous(std::move(spec.sizes), spec.dtype, device));
+  if (spec.strides.empty()) return Tensor(TensorImpl::make_contiguous(spec.sizes, spec.dtype, device));
   return strata::detail::make_tensor(spec.sizes, spec.strides, spec.dtype, device);
 }
 

@@ -45,4 +45,9 @@ Tensor convert_if_needed(const Tensor& t, ScalarType dtype) {
   return out;
 }
 
+void InDtype::convert(ScalarType dtype) {
+  converted_ = convert_if_needed(*tensor_, dtype);
+  tensor_ = &converted_;
+}
+
 }  // namespace strata::ops

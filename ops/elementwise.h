@@ -112,42 +112,72 @@ void StridedLoop<N>::run_range(std::int64_t begin, std::int64_t end, const Fn& f
   }
 }
 
-// out = fn(a) elementwise; `a` has out's dtype and a shape broadcastable to out's.
+// The strided (non-contiguous or broadcasting) paths of the loops below, kept out of line so the
+// contiguous path of a tiny op stays a small function (Note [Checks cost nothing until they fail]).
 template <typename T, typename Fn>
-void unary_loop(const Tensor& out, const Tensor& a, const Fn& fn) {
+[[gnu::noinline]] void unary_loop_strided(const Tensor& out, const Tensor& a, const Fn& fn) {
   T* o = data_of<T>(out);
   const T* x = data_of<T>(a);
-  if (out.is_contiguous() && a.is_contiguous() && a.numel() == out.numel()) {
-    parallel_for(0, out.numel(), kElementwiseGrain, [&](std::int64_t b, std::int64_t e) {
-      for (std::int64_t i = b; i < e; ++i) o[i] = fn(x[i]);
-    });
-    return;
-  }
   StridedLoop<2> loop(out.sizes(), {DimVector(out.strides()), broadcast_strides(a, out.sizes())});
   loop.for_each([&](const std::array<std::int64_t, 2>& off) { o[off[0]] = fn(x[off[1]]); });
 }
-
-// out = fn(a, b) elementwise; `a` and `b` have out's dtype and shapes broadcastable to out's.
 template <typename T, typename Fn>
-void binary_loop(const Tensor& out, const Tensor& a, const Tensor& b, const Fn& fn) {
+[[gnu::noinline]] void binary_loop_strided(const Tensor& out, const Tensor& a, const Tensor& b, const Fn& fn) {
   T* o = data_of<T>(out);
   const T* x = data_of<T>(a);
   const T* y = data_of<T>(b);
-  const std::int64_t n = out.numel();
-  if (out.is_contiguous() && a.is_contiguous() && b.is_contiguous() && a.numel() == n && b.numel() == n) {
-    parallel_for(0, n, kElementwiseGrain, [&](std::int64_t lo, std::int64_t hi) {
-      for (std::int64_t i = lo; i < hi; ++i) o[i] = fn(x[i], y[i]);
-    });
-    return;
-  }
   StridedLoop<3> loop(out.sizes(),
                       {DimVector(out.strides()), broadcast_strides(a, out.sizes()), broadcast_strides(b, out.sizes())});
   loop.for_each([&](const std::array<std::int64_t, 3>& off) { o[off[0]] = fn(x[off[1]], y[off[2]]); });
 }
 
+// out = fn(a) elementwise; `a` has out's dtype and a shape broadcastable to out's.
+template <typename T, typename Fn>
+void unary_loop(const Tensor& out, const Tensor& a, const Fn& fn) {
+  if (!(out.is_contiguous() && a.is_contiguous() && a.numel() == out.numel())) return unary_loop_strided<T>(out, a, fn);
+  T* o = data_of<T>(out);
+  const T* x = data_of<T>(a);
+  parallel_for(0, out.numel(), kElementwiseGrain, [&](std::int64_t b, std::int64_t e) {
+    for (std::int64_t i = b; i < e; ++i) o[i] = fn(x[i]);
+  });
+}
+
+// out = fn(a, b) elementwise; `a` and `b` have out's dtype and shapes broadcastable to out's.
+template <typename T, typename Fn>
+void binary_loop(const Tensor& out, const Tensor& a, const Tensor& b, const Fn& fn) {
+  const std::int64_t n = out.numel();
+  if (!(out.is_contiguous() && a.is_contiguous() && b.is_contiguous() && a.numel() == n && b.numel() == n))
+    return binary_loop_strided<T>(out, a, b, fn);
+  T* o = data_of<T>(out);
+  const T* x = data_of<T>(a);
+  const T* y = data_of<T>(b);
+  parallel_for(0, n, kElementwiseGrain, [&](std::int64_t lo, std::int64_t hi) {
+    for (std::int64_t i = lo; i < hi; ++i) o[i] = fn(x[i], y[i]);
+  });
+}
+
 // `t` converted to `dtype` (a new contiguous tensor), or `t` itself when it already has that dtype.
 // Kernels use it to compute in the promoted type; it is not a dispatched op.
 Tensor convert_if_needed(const Tensor& t, ScalarType dtype);
+
+// The same as a kernel argument: `t` itself, borrowed (no reference-count traffic, which costs a
+// tiny op more than its arithmetic), or a converted copy it owns. Use it as a temporary:
+// `binary_loop<T>(out, InDtype(a, dt), InDtype(b, dt), fn)`.
+class InDtype {
+ public:
+  InDtype(const Tensor& t, ScalarType dtype) : tensor_(&t) {
+    if (t.dtype() != dtype) convert(dtype);
+  }
+  InDtype(const InDtype&) = delete;
+  InDtype& operator=(const InDtype&) = delete;
+  operator const Tensor&() const { return *tensor_; }
+
+ private:
+  void convert(ScalarType dtype);
+
+  Tensor converted_;
+  const Tensor* tensor_;
+};
 
 // Copies src (broadcast to dst's shape) into dst, converting the element type: copy_'s kernel.
 void copy_elements(const Tensor& dst, const Tensor& src);

@@ -44,8 +44,7 @@ TensorSpec binary_spec(const Tensor& self, const Tensor& other, ScalarType dtype
 void add_out(const Tensor& out, const Tensor& self, const Tensor& other, const Scalar& alpha) {
   visit_dtype(out.dtype(), [&](auto zero) {
     using T = decltype(zero);
-    const Tensor a = convert_if_needed(self, out.dtype());
-    const Tensor b = convert_if_needed(other, out.dtype());
+    const InDtype a(self, out.dtype()), b(other, out.dtype());
     if (alpha.equals(1)) {
       binary_loop<T>(out, a, b, [](T x, T y) { return static_cast<T>(x + y); });
     } else {
@@ -58,7 +57,7 @@ void add_out(const Tensor& out, const Tensor& self, const Tensor& other, const S
 void mul_out(const Tensor& out, const Tensor& self, const Tensor& other) {
   visit_dtype(out.dtype(), [&](auto zero) {
     using T = decltype(zero);
-    binary_loop<T>(out, convert_if_needed(self, out.dtype()), convert_if_needed(other, out.dtype()),
+    binary_loop<T>(out, InDtype(self, out.dtype()), InDtype(other, out.dtype()),
                    [](T x, T y) { return static_cast<T>(x * y); });
   });
 }
@@ -106,7 +105,7 @@ TensorSpec div_meta(const Tensor& self, const Tensor& other) {
 void div_cpu(const Tensor& out, const Tensor& self, const Tensor& other) {
   visit_floating(out.dtype(), "div", [&](auto zero) {
     using T = decltype(zero);
-    binary_loop<T>(out, convert_if_needed(self, out.dtype()), convert_if_needed(other, out.dtype()),
+    binary_loop<T>(out, InDtype(self, out.dtype()), InDtype(other, out.dtype()),
                    [](T x, T y) { return x / y; });
   });
 }
@@ -146,7 +145,7 @@ void threshold_backward_cpu(const Tensor& out, const Tensor& grad_output, const 
   visit_dtype(out.dtype(), [&](auto zero) {
     using T = decltype(zero);
     const T th = threshold.to<T>();
-    binary_loop<T>(out, convert_if_needed(grad_output, out.dtype()), convert_if_needed(self, out.dtype()),
+    binary_loop<T>(out, InDtype(grad_output, out.dtype()), InDtype(self, out.dtype()),
                    [th](T g, T x) { return x <= th ? T(0) : g; });
   });
 }
