@@ -2,24 +2,20 @@
 // and the guards that change it. The autograd handler reads it on every op whose input requires grad.
 #pragma once
 
+#include "core/local_dispatch_keys.h"
+
 namespace strata::autograd {
 
-namespace detail {
-extern constinit thread_local bool tls_grad_enabled;
-}
-
-inline bool is_grad_enabled() { return detail::tls_grad_enabled; }
+// Grad mode is off exactly while the Autograd key is transparent (Note [Transparent keys]).
+inline bool is_grad_enabled() { return !local_dispatch_keys().transparent.has(DispatchKey::Autograd); }
 
 // Sets grad mode for the guard's lifetime (torch.set_grad_enabled / enable_grad).
 class GradModeGuard {
  public:
-  explicit GradModeGuard(bool enabled) : saved_(detail::tls_grad_enabled) { detail::tls_grad_enabled = enabled; }
-  ~GradModeGuard() { detail::tls_grad_enabled = saved_; }
-  GradModeGuard(const GradModeGuard&) = delete;
-  GradModeGuard& operator=(const GradModeGuard&) = delete;
+  explicit GradModeGuard(bool enabled) : transparent_(DispatchKey::Autograd, !enabled) {}
 
  private:
-  bool saved_;
+  SetTransparentKeyGuard transparent_;
 };
 
 // torch.no_grad().

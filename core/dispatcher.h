@@ -66,10 +66,11 @@ class Dispatcher {
     return (op.entry().argument_keys(stack) | local.included) - local.excluded;
   }
   // Whether a call whose tensors carry `argument_keys` would run the CPU kernel and nothing else
-  // (no Autograd, no interposer, no tracing): then a front end may call the unboxed kernel.
+  // (no recording Autograd, no interposer, no tracing): then a front end may call the unboxed
+  // kernel. Transparent keys only redispatch, so they do not count (Note [Transparent keys]).
   static bool runs_cpu_only(DispatchKeySet argument_keys) {
     const LocalDispatchKeys& local = local_dispatch_keys();
-    return ((argument_keys | local.included) - local.excluded) == DispatchKeySet(DispatchKey::CPU) &&
+    return ((argument_keys | local.included) - local.excluded - local.transparent) == DispatchKeySet(DispatchKey::CPU) &&
            !argument_keys.has(DispatchKey::Python) && !dispatch_trace_enabled();
   }
   // Dispatches from the top.

@@ -7,9 +7,16 @@
 
 namespace strata {
 
+// Note [Transparent keys]
+// A key is transparent on a thread while its handler would do nothing but redispatch: Autograd
+// while grad mode is off (torch.no_grad). The key still runs on the boxed path, as in PyTorch, so
+// dispatch traces and tables are unchanged; only the unboxed fast path (Note [Unboxed fast path])
+// may skip it, which makes a no-grad forward through parameters that require grad as cheap as one
+// through plain tensors. The grad-mode flag is this bit, so the two cannot disagree.
 struct LocalDispatchKeys {
-  DispatchKeySet included;  // added to every op's keys on this thread (e.g. Python while a mode is active)
-  DispatchKeySet excluded;  // removed from every op's keys (e.g. Autograd below the autograd handler)
+  DispatchKeySet included;     // added to every op's keys on this thread (e.g. Python while a mode is active)
+  DispatchKeySet excluded;     // removed from every op's keys (e.g. Autograd below the autograd handler)
+  DispatchKeySet transparent;  // handlers that would only redispatch (Note [Transparent keys])
 };
 
 namespace detail {
@@ -49,6 +56,12 @@ class ExcludeKeyGuard : detail::KeyBitGuard<&LocalDispatchKeys::excluded> {
 class IncludeKeyGuard : detail::KeyBitGuard<&LocalDispatchKeys::included> {
  public:
   explicit IncludeKeyGuard(DispatchKey key) : KeyBitGuard(key, true) {}
+};
+
+// Sets whether `key` is transparent for the guard's lifetime (grad mode uses it for Autograd).
+class SetTransparentKeyGuard : detail::KeyBitGuard<&LocalDispatchKeys::transparent> {
+ public:
+  SetTransparentKeyGuard(DispatchKey key, bool transparent) : KeyBitGuard(key, transparent) {}
 };
 
 // Sets whether `key` is included for the guard's lifetime (the mode stack uses it for Python).

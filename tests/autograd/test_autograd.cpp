@@ -3,11 +3,14 @@
 // sum_to and dtype handling, AccumulateGrad's rules, in-place ops, create_graph, and the errors.
 #include <doctest/doctest.h>
 
+#include <sstream>
+
 #include "autograd/accumulate_grad.h"
 #include "autograd/backward.h"
 #include "autograd/grad_mode.h"
 #include "autograd/node.h"
 #include "autograd/variable.h"
+#include "core/dispatch_trace.h"
 #include "core/interposer.h"
 #include "nn/functional.h"
 #include "ops/detach.h"
@@ -113,6 +116,16 @@ TEST_CASE("grad mode and detach stop recording") {
     const Tensor y = mul(a, a);
     CHECK_FALSE(y.requires_grad());
     add_(a, tensor<float>({1, 1}));  // in-place on a leaf is allowed without grad mode
+    // The Autograd key still runs (it only redispatches), as PyTorch's VariableType kernel does
+    // under no_grad; only the untraced fast path skips it (Note [Transparent keys]).
+    std::ostringstream trace;
+    {
+      DispatchTraceGuard guard(trace);
+      CHECK_FALSE(neg(a).requires_grad());
+    }
+    CHECK(trace.str() ==
+          "aten.neg.default [Autograd, CPU] -> Autograd: fallback autograd\n"
+          "  aten.neg.default [CPU] -> CPU: kernel neg\n");
     {
       autograd::GradModeGuard enable(true);
       CHECK(mul(a, a).requires_grad());

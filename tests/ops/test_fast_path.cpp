@@ -76,6 +76,12 @@ TEST_CASE("the fast path is taken only when the CPU kernel is all that would run
     ExcludeKeyGuard no_autograd(DispatchKey::Autograd);
     CHECK(Dispatcher::runs_cpu_only(DispatchKeySet{DispatchKey::Autograd, DispatchKey::CPU}));
   }
+  {  // a transparent key only redispatches (grad mode off), so the fast path may skip it
+    SetTransparentKeyGuard transparent(DispatchKey::Autograd, true);
+    CHECK(Dispatcher::runs_cpu_only(DispatchKeySet{DispatchKey::Autograd, DispatchKey::CPU}));
+    CHECK_FALSE(Dispatcher::runs_cpu_only(DispatchKeySet{DispatchKey::Python, DispatchKey::CPU}));
+  }
+  CHECK_FALSE(Dispatcher::runs_cpu_only(DispatchKeySet{DispatchKey::Autograd, DispatchKey::CPU}));  // restored
   std::ostringstream trace;
   {
     DispatchTraceGuard guard(trace);
