@@ -1,6 +1,8 @@
 // autograd/derivative_table.cpp: resolving rows against schemas.
 #include "autograd/derivative_table.h"
 
+#include <algorithm>
+
 namespace strata::autograd {
 
 namespace {
@@ -28,11 +30,21 @@ void DerivativeTable::add(const std::vector<DerivativeRow>& rows) {
     ResolvedRow resolved;
     resolved.row = &row;
     resolved.op = *op;
-    for (std::string_view name : row.inputs) {
-      const int i = schema.argument_index(name);
-      STRATA_INTERNAL_ASSERT(i >= 0, row.node_name, ": no argument named ", name);
-      resolved.input_args.push_back(static_cast<std::uint8_t>(i));
+    // Edges in schema order; formulas in name order (Note [Formulas run in input-name order]).
+    std::vector<std::pair<int, const InputFormula*>> by_position;
+    for (const InputFormula& f : row.formulas) {
+      const int i = schema.argument_index(f.input);
+      STRATA_INTERNAL_ASSERT(i >= 0, row.node_name, ": no argument named ", f.input);
+      STRATA_INTERNAL_ASSERT(f.formula || row.kind == Differentiability::NotImplemented, row.node_name, ": no formula for ",
+                             f.input);
+      by_position.emplace_back(i, &f);
     }
+    std::sort(by_position.begin(), by_position.end());
+    for (const auto& [position, f] : by_position) resolved.input_args.push_back(static_cast<std::uint8_t>(position));
+    for (std::size_t slot = 0; slot < by_position.size(); ++slot)
+      resolved.formula_order.emplace_back(by_position[slot].second, static_cast<std::uint8_t>(slot));
+    std::sort(resolved.formula_order.begin(), resolved.formula_order.end(),
+              [](const auto& a, const auto& b) { return a.first->input < b.first->input; });
     for (std::string_view name : row.saved) {
       const int arg = schema.argument_index(name);
       const int ret = arg >= 0 ? -1 : return_index(schema, name);

@@ -1,6 +1,6 @@
 // autograd/derivative_table.h: what autograd knows about each op, keyed like the op table. A row
-// names the backward node (PyTorch's "AddmmBackward0"), the inputs that get gradients, what to save,
-// and the formula, written as in derivatives.yaml but in C++ (autograd/derivatives.cpp). Ops without
+// names the backward node (PyTorch's "AddmmBackward0"), one formula per input that gets a gradient,
+// what to save, written as in derivatives.yaml but in C++ (autograd/derivatives.cpp). Ops without
 // a gradient are rows too, marked non-differentiable (outputs never require grad) or not implemented
 // (recording one throws), so a test can check that every op has exactly one row.
 #pragma once
@@ -19,8 +19,7 @@ class FormulaNode;
 // What a backward formula sees, by schema name, as in derivatives.yaml.
 class BackwardContext {
  public:
-  BackwardContext(FormulaNode& node, variable_list& grads, variable_list& grad_inputs)
-      : node_(node), grads_(grads), grad_inputs_(grad_inputs) {}
+  BackwardContext(FormulaNode& node, const variable_list& grads) : node_(node), grads_(grads) {}
 
   // The gradient of differentiable forward output `i` (undefined if none arrived).
   const Tensor& grad(std::size_t i = 0) const { return grads_[i]; }
@@ -35,21 +34,26 @@ class BackwardContext {
   IntArrayRef sizes(std::string_view name) const;
   IntArrayRef strides(std::string_view name) const;
   ScalarType dtype(std::string_view name) const;
-  // Whether the gradient of input `name` is needed (PyTorch's task_should_compute_output).
-  bool needs(std::string_view name) const;
-  // Sets the gradient of input `name`.
-  void set(std::string_view name, Tensor grad);
 
  private:
   FormulaNode& node_;
-  variable_list& grads_;
-  variable_list& grad_inputs_;
+  const variable_list& grads_;
 };
 
-using BackwardFormula = void (*)(BackwardContext&);
+// Note [Formulas run in input-name order]
+// A row has one formula per differentiable input, as a derivatives.yaml entry has one line per
+// input ("self: ...", "mat2: ..."). PyTorch's code generator emits those lines sorted by input name
+// (load_derivatives.py: `for raw_names in sorted(defn.keys())`), so MmBackward0 computes mat2's
+// gradient before self's and DivBackward0 other's before self's; a dispatch mode sees the ops in
+// that order. The table sorts each row's formulas by name once, and the node runs them in that
+// order, each only when its input needs a gradient. Edges (and gradient slots) stay in schema order.
+struct InputFormula {
+  std::string_view input;                       // the schema argument, "self"
+  Tensor (*formula)(const BackwardContext&) = nullptr;  // null only in NotImplemented rows
+};
 
 enum class Differentiability {
-  Formula,           // records a node that runs `backward`
+  Formula,           // records a node that runs the row's formulas
   NonDifferentiable, // outputs never require grad (detach, ones_like, ...)
   NotImplemented,    // differentiable in PyTorch, but strata has no formula: recording one throws
 };
@@ -59,10 +63,9 @@ struct DerivativeRow {
   std::string_view overload;  // "" for default
   std::string_view node_name; // "AddmmBackward0"
   Differentiability kind = Differentiability::Formula;
-  std::vector<std::string_view> inputs;    // tensor arguments that get gradients, in edge order
+  std::vector<InputFormula> formulas;      // one per differentiable input (Note [Formulas run in input-name order])
   std::vector<std::string_view> saved;     // argument or return names saved for backward
   std::vector<std::string_view> geometry;  // tensor arguments whose sizes/strides/dtype the formula reads
-  BackwardFormula backward = nullptr;
   std::vector<int> outputs = {0};          // differentiable outputs (PyTorch's output_differentiability)
   bool saves_original_self = false;        // in-place ops whose formula reads self before the write
 };
@@ -71,7 +74,9 @@ struct DerivativeRow {
 struct ResolvedRow {
   const DerivativeRow* row = nullptr;
   OperatorHandle op;
-  SmallVector<std::uint8_t, 4> input_args;   // schema position of each differentiable input
+  SmallVector<std::uint8_t, 4> input_args;   // schema position of each differentiable input, in schema order
+  // The formulas in the order they run (sorted by input name), each with its input's slot in input_args.
+  SmallVector<std::pair<const InputFormula*, std::uint8_t>, 4> formula_order;
   SmallVector<std::int8_t, 4> saved_args;    // per saved name: argument position, or -1 for an output
   SmallVector<std::int8_t, 4> saved_returns; // per saved name: return position, or -1 for an input
   SmallVector<std::uint8_t, 4> geometry_args;  // schema position of each `geometry` name

@@ -12,29 +12,13 @@ namespace strata::autograd {
 namespace {
 
 using D = Differentiability;
+using C = const BackwardContext&;
 
-// `other: handle_r_to_c(other.scalar_type(), maybe_multiply(grad, alpha.conj()))` and friends: for
-// real dtypes handle_r_to_c is the identity, and the engine casts and sum_to's the result.
-void add_backward(BackwardContext& c) {
-  if (c.needs("self")) c.set("self", c.grad());
-  if (c.needs("other")) c.set("other", maybe_multiply(c.grad(), c.scalar("alpha")));
-}
-
-void sub_backward(BackwardContext& c) {
-  if (c.needs("self")) c.set("self", c.grad());
-  if (c.needs("other")) c.set("other", maybe_multiply(neg(c.grad()), c.scalar("alpha")));
-}
-
-// mul_tensor_backward(grad, other, self_st) = grad * other.conj()
-void mul_backward(BackwardContext& c) {
-  if (c.needs("self")) c.set("self", mul(c.grad(), c.saved("other")));
-  if (c.needs("other")) c.set("other", mul(c.grad(), c.saved("self")));
-}
-
+// `grad` itself (PyTorch's `self: grad`, and handle_r_to_c(self.scalar_type(), grad) for real dtypes:
+// the engine casts and sum_to's the result).
+Tensor identity(C c) { return c.grad(); }
 // `self: zeros_like(grad)` (ops that overwrite self, so no gradient reaches its old value).
-void zeros_backward(BackwardContext& c) {
-  if (c.needs("self")) c.set("self", zeros_like(c.grad()));
-}
+Tensor zeros(C c) { return zeros_like(c.grad()); }
 
 std::optional<IntArrayRef> optional_ints(const IValue& v) {
   if (v.is_none()) return std::nullopt;
@@ -44,90 +28,71 @@ std::optional<IntArrayRef> optional_ints(const IValue& v) {
 std::vector<DerivativeRow> view_rows() {
   return {
       // - name: t(Tensor(a) self) -> Tensor(a)         self: grad.t()
-      {.op = "aten::t", .node_name = "TBackward0", .inputs = {"self"},
-       .backward = [](BackwardContext& c) {
-         if (c.needs("self")) c.set("self", t(c.grad()));
-       }},
+      {.op = "aten::t", .node_name = "TBackward0", .formulas = {{"self", [](C c) { return t(c.grad()); }}}},
       // - name: transpose.int(...)                       self: grad.transpose(dim0, dim1)
-      {.op = "aten::transpose", .overload = "int", .node_name = "TransposeBackward0", .inputs = {"self"},
-       .backward = [](BackwardContext& c) {
-         if (c.needs("self")) c.set("self", transpose(c.grad(), c.integer("dim0"), c.integer("dim1")));
-       }},
+      {.op = "aten::transpose", .overload = "int", .node_name = "TransposeBackward0",
+       .formulas = {{"self", [](C c) { return transpose(c.grad(), c.integer("dim0"), c.integer("dim1")); }}}},
       // - name: view(Tensor(a) self, SymInt[] size)      self: grad.reshape_symint(self.sym_sizes())
-      {.op = "aten::view", .node_name = "ViewBackward0", .inputs = {"self"}, .geometry = {"self"},
-       .backward = [](BackwardContext& c) {
-         if (c.needs("self")) c.set("self", reshape(c.grad(), c.sizes("self")));
-       }},
+      {.op = "aten::view", .node_name = "ViewBackward0",
+       .formulas = {{"self", [](C c) { return reshape(c.grad(), c.sizes("self")); }}}, .geometry = {"self"}},
       // - name: expand(...)                              self: at::sum_to(grad, self.sym_sizes())
-      {.op = "aten::expand", .node_name = "ExpandBackward0", .inputs = {"self"}, .geometry = {"self"},
-       .backward = [](BackwardContext& c) {
-         if (c.needs("self")) c.set("self", sum_to(c.grad(), c.sizes("self")));
-       }},
+      {.op = "aten::expand", .node_name = "ExpandBackward0",
+       .formulas = {{"self", [](C c) { return sum_to(c.grad(), c.sizes("self")); }}}, .geometry = {"self"}},
       // - name: unsqueeze(Tensor(a) self, int dim)       self: grad.squeeze(dim)
-      {.op = "aten::unsqueeze", .node_name = "UnsqueezeBackward0", .inputs = {"self"},
-       .backward = [](BackwardContext& c) {
-         if (c.needs("self")) c.set("self", squeeze(c.grad(), c.integer("dim")));
-       }},
+      {.op = "aten::unsqueeze", .node_name = "UnsqueezeBackward0",
+       .formulas = {{"self", [](C c) { return squeeze(c.grad(), c.integer("dim")); }}}},
       // - name: squeeze.dim(Tensor(a) self, int dim)     self: unsqueeze_to(grad, dim, self.sym_sizes())
-      {.op = "aten::squeeze", .overload = "dim", .node_name = "SqueezeBackward1", .inputs = {"self"}, .geometry = {"self"},
-       .backward = [](BackwardContext& c) {
-         if (c.needs("self")) c.set("self", unsqueeze_to(c.grad(), c.integer("dim"), c.sizes("self")));
-       }},
+      {.op = "aten::squeeze", .overload = "dim", .node_name = "SqueezeBackward1",
+       .formulas = {{"self", [](C c) { return unsqueeze_to(c.grad(), c.integer("dim"), c.sizes("self")); }}},
+       .geometry = {"self"}},
       // - name: as_strided(...)  (as_strided_backward: not in strata yet)
-      {.op = "aten::as_strided", .node_name = "AsStridedBackward0", .kind = D::NotImplemented, .inputs = {"self"}},
+      {.op = "aten::as_strided", .node_name = "AsStridedBackward0", .kind = D::NotImplemented, .formulas = {{"self"}}},
       // - name: detach(Tensor(a) self)                   output_differentiability: [False]
       {.op = "aten::detach", .kind = D::NonDifferentiable},
   };
 }
 
 std::vector<DerivativeRow> pointwise_rows() {
+  // - name: add.Tensor(...)   self: handle_r_to_c(self.scalar_type(), grad)
+  //                           other: handle_r_to_c(other.scalar_type(), maybe_multiply(grad, alpha.conj()))
+  const std::vector<InputFormula> add = {{"self", identity},
+                                         {"other", [](C c) { return maybe_multiply(c.grad(), c.scalar("alpha")); }}};
+  // - name: mul.Tensor(...)   self: mul_tensor_backward(grad, other, self.scalar_type())
+  //                           other: mul_tensor_backward(grad, self, other.scalar_type())
+  const std::vector<InputFormula> mul = {{"self", [](C c) { return strata::mul(c.grad(), c.saved("other")); }},
+                                         {"other", [](C c) { return strata::mul(c.grad(), c.saved("self")); }}};
   return {
-      // - name: add.Tensor(...)   self: handle_r_to_c(self.scalar_type(), grad)
-      //                           other: handle_r_to_c(other.scalar_type(), maybe_multiply(grad, alpha.conj()))
-      {.op = "aten::add", .overload = "Tensor", .node_name = "AddBackward0", .inputs = {"self", "other"},
-       .backward = add_backward},
-      {.op = "aten::add_", .overload = "Tensor", .node_name = "AddBackward0", .inputs = {"self", "other"},
-       .backward = add_backward},
-      // - name: sub.Tensor(...)   other: handle_r_to_c(other.scalar_type(), maybe_multiply(-grad, alpha.conj()))
-      {.op = "aten::sub", .overload = "Tensor", .node_name = "SubBackward0", .inputs = {"self", "other"},
-       .backward = sub_backward},
-      // - name: mul.Tensor(...)   self: mul_tensor_backward(grad, other, self.scalar_type())
-      //                           other: mul_tensor_backward(grad, self, other.scalar_type())
-      {.op = "aten::mul", .overload = "Tensor", .node_name = "MulBackward0", .inputs = {"self", "other"},
-       .saved = {"self", "other"}, .backward = mul_backward},
+      {.op = "aten::add", .overload = "Tensor", .node_name = "AddBackward0", .formulas = add},
+      {.op = "aten::add_", .overload = "Tensor", .node_name = "AddBackward0", .formulas = add},
+      // - name: sub.Tensor(...)   self: handle_r_to_c(self.scalar_type(), grad)
+      //                           other: handle_r_to_c(other.scalar_type(), maybe_multiply(-grad, alpha.conj()))
+      {.op = "aten::sub", .overload = "Tensor", .node_name = "SubBackward0",
+       .formulas = {{"self", identity}, {"other", [](C c) { return maybe_multiply(neg(c.grad()), c.scalar("alpha")); }}}},
+      {.op = "aten::mul", .overload = "Tensor", .node_name = "MulBackward0", .formulas = mul, .saved = {"self", "other"}},
       // mul_ reads self as it was before the write: PyTorch saves original_self = self.clone().
-      {.op = "aten::mul_", .overload = "Tensor", .node_name = "MulBackward0", .inputs = {"self", "other"},
-       .saved = {"self", "other"}, .backward = mul_backward, .saves_original_self = true},
+      {.op = "aten::mul_", .overload = "Tensor", .node_name = "MulBackward0", .formulas = mul, .saved = {"self", "other"},
+       .saves_original_self = true},
       // - name: div.Tensor(...)   self: div_tensor_self_backward(grad, other, self.scalar_type())
       //                           other: div_tensor_other_backward(grad, self, other)
-      {.op = "aten::div", .overload = "Tensor", .node_name = "DivBackward0", .inputs = {"self", "other"},
-       .saved = {"self", "other"},
-       .backward = [](BackwardContext& c) {
-         if (c.needs("self")) c.set("self", div(c.grad(), c.saved("other")));
-         if (c.needs("other")) {
-           const Tensor other = c.saved("other");
-           c.set("other", mul(neg(c.grad()), div(div(c.saved("self"), other), other)));
-         }
-       }},
+      {.op = "aten::div", .overload = "Tensor", .node_name = "DivBackward0",
+       .formulas = {{"self", [](C c) { return div(c.grad(), c.saved("other")); }},
+                    {"other",
+                     [](C c) {
+                       const Tensor other = c.saved("other");
+                       return strata::mul(neg(c.grad()), div(div(c.saved("self"), other), other));
+                     }}},
+       .saved = {"self", "other"}},
       // - name: neg(Tensor self)  self: grad.neg()
-      {.op = "aten::neg", .node_name = "NegBackward0", .inputs = {"self"},
-       .backward = [](BackwardContext& c) {
-         if (c.needs("self")) c.set("self", neg(c.grad()));
-       }},
+      {.op = "aten::neg", .node_name = "NegBackward0", .formulas = {{"self", [](C c) { return neg(c.grad()); }}}},
       // - name: relu(Tensor self)  self: threshold_backward(grad, result, 0)
-      {.op = "aten::relu", .node_name = "ReluBackward0", .inputs = {"self"}, .saved = {"result"},
-       .backward = [](BackwardContext& c) {
-         if (c.needs("self")) c.set("self", threshold_backward(c.grad(), c.saved("result"), 0));
-       }},
+      {.op = "aten::relu", .node_name = "ReluBackward0",
+       .formulas = {{"self", [](C c) { return threshold_backward(c.grad(), c.saved("result"), 0); }}}, .saved = {"result"}},
       // - name: threshold_backward(...)  grad_output: threshold_backward(grad, self, threshold)
       //                                  self: zeros_like(grad)
-      {.op = "aten::threshold_backward", .node_name = "ThresholdBackwardBackward0", .inputs = {"grad_output", "self"},
-       .saved = {"self"},
-       .backward = [](BackwardContext& c) {
-         if (c.needs("grad_output"))
-           c.set("grad_output", threshold_backward(c.grad(), c.saved("self"), c.scalar("threshold")));
-         if (c.needs("self")) c.set("self", zeros_like(c.grad()));
-       }},
+      {.op = "aten::threshold_backward", .node_name = "ThresholdBackwardBackward0",
+       .formulas = {{"grad_output", [](C c) { return threshold_backward(c.grad(), c.saved("self"), c.scalar("threshold")); }},
+                    {"self", zeros}},
+       .saved = {"self"}},
   };
 }
 
@@ -136,72 +101,67 @@ std::vector<DerivativeRow> linalg_and_reduction_rows() {
       // - name: mm(Tensor self, Tensor mat2)
       //   self: mm_mat1_backward(grad, mat2, self.sym_sizes(), self.sym_strides(), self.layout(), 1)
       //   mat2: mm_mat2_backward(grad, self, mat2.sym_sizes(), mat2.sym_strides(), mat2.layout(), 1)
-      {.op = "aten::mm", .node_name = "MmBackward0", .inputs = {"self", "mat2"}, .saved = {"self", "mat2"},
-       .geometry = {"self", "mat2"},
-       .backward = [](BackwardContext& c) {
-         if (c.needs("self"))
-           c.set("self", mm_mat1_backward(c.grad(), c.saved("mat2"), c.sizes("self"), c.strides("self"), 1));
-         if (c.needs("mat2"))
-           c.set("mat2", mm_mat2_backward(c.grad(), c.saved("self"), c.sizes("mat2"), c.strides("mat2"), 1));
-       }},
+      {.op = "aten::mm", .node_name = "MmBackward0",
+       .formulas = {{"self", [](C c) { return mm_mat1_backward(c.grad(), c.saved("mat2"), c.sizes("self"), c.strides("self"), 1); }},
+                    {"mat2", [](C c) { return mm_mat2_backward(c.grad(), c.saved("self"), c.sizes("mat2"), c.strides("mat2"), 1); }}},
+       .saved = {"self", "mat2"}, .geometry = {"self", "mat2"}},
       // - name: addmm(...)   self: maybe_multiply(grad, beta.conj())
       //   mat1: mm_mat1_backward(grad, mat2, mat1.sym_sizes(), mat1.sym_strides(), mat1.layout(), alpha)
       //   mat2: mm_mat2_backward(grad, mat1, mat2.sym_sizes(), mat2.sym_strides(), mat2.layout(), alpha)
-      {.op = "aten::addmm", .node_name = "AddmmBackward0", .inputs = {"self", "mat1", "mat2"}, .saved = {"mat1", "mat2"},
-       .geometry = {"mat1", "mat2"},
-       .backward = [](BackwardContext& c) {
-         if (c.needs("self")) c.set("self", maybe_multiply(c.grad(), c.scalar("beta")));
-         if (c.needs("mat1"))
-           c.set("mat1", mm_mat1_backward(c.grad(), c.saved("mat2"), c.sizes("mat1"), c.strides("mat1"), c.scalar("alpha")));
-         if (c.needs("mat2"))
-           c.set("mat2", mm_mat2_backward(c.grad(), c.saved("mat1"), c.sizes("mat2"), c.strides("mat2"), c.scalar("alpha")));
-       }},
+      {.op = "aten::addmm", .node_name = "AddmmBackward0",
+       .formulas = {{"self", [](C c) { return maybe_multiply(c.grad(), c.scalar("beta")); }},
+                    {"mat1",
+                     [](C c) {
+                       return mm_mat1_backward(c.grad(), c.saved("mat2"), c.sizes("mat1"), c.strides("mat1"), c.scalar("alpha"));
+                     }},
+                    {"mat2",
+                     [](C c) {
+                       return mm_mat2_backward(c.grad(), c.saved("mat1"), c.sizes("mat2"), c.strides("mat2"), c.scalar("alpha"));
+                     }}},
+       .saved = {"mat1", "mat2"}, .geometry = {"mat1", "mat2"}},
       // - name: sum.dim_IntList(...)   self: sum_backward(grad, self.sym_sizes(), dim, keepdim)
-      {.op = "aten::sum", .overload = "dim_IntList", .node_name = "SumBackward1", .inputs = {"self"}, .geometry = {"self"},
-       .backward = [](BackwardContext& c) {
-         if (c.needs("self"))
-           c.set("self", sum_backward(c.grad(), c.sizes("self"), optional_ints(c.arg("dim")), c.arg("keepdim").to_bool()));
-       }},
+      {.op = "aten::sum", .overload = "dim_IntList", .node_name = "SumBackward1",
+       .formulas = {{"self",
+                     [](C c) {
+                       return sum_backward(c.grad(), c.sizes("self"), optional_ints(c.arg("dim")), c.arg("keepdim").to_bool());
+                     }}},
+       .geometry = {"self"}},
       // - name: sum(Tensor self, *, ScalarType? dtype=None)   self: grad.expand_symint(self.sym_sizes())
-      {.op = "aten::sum", .node_name = "SumBackward0", .inputs = {"self"}, .geometry = {"self"},
-       .backward = [](BackwardContext& c) {
-         if (c.needs("self")) c.set("self", expand(c.grad(), c.sizes("self")));
-       }},
+      {.op = "aten::sum", .node_name = "SumBackward0", .formulas = {{"self", [](C c) { return expand(c.grad(), c.sizes("self")); }}},
+       .geometry = {"self"}},
   };
 }
 
 std::vector<DerivativeRow> softmax_and_loss_rows() {
   return {
       // - name: _log_softmax(...)   self: _log_softmax_backward_data(grad, result, dim, self.scalar_type())
-      {.op = "aten::_log_softmax", .node_name = "LogSoftmaxBackward0", .inputs = {"self"}, .saved = {"result"},
-       .geometry = {"self"},
-       .backward = [](BackwardContext& c) {
-         if (c.needs("self"))
-           c.set("self", _log_softmax_backward_data(c.grad(), c.saved("result"), c.integer("dim"), c.dtype("self")));
-       }},
+      {.op = "aten::_log_softmax", .node_name = "LogSoftmaxBackward0",
+       .formulas = {{"self",
+                     [](C c) { return _log_softmax_backward_data(c.grad(), c.saved("result"), c.integer("dim"), c.dtype("self")); }}},
+       .saved = {"result"}, .geometry = {"self"}},
       // Double backward of log_softmax needs exp, which strata does not have yet.
-      {.op = "aten::_log_softmax_backward_data", .node_name = "LogSoftmaxBackwardDataBackward0",
-       .kind = D::NotImplemented, .inputs = {"grad_output", "output"}},
+      {.op = "aten::_log_softmax_backward_data", .node_name = "LogSoftmaxBackwardDataBackward0", .kind = D::NotImplemented,
+       .formulas = {{"grad_output"}, {"output"}}},
       // - name: nll_loss_forward(...)
       //   self: nll_loss_backward(grad, self, target, weight, reduction, ignore_index, total_weight)
       //   target: non_differentiable          output_differentiability: [True, False]
-      {.op = "aten::nll_loss_forward", .node_name = "NllLossBackward0", .inputs = {"self"},
-       .saved = {"self", "target", "weight", "total_weight"},
-       .backward = [](BackwardContext& c) {
-         if (c.needs("self"))
-           c.set("self", nll_loss_backward(c.grad(), c.saved("self"), c.saved("target"), c.saved("weight"),
-                                           c.integer("reduction"), c.integer("ignore_index"), c.saved("total_weight")));
-       }},
+      {.op = "aten::nll_loss_forward", .node_name = "NllLossBackward0",
+       .formulas = {{"self",
+                     [](C c) {
+                       return nll_loss_backward(c.grad(), c.saved("self"), c.saved("target"), c.saved("weight"),
+                                                c.integer("reduction"), c.integer("ignore_index"), c.saved("total_weight"));
+                     }}},
+       .saved = {"self", "target", "weight", "total_weight"}},
       // - name: nll_loss_backward(...)
       //   grad_output: nll_loss(grad, target, weight, reduction, ignore_index)     self: zeros_like(grad)
-      {.op = "aten::nll_loss_backward", .node_name = "NllLossBackwardBackward0", .inputs = {"grad_output", "self"},
-       .saved = {"target", "weight"},
-       .backward = [](BackwardContext& c) {
-         if (c.needs("grad_output"))
-           c.set("grad_output", std::get<0>(nll_loss_forward(c.grad(), c.saved("target"), c.saved("weight"),
-                                                             c.integer("reduction"), c.integer("ignore_index"))));
-         if (c.needs("self")) c.set("self", zeros_like(c.grad()));
-       }},
+      {.op = "aten::nll_loss_backward", .node_name = "NllLossBackwardBackward0",
+       .formulas = {{"grad_output",
+                     [](C c) {
+                       return std::get<0>(nll_loss_forward(c.grad(), c.saved("target"), c.saved("weight"),
+                                                           c.integer("reduction"), c.integer("ignore_index")));
+                     }},
+                    {"self", zeros}},
+       .saved = {"target", "weight"}},
   };
 }
 
@@ -211,27 +171,18 @@ std::vector<DerivativeRow> factory_rows() {
   };
   return {
       // - name: clone(Tensor self, *, MemoryFormat? memory_format=None)   self: grad
-      {.op = "aten::clone", .node_name = "CloneBackward0", .inputs = {"self"},
-       .backward = [](BackwardContext& c) {
-         if (c.needs("self")) c.set("self", c.grad());
-       }},
+      {.op = "aten::clone", .node_name = "CloneBackward0", .formulas = {{"self", identity}}},
       // - name: _to_copy(...)   self: _to_copy_backward(grad, self.options())
-      {.op = "aten::_to_copy", .node_name = "ToCopyBackward0", .inputs = {"self"}, .geometry = {"self"},
-       .backward = [](BackwardContext& c) {
-         if (c.needs("self")) c.set("self", to(c.grad(), c.dtype("self")));
-       }},
+      {.op = "aten::_to_copy", .node_name = "ToCopyBackward0", .formulas = {{"self", [](C c) { return to(c.grad(), c.dtype("self")); }}},
+       .geometry = {"self"}},
       // - name: fill_.Scalar(Tensor(a!) self, Scalar value)   self: zeros_like(grad)
-      {.op = "aten::fill_", .overload = "Scalar", .node_name = "FillBackward0", .inputs = {"self"}, .backward = zeros_backward},
+      {.op = "aten::fill_", .overload = "Scalar", .node_name = "FillBackward0", .formulas = {{"self", zeros}}},
       // - name: zero_(Tensor(a!) self)   self: zeros_like(grad)
-      {.op = "aten::zero_", .node_name = "ZeroBackward0", .inputs = {"self"}, .backward = zeros_backward},
+      {.op = "aten::zero_", .node_name = "ZeroBackward0", .formulas = {{"self", zeros}}},
       // copy_ is CopyBackwards in PyTorch (a hand-written node): self gets zeros, src gets grad.
-      {.op = "aten::copy_", .node_name = "CopyBackwards", .inputs = {"self", "src"},
-       .backward = [](BackwardContext& c) {
-         if (c.needs("self")) c.set("self", zeros_like(c.grad()));
-         if (c.needs("src")) c.set("src", c.grad());
-       }},
-      {.op = "aten::normal_", .node_name = "NormalBackward0", .inputs = {"self"}, .backward = zeros_backward},
-      {.op = "aten::uniform_", .node_name = "UniformBackward0", .inputs = {"self"}, .backward = zeros_backward},
+      {.op = "aten::copy_", .node_name = "CopyBackwards", .formulas = {{"self", zeros}, {"src", identity}}},
+      {.op = "aten::normal_", .node_name = "NormalBackward0", .formulas = {{"self", zeros}}},
+      {.op = "aten::uniform_", .node_name = "UniformBackward0", .formulas = {{"self", zeros}}},
       // Outputs that never require grad.
       non_differentiable("aten::empty", "memory_format"),
       non_differentiable("aten::empty_like"),

@@ -34,8 +34,12 @@ void FormulaNode::save_outputs(const IValue* returns) {
 
 variable_list FormulaNode::apply(variable_list&& grads) {
   variable_list grad_inputs(num_outputs(), Tensor());
-  BackwardContext ctx(*this, grads, grad_inputs);
-  row_.row->backward(ctx);
+  bool any_grad = false;
+  for (const Tensor& g : grads) any_grad = any_grad || g.defined();
+  if (!any_grad) return grad_inputs;  // PyTorch's any_grad_defined: every input gets an undefined gradient
+  const BackwardContext ctx(*this, grads);
+  for (const auto& [f, slot] : row_.formula_order)  // Note [Formulas run in input-name order]
+    if (should_compute_output(slot)) grad_inputs[slot] = f->formula(ctx);
   return grad_inputs;
 }
 
@@ -60,12 +64,6 @@ std::size_t position_in(const std::vector<std::string_view>& names, std::string_
 }
 }  // namespace
 
-std::size_t FormulaNode::input_slot(std::string_view arg_name) const {
-  const std::size_t k = position_in(row_.row->inputs, arg_name);
-  STRATA_INTERNAL_ASSERT(k < row_.row->inputs.size(), name(), ": ", arg_name, " is not a differentiable input");
-  return k;
-}
-
 // ---- BackwardContext ----
 
 Tensor BackwardContext::saved(std::string_view name) const {
@@ -89,13 +87,5 @@ const TensorGeometry& geometry_of(const FormulaNode& node, const SmallVector<Ten
 IntArrayRef BackwardContext::sizes(std::string_view name) const { return geometry_of(node_, node_.geometry_, name).sizes; }
 IntArrayRef BackwardContext::strides(std::string_view name) const { return geometry_of(node_, node_.geometry_, name).strides; }
 ScalarType BackwardContext::dtype(std::string_view name) const { return geometry_of(node_, node_.geometry_, name).dtype; }
-
-bool BackwardContext::needs(std::string_view name) const {
-  bool any_grad = false;
-  for (const Tensor& g : grads_) any_grad = any_grad || g.defined();
-  return any_grad && node_.should_compute_output(node_.input_slot(name));
-}
-
-void BackwardContext::set(std::string_view name, Tensor grad) { grad_inputs_[node_.input_slot(name)] = std::move(grad); }
 
 }  // namespace strata::autograd

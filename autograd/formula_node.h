@@ -30,7 +30,6 @@ class FormulaNode final : public Node {
  private:
   friend class BackwardContext;
   int argument_index(std::string_view name) const;
-  std::size_t input_slot(std::string_view name) const;  // position in row().input_args
 
   const ResolvedRow& row_;
   SmallVector<IValue, 6> args_;              // non-tensor arguments (tensor slots hold None)

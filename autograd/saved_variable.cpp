@@ -10,6 +10,7 @@ namespace strata::autograd {
 SavedVariable::SavedVariable(const Tensor& t, bool is_output) {
   if (!t.defined()) return;
   saved_ = true;
+  saved_version_ = t.impl()->version();
   if (!is_output || t.is_leaf()) {
     saved_original_ = true;
     data_ = t;
@@ -20,6 +21,34 @@ SavedVariable::SavedVariable(const Tensor& t, bool is_output) {
   data_ = shallow_copy_and_detach(t);  // PyTorch's tensor_data()
 }
 
+namespace {
+// PyTorch's legacy type names, which its message uses ("torch.FloatTensor").
+std::string_view legacy_type_name(ScalarType dtype) {
+  switch (dtype) {
+    case ScalarType::Bool: return "torch.BoolTensor";
+    case ScalarType::Int64: return "torch.LongTensor";
+    case ScalarType::Float32: return "torch.FloatTensor";
+    case ScalarType::Float64: return "torch.DoubleTensor";
+  }
+  return "torch.Tensor";
+}
+}  // namespace
+
+void SavedVariable::throw_modified_error(const std::shared_ptr<Node>& saved_for) const {
+  // As PyTorch words it: the node is the tensor's history now for a tensor saved as itself, the
+  // saving node for a saved output; the output number is only recorded for saved outputs (else 0).
+  const std::shared_ptr<Node> producer = saved_original_ ? data_.grad_fn() : saved_for;
+  const std::uint32_t output_nr = output_nr_;
+  std::ostringstream message;
+  message << "one of the variables needed for gradient computation has been modified by an inplace operation: ["
+          << legacy_type_name(data_.dtype()) << " " << shape_str(data_.sizes()) << "]";
+  if (producer) message << ", which is output " << output_nr << " of " << producer->name() << ",";
+  message << " is at version " << data_.impl()->version() << "; expected version " << saved_version_
+          << " instead. Hint: enable anomaly detection to find the operation that failed to compute its gradient, "
+             "with torch.autograd.set_detect_anomaly(True).";
+  throw Error(message.str());
+}
+
 Tensor SavedVariable::unpack(const std::shared_ptr<Node>& saved_for) const {
   if (!saved_) return Tensor();
   STRATA_CHECK(data_.defined(),
@@ -27,6 +56,8 @@ Tensor SavedVariable::unpack(const std::shared_ptr<Node>& saved_for) const {
                "have already been freed). Saved intermediate values of the graph are freed when you call .backward() "
                "or autograd.grad(). Specify retain_graph=True if you need to backward through the graph a second time "
                "or if you need to access saved tensors after calling backward.");
+  if (data_.impl()->version() != saved_version_) [[unlikely]]
+    throw_modified_error(saved_for);
   if (saved_original_) return data_;
   // A saved output: rebuild a tensor whose history is the node that saved it (PyTorch's make_variable).
   Tensor var = shallow_copy_and_detach(data_);

@@ -2,7 +2,7 @@
 // or a leaf, is kept as itself. A non-leaf output is kept as a shallow copy without history (to
 // avoid a cycle through its own grad_fn) and rebuilt with that history on unpack; both copies go
 // through shallow_copy_and_detach, which is where dispatch modes see `detach`
-// (Note [Detach and the interposer]).
+// (Note [Detach and the interposer]). The tensor's version is recorded and checked on unpack.
 #pragma once
 
 #include <memory>
@@ -17,7 +17,9 @@ class SavedVariable {
   SavedVariable(const Tensor& t, bool is_output);
 
   // The saved tensor; `saved_for` is the node doing the unpacking (the grad_fn of a saved output).
-  // Throws PyTorch's "backward through the graph a second time" error after reset().
+  // Throws PyTorch's "backward through the graph a second time" error after reset(), and its
+  // "modified by an inplace operation" error if the tensor was written in place since it was saved
+  // (Note [Version counters live in the storage]).
   Tensor unpack(const std::shared_ptr<Node>& saved_for = nullptr) const;
   void reset() { data_ = Tensor(); }
   bool was_saved() const { return saved_; }
@@ -25,11 +27,14 @@ class SavedVariable {
   bool needs_saved_for() const { return saved_ && !saved_original_; }
 
  private:
+  [[noreturn]] void throw_modified_error(const std::shared_ptr<Node>& saved_for) const;
+
   Tensor data_;
   bool saved_ = false;           // false for an undefined tensor (e.g. an absent weight=None)
   bool saved_original_ = false;  // data_ is the tensor itself
   bool requires_grad_ = false;
   std::uint32_t output_nr_ = 0;
+  std::uint32_t saved_version_ = 0;
 };
 
 }  // namespace strata::autograd

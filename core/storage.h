@@ -28,6 +28,16 @@ class StorageImpl : public RefCounted<StorageImpl> {
   void* data() const noexcept { return data_; }
   std::size_t nbytes() const noexcept { return nbytes_; }
 
+  // Note [Version counters live in the storage]
+  // Every in-place kernel bumps the version of the storage it writes; autograd records the version
+  // of each tensor it saves and refuses to use it in backward if it changed (PyTorch's "modified by
+  // an inplace operation" error). PyTorch keeps one counter per family of views (a tensor, its views
+  // and its detach()es); in strata exactly those share a storage, so the storage holds the counter
+  // and views need no extra bookkeeping. Meta tensors and wrapper subclasses have no storage and are
+  // not tracked (their version is always 0).
+  std::uint32_t version() const noexcept { return version_; }
+  void bump_version() noexcept { ++version_; }
+
  private:
   StorageImpl(void* block, void* data, std::size_t nbytes, Deleter deleter, void* context)
       : block_(block), data_(data), nbytes_(nbytes), deleter_(deleter), context_(context) {}
@@ -35,6 +45,7 @@ class StorageImpl : public RefCounted<StorageImpl> {
 
   void* block_;  // the allocation holding this header (and the data, for allocate())
   std::size_t block_bytes_ = 0;  // its size, for the small-object pool (0: a plain operator new block)
+  std::uint32_t version_ = 0;    // Note [Version counters live in the storage]
   void* data_;
   std::size_t nbytes_;
   Deleter deleter_;  // null for memory allocated together with this header

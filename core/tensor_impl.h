@@ -53,6 +53,11 @@ class TensorImpl : public RefCounted<TensorImpl> {
   const Storage& storage() const { return storage_; }
   bool has_storage() const { return static_cast<bool>(storage_); }
   DispatchKeySet key_set() const { return key_set_; }
+  // In-place writes so far to this tensor's storage (Note [Version counters live in the storage]).
+  std::uint32_t version() const { return storage_ ? storage_->version() : 0; }
+  void bump_version() const {
+    if (storage_) storage_->bump_version();
+  }
 
   // First element's address; null when there is no storage (meta, wrapper).
   void* data() const {

@@ -3,7 +3,7 @@
 // only computes) and registered as one row. Four shapes of op are covered:
 //   functional  meta(args) -> TensorSpec (or array of them); cpu(outs..., args)     new output(s)
 //   view        geometry(args) -> ViewSpec                                           alias of args[0]
-//   in-place    check(args); cpu(args)                                               returns args[0]
+//   in-place    check(args); cpu(args); bumps args[0]'s version                    returns args[0]
 //   boxed       any BoxedKernelFn, for ops that fit none of these (record_function)
 // The Meta kernel of every row is derived from the same meta/geometry/check function as the CPU
 // kernel, so the two always agree on shapes, dtypes and errors.
@@ -166,7 +166,10 @@ void inplace_kernel(const OperatorHandle& op, DispatchKeySet, Stack& stack) {
   const IValue* args = stack.data() + stack.size() - n;
   if constexpr (D == Device::CPU) check_cpu_inputs(op, args);
   invoke_unboxed<Check>(Check, args, std::make_index_sequence<n>{});
-  if constexpr (D == Device::CPU) invoke_unboxed<Check>(Compute, args, std::make_index_sequence<n>{});
+  if constexpr (D == Device::CPU) {
+    invoke_unboxed<Check>(Compute, args, std::make_index_sequence<n>{});
+    args[0].to_tensor().impl()->bump_version();
+  }
   Tensor self = args[0].to_tensor();
   stack.truncate(stack.size() - n);
   stack.emplace_back(std::move(self));
@@ -202,6 +205,7 @@ struct UnboxedInplace<Check, Compute, std::tuple<A...>> {
   static void call(A... args) {
     Check(args...);
     Compute(args...);
+    std::get<0>(std::forward_as_tuple(args...)).impl()->bump_version();
   }
 };
 
