@@ -69,6 +69,9 @@ std::vector<DerivativeRow> pointwise_rows() {
       {.op = "aten::sub", .overload = "Tensor", .node_name = "SubBackward0",
        .formulas = {{"self", identity}, {"other", [](C c) { return maybe_multiply(neg(c.grad()), c.scalar("alpha")); }}}},
       {.op = "aten::mul", .overload = "Tensor", .node_name = "MulBackward0", .formulas = mul, .saved = {"self", "other"}},
+      // - name: mul.Scalar(Tensor self, Scalar other)   self: mul_tensor_backward(grad, other, self.scalar_type())
+      {.op = "aten::mul", .overload = "Scalar", .node_name = "MulBackward1",
+       .formulas = {{"self", [](C c) { return strata::mul(c.grad(), c.scalar("other")); }}}},
       // mul_ reads self as it was before the write: PyTorch saves original_self = self.clone().
       {.op = "aten::mul_", .overload = "Tensor", .node_name = "MulBackward0", .formulas = mul, .saved = {"self", "other"},
        .saves_original_self = true},

@@ -7,7 +7,7 @@ namespace strata::autograd {
 
 Tensor maybe_multiply(const Tensor& t, const Scalar& s) {
   if (s.to_double() == 1.0) return t;
-  return mul(t, scalar_tensor(s, s.is_floating_point() ? ScalarType::Float64 : s.default_dtype()));
+  return mul(t, s);  // mul.Scalar, as C++'s `t * s` dispatches
 }
 
 Tensor mm_mat1_backward(const Tensor& grad, const Tensor& mat2, IntArrayRef mat1_sizes, IntArrayRef mat1_strides,

@@ -12,15 +12,20 @@ std::atomic<bool> dispatch_trace_on{false};
 
 namespace {
 std::ostream*& trace_stream() {
-  static std::ostream* stream = [] {
-    const char* env = std::getenv("STRATA_DISPATCH_TRACE");
-    std::ostream* s = (env && *env && std::strcmp(env, "0") != 0) ? &std::cerr : nullptr;
-    detail::dispatch_trace_on.store(s != nullptr, std::memory_order_relaxed);
-    return s;
-  }();
+  static std::ostream* stream = nullptr;
   return stream;
 }
+
+// STRATA_DISPATCH_TRACE is read once, when the library is loaded, so the first op is traced too.
+[[maybe_unused]] const bool environment_applied = [] {
+  detail::apply_dispatch_trace_environment(std::getenv("STRATA_DISPATCH_TRACE"));
+  return true;
+}();
 }  // namespace
+
+void detail::apply_dispatch_trace_environment(const char* value) {
+  if (value && *value && std::strcmp(value, "0") != 0) set_dispatch_trace(&std::cerr);
+}
 
 void set_dispatch_trace(std::ostream* out) {
   trace_stream() = out;

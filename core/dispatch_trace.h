@@ -13,6 +13,9 @@ std::ostream* dispatch_trace_stream();
 
 namespace detail {
 extern std::atomic<bool> dispatch_trace_on;
+// Turns tracing to stderr on when `value` (STRATA_DISPATCH_TRACE's) is set and not "0"; runs once
+// when the library loads.
+void apply_dispatch_trace_environment(const char* value);
 }
 inline bool dispatch_trace_enabled() { return detail::dispatch_trace_on.load(std::memory_order_relaxed); }
 

@@ -53,6 +53,10 @@ class TensorImpl : public RefCounted<TensorImpl> {
   const Storage& storage() const { return storage_; }
   bool has_storage() const { return static_cast<bool>(storage_); }
   DispatchKeySet key_set() const { return key_set_; }
+  // A 0-d tensor made from a C++ number (PyTorch's wrapped number): type promotion gives it the
+  // lowest priority, so `t * 2.5` keeps t's dtype. See ops/type_promotion.h.
+  bool is_wrapped_number() const { return is_wrapped_number_; }
+  void set_wrapped_number(bool wrapped) { is_wrapped_number_ = wrapped; }
   // In-place writes so far to this tensor's storage (Note [Version counters live in the storage]).
   std::uint32_t version() const { return storage_ ? storage_->version() : 0; }
   void bump_version() const {
@@ -90,6 +94,7 @@ class TensorImpl : public RefCounted<TensorImpl> {
   AutogradMeta* autograd_meta_ = nullptr;  // owned: in meta_room_ if there is one, else on the heap
   void* meta_room_ = nullptr;              // space for an AutogradMeta in the storage block, if any
   IntrusivePtr<TensorSubclass> subclass_;
+  bool is_wrapped_number_ = false;
   bool inside_storage_block_ = false;      // placed in its storage's allocation by make_contiguous
 };
 

@@ -7,17 +7,18 @@
 #include "ops/boxing.h"
 #include "ops/elementwise.h"
 #include "ops/op_table.h"
+#include "ops/output_layout.h"
 
 namespace strata::ops {
 
 namespace {
 
-// The strides a preserve_format copy of `self` gets (empty: contiguous).
+// The strides a preserve_format copy of `self` gets (empty: contiguous): its own when it is dense,
+// else dense ones in its dimension order (PyTorch's infer_dense_strides).
 DimVector preserved_strides(const Tensor& self, std::optional<MemoryFormat> format) {
-  if (format.value_or(MemoryFormat::Preserve) == MemoryFormat::Preserve && self.is_non_overlapping_and_dense() &&
-      !self.is_contiguous())
-    return DimVector(self.strides());
-  return {};
+  if (format.value_or(MemoryFormat::Preserve) != MemoryFormat::Preserve || self.is_contiguous()) return {};
+  if (self.is_non_overlapping_and_dense()) return DimVector(self.strides());
+  return output_strides(self.sizes(), {&self});
 }
 
 void check_same_device(const Tensor& self, std::optional<Device> device) {

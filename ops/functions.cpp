@@ -108,6 +108,11 @@ Tensor mul(const Tensor& self, const Tensor& other) {
   return op(self, other);
 }
 
+Tensor mul(const Tensor& self, const Scalar& other) {
+  static const TypedOperator<Tensor(const Tensor&, Scalar)> op("aten::mul", "Scalar");
+  return op(self, other);
+}
+
 const Tensor& mul_(const Tensor& self, const Tensor& other) {
   static const TypedOperator<void(const Tensor&, const Tensor&)> op("aten::mul_", "Tensor");
   op(self, other);

@@ -46,6 +46,7 @@ Tensor add(const Tensor& self, const Tensor& other, const Scalar& alpha = 1);
 const Tensor& add_(const Tensor& self, const Tensor& other, const Scalar& alpha = 1);
 Tensor sub(const Tensor& self, const Tensor& other, const Scalar& alpha = 1);
 Tensor mul(const Tensor& self, const Tensor& other);
+Tensor mul(const Tensor& self, const Scalar& other);  // mul.Scalar
 const Tensor& mul_(const Tensor& self, const Tensor& other);
 Tensor div(const Tensor& self, const Tensor& other);
 Tensor neg(const Tensor& self);

@@ -6,6 +6,7 @@
 #include "ops/boxing.h"
 #include "ops/elementwise.h"
 #include "ops/op_table.h"
+#include "ops/output_layout.h"
 #include "ops/type_promotion.h"
 
 namespace strata::ops {
@@ -37,7 +38,13 @@ void check_inplace(const Tensor& self, const Tensor& other) {
 }
 
 TensorSpec binary_spec(const Tensor& self, const Tensor& other, ScalarType dtype) {
-  return {broadcast_shapes(self.sizes(), other.sizes()), dtype, {}};
+  DimVector shape = broadcast_shapes(self.sizes(), other.sizes());
+  DimVector strides = output_strides(shape, {&self, &other});
+  return {std::move(shape), dtype, std::move(strides)};
+}
+
+TensorSpec unary_spec(const Tensor& self, ScalarType dtype) {
+  return {DimVector(self.sizes()), dtype, output_strides(self.sizes(), {&self})};
 }
 
 // out = self + alpha * other, computed in out's dtype.
@@ -59,6 +66,16 @@ void mul_out(const Tensor& out, const Tensor& self, const Tensor& other) {
     using T = decltype(zero);
     binary_loop<T>(out, InDtype(self, out.dtype()), InDtype(other, out.dtype()),
                    [](T x, T y) { return static_cast<T>(x * y); });
+  });
+}
+
+// ---- mul.Scalar: self * a C++ number (what C++ formulas such as maybe_multiply dispatch) ----
+TensorSpec mul_scalar_meta(const Tensor& self, Scalar other) { return unary_spec(self, result_type(self, other)); }
+void mul_scalar_cpu(const Tensor& out, const Tensor& self, Scalar other) {
+  visit_dtype(out.dtype(), [&](auto zero) {
+    using T = decltype(zero);
+    const T s = other.to<T>();
+    unary_loop<T>(out, InDtype(self, out.dtype()), [s](T x) { return static_cast<T>(x * s); });
   });
 }
 
@@ -115,7 +132,7 @@ TensorSpec neg_meta(const Tensor& self) {
   STRATA_CHECK(self.dtype() != ScalarType::Bool,
                "Negation, the `-` operator, on a bool tensor is not supported. If you are trying to invert a mask, "
                "use the `~` or `logical_not()` operator instead.");
-  return {DimVector(self.sizes()), self.dtype(), {}};
+  return unary_spec(self, self.dtype());
 }
 void neg_cpu(const Tensor& out, const Tensor& self) {
   visit_dtype(out.dtype(), [&](auto zero) {
@@ -127,7 +144,7 @@ void neg_cpu(const Tensor& out, const Tensor& self) {
 // ---- relu (NaN propagates, as clamp_min does) ----
 TensorSpec relu_meta(const Tensor& self) {
   STRATA_CHECK(self.dtype() != ScalarType::Bool, "\"clamp_min\" not implemented for 'bool' (relu of a bool tensor)");
-  return {DimVector(self.sizes()), self.dtype(), {}};
+  return unary_spec(self, self.dtype());
 }
 void relu_cpu(const Tensor& out, const Tensor& self) {
   visit_dtype(out.dtype(), [&](auto zero) {
@@ -158,6 +175,7 @@ void register_pointwise_ops(Dispatcher& d) {
   def_functional<sub_meta, sub_cpu>(d, "aten", "sub.Tensor(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor", "sub");
   def_functional<mul_meta, mul_cpu>(d, "aten", "mul.Tensor(Tensor self, Tensor other) -> Tensor", "mul");
   def_inplace<mul__check, mul__cpu>(d, "aten", "mul_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)", "mul_");
+  def_functional<mul_scalar_meta, mul_scalar_cpu>(d, "aten", "mul.Scalar(Tensor self, Scalar other) -> Tensor", "mul");
   def_functional<div_meta, div_cpu>(d, "aten", "div.Tensor(Tensor self, Tensor other) -> Tensor", "div");
   def_functional<neg_meta, neg_cpu>(d, "aten", "neg(Tensor self) -> Tensor", "neg");
   def_functional<relu_meta, relu_cpu>(d, "aten", "relu(Tensor self) -> Tensor", "relu");

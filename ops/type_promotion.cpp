@@ -22,13 +22,36 @@ std::optional<ScalarType> combine_categories(std::optional<ScalarType> higher, s
 
 }  // namespace
 
+namespace {
+// The dtype a wrapped number contributes: the default float dtype for floats, else its own.
+ScalarType wrapped_dtype(ScalarType dtype) { return is_floating_point(dtype) ? ScalarType::Float32 : dtype; }
+
+ScalarType scalar_dtype(const Scalar& value) {
+  return value.is_floating_point() ? ScalarType::Float64 : value.is_bool() ? ScalarType::Bool : ScalarType::Int64;
+}
+}  // namespace
+
 ScalarType result_type(const Tensor& a, const Tensor& b) {
-  std::optional<ScalarType> dimensioned, zero_dim;
+  std::optional<ScalarType> dimensioned, zero_dim, wrapped;
   for (const Tensor* t : {&a, &b}) {
-    if (t->dim() > 0) dimensioned = promote(dimensioned, t->dtype());
+    if (t->impl()->is_wrapped_number()) wrapped = promote(wrapped, wrapped_dtype(t->dtype()));
+    else if (t->dim() > 0) dimensioned = promote(dimensioned, t->dtype());
     else zero_dim = promote(zero_dim, t->dtype());
   }
-  return *combine_categories(dimensioned, zero_dim);
+  return *combine_categories(dimensioned, combine_categories(zero_dim, wrapped));
+}
+
+ScalarType result_type(const Tensor& a, const Scalar& b) {
+  const std::optional<ScalarType> wrapped = wrapped_dtype(scalar_dtype(b));
+  if (a.impl()->is_wrapped_number()) return *promote(wrapped_dtype(a.dtype()), *wrapped);
+  if (a.dim() > 0) return *combine_categories(a.dtype(), wrapped);
+  return *combine_categories(std::nullopt, combine_categories(a.dtype(), wrapped));
+}
+
+Tensor wrapped_scalar_tensor(const Scalar& value) {
+  Tensor t = scalar_tensor(value, scalar_dtype(value));
+  t.impl()->set_wrapped_number(true);
+  return t;
 }
 
 bool can_cast(ScalarType from, ScalarType to) {

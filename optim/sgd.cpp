@@ -3,6 +3,7 @@
 
 #include "ops/detach.h"
 #include "ops/functions.h"
+#include "ops/type_promotion.h"
 
 namespace strata::optim {
 
@@ -26,7 +27,7 @@ void SGD::update() {
       if (!buf.defined()) {
         buf = detach(clone(grad));
       } else {
-        mul_(buf, scalar_tensor(options_.momentum, ScalarType::Float64));
+        mul_(buf, ops::wrapped_scalar_tensor(options_.momentum));  // Python's buf.mul_(momentum): mul_.Tensor
         add_(buf, grad, 1 - options_.dampening);
       }
       grad = options_.nesterov ? add(grad, buf, options_.momentum) : buf;

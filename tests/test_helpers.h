@@ -6,6 +6,7 @@
 
 #include <cmath>
 #include <fstream>
+#include <limits>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -29,13 +30,15 @@ inline std::string read_text(const std::string& path) {
 
 inline nlohmann::json read_golden_json(const std::string& name) { return nlohmann::json::parse(read_text(golden_path(name))); }
 
-// Largest |a - b| over all elements (shapes must match).
+// Largest |a - b| over all elements (shapes must match). NaN on both sides agrees; NaN on one side
+// is an infinite difference (std::max would silently drop it).
 inline double max_abs_diff(const std::vector<double>& a, const std::vector<double>& b) {
   REQUIRE(a.size() == b.size());
   double worst = 0;
   for (std::size_t i = 0; i < a.size(); ++i) {
     if (std::isnan(a[i]) && std::isnan(b[i])) continue;
-    worst = std::max(worst, std::abs(a[i] - b[i]));
+    const double d = std::abs(a[i] - b[i]);
+    if (!(d <= worst)) worst = std::isnan(d) ? std::numeric_limits<double>::infinity() : d;
   }
   return worst;
 }

@@ -82,6 +82,7 @@ std::vector<GradcheckCase> cases() {
        [](const V& x) { return sub(x[0], x[1], 0.5); }},
       {"aten::mul.Tensor", "broadcast", [] { return V{input({2, 3}), input({2, 1})}; },
        [](const V& x) { return mul(x[0], x[1]); }},
+      {"aten::mul.Scalar", "", [] { return V{input({2, 3})}; }, [](const V& x) { return mul(x[0], Scalar(-1.5)); }},
       {"aten::div.Tensor", "", [] { return V{input({2, 3}), input({3}, 3.0)}; }, [](const V& x) { return div(x[0], x[1]); }},
       {"aten::neg", "", [] { return V{input({4})}; }, [](const V& x) { return neg(x[0]); }},
       {"aten::add_.Tensor", "", [] { return V{input({2, 3}), input({3})}; },
