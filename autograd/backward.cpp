@@ -19,6 +19,7 @@ void backward(const std::vector<Tensor>& tensors, const std::vector<Tensor>& gra
   autograd::variable_list grads;
   for (std::size_t i = 0; i < tensors.size(); ++i) {
     const Tensor& out = tensors[i];
+    STRATA_CHECK(out.defined(), "backward: element ", i, " of tensors is an undefined Tensor (expected a defined output)");
     const Tensor grad = grad_tensors.empty() ? Tensor() : grad_tensors[i];
     if (grad.defined()) {
       STRATA_CHECK(out.sizes() == grad.sizes(), "Mismatch in shape: grad_output[", i, "] has a shape of ",

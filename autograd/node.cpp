@@ -1,4 +1,4 @@
-// autograd/node.cpp: sequence numbers and input metadata.
+// autograd/node.cpp: sequence numbers, input metadata, and tearing a graph down.
 #include "autograd/node.h"
 
 namespace strata::autograd {
@@ -6,6 +6,38 @@ namespace strata::autograd {
 std::uint64_t next_sequence_nr() {
   thread_local std::uint64_t counter = 0;
   return counter++;
+}
+
+// Note [Deep graphs are torn down without recursion]
+// A node owns the nodes its edges point at, so dropping the last reference to the head of a chain
+// of a million ops would destroy a million nodes recursively, each from inside the one before, and
+// overflow the stack. (PyTorch's deleteNode solves the same problem.) Instead a dying node moves
+// every edge it holds the last reference to onto a local work list and lets them die one at a time
+// from the loop: each of those finds its own edges already taken, so the nesting stays two deep.
+// Saved tensors also hold nodes (a saved input's grad_fn), so a node on the work list releases them
+// before its edges are taken; for the node being destroyed the derived class has already done so.
+namespace {
+// Releases each edge; one holding the last reference is kept in `out` instead of dying here. Edges
+// are released in turn, so of two edges to the same node (mul(y, y)) the second is the last.
+using WorkList = SmallVector<std::shared_ptr<Node>, 8>;  // a chain keeps one or two; no heap for those
+
+void take_sole_edges(edge_list& edges, WorkList& out) {
+  for (Edge& e : edges) {
+    std::shared_ptr<Node> f = std::move(e.function);
+    if (f && f.use_count() == 1) out.push_back(std::move(f));
+  }
+}
+}  // namespace
+
+Node::~Node() {
+  WorkList dying;
+  take_sole_edges(next_edges_, dying);
+  while (!dying.empty()) {
+    std::shared_ptr<Node> node = std::move(dying.back());
+    dying.pop_back();
+    node->release_variables();  // saved tensors may hold the nodes below through their grad_fn
+    take_sole_edges(node->next_edges_, dying);
+  }  // `node` dies at the end of each iteration, its sole-owned edges already taken
 }
 
 std::uint32_t Node::add_input_metadata(const Tensor& t) {

@@ -43,7 +43,7 @@ class Node : public std::enable_shared_from_this<Node> {
  public:
   Node(std::uint64_t sequence_nr, edge_list next_edges)
       : sequence_nr_(sequence_nr), next_edges_(std::move(next_edges)) {}
-  virtual ~Node() = default;
+  virtual ~Node();  // iterative: Note [Deep graphs are torn down without recursion]
   Node(const Node&) = delete;
   Node& operator=(const Node&) = delete;
 

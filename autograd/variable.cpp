@@ -24,6 +24,8 @@ const Tensor& requires_grad_(const Tensor& self, bool requires_grad) {
 }
 
 void set_grad(const Tensor& self, const Tensor& grad) {
+  STRATA_CHECK(!grad.is_same(self), "can't assign Variable as its own grad");
+  STRATA_CHECK(!grad.defined() || grad.device() == self.device(), "assigned grad has data located on a different device");
   STRATA_CHECK(!grad.defined() || std::equal(grad.sizes().begin(), grad.sizes().end(), self.sizes().begin(),
                                              self.sizes().end()),
                "assigned grad has data of a different size: got ", shape_str(grad.sizes()), ", expected ",

@@ -38,6 +38,11 @@ OperatorHandle Dispatcher::def(std::string_view ns, std::string_view schema, Ker
   return OperatorHandle(&entry);
 }
 
+void Dispatcher::allow_mixed_devices(const OperatorHandle& op) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  const_cast<OperatorEntry&>(op.entry()).mixed_devices_ok_ = true;
+}
+
 void Dispatcher::register_kernel(const OperatorHandle& op, DispatchKey key, KernelFunction kernel) {
   std::lock_guard<std::mutex> lock(mutex_);
   auto& entry = const_cast<OperatorEntry&>(op.entry());

@@ -41,6 +41,9 @@ class Dispatcher {
 
   // Registers an op: its namespace ("aten"), its PyTorch schema, its CPU kernel and its meta function.
   OperatorHandle def(std::string_view ns, std::string_view schema, KernelFunction cpu, KernelFunction meta);
+  // Lets `op` take tensors on different devices (copy_ moves data between them); any other call
+  // mixing a CPU and a meta tensor is refused (Note [Boxed calls are checked where keys are read]).
+  void allow_mixed_devices(const OperatorHandle& op);
   // Registers a per-op kernel at `key` (overrides that key's fallback for this op).
   void register_kernel(const OperatorHandle& op, DispatchKey key, KernelFunction kernel);
   // Registers the unboxed form of an op's CPU kernel (Note [Unboxed fast path]).

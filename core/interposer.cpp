@@ -80,6 +80,11 @@ Tensor make_wrapper_tensor(IntrusivePtr<TensorSubclass> subclass, IntArrayRef si
   STRATA_CHECK(subclass, "make_wrapper_tensor needs a subclass payload");
   STRATA_CHECK(sizes.size() == strides.size(), "make_wrapper_tensor: sizes ", shape_str(sizes), " and strides ",
                shape_str(strides), " differ in length");
+  // A wrapper has no storage, but its geometry must be one a real tensor could have (as PyTorch's
+  // _make_wrapper_subclass checks through its meta storage).
+  check_size_nonnegative(sizes);
+  STRATA_CHECK(storage_offset >= 0, "Tensor: invalid storage offset ", storage_offset);
+  storage_nbytes(sizes, strides, element_size(dtype), storage_offset);
   auto impl = IntrusivePtr<TensorImpl>::make(Storage(), storage_offset, DimVector(sizes), DimVector(strides),
                                              dtype, device);
   impl->set_subclass(std::move(subclass));
@@ -92,15 +97,44 @@ bool interposer_sees(const Tensor& t) {
 }
 
 // PyTorch's pythonFallback: the innermost mode first; else the first wrapper argument's subclass.
+// A mode or subclass handler is user code: what it leaves on the stack is checked against the
+// schema's returns before anything reads it, so a handler that forgets to run the op (or pushes
+// something else) is a clear error instead of a read past the stack.
+struct Handler {
+  std::string_view prefix, name, suffix;  // "the dispatch mode OpCounter", "LoggingTensor.__torch_dispatch__"
+};
+std::ostream& operator<<(std::ostream& out, const Handler& h) { return out << h.prefix << h.name << h.suffix; }
+
+void check_handler_returns(const OperatorHandle& op, const Stack& stack, std::size_t base, const Handler& who) {
+  const std::size_t want = op.schema().returns().size();
+  STRATA_CHECK(stack.size() == base + want, who, " handled ", op.str(), " but left ",
+               static_cast<std::int64_t>(stack.size()) - static_cast<std::int64_t>(base), " values on the stack; expected ",
+               want, " (the op's returns, in place of its arguments)");
+  for (std::size_t i = 0; i < want; ++i) {
+    const SchemaType& type = op.schema().returns()[i].type;
+    if (!type.is_tensor_like() || type.list) continue;
+    const IValue& v = stack[base + i];
+    STRATA_CHECK((v.is_tensor() && v.to_tensor().defined()) || (type.optional && v.is_none()), who, " handled ", op.str(),
+                 " but return #", i, " is ", v.is_tensor() ? "an undefined Tensor" : v.tag_name(), "; expected a Tensor");
+  }
+}
+
 void interposer_fallback(const OperatorHandle& op, DispatchKeySet keys, Stack& stack) {
+  const std::size_t num_args = op.schema().arguments().size();
   if (!mode_stack().empty()) {
+    STRATA_INTERNAL_ASSERT(stack.size() >= num_args, "the interposer was given a short stack");
+    const std::size_t base = stack.size() - num_args;
     TemporaryModePop pop;
+    const std::string_view name = pop.mode()->name();
     pop.mode()->dispatch(op, stack);
+    check_handler_returns(op, stack, base, {"the dispatch mode ", name, ""});
     return;
   }
   if (TensorSubclass* subclass = first_subclass_argument(op, stack)) {
     IntrusivePtr<TensorSubclass> keep_alive(subclass);
+    const std::size_t base = stack.size() - num_args;
     subclass->dispatch(op, stack);
+    check_handler_returns(op, stack, base, {"", subclass->type_name(), ".__torch_dispatch__"});
     return;
   }
   Dispatcher::redispatch(op, keys.after(DispatchKey::Python), stack);

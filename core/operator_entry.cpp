@@ -1,7 +1,10 @@
 // core/operator_entry.cpp: building an operator's row from its schema.
 #include "core/operator_entry.h"
 
+#include <optional>
+
 #include "core/error.h"
+#include "core/tensor.h"
 
 namespace strata {
 
@@ -15,7 +18,52 @@ OperatorEntry::OperatorEntry(std::string ns, FunctionSchema schema, std::uint32_
   for (std::size_t i = 0; i < num_args_; ++i) {
     const SchemaArgument& arg = schema_.arguments()[i];
     if (arg.type.is_tensor_like()) tensor_args_.push_back(static_cast<std::uint8_t>(i));
+    if (arg.type.is_tensor_like() && !arg.type.optional && !arg.type.list) {
+      STRATA_INTERNAL_ASSERT(i < 64, "a required Tensor argument past position 63 in ", schema_.text());
+      required_tensors_ |= std::uint64_t{1} << i;
+    }
     if (arg.type.kind == SchemaType::Kind::Device && arg.name == "device") device_arg_ = static_cast<int>(i);
+  }
+}
+
+// Note [Boxed calls are checked where keys are read]
+// A boxed call is only as safe as its stack: too few values, or None where the schema wants a
+// Tensor, would send a kernel reading past the stack or through a null tensor. The dispatcher reads
+// every tensor argument anyway to compute the call's keys, so that loop is where these are checked:
+// the checks sit on branches the well-formed call never takes. Devices are checked there too: a CPU
+// tensor and a meta tensor in one call would otherwise run the meta kernel silently (Meta is the
+// higher backend), where PyTorch refuses; like PyTorch, a 0-d CPU tensor mixes with anything.
+namespace {
+[[noreturn]] void throw_for(const OperatorName& op, std::string message) {
+  Error e(std::move(message));
+  e.set_op(op.qualified());
+  throw e;
+}
+}  // namespace
+
+void OperatorEntry::throw_short_stack(std::size_t stack_size) const {
+  throw_for(name_, detail::str_cat("expected ", num_args_, " arguments (", schema_.text(), ") but the stack holds ",
+                                   stack_size, " values"));
+}
+
+void OperatorEntry::throw_missing_tensor(std::size_t position) const {
+  throw_for(name_, detail::str_cat("Expected a proper Tensor but got None (or an undefined Tensor in C++) for argument #",
+                                   position, " '", schema_.arguments()[position].name, "'"));
+}
+
+void OperatorEntry::check_same_device(const IValue* args) const {
+  std::optional<Device> common;
+  auto visit = [&](const Tensor& t) {
+    if (!t.defined() || (t.device() == Device::CPU && t.dim() == 0)) return;
+    if (!common) common = t.device();
+    if (*common != t.device())
+      throw_for(name_, detail::str_cat("Expected all tensors to be on the same device, but found at least two devices, ",
+                                       *common, " and ", t.device(), "!"));
+  };
+  for (std::uint8_t i : tensor_args_) {
+    if (args[i].is_tensor()) visit(args[i].to_tensor());
+    else if (args[i].is_tensor_list())
+      for (const Tensor& t : args[i].to_tensor_list()) visit(t);
   }
 }
 

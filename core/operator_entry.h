@@ -50,18 +50,27 @@ class OperatorEntry {
 
   // The keys of this call's arguments (the last num_arguments() values of `stack`): the union of its
   // tensors' key sets; with no tensor, the backend of its `device` argument (CPU by default).
+  // Also where a boxed call's arguments are checked (Note [Boxed calls are checked where keys are read]).
   DispatchKeySet argument_keys(const Stack& stack) const {
+    if (stack.size() < num_args_) [[unlikely]] throw_short_stack(stack.size());
     const IValue* args = stack.data() + stack.size() - num_args_;
     std::uint64_t bits = 0;
     for (std::uint8_t i : tensor_args_) {
       const IValue& v = args[i];
-      if (v.is_tensor()) bits |= v.to_tensor().key_set().raw();
+      if (v.is_tensor() && v.to_tensor().defined()) bits |= v.to_tensor().key_set().raw();
       else if (v.is_tensor_list()) bits |= list_keys(v).raw();
+      else if (required_tensors_ >> i & 1) [[unlikely]] throw_missing_tensor(i);
     }
     DispatchKeySet keys = DispatchKeySet::from_raw(bits);
+    if (keys.has(DispatchKey::CPU) && keys.has(DispatchKey::Meta) && !mixed_devices_ok_) [[unlikely]]
+      check_same_device(args);
     if (!keys.has_any(kBackendKeys)) [[unlikely]] keys = keys | default_backend(args);
     return keys;
   }
+  // Positions of the Tensor arguments that may not be None (not Tensor?, not Tensor[]): bit i is
+  // argument i.
+  std::uint64_t required_tensors() const { return required_tensors_; }
+  [[noreturn]] void throw_missing_tensor(std::size_t position) const;
 
   const KernelFunction& resolved(DispatchKey key) const { return table_[static_cast<int>(key)]; }
 
@@ -81,6 +90,8 @@ class OperatorEntry {
   friend class Dispatcher;
   static DispatchKeySet list_keys(const IValue& list);
   DispatchKeySet default_backend(const IValue* args) const;
+  [[noreturn]] void throw_short_stack(std::size_t stack_size) const;
+  void check_same_device(const IValue* args) const;
 
   OperatorName name_;
   std::string str_;
@@ -88,7 +99,9 @@ class OperatorEntry {
   std::uint32_t index_;
   std::size_t num_args_;
   SmallVector<std::uint8_t, 8> tensor_args_;  // positions of Tensor, Tensor? and Tensor[] arguments
+  std::uint64_t required_tensors_ = 0;
   int device_arg_ = -1;
+  bool mixed_devices_ok_ = false;  // copy_ moves data between devices
   std::array<KernelFunction, kNumDispatchKeys> kernels_{};  // registered for this op
   std::array<KernelFunction, kNumDispatchKeys> table_{};    // what runs: kernel, else fallback
   void (*unboxed_cpu_)() = nullptr;                          // the CPU kernel, unboxed (type-erased)

@@ -4,10 +4,13 @@
 #pragma once
 
 #include <cstdint>
+#include <limits>
 #include <ostream>
 #include <type_traits>
+#include <utility>
 
 #include "core/dtype.h"
+#include "core/error.h"
 
 namespace strata {
 
@@ -28,12 +31,14 @@ class Scalar {
   bool is_bool() const { return kind_ == Kind::Bool; }
 
   double to_double() const { return kind_ == Kind::Double ? d_ : static_cast<double>(i_); }
-  std::int64_t to_int() const { return kind_ == Kind::Double ? static_cast<std::int64_t>(d_) : i_; }
+  std::int64_t to_int() const { return to<std::int64_t>(); }
   bool to_bool() const { return kind_ == Kind::Double ? d_ != 0.0 : i_ != 0; }
+  // Throws "value cannot be converted to type int64_t without overflow" for an integer T that cannot
+  // hold the value (Note [Scalar to integer conversion is checked]); a fraction is truncated (1.5 -> 1).
   template <typename T>
   T to() const {
     if constexpr (std::is_same_v<T, bool>) return to_bool();
-    else if constexpr (std::is_integral_v<T>) return static_cast<T>(to_int());
+    else if constexpr (std::is_integral_v<T>) return to_integer<T>();
     else return static_cast<T>(to_double());
   }
 
@@ -46,6 +51,31 @@ class Scalar {
   bool equals(double v) const { return to_double() == v; }
 
  private:
+  // Note [Scalar to integer conversion is checked]
+  // Converting a double outside an integer type's range (inf, NaN, 1e30) is undefined behaviour in C++;
+  // PyTorch's checked_convert throws instead, and so does this, in its words. The double test is
+  // lowest <= d < max + 1, both bounds exact powers of two; PyTorch's d <= max rounds max up to 2^63
+  // for int64 and lets 2^63 through to an undefined cast.
+  template <typename T>
+  T to_integer() const {
+    using Limits = std::numeric_limits<T>;
+    constexpr double lowest = static_cast<double>(Limits::lowest());
+    constexpr double max_plus_one = static_cast<double>(Limits::max() / 2 + 1) * 2.0;
+    const bool fits = kind_ == Kind::Double ? (d_ >= lowest && d_ < max_plus_one) : std::in_range<T>(i_);
+    STRATA_CHECK(fits, "value cannot be converted to type ", integer_type_name<T>(), " without overflow");
+    return kind_ == Kind::Double ? static_cast<T>(d_) : static_cast<T>(i_);
+  }
+  template <typename T>
+  static constexpr const char* integer_type_name() {
+    constexpr bool s = std::is_signed_v<T>;
+    switch (sizeof(T)) {
+      case 1: return s ? "int8_t" : "uint8_t";
+      case 2: return s ? "int16_t" : "uint16_t";
+      case 4: return s ? "int32_t" : "uint32_t";
+      default: return s ? "int64_t" : "uint64_t";
+    }
+  }
+
   Kind kind_;
   union {
     std::int64_t i_;

@@ -6,24 +6,68 @@
 #include <optional>
 #include <sstream>
 
+#include "core/checked_math.h"
 #include "core/error.h"
 
 namespace strata {
 
 std::int64_t numel_of(IntArrayRef sizes) {
   std::int64_t n = 1;
-  for (std::int64_t s : sizes) n *= s;
+  STRATA_CHECK(!multiply_overflows(sizes, &n), "numel: integer multiplication overflow");
   return n;
 }
 
 DimVector contiguous_strides(IntArrayRef sizes) {
   DimVector strides(sizes.size(), 1);
   std::int64_t running = 1;
+  bool overflow = false;
   for (std::size_t i = sizes.size(); i-- > 0;) {
     strides[i] = running;
-    running *= std::max<std::int64_t>(sizes[i], 1);
+    if (i > 0) overflow |= mul_overflows(running, std::max<std::int64_t>(sizes[i], 1), &running);
   }
+  STRATA_CHECK(!overflow, "Stride calculation overflowed");
   return strides;
+}
+
+void check_size_nonnegative(IntArrayRef sizes) {
+  for (const std::int64_t s : sizes)
+    STRATA_CHECK(s >= 0, "Trying to create tensor with negative dimension ", s, ": ", shape_str(sizes));
+}
+
+// Note [Storage size arithmetic is unsigned]
+// As in PyTorch's computeStorageNbytes, sizes and strides are reinterpreted as uint64: a negative
+// stride or size becomes huge and reports overflow instead of quietly shrinking the result, and the
+// total must also fit int64 (PyTorch's storage_max()).
+std::int64_t storage_nbytes(IntArrayRef sizes, IntArrayRef strides, std::size_t itemsize, std::int64_t storage_offset) {
+  STRATA_INTERNAL_ASSERT(sizes.size() == strides.size(), "sizes and strides differ in length");
+  if (std::find(sizes.begin(), sizes.end(), 0) != sizes.end()) return 0;
+  std::uint64_t elements = 0;  // becomes one past the largest element offset reachable
+  bool overflow = add_overflows(static_cast<std::uint64_t>(storage_offset), std::uint64_t{1}, &elements);
+  for (std::size_t d = 0; d < sizes.size(); ++d) {
+    std::uint64_t span = 0;
+    overflow |= mul_overflows(static_cast<std::uint64_t>(strides[d]), static_cast<std::uint64_t>(sizes[d] - 1), &span);
+    overflow |= add_overflows(elements, span, &elements);
+  }
+  std::uint64_t bytes = 0;
+  overflow |= mul_overflows(elements, std::uint64_t{itemsize}, &bytes);
+  overflow |= bytes > static_cast<std::uint64_t>(INT64_MAX);
+  STRATA_CHECK(!overflow, "Storage size calculation overflowed with sizes=", shape_str(sizes),
+               " and strides=", shape_str(strides));
+  return static_cast<std::int64_t>(bytes);
+}
+
+std::int64_t checked_contiguous_numel(IntArrayRef sizes, std::size_t itemsize) {
+  std::uint64_t numel = 1;
+  bool overflow = false;
+  for (const std::int64_t s : sizes) {
+    STRATA_CHECK(s >= 0, "Trying to create tensor with negative dimension ", s, ": ", shape_str(sizes));
+    overflow |= mul_overflows(numel, static_cast<std::uint64_t>(s), &numel);
+  }
+  std::uint64_t bytes = 0;
+  overflow |= mul_overflows(numel, std::uint64_t{itemsize}, &bytes);
+  overflow |= bytes > static_cast<std::uint64_t>(INT64_MAX);
+  STRATA_CHECK(!overflow, "Storage size calculation overflowed with sizes=", shape_str(sizes));
+  return static_cast<std::int64_t>(numel);
 }
 
 bool is_contiguous_layout(IntArrayRef sizes, IntArrayRef strides) {
@@ -32,7 +76,9 @@ bool is_contiguous_layout(IntArrayRef sizes, IntArrayRef strides) {
     if (sizes[i] == 0) return true;
     if (sizes[i] == 1) continue;
     if (strides[i] != expected) return false;
-    expected *= sizes[i];
+    // Only a tensor without elements gets here ([0, 2^40, 2^40]); any other overflows its numel.
+    if (mul_overflows(expected, sizes[i], &expected))
+      return std::find(sizes.begin(), sizes.begin() + i, 0) != sizes.begin() + i;
   }
   return true;
 }
@@ -50,7 +96,7 @@ bool is_non_overlapping_and_dense(IntArrayRef sizes, IntArrayRef strides) {
   for (std::size_t i : order) {
     if (sizes[i] == 1) continue;
     if (strides[i] != expected) return false;
-    expected *= sizes[i];
+    if (mul_overflows(expected, sizes[i], &expected)) return false;  // no valid tensor gets here
   }
   return true;
 }
@@ -82,12 +128,18 @@ ExpandedGeometry expand_geometry(IntArrayRef sizes, IntArrayRef strides, IntArra
     const std::ptrdiff_t dim = static_cast<std::ptrdiff_t>(tensor_dim) - static_cast<std::ptrdiff_t>(ndim - i);
     std::int64_t size = dim >= 0 ? sizes[static_cast<std::size_t>(dim)] : 1;
     std::int64_t stride = dim >= 0 ? strides[static_cast<std::size_t>(dim)]
-                                   : (i + 1 < ndim ? out.sizes[i + 1] * out.strides[i + 1] : 1);
+                                   : (i + 1 < ndim ? saturating_mul(out.sizes[i + 1], out.strides[i + 1]) : 1);
     std::int64_t wanted = target[i];
-    if (wanted == -1) {
-      STRATA_CHECK(dim >= 0, "The expanded size of the tensor (-1) isn't allowed in a leading, non-existing dimension ", i);
-      wanted = size;
+    // PyTorch checks only -1 here and lets other negative sizes make a tensor with a negative size
+    // (pytorch/pytorch#76362); strata rejects them, in the same words.
+    if (dim < 0) {
+      STRATA_CHECK(wanted >= 0, "The expanded size of the tensor (", wanted,
+                   ") isn't allowed in a leading, non-existing dimension ", i);
+    } else {
+      STRATA_CHECK(wanted >= -1, "The expanded size of the tensor (", wanted, ") isn't allowed at dimension ", i,
+                   ": sizes must be non-negative, or -1 to keep the existing size (", size, ")");
     }
+    if (wanted == -1) wanted = size;
     if (size != wanted) {
       STRATA_CHECK(size == 1, "The expanded size of the tensor (", wanted, ") must match the existing size (", size,
                    ") at non-singleton dimension ", i, ".  Target sizes: ", shape_str(target),
@@ -104,6 +156,7 @@ ExpandedGeometry expand_geometry(IntArrayRef sizes, IntArrayRef strides, IntArra
 DimVector infer_size(IntArrayRef shape, std::int64_t numel) {
   DimVector out(shape);
   std::int64_t known = 1;
+  bool overflow = false;
   std::optional<std::size_t> inferred;
   for (std::size_t d = 0; d < shape.size(); ++d) {
     if (shape[d] == -1) {
@@ -111,9 +164,11 @@ DimVector infer_size(IntArrayRef shape, std::int64_t numel) {
       inferred = d;
     } else {
       STRATA_CHECK(shape[d] >= 0, "invalid shape dimension ", shape[d]);
-      known *= shape[d];
+      overflow |= mul_overflows(known, shape[d], &known);
     }
   }
+  // An overflowing product (Note [Size products overflow stickily]) cannot match any numel.
+  if (overflow) detail::throw_error(detail::str_cat("shape '", shape_str(shape), "' is invalid for input of size ", numel));
   if (inferred) {
     STRATA_CHECK(known != 0, "cannot reshape tensor of ", numel, " elements into shape ", shape_str(shape),
                  " because the unspecified dimension size -1 can be any value and is ambiguous");
@@ -133,9 +188,7 @@ std::optional<DimVector> view_strides(IntArrayRef old_shape, IntArrayRef old_str
   DimVector new_stride(new_shape.size(), 0);
   if (numel == 0) {
     if (std::equal(old_shape.begin(), old_shape.end(), new_shape.begin(), new_shape.end())) return DimVector(old_stride);
-    for (std::size_t d = new_shape.size(); d-- > 0;)
-      new_stride[d] = d + 1 == new_shape.size() ? 1 : std::max<std::int64_t>(new_shape[d + 1], 1) * new_stride[d + 1];
-    return new_stride;
+    return contiguous_strides(new_shape);
   }
   std::int64_t view_d = static_cast<std::int64_t>(new_shape.size()) - 1;
   std::int64_t chunk_base_stride = old_stride.back();
@@ -145,9 +198,9 @@ std::optional<DimVector> view_strides(IntArrayRef old_shape, IntArrayRef old_str
     const auto td = static_cast<std::size_t>(tensor_d);
     tensor_numel *= old_shape[td];
     // At the end of a chunk of dimensions that is contiguous in memory, fit view dimensions into it.
-    if (tensor_d == 0 || (old_shape[td - 1] != 1 && old_stride[td - 1] != tensor_numel * chunk_base_stride)) {
+    if (tensor_d == 0 || (old_shape[td - 1] != 1 && old_stride[td - 1] != saturating_mul(tensor_numel, chunk_base_stride))) {
       while (view_d >= 0 && (view_numel < tensor_numel || new_shape[static_cast<std::size_t>(view_d)] == 1)) {
-        new_stride[static_cast<std::size_t>(view_d)] = view_numel * chunk_base_stride;
+        new_stride[static_cast<std::size_t>(view_d)] = saturating_mul(view_numel, chunk_base_stride);
         view_numel *= new_shape[static_cast<std::size_t>(view_d)];
         --view_d;
       }

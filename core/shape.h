@@ -2,6 +2,7 @@
 // broadcasting, dimension wrapping and PyTorch-style shape text ("[8, 16]" and "8x16").
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -15,8 +16,21 @@ namespace strata {
 using DimVector = SmallVector<std::int64_t, 5>;
 using IntArrayRef = ArrayRef<std::int64_t>;
 
+// Both throw PyTorch's errors when a product overflows int64 ("numel: integer multiplication overflow",
+// "Stride calculation overflowed"); see core/checked_math.h.
 std::int64_t numel_of(IntArrayRef sizes);
 DimVector contiguous_strides(IntArrayRef sizes);
+
+// PyTorch's check_size_nonnegative: "Trying to create tensor with negative dimension -1: [-1, 3]".
+void check_size_nonnegative(IntArrayRef sizes);
+// PyTorch's computeStorageNbytes: the bytes from the storage's start to one past the farthest element
+// a tensor of this geometry reaches, 0 when it has no elements. Throws "Storage size calculation
+// overflowed with sizes=[..] and strides=[..]" when that does not fit int64.
+std::int64_t storage_nbytes(IntArrayRef sizes, IntArrayRef strides, std::size_t itemsize,
+                            std::int64_t storage_offset = 0);
+// The numel of a fresh contiguous tensor of `sizes`, in one pass: PyTorch's check_size_nonnegative,
+// then its computeStorageNbytesContiguous error unless numel * itemsize fits int64.
+std::int64_t checked_contiguous_numel(IntArrayRef sizes, std::size_t itemsize);
 bool is_contiguous_layout(IntArrayRef sizes, IntArrayRef strides);
 // True when the elements occupy exactly numel() consecutive slots, in any dimension order.
 bool is_non_overlapping_and_dense(IntArrayRef sizes, IntArrayRef strides);

@@ -8,9 +8,10 @@
 
 namespace strata {
 
-std::int64_t Tensor::size(std::int64_t d) const { return sizes()[static_cast<std::size_t>(wrap_dim(d, dim()))]; }
-std::int64_t Tensor::stride(std::int64_t d) const {
-  return strides()[static_cast<std::size_t>(wrap_dim(d, dim()))];
+void Tensor::throw_bad_dim(std::int64_t d) const {
+  STRATA_CHECK(dim() > 0, "Dimension specified as ", d, " but tensor has no dimensions");
+  wrap_dim(d, dim());  // throws PyTorch's "Dimension out of range" error
+  detail::throw_internal("dim_index", __FILE__, __LINE__, detail::str_cat("dimension ", d, " is in range"));
 }
 
 void Tensor::check_data_access(ScalarType expected) const {
@@ -102,14 +103,12 @@ Tensor scalar_tensor(Scalar value, ScalarType dtype) {
 namespace detail {
 
 Tensor make_tensor(IntArrayRef sizes, IntArrayRef strides, ScalarType dtype, Device device) {
-  for (std::int64_t s : sizes) STRATA_CHECK(s >= 0, "Trying to create tensor with negative dimension ", s, ": ", shape_str(sizes));
+  check_size_nonnegative(sizes);
+  STRATA_CHECK(sizes.size() == strides.size(), "mismatch in length of strides and shape");
+  // The storage must cover the largest offset the strides can reach; checked on meta too, as in PyTorch.
+  const std::int64_t nbytes = storage_nbytes(sizes, strides, element_size(dtype));
   Storage storage;
-  if (device == Device::CPU) {
-    // The storage must cover the largest offset the strides can reach.
-    std::int64_t extent = numel_of(sizes) == 0 ? 0 : 1;
-    for (std::size_t d = 0; d < sizes.size() && extent; ++d) extent += (sizes[d] - 1) * strides[d];
-    storage = StorageImpl::allocate(static_cast<std::size_t>(extent) * element_size(dtype));
-  }
+  if (device == Device::CPU) storage = StorageImpl::allocate(static_cast<std::size_t>(nbytes));
   return Tensor(IntrusivePtr<TensorImpl>::make(std::move(storage), 0, DimVector(sizes), DimVector(strides),
                                                dtype, device));
 }

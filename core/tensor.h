@@ -33,8 +33,9 @@ class Tensor {
   IntArrayRef sizes() const { return impl_->sizes(); }
   IntArrayRef strides() const { return impl_->strides(); }
   std::int64_t dim() const { return impl_->dim(); }
-  std::int64_t size(std::int64_t dim) const;    // negative dims count from the end
-  std::int64_t stride(std::int64_t dim) const;
+  // Negative dims count from the end. Unlike ops, these do not treat a 0-d tensor as 1-d.
+  std::int64_t size(std::int64_t d) const { return sizes()[dim_index(d)]; }
+  std::int64_t stride(std::int64_t d) const { return strides()[dim_index(d)]; }
   std::int64_t numel() const { return impl_->numel(); }
   ScalarType dtype() const { return impl_->dtype(); }
   Device device() const { return impl_->device(); }
@@ -73,6 +74,15 @@ class Tensor {
   std::string str() const;  // PyTorch's repr: tensor([[...]], requires_grad=True)
 
  private:
+  // `d` wrapped into [0, dim()). One compare on the hot path (Note [Checks cost nothing until they
+  // fail]); the failure throws PyTorch's wording from an out-of-line function.
+  std::size_t dim_index(std::int64_t d) const {
+    const std::int64_t n = dim();
+    const std::int64_t wrapped = d < 0 ? d + n : d;
+    if (static_cast<std::uint64_t>(wrapped) >= static_cast<std::uint64_t>(n)) [[unlikely]] throw_bad_dim(d);
+    return static_cast<std::size_t>(wrapped);
+  }
+  [[noreturn]] void throw_bad_dim(std::int64_t d) const;
   void check_data_access(ScalarType expected) const;
   IntrusivePtr<TensorImpl> impl_;
 };

@@ -33,11 +33,13 @@ TensorImpl::TensorImpl(Storage storage, IntArrayRef sizes, Contiguous geometry, 
       device_(device),
       is_contiguous_(true),
       key_set_(backend_key(device)) {
+  // make_contiguous checked that these strides fit int64; the product past the outermost one is
+  // never formed, since it alone may overflow (for [2^62, 4, 0]).
   strides_.resize_for_overwrite(sizes.size());
   std::int64_t running = 1;
   for (std::size_t i = sizes.size(); i-- > 0;) {
     strides_[i] = running;
-    running *= std::max<std::int64_t>(sizes[i], 1);
+    if (i > 0) running *= std::max<std::int64_t>(sizes[i], 1);
   }
 }
 
@@ -52,11 +54,9 @@ TensorImpl::~TensorImpl() {
 // destroyed in place and drops its storage reference last; views that share the storage keep the
 // block (and the dead TensorImpl bytes in it) alive until they go too.
 IntrusivePtr<TensorImpl> TensorImpl::make_contiguous(IntArrayRef sizes, ScalarType dtype, Device device) {
-  std::int64_t numel = 1;
-  for (const std::int64_t size : sizes) {
-    STRATA_CHECK(size >= 0, "Trying to create tensor with negative dimension ", size, ": ", shape_str(sizes));
-    numel *= size;
-  }
+  const std::int64_t numel = checked_contiguous_numel(sizes, element_size(dtype));  // meta too, as in PyTorch
+  // With elements, every stride is at most numel; without, the strides may still overflow ([0, 2^40, 2^40]).
+  if (numel == 0) contiguous_strides(sizes);
   if (device != Device::CPU) return IntrusivePtr<TensorImpl>::make(Storage(), sizes, Contiguous{numel}, dtype, device);
   constexpr std::size_t meta_offset = (sizeof(TensorImpl) + alignof(AutogradMeta) - 1) / alignof(AutogradMeta) * alignof(AutogradMeta);
   void* place = nullptr;

@@ -22,8 +22,8 @@ class TensorImpl : public RefCounted<TensorImpl> {
   // `storage` is null for meta tensors and wrapper subclasses.
   TensorImpl(Storage storage, std::int64_t storage_offset, DimVector sizes, DimVector strides,
              ScalarType dtype, Device device);
-  // A contiguous tensor of `sizes` (already checked non-negative; `numel` their product). The
-  // strides are computed in place.
+  // A contiguous tensor of `sizes` (already checked non-negative, with `numel` their product and
+  // strides that fit int64, by make_contiguous). The strides are computed in place.
   struct Contiguous {
     std::int64_t numel;
   };

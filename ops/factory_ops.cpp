@@ -6,6 +6,7 @@
 
 #include "ops/boxing.h"
 #include "ops/elementwise.h"
+#include "ops/memory_overlap.h"
 #include "ops/op_table.h"
 #include "ops/output_layout.h"
 
@@ -100,7 +101,10 @@ void to_copy_cpu(const Tensor& out, const Tensor& self, std::optional<ScalarType
 }
 
 // ---- fill_.Scalar ----
-void fill__check(const Tensor&, Scalar) {}  // any number converts, as in PyTorch (1.5 fills an int64 tensor with 1)
+// Any number in range converts, as in PyTorch (1.5 fills an int64 tensor with 1). One that does not
+// (inf, NaN, 1e30 into int64) throws from Scalar::to before anything is written (Note [Scalar to
+// integer conversion is checked]); as in PyTorch, meta tensors have no values and are not checked.
+void fill__check(const Tensor&, Scalar) {}
 void fill__cpu(const Tensor& self, Scalar value) { fill_scalar(self, value); }
 
 // ---- zero_ ----
@@ -111,6 +115,10 @@ void zero__cpu(const Tensor& self) { fill_scalar(self, Scalar(0)); }
 void copy__check(const Tensor& self, const Tensor& src, bool non_blocking) {
   (void)non_blocking;
   STRATA_CHECK(src.defined(), "copy_ from an undefined tensor");
+  STRATA_CHECK(src.device() != Device::Meta || self.device() == Device::Meta, "Cannot copy out of meta tensor; no data!");
+  if (self.is_same(src)) return;
+  assert_no_internal_overlap(self);
+  assert_no_partial_overlap(self, src);
   expand_geometry(src.sizes(), src.strides(), self.sizes());  // PyTorch's expand error if src does not fit
 }
 void copy__cpu(const Tensor& self, const Tensor& src, bool) {
@@ -144,8 +152,8 @@ void register_factory_ops(Dispatcher& d) {
       "_to_copy");
   def_inplace<fill__check, fill__cpu>(d, "aten", "fill_.Scalar(Tensor(a!) self, Scalar value) -> Tensor(a!)", "fill_");
   def_inplace<zero__check, zero__cpu>(d, "aten", "zero_(Tensor(a!) self) -> Tensor(a!)", "zero_");
-  def_inplace<copy__check, copy__cpu>(d, "aten", "copy_(Tensor(a!) self, Tensor src, bool non_blocking=False) -> Tensor(a!)",
-                                      "copy_");
+  d.allow_mixed_devices(def_inplace<copy__check, copy__cpu>(
+      d, "aten", "copy_(Tensor(a!) self, Tensor src, bool non_blocking=False) -> Tensor(a!)", "copy_"));
 }
 
 }  // namespace strata::ops

@@ -3,6 +3,7 @@
 // layouts are made contiguous first. int64 uses a plain loop (Eigen's GEMM is for floating types).
 #include <Eigen/Core>
 
+#include "core/wrapping_math.h"
 #include "ops/boxing.h"
 #include "ops/elementwise.h"
 #include "ops/op_table.h"
@@ -52,15 +53,17 @@ void gemm(const Tensor& out, const Tensor& a, const Tensor& b, T alpha, bool acc
   const Eigen::Index n = a.sizes()[0], k = a.sizes()[1], p = b.sizes()[1];
   T* c = data_of<T>(out);
   if constexpr (!std::is_floating_point_v<T>) {
-    // out[i][j] (+)= alpha * sum_l a[i][l] * b[l][j], with a's and b's own strides.
+    // out[i][j] (+)= alpha * sum_l a[i][l] * b[l][j], with a's and b's own strides, wrapping on
+    // overflow as PyTorch does (Note [Integer kernels wrap]).
     const T* x = data_of<T>(a);
     const T* y = data_of<T>(b);
     const std::int64_t as0 = a.strides()[0], as1 = a.strides()[1], bs0 = b.strides()[0], bs1 = b.strides()[1];
     for (Eigen::Index i = 0; i < n; ++i)
       for (Eigen::Index j = 0; j < p; ++j) {
         T acc = 0;
-        for (Eigen::Index l = 0; l < k; ++l) acc += x[i * as0 + l * as1] * y[l * bs0 + j * bs1];
-        c[i * p + j] = static_cast<T>((accumulate ? c[i * p + j] : 0) + alpha * acc);
+        for (Eigen::Index l = 0; l < k; ++l)
+          acc = wrapping_add(acc, wrapping_mul(x[i * as0 + l * as1], y[l * bs0 + j * bs1]));
+        c[i * p + j] = wrapping_add(accumulate ? c[i * p + j] : T(0), wrapping_mul(alpha, acc));
       }
   } else {
     Eigen::Map<RowMatrix<T>> C(c, n, p);
@@ -133,7 +136,7 @@ void addmm_cpu(const Tensor& out, const Tensor& self, const Tensor& mat1, const 
       copy_elements(out, self);
       if (b != T(1)) {
         T* o = data_of<T>(out);
-        for (std::int64_t i = 0; i < out.numel(); ++i) o[i] = static_cast<T>(o[i] * b);
+        for (std::int64_t i = 0; i < out.numel(); ++i) o[i] = wrapping_mul(o[i], b);
       }
       gemm<T>(out, mat1, mat2, alpha.to<T>(), true);
     }

@@ -24,7 +24,7 @@ void check_nll_inputs(const Tensor& self, const Tensor& target, const Tensor& we
   STRATA_CHECK(self.dim() > 0 && self.dim() <= 2, "input tensor should be 1D or 2D");
   STRATA_CHECK(target.dim() <= 1, "0D or 1D target tensor expected, multi-target not supported");
   const bool no_batch_dim = self.dim() == 1 && target.dim() == 0;
-  STRATA_CHECK(no_batch_dim || self.sizes()[0] == target.sizes()[0], "size mismatch (got input: ",
+  STRATA_CHECK(no_batch_dim || (target.dim() == 1 && self.sizes()[0] == target.sizes()[0]), "size mismatch (got input: ",
                shape_str(self.sizes()), ", target: ", shape_str(target.sizes()), ")");
   check_floating(self.dtype(), "\"nll_loss_out_frame\"");
   STRATA_CHECK(target.dtype() == ScalarType::Int64, "expected scalar type int64 for target but found ", target.dtype());

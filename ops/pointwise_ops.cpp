@@ -3,8 +3,10 @@
 // Each op is a meta function (validate, output shape and dtype) and a CPU function (compute only).
 #include <cmath>
 
+#include "core/wrapping_math.h"
 #include "ops/boxing.h"
 #include "ops/elementwise.h"
+#include "ops/memory_overlap.h"
 #include "ops/op_table.h"
 #include "ops/output_layout.h"
 #include "ops/type_promotion.h"
@@ -13,11 +15,12 @@ namespace strata::ops {
 
 namespace {
 
-// x + s * y with one rounding for floating types, as PyTorch's vectorised add does (fmadd).
+// x + s * y with one rounding for floating types, as PyTorch's vectorised add does (fmadd); integers
+// wrap on overflow (Note [Integer kernels wrap]).
 template <typename T>
 T muladd(T y, T s, T x) {
   if constexpr (std::is_floating_point_v<T>) return std::fma(y, s, x);
-  else return static_cast<T>(x + s * y);
+  else return wrapping_add(x, wrapping_mul(s, y));
 }
 
 void check_alpha(ScalarType dtype, const Scalar& alpha) {
@@ -28,6 +31,8 @@ void check_alpha(ScalarType dtype, const Scalar& alpha) {
 
 // In-place ops write the promoted result into self: it must fit self's dtype and shape.
 void check_inplace(const Tensor& self, const Tensor& other) {
+  assert_no_internal_overlap(self);
+  assert_no_partial_overlap(self, other);
   const ScalarType common = result_type(self, other);
   STRATA_CHECK(can_cast(common, self.dtype()), "result type ", common, " can't be cast to the desired output type ",
                self.dtype());
@@ -53,7 +58,7 @@ void add_out(const Tensor& out, const Tensor& self, const Tensor& other, const S
     using T = decltype(zero);
     const InDtype a(self, out.dtype()), b(other, out.dtype());
     if (alpha.equals(1)) {
-      binary_loop<T>(out, a, b, [](T x, T y) { return static_cast<T>(x + y); });
+      binary_loop<T>(out, a, b, [](T x, T y) { return wrapping_add(x, y); });
     } else {
       const T s = alpha.to<T>();
       binary_loop<T>(out, a, b, [s](T x, T y) { return muladd(y, s, x); });
@@ -65,7 +70,7 @@ void mul_out(const Tensor& out, const Tensor& self, const Tensor& other) {
   visit_dtype(out.dtype(), [&](auto zero) {
     using T = decltype(zero);
     binary_loop<T>(out, InDtype(self, out.dtype()), InDtype(other, out.dtype()),
-                   [](T x, T y) { return static_cast<T>(x * y); });
+                   [](T x, T y) { return wrapping_mul(x, y); });
   });
 }
 
@@ -75,7 +80,7 @@ void mul_scalar_cpu(const Tensor& out, const Tensor& self, Scalar other) {
   visit_dtype(out.dtype(), [&](auto zero) {
     using T = decltype(zero);
     const T s = other.to<T>();
-    unary_loop<T>(out, InDtype(self, out.dtype()), [s](T x) { return static_cast<T>(x * s); });
+    unary_loop<T>(out, InDtype(self, out.dtype()), [s](T x) { return wrapping_mul(x, s); });
   });
 }
 
@@ -104,7 +109,7 @@ TensorSpec sub_meta(const Tensor& self, const Tensor& other, Scalar alpha) {
   return add_meta(self, other, alpha);
 }
 void sub_cpu(const Tensor& out, const Tensor& self, const Tensor& other, Scalar alpha) {
-  const Scalar negated = alpha.is_floating_point() ? Scalar(-alpha.to_double()) : Scalar(-alpha.to_int());
+  const Scalar negated = alpha.is_floating_point() ? Scalar(-alpha.to_double()) : Scalar(wrapping_neg(alpha.to_int()));
   add_out(out, self, other, negated);
 }
 
@@ -137,7 +142,7 @@ TensorSpec neg_meta(const Tensor& self) {
 void neg_cpu(const Tensor& out, const Tensor& self) {
   visit_dtype(out.dtype(), [&](auto zero) {
     using T = decltype(zero);
-    unary_loop<T>(out, self, [](T x) { return static_cast<T>(-x); });
+    unary_loop<T>(out, self, [](T x) { return wrapping_neg(x); });
   });
 }
 

@@ -2,6 +2,7 @@
 // randn, rand, randint (each with and without an explicit generator, as PyTorch's overloads are),
 // normal_ and uniform_. Elements are drawn in memory order under the generator's lock, using the
 // transforms in ops/distributions.h, which is what makes the numbers equal PyTorch's.
+#include <limits>
 #include <mutex>
 #include <optional>
 
@@ -54,12 +55,15 @@ void uniform_into(const Tensor& t, double from, double to, GeneratorImpl* gen) {
 void random_from_to_into(const Tensor& t, std::int64_t low, std::int64_t high, GeneratorImpl* gen) {
   GeneratorImpl& g = generator_or_default(gen);
   std::lock_guard<std::mutex> lock(g.mutex());
-  const auto range = static_cast<std::uint64_t>(high - low);
+  // In uint64, as PyTorch's random_from_to does: high - low and base + offset may not fit int64
+  // (randint(-2^63, 2^63 - 1)), and the offset wraps back into [low, high) (Note [Integer kernels wrap]).
+  const std::uint64_t range = static_cast<std::uint64_t>(high) - static_cast<std::uint64_t>(low);
+  const auto base = static_cast<std::uint64_t>(low);
   visit_dtype(t.dtype(), [&](auto zero) {
     using T = decltype(zero);
     for_each_element<T>(t, [&](T& x) {
       const std::uint64_t bits = range >= (std::uint64_t{1} << 32) ? g.random64() : g.random();
-      x = static_cast<T>(static_cast<std::int64_t>(bits % range) + low);
+      x = static_cast<T>(static_cast<std::int64_t>(base + bits % range));
     });
   });
 }
@@ -154,8 +158,14 @@ void normal__check(const Tensor& self, double mean, double stdv, GeneratorImpl*)
 void normal__cpu(const Tensor& self, double mean, double stdv, GeneratorImpl* g) { normal_into(self, mean, stdv, g); }
 
 void uniform__check(const Tensor& self, double from, double to, GeneratorImpl*) {
-  STRATA_CHECK(from <= to, "uniform_ expects to return a [from, to) range, but found from=", from, " > to=", to);
   check_floating(self.dtype(), "\"uniform_kernel_cpu\"");
+  // PyTorch's bounds: both ends finite in self's dtype, and a width the dtype can represent.
+  const double max = self.dtype() == ScalarType::Float32 ? std::numeric_limits<float>::max() : std::numeric_limits<double>::max();
+  STRATA_CHECK(from >= -max && from <= max, "from is out of bounds for ", self.dtype());
+  STRATA_CHECK(to >= -max && to <= max, "to is out of bounds for ", self.dtype());
+  STRATA_CHECK(from <= to, "uniform_ expects to return a [from, to) range, but found from=", from, " > to=", to);
+  STRATA_CHECK(to - from <= max, "uniform_ expects to-from <= std::numeric_limits<", self.dtype(), ">::max(), but found to=",
+               to, " and from=", from, " which result in to-from to exceed the limit");
 }
 void uniform__cpu(const Tensor& self, double from, double to, GeneratorImpl* g) { uniform_into(self, from, to, g); }
 

@@ -2,6 +2,7 @@
 // integer and bool sums in int64 (whose result dtype is int64, as in PyTorch).
 #include <optional>
 
+#include "core/wrapping_math.h"
 #include "ops/boxing.h"
 #include "ops/elementwise.h"
 #include "ops/op_table.h"
@@ -42,6 +43,25 @@ TensorSpec sum_dim_meta(const Tensor& self, std::optional<IntArrayRef> dim, bool
   return {sizes, sum_dtype(self, dtype), {}};
 }
 
+// Note [Float sums accumulate in double]
+// A float32 sum accumulated in float drifts: ten million 0.1f add up to 1087937 instead of 1e6, as
+// each addition rounds to 24 bits. PyTorch keeps the error small with cascade summation; strata
+// accumulates every floating sum in double and rounds once at the end, on both paths below, so the
+// contiguous fast path and the strided path agree to float precision.
+
+// out (the `inner` trailing elements) = the sum of the rows of contiguous `self` (rows x inner).
+template <typename T>
+void sum_rows(const Tensor& out, const Tensor& self) {
+  const std::int64_t inner = out.numel(), rows = self.numel() / inner;
+  const T* x = data_of<T>(self);
+  SmallVector<double, 64> acc(static_cast<std::size_t>(inner), 0.0);  // no heap for a bias gradient
+  for (std::int64_t j = 0; j < inner; ++j) acc[static_cast<std::size_t>(j)] = static_cast<double>(x[j]);
+  for (std::int64_t r = 1; r < rows; ++r)
+    for (std::int64_t j = 0; j < inner; ++j) acc[static_cast<std::size_t>(j)] += static_cast<double>(x[r * inner + j]);
+  T* o = data_of<T>(out);
+  for (std::int64_t j = 0; j < inner; ++j) o[j] = static_cast<T>(acc[static_cast<std::size_t>(j)]);
+}
+
 // One pass over the input, accumulating each element into its output slot (`out` is contiguous over
 // the kept dimensions, so a reduced dimension has output stride 0). Serial: reductions here are
 // small (bias gradients); the large products run in Eigen.
@@ -56,15 +76,7 @@ void sum_dim_cpu(const Tensor& out, const Tensor& self, std::optional<IntArrayRe
   bool rows_only = self.is_contiguous();
   for (std::size_t d = leading; d < mask.size(); ++d) rows_only = rows_only && !mask[d];
   if (rows_only && self.numel() > 0 && self.dtype() == out.dtype() && is_floating_point(self.dtype())) {
-    visit_floating(self.dtype(), "sum", [&](auto zero) {
-      using T = decltype(zero);
-      const std::int64_t inner = out.numel(), rows = self.numel() / inner;
-      const T* x = data_of<T>(self);
-      T* o = data_of<T>(out);
-      for (std::int64_t j = 0; j < inner; ++j) o[j] = x[j];
-      for (std::int64_t r = 1; r < rows; ++r)
-        for (std::int64_t j = 0; j < inner; ++j) o[j] += x[r * inner + j];
-    });
+    visit_floating(self.dtype(), "sum", [&](auto zero) { sum_rows<decltype(zero)>(out, self); });
     return;
   }
   DimVector out_strides(mask.size(), 0);
@@ -80,7 +92,10 @@ void sum_dim_cpu(const Tensor& out, const Tensor& self, std::optional<IntArrayRe
     SmallVector<Acc, 16> acc(static_cast<std::size_t>(out.numel()), Acc(0));
     const In* x = data_of<In>(self);
     const StridedLoop<2> loop(self.sizes(), {DimVector(self.strides()), out_strides});
-    loop.for_each_serial([&](const std::array<std::int64_t, 2>& off) { acc[static_cast<std::size_t>(off[1])] += static_cast<Acc>(x[off[0]]); });
+    loop.for_each_serial([&](const std::array<std::int64_t, 2>& off) {
+      Acc& slot = acc[static_cast<std::size_t>(off[1])];
+      slot = wrapping_add(slot, static_cast<Acc>(x[off[0]]));  // integers wrap (Note [Integer kernels wrap])
+    });
     visit_dtype(out.dtype(), [&](auto out_zero) {
       using Out = decltype(out_zero);
       Out* o = data_of<Out>(out);

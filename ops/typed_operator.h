@@ -17,6 +17,19 @@ template <typename T>
 DispatchKeySet keys_of_argument(const T&) {
   return DispatchKeySet();
 }
+// Bit i set when argument i is an undefined Tensor.
+inline bool is_undefined_tensor(const Tensor& t) { return !t.defined(); }
+template <typename T>
+bool is_undefined_tensor(const T&) {
+  return false;
+}
+template <typename... P>
+std::uint64_t undefined_tensors(const P&... args) {
+  std::uint64_t mask = 0;
+  unsigned i = 0;
+  ((mask |= std::uint64_t{is_undefined_tensor(args)} << i++), ...);
+  return mask;
+}
 
 // Tensors given by reference are pushed borrowed (Note [Borrowed tensor arguments]), an undefined
 // tensor (an absent Tensor? argument) as None; anything else is boxed by value.
@@ -53,7 +66,9 @@ class TypedOperator<R(P...)> {
   }
 
   R operator()(P... args) const {
-    if (fast_ && Dispatcher::runs_cpu_only((detail::keys_of_argument(args) | ... | DispatchKeySet()))) {
+    // An undefined Tensor where the schema requires one takes the boxed path, which reports it.
+    if (fast_ && Dispatcher::runs_cpu_only((detail::keys_of_argument(args) | ... | DispatchKeySet())) &&
+        !(detail::undefined_tensors(args...) & op_.entry().required_tensors())) [[likely]] {
       try {
         return fast_(args...);
       } catch (Error& e) {

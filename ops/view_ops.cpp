@@ -3,6 +3,7 @@
 // function serves CPU and meta tensors, so no data is touched.
 #include <optional>
 
+#include "core/checked_math.h"
 #include "ops/boxing.h"
 #include "ops/op_table.h"
 
@@ -54,22 +55,19 @@ ViewSpec as_strided_geometry(const Tensor& self, IntArrayRef size, IntArrayRef s
   STRATA_CHECK(size.size() == stride.size(), "mismatch in length of strides and shape");
   for (std::int64_t s : stride)
     STRATA_CHECK(s >= 0, "as_strided: Negative strides are not supported at the moment, got strides: ", shape_str(stride));
-  for (std::int64_t s : size) STRATA_CHECK(s >= 0, "Trying to create tensor with negative dimension ", s, ": ", shape_str(size));
+  check_size_nonnegative(size);
   const std::int64_t offset = storage_offset.value_or(self.storage_offset());
   STRATA_CHECK(offset >= 0, "Tensor: invalid storage offset ", offset);
+  // Checked for meta tensors too, which have no storage to bound the view: the arithmetic must not overflow.
+  const std::size_t item = element_size(self.dtype());
+  const auto needed = static_cast<std::size_t>(storage_nbytes(size, stride, item, offset));
   if (self.impl()->has_storage()) {
-    std::int64_t needed = 0;
-    if (numel_of(size) > 0) {
-      needed = offset + 1;
-      for (std::size_t d = 0; d < size.size(); ++d) needed += (size[d] - 1) * stride[d];
-    }
-    const std::size_t item = element_size(self.dtype());
     const std::size_t available = self.impl()->storage()->nbytes();
-    STRATA_CHECK(static_cast<std::size_t>(needed) * item <= available, "setStorage: sizes ", shape_str(size),
-                 ", strides ", shape_str(stride), ", storage offset ", offset, ", and itemsize ", item,
-                 " requiring a storage size of ", static_cast<std::size_t>(needed) * item,
+    STRATA_CHECK(needed <= available, "setStorage: sizes ", shape_str(size), ", strides ", shape_str(stride),
+                 ", storage offset ", offset, ", and itemsize ", item, " requiring a storage size of ", needed,
                  " are out of bounds for storage of size ", available);
   }
+  numel_of(size);  // "numel: integer multiplication overflow" for [2^40, 2^40] with stride 0, before any view exists
   return {DimVector(size), DimVector(stride), offset};
 }
 
@@ -77,7 +75,7 @@ ViewSpec as_strided_geometry(const Tensor& self, IntArrayRef size, IntArrayRef s
 ViewSpec unsqueeze_geometry(const Tensor& self, std::int64_t dim) {
   const auto d = static_cast<std::size_t>(wrap_dim(dim, self.dim() + 1));
   ViewSpec spec = same_geometry(self);
-  const std::int64_t stride = d >= spec.sizes.size() ? 1 : spec.sizes[d] * spec.strides[d];
+  const std::int64_t stride = d >= spec.sizes.size() ? 1 : saturating_mul(spec.sizes[d], spec.strides[d]);
   DimVector sizes, strides;
   for (std::size_t i = 0; i <= spec.sizes.size(); ++i) {
     if (i == d) {

@@ -1,24 +1,54 @@
 // tracer/trace_cli.cpp: flags, validation and output of strata-trace.
 #include "tracer/trace_cli.h"
 
+#include <cerrno>
 #include <charconv>
 #include <cmath>
+#include <cstdio>
 #include <cstdlib>
+#include <cstring>
+#include <filesystem>
+#include <limits>
 #include <new>
+#include <system_error>
 
 #include "tracer/atomic_file.h"
+#include "tracer/python_json.h"
 
 namespace strata::tracer {
 
 namespace {
 
-constexpr std::int64_t kMaxElements = std::int64_t{1} << 27;  // per weight or activation: 512 MB of float32
+// Note [Limits of strata-trace]
+// Every flag value is checked before anything is allocated, so a typo like --batch 1000000000 is an
+// error, not minutes of swapping. The limits are on what grows with the flags: layers (65 sizes),
+// parameters in total (weights and biases: 2^26 float32 values are 256 MB, and a run holds a few
+// copies: parameters, gradients, clones before and after the step), and activations: --batch times
+// the sum of --sizes is every layer's input or output for the whole batch, 2^26 elements again.
+// The seed (16,32,4, batch 8) is 676 parameters and 416 activations.
+constexpr std::int64_t kMaxLayers = 64;
+constexpr std::int64_t kMaxParameters = std::int64_t{1} << 26;
+constexpr std::int64_t kMaxActivations = std::int64_t{1} << 26;
+constexpr std::int64_t kSaturated = std::numeric_limits<std::int64_t>::max();
+
+std::int64_t add_sat(std::int64_t a, std::int64_t b) {
+  std::int64_t r = 0;
+  return __builtin_add_overflow(a, b, &r) ? kSaturated : r;
+}
+std::int64_t mul_sat(std::int64_t a, std::int64_t b) {
+  std::int64_t r = 0;
+  return __builtin_mul_overflow(a, b, &r) ? kSaturated : r;
+}
+std::string count_text(std::int64_t n) { return n == kSaturated ? "more than 2^63" : std::to_string(n); }
 
 std::int64_t parse_int(const std::string& flag, const std::string& text, std::int64_t min) {
   std::int64_t v = 0;
   const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), v);
-  STRATA_CHECK(ec == std::errc() && end == text.data() + text.size() && !text.empty(), flag,
-               ": expected an integer, got '", text, "'");
+  const bool syntax_ok = !text.empty() && end == text.data() + text.size() &&
+                         (ec == std::errc() || ec == std::errc::result_out_of_range);
+  STRATA_CHECK(syntax_ok, flag, ": expected an integer, got '", escape_control_chars(text), "'");
+  STRATA_CHECK(ec == std::errc(), flag, ": '", text, "' is out of range (integers up to ",
+               std::numeric_limits<std::int64_t>::max(), ")");
   STRATA_CHECK(v >= min, flag, ": expected an integer >= ", min, ", got ", v);
   return v;
 }
@@ -27,15 +57,26 @@ std::uint64_t parse_seed(const std::string& text) {
   std::uint64_t v = 0;
   const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), v);
   STRATA_CHECK(ec == std::errc() && end == text.data() + text.size() && !text.empty(),
-               "--seed: expected a non-negative integer, got '", text, "'");
+               "--seed: expected an integer from 0 to 18446744073709551615, got '", escape_control_chars(text), "'");
   return v;
 }
 
+// Note [Parsing --lr]
+// std::from_chars, not strtod: no leading space or '+', no hex floats, no locale. It also reads "nan"
+// and "inf", which are then rejected as not finite, like anything out of range (1e400). A value too
+// small for a double (1e-400) is 0, as Python's float() makes it, and so is lr=0 for PyTorch's SGD. A
+// negative lr is refused, as PyTorch's SGD does ("Invalid learning rate: -0.1"); -0.0 is not negative.
 double parse_lr(const std::string& text) {
-  char* end = nullptr;
-  const double v = std::strtod(text.c_str(), &end);
-  STRATA_CHECK(!text.empty() && end == text.c_str() + text.size() && std::isfinite(v) && v >= 0, "--lr: expected a finite number >= 0, got '",
-               text, "'");
+  double v = 0;
+  const char* const last = text.data() + text.size();
+  auto [end, ec] = std::from_chars(text.data(), last, v);
+  if (ec == std::errc::result_out_of_range && end == last) {
+    char* strtod_end = nullptr;  // overflow or underflow? strtod says which (from_chars checked the syntax)
+    const double r = std::strtod(text.c_str(), &strtod_end);
+    if (strtod_end == last && r == 0) ec = std::errc(), v = r;
+  }
+  STRATA_CHECK(!text.empty() && ec == std::errc() && end == last && std::isfinite(v) && v >= 0,
+               "--lr: expected a finite number >= 0, got '", escape_control_chars(text), "'");
   return v;
 }
 
@@ -48,21 +89,71 @@ std::vector<std::int64_t> parse_sizes(const std::string& text) {
     if (comma == std::string::npos) break;
     start = comma + 1;
   }
-  STRATA_CHECK(sizes.size() >= 2, "--sizes: expected at least two sizes (input and output, e.g. 16,32,4), got '", text,
-               "'");
+  STRATA_CHECK(sizes.size() >= 2, "--sizes: expected at least two sizes (input and output, e.g. 16,32,4), got '",
+               escape_control_chars(text), "'");
   return sizes;
 }
 
-void check_limits(const SeedConfig& c) {
+void check_limits(const SeedConfig& c) {  // Note [Limits of strata-trace]
+  const auto layers = static_cast<std::int64_t>(c.sizes.size()) - 1;
+  STRATA_CHECK(layers <= kMaxLayers, "--sizes: ", c.sizes.size(), " sizes make ", layers,
+               " layers, over strata-trace's limit of ", kMaxLayers, " layers");
+  std::int64_t parameters = 0, widths = 0;
   for (std::size_t i = 0; i + 1 < c.sizes.size(); ++i)
-    STRATA_CHECK(c.sizes[i] <= kMaxElements / c.sizes[i + 1], "--sizes: a ", c.sizes[i], "x", c.sizes[i + 1],
-                 " layer exceeds strata-trace's limit of ", kMaxElements, " elements per tensor");
-  for (std::int64_t s : c.sizes)
-    STRATA_CHECK(c.batch <= kMaxElements / s, "--batch: ", c.batch, " rows of ", s,
-                 " features exceed strata-trace's limit of ", kMaxElements, " elements per tensor");
+    parameters = add_sat(parameters, mul_sat(add_sat(c.sizes[i], 1), c.sizes[i + 1]));  // weight and bias
+  for (std::int64_t s : c.sizes) widths = add_sat(widths, s);
+  STRATA_CHECK(parameters <= kMaxParameters, "--sizes: ", count_text(parameters),
+               " parameters, over strata-trace's limit of ", kMaxParameters, " (2^26) in total");
+  const std::int64_t activations = mul_sat(c.batch, widths);
+  STRATA_CHECK(activations <= kMaxActivations, "--batch: ", c.batch, " x ", widths, " (the sum of --sizes) = ",
+               count_text(activations), " activations, over strata-trace's limit of ", kMaxActivations, " (2^26)");
+}
+
+// Note [Output order]
+// Nothing is published until everything has worked: the output files are created (as temporaries)
+// before the run, so a bad path fails first; after the run both are written and synced, then stdout is
+// written and flushed, and only then are the files renamed into place. A full disk, a closed stdout or a
+// signal (Note [Temporary files and signals]) before that point leaves no file at all.
+void write_stdout(std::ostream& out, const std::string& text) {
+  errno = 0;
+  out << text;
+  out.flush();
+  if (!out) {
+    const int err = errno;
+    STRATA_CHECK(false, "cannot write standard output", err ? std::string(": ") + std::strerror(err) : "");
+  }
+}
+
+bool same_file(const std::string& a, const std::string& b) {
+  std::error_code ec_a, ec_b;
+  const auto ca = std::filesystem::weakly_canonical(a, ec_a), cb = std::filesystem::weakly_canonical(b, ec_b);
+  return ec_a || ec_b ? a == b : ca == cb;
 }
 
 }  // namespace
+
+// Note [One line per error]
+// Values are echoed in errors so the user sees what was parsed, but a value may hold a newline or an
+// escape sequence ($'1\n2', a pasted path): control characters are written as \n, \t, \r or \xHH, so an
+// error is one line whatever was typed. Other bytes (UTF-8 included) and the backslash stay as typed:
+// escaping is then idempotent, and run_trace_cli applies it once more to the whole message, which
+// covers messages from elsewhere (file names in AtomicFile's errors).
+std::string escape_control_chars(std::string_view text) {
+  std::string out;
+  out.reserve(text.size());
+  for (const char ch : text) {
+    const auto c = static_cast<unsigned char>(ch);
+    if (c == '\n') out += "\\n";
+    else if (c == '\t') out += "\\t";
+    else if (c == '\r') out += "\\r";
+    else if (c < 0x20 || c == 0x7f) {
+      char buf[8];
+      std::snprintf(buf, sizeof buf, "\\x%02x", c);
+      out += buf;
+    } else out += ch;
+  }
+  return out;
+}
 
 std::string trace_usage() {
   return "usage: strata-trace [--seed N] [--sizes A,B,...] [--batch N] [--lr X] [--sequences]\n"
@@ -72,14 +163,24 @@ std::string trace_usage() {
          "strata's dispatcher: eager, under an op-counting dispatch mode (per phase), and with\n"
          "LoggingTensor wrapper-subclass parameters; prints the seed experiment's JSON.\n"
          "\n"
-         "  --seed N             parameters from manual_seed(N), batch from Generator(N + 1) [0]\n"
+         "  --seed N             parameters from manual_seed(N), batch from Generator(N + 1) [0];\n"
+         "                       N is an integer from 0 to 2^64-1 (N + 1 wraps to 0). torch.manual_seed\n"
+         "                       wraps a negative seed: PyTorch's seed -k is --seed 2^64-k here\n"
          "  --sizes A,B,...      layer widths, at least two [16,32,4]\n"
          "  --batch N            batch size [8]\n"
-         "  --lr X               SGD learning rate [0.1]\n"
+         "  --lr X               SGD learning rate, a finite number >= 0 [0.1]\n"
          "  --sequences          add forward_seq, backward_seq, optimizer_seq and subclass_log\n"
          "  --json-out FILE      also write the JSON to FILE\n"
-         "  --dump-tensors FILE  write x, y, init_params, logits, loss, grads, params_after to FILE\n"
-         "  --help               show this help\n";
+         "  --dump-tensors FILE  write x, y, init_params, logits, loss, grads, params_after to FILE, as\n"
+         "                       Python's json.dumps does (NaN, Infinity and -Infinity for non-finite values)\n"
+         "  --help               show this help\n"
+         "\n"
+         "Limits, to bound memory: at most 64 layers (65 sizes); at most 2^26 = 67108864 parameters\n"
+         "(weights and biases) in total; --batch times the sum of --sizes at most 2^26 activations.\n"
+         "\n"
+         "Output files are written whole or not at all, with the permissions open() would give them.\n"
+         "Exit status: 0 on success; 2 on any error (a bad flag or value, an unwritable output), which\n"
+         "is reported as one line on stderr.\n";
 }
 
 TraceOptions parse_trace_args(const std::vector<std::string>& args) {
@@ -96,7 +197,7 @@ TraceOptions parse_trace_args(const std::vector<std::string>& args) {
     }
     const bool takes_value = flag == "--seed" || flag == "--sizes" || flag == "--batch" || flag == "--lr" ||
                              flag == "--json-out" || flag == "--dump-tensors";
-    STRATA_CHECK(takes_value, "unknown argument '", flag, "' (see --help)");
+    STRATA_CHECK(takes_value, "unknown argument '", escape_control_chars(flag), "' (see --help)");
     STRATA_CHECK(i + 1 < args.size(), flag, ": missing value");
     const std::string& value = args[++i];
     if (flag == "--seed") o.config.seed = parse_seed(value);
@@ -114,23 +215,28 @@ int run_trace_cli(const std::vector<std::string>& args, std::ostream& out, std::
   try {
     const TraceOptions o = parse_trace_args(args);
     if (o.help) {
-      out << trace_usage();
+      write_stdout(out, trace_usage());
       return 0;
     }
-    // Open outputs first: an unwritable path fails before any work, and nothing half-written remains.
+    if (o.json_out && o.dump_tensors)
+      STRATA_CHECK(!same_file(*o.json_out, *o.dump_tensors), "--dump-tensors: '", *o.dump_tensors,
+                   "' is the same file as --json-out");
+    // Note [Output order]: the files exist (as temporaries) before any work.
     std::optional<AtomicFile> json_file, tensors_file;
-    if (o.json_out) json_file.emplace(*o.json_out);
-    if (o.dump_tensors) tensors_file.emplace(*o.dump_tensors);
+    if (o.json_out) json_file.emplace(*o.json_out, "--json-out");
+    if (o.dump_tensors) tensors_file.emplace(*o.dump_tensors, "--dump-tensors");
 
-    const std::string report = seed_report(o.config, o.sequences).dump(2);
-    if (tensors_file) tensors_file->commit(tensors_report(o.config, plain_step(o.config)).dump() + "\n");
-    if (json_file) json_file->commit(report + "\n");
-    out << report << "\n";
+    const std::string report = seed_report(o.config, o.sequences).dump(2) + "\n";
+    if (tensors_file) tensors_file->write(dump_python_json(tensors_report(o.config, plain_step(o.config))) + "\n");
+    if (json_file) json_file->write(report);
+    write_stdout(out, report);
+    if (tensors_file) tensors_file->publish();
+    if (json_file) json_file->publish();
     return 0;
   } catch (const std::bad_alloc&) {
     err << "strata-trace: error: out of memory (try smaller --sizes or --batch)\n";
   } catch (const std::exception& e) {
-    err << "strata-trace: error: " << e.what() << "\n";
+    err << "strata-trace: error: " << escape_control_chars(e.what()) << "\n";  // Note [One line per error]
   }
   return 2;
 }

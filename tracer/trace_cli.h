@@ -5,6 +5,7 @@
 #include <optional>
 #include <ostream>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "tracer/seed_experiment.h"
@@ -22,8 +23,11 @@ struct TraceOptions {
 // Throws strata::Error with a one-line message for a bad flag or value.
 TraceOptions parse_trace_args(const std::vector<std::string>& args);
 std::string trace_usage();
+// `text` with control characters written as \n, \t, \r or \xHH: an echoed value keeps an error on one line.
+std::string escape_control_chars(std::string_view text);
 
-// Runs strata-trace: JSON on `out`, errors as one line on `err`. Returns the exit code (0, or 2).
+// Runs strata-trace: JSON on `out`, errors as one line on `err`. Returns the exit code (0, or 2). A
+// failure to write `out` is an error too (`out` is flushed and checked).
 int run_trace_cli(const std::vector<std::string>& args, std::ostream& out, std::ostream& err);
 
 }  // namespace strata::tracer

@@ -106,6 +106,11 @@ TEST_CASE("backward errors") {
   CHECK_THROWS_WITH_AS(backward(sum(ones_like(a))), "element 0 of tensors does not require grad and does not have a grad_fn",
                        Error);
   CHECK_THROWS_WITH_AS(set_grad(a, tensor<float>({1})), "assigned grad has data of a different size: got [1], expected [3]", Error);
+  CHECK_THROWS_WITH_AS(set_grad(a, a), "can't assign Variable as its own grad", Error);
+  CHECK_THROWS_WITH_AS(set_grad(a, strata::empty({3}, {.device = Device::Meta})),
+                       "assigned grad has data located on a different device", Error);
+  CHECK_THROWS_WITH_AS(backward(Tensor()), "backward: element 0 of tensors is an undefined Tensor (expected a defined output)",
+                       Error);
 }
 
 TEST_CASE("grad mode and detach stop recording") {
@@ -222,4 +227,22 @@ TEST_CASE("several roots start from a GraphRoot") {
   const Tensor a = leaf({1, 2});
   backward({sum(a), sum(mul(a, a))}, {});
   CHECK(a.grad().to_vector<float>() == std::vector<float>{3, 5});
+}
+
+TEST_CASE("a graph hundreds of thousands of ops deep is differentiated and freed without deep recursion") {
+  // Recursive teardown overflows the stack well below this depth (Note [Deep graphs are torn down
+  // without recursion]); mul(y, y) gives each node two edges to the same node and saved inputs
+  // holding it too.
+  constexpr int kDepth = 300000;
+  const Tensor x = leaf({1, 1});
+  {
+    Tensor y = x;
+    for (int i = 0; i < kDepth; ++i) y = mul(y, y);
+  }
+  {
+    Tensor y = x;
+    for (int i = 0; i < kDepth; ++i) y = relu(y);
+    backward(sum(y));
+  }
+  CHECK(x.grad().to_vector<float>() == std::vector<float>{1, 1});
 }

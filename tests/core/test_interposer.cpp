@@ -170,3 +170,24 @@ TEST_CASE("a wrapper subclass handles ops on it; inside a mode the mode runs fir
   CHECK(interposer_sees(w));
   CHECK_FALSE(interposer_sees(inner));
 }
+
+TEST_CASE("a mode that leaves the wrong values on the stack is a clear error") {
+  struct Forgetful : DispatchMode {
+    bool push_int = false;
+    std::string_view name() const override { return "Forgetful"; }
+    void dispatch(const OperatorHandle& op, Stack& stack) override {  // drops the arguments, never runs the op
+      stack.resize(stack.size() - op.schema().arguments().size());
+      if (push_int) stack.emplace_back(std::int64_t{3});
+    }
+  };
+  Forgetful mode;
+  ModeGuard guard(mode);
+  CHECK_THROWS_WITH_AS(call_twice(tensor<float>({1})),
+                       "[test::twice] the dispatch mode Forgetful handled test.twice.default but left 0 values on the stack; "
+                       "expected 1 (the op's returns, in place of its arguments)",
+                       Error);
+  mode.push_int = true;
+  CHECK_THROWS_WITH_AS(call_twice(tensor<float>({1})),
+                       "[test::twice] the dispatch mode Forgetful handled test.twice.default but return #0 is int; expected a Tensor",
+                       Error);
+}

@@ -53,6 +53,21 @@ TEST_CASE("item and typed data access check what they are given") {
                        Error);
 }
 
+TEST_CASE("size and stride check the dimension with PyTorch's wording, 0-d tensors included") {
+  const Tensor s = scalar_tensor(1.5, ScalarType::Float32);
+  CHECK_THROWS_WITH_AS(s.size(0), doctest::Contains("Dimension specified as 0 but tensor has no dimensions"), Error);
+  CHECK_THROWS_WITH_AS(s.stride(-1), doctest::Contains("Dimension specified as -1 but tensor has no dimensions"), Error);
+  const Tensor m = tensor<float>({1, 2, 3, 4, 5, 6}, {2, 3});
+  CHECK(m.size(-1) == 3);
+  CHECK(m.size(-2) == 2);
+  CHECK(m.stride(-2) == 3);
+  CHECK_THROWS_WITH_AS(m.size(2), doctest::Contains("Dimension out of range (expected to be in range of [-2, 1], but got 2)"),
+                       Error);
+  CHECK_THROWS_WITH_AS(m.stride(-3),
+                       doctest::Contains("Dimension out of range (expected to be in range of [-2, 1], but got -3)"), Error);
+  CHECK_THROWS_WITH_AS(m.size(std::numeric_limits<std::int64_t>::min()), doctest::Contains("Dimension out of range"), Error);
+}
+
 TEST_CASE("shape helpers broadcast and wrap as PyTorch does") {
   CHECK(broadcast_shapes(IntArrayRef{8, 1, 3}, IntArrayRef{4, 1}) == DimVector{8, 4, 3});
   CHECK_THROWS_WITH_AS(broadcast_shapes(IntArrayRef{2, 3}, IntArrayRef{4}),

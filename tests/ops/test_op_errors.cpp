@@ -2,6 +2,8 @@
 // PyTorch's wording where PyTorch has one; the dispatcher prefixes the op's name.
 #include <doctest/doctest.h>
 
+#include <cmath>
+
 #include "core/interposer.h"
 #include "ops/functions.h"
 
@@ -119,6 +121,8 @@ TEST_CASE("reduction, softmax and loss errors") {
                        "[aten::nll_loss_forward] 0D or 1D target tensor expected, multi-target not supported", Error);
   CHECK_THROWS_WITH_AS(nll_loss_forward(f32({8, 4}), i64({7}), Tensor(), 1, -100),
                        "[aten::nll_loss_forward] size mismatch (got input: [8, 4], target: [7])", Error);
+  CHECK_THROWS_WITH_AS(nll_loss_forward(f32({8, 4}), scalar_tensor(1, ScalarType::Int64), Tensor(), 1, -100),
+                       "[aten::nll_loss_forward] size mismatch (got input: [8, 4], target: [])", Error);
   CHECK_THROWS_WITH_AS(nll_loss_forward(f32({8, 4}), f32({8}), Tensor(), 1, -100),
                        "[aten::nll_loss_forward] expected scalar type int64 for target but found float32", Error);
   CHECK_THROWS_WITH_AS(nll_loss_forward(f32({8, 4}), target, f32({3}), 1, -100),
@@ -147,6 +151,14 @@ TEST_CASE("factory, copy and random errors") {
   CHECK_THROWS_WITH_AS(randint(3, 3, {2}), "[aten::randint] random_ expects 'from' to be less than 'to', but got from=3 >= to=3", Error);
   CHECK_THROWS_WITH_AS(normal_(f32({2}), 0, -1), "[aten::normal_] normal expects std >= 0.0, but found std -1", Error);
   CHECK_THROWS_WITH_AS(uniform_(f32({2}), 1, 0), "[aten::uniform_] uniform_ expects to return a [from, to) range, but found from=1 > to=0", Error);
+  CHECK_THROWS_WITH_AS(uniform_(f32({2}), -INFINITY, 0), "[aten::uniform_] from is out of bounds for float32", Error);
+  CHECK_THROWS_WITH_AS(uniform_(f32({2}), 0, NAN), "[aten::uniform_] to is out of bounds for float32", Error);
+  CHECK_THROWS_WITH_AS(uniform_(f32({2}), 0, 1e39), "[aten::uniform_] to is out of bounds for float32", Error);
+  CHECK_THROWS_WITH_AS(uniform_(f32({2}), -3e38, 3e38),
+                       "[aten::uniform_] uniform_ expects to-from <= std::numeric_limits<float32>::max(), but found "
+                       "to=3e+38 and from=-3e+38 which result in to-from to exceed the limit",
+                       Error);
+  CHECK(uniform_(f64({2}), -3e38, 3e38).defined());  // float64 can hold that width
   CHECK_THROWS_WITH_AS(uniform_(i64({2})), "[aten::uniform_] \"uniform_kernel_cpu\" not implemented for 'int64'", Error);
   CHECK_THROWS_WITH_AS(copy_(f32({3}), f32({2, 3})),
                        "[aten::copy_] expand(tensor of shape [2, 3], size=[3]): the number of sizes provided (1) must be "
@@ -172,4 +184,63 @@ TEST_CASE("a CPU kernel refuses a tensor without data instead of reading null") 
                        "[aten::neg] expected tensors with data on the CPU, but argument 0 is a Inert tensor without storage "
                        "(was the Python key excluded around a wrapper tensor?)",
                        Error);
+}
+
+TEST_CASE("an undefined tensor where the schema requires one is an error on both paths") {
+  const char* msg = "[aten::add] Expected a proper Tensor but got None (or an undefined Tensor in C++) for argument #1 'other'";
+  CHECK_THROWS_WITH_AS(add(f32({2}), Tensor()), msg, Error);  // the unboxed front end
+  Stack stack{f32({2}), IValue(), 1};
+  CHECK_THROWS_WITH_AS(ops::op("aten::add", "Tensor").call(stack), msg, Error);  // a boxed call
+  Stack tensor_none{f32({2}), IValue(Tensor()), 1};
+  CHECK_THROWS_WITH_AS(ops::op("aten::add", "Tensor").call(tensor_none), msg, Error);
+  CHECK_THROWS_WITH_AS(relu(Tensor()),
+                       "[aten::relu] Expected a proper Tensor but got None (or an undefined Tensor in C++) for argument #0 'self'",
+                       Error);
+  // An optional tensor may be absent.
+  CHECK(std::get<0>(nll_loss_forward(f32({2, 3}), i64({2}), Tensor(), 1, -100)).defined());
+}
+
+TEST_CASE("a boxed call with too few arguments is an error, not a read past the stack") {
+  Stack stack{f32({2})};
+  CHECK_THROWS_WITH_AS(ops::op("aten::add", "Tensor").call(stack),
+                       "[aten::add] expected 3 arguments (add.Tensor(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor) "
+                       "but the stack holds 1 values",
+                       Error);
+}
+
+TEST_CASE("CPU and meta tensors do not mix, except a 0-d CPU tensor and copy_") {
+  const Tensor m = strata::empty({2, 3}, {.device = Device::Meta});
+  CHECK_THROWS_WITH_AS(add(m, f32({2, 3})),
+                       "[aten::add] Expected all tensors to be on the same device, but found at least two devices, meta and cpu!",
+                       Error);
+  CHECK_THROWS_WITH_AS(mm(f32({3, 2}), m),
+                       "[aten::mm] Expected all tensors to be on the same device, but found at least two devices, cpu and meta!",
+                       Error);
+  const Tensor r = mul(m, scalar_tensor(2.0, ScalarType::Float32));
+  CHECK(r.device() == Device::Meta);
+  CHECK(copy_(strata::empty({2, 3}, {.device = Device::Meta}), f32({2, 3})).device() == Device::Meta);
+  CHECK_THROWS_WITH_AS(copy_(f32({2, 3}), m), "[aten::copy_] Cannot copy out of meta tensor; no data!", Error);
+}
+
+TEST_CASE("an in-place op refuses outputs that repeat a location and inputs that partly overlap it") {
+  const char* internal =
+      "unsupported operation: more than one element of the written-to tensor refers to a single memory location. "
+      "Please clone() the tensor before performing the operation.";
+  const char* partial =
+      "unsupported operation: some elements of the input tensor and the written-to tensor refer to a single memory "
+      "location. Please clone() the tensor before performing the operation.";
+  const Tensor x = f32({3, 3});
+  CHECK_THROWS_WITH_AS(add_(x, t(x)), (std::string("[aten::add_] ") + partial).c_str(), Error);
+  const Tensor expanded = expand(f32({3, 1}), {3, 3});
+  CHECK_THROWS_WITH_AS(add_(expanded, f32({3, 3})), (std::string("[aten::add_] ") + internal).c_str(), Error);
+  CHECK_THROWS_WITH_AS(mul_(expanded, f32({3, 3})), (std::string("[aten::mul_] ") + internal).c_str(), Error);
+  CHECK_THROWS_WITH_AS(copy_(expanded, f32({3, 3})), (std::string("[aten::copy_] ") + internal).c_str(), Error);
+  const Tensor y = tensor<float>({0, 1, 2, 3, 4, 5});
+  CHECK_THROWS_WITH_AS(copy_(as_strided(y, {3}, {1}, 1), as_strided(y, {3}, {1}, 0)),
+                       (std::string("[aten::copy_] ") + partial).c_str(), Error);
+  // Disjoint parts of one storage, and an op reading exactly what it writes, are fine.
+  copy_(as_strided(y, {3}, {1}, 0), as_strided(y, {3}, {1}, 3));
+  CHECK(y.to_vector<float>() == std::vector<float>{3, 4, 5, 3, 4, 5});
+  add_(y, y);
+  CHECK(y.to_vector<float>() == std::vector<float>{6, 8, 10, 6, 8, 10});
 }

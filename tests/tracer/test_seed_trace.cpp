@@ -2,6 +2,9 @@
 // counts per phase, ordered sequences, the LoggingTensor log, and the comparison flags, for the seed
 // configuration and for other depths, sizes and batches (references made with
 // ../shared/reference/trace_reference.py on Debian's PyTorch).
+#include <cmath>
+
+#include "ops/functions.h"
 #include "tests/test_helpers.h"
 #include "tracer/seed_experiment.h"
 
@@ -57,4 +60,14 @@ TEST_CASE("the tensor dump equals PyTorch's numerics") {
   for (const char* key : {"init_params", "grads", "params_after"})
     for (std::size_t i = 0; i < 4; ++i)
       CHECK(testing::max_abs_diff(got[key][i].get<std::vector<double>>(), testing::json_doubles(ref[key][i])) <= 1e-6);
+}
+
+TEST_CASE("allclose is torch.allclose: |a - b| <= atol + rtol * |b|, NaN never close, shapes must agree") {
+  const Tensor b = tensor<double>({1.0, 100.0});
+  CHECK(allclose(tensor<double>({1.0 + 1.5e-6, 100.0 + 1e-3}), b));   // within atol + rtol * |b|
+  CHECK_FALSE(allclose(tensor<double>({1.0 + 2.5e-5, 100.0}), b));     // 2.5e-5 > 1e-6 + 1e-5
+  CHECK_FALSE(allclose(tensor<double>({1.0, 100.0 + 2e-3}), b));       // 2e-3 > 1e-6 + 1e-3
+  CHECK_FALSE(allclose(tensor<double>({std::nan(""), 100.0}), b));
+  CHECK_FALSE(allclose(tensor<double>({1.0, 100.0, 0.0}), tensor<double>({1.0, 100.0, std::nan("")})));
+  CHECK_FALSE(allclose(tensor<double>({1.0, 100.0}), view(tensor<double>({1.0, 100.0}), {2, 1})));
 }
