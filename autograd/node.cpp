@@ -30,6 +30,7 @@ void take_sole_edges(edge_list& edges, WorkList& out) {
 }  // namespace
 
 Node::~Node() {
+  if (next_edges_.empty()) return;  // AccumulateGrad
   WorkList dying;
   take_sole_edges(next_edges_, dying);
   while (!dying.empty()) {

@@ -11,14 +11,11 @@ namespace strata::ops {
 // turn (the first input with a strict preference decides; a broadcast dimension, stride 0, has no
 // preference; equal strides put the smaller dimension inside), starting from row-major order and
 // with an insertion sort that keeps the order where no input cares. When every input is contiguous
-// the answer is row-major, which is checked first so a tiny op pays one flag test per input. The
-// same rule, with one operand, is empty_like's preserve_format for a tensor that is not already
-// dense (PyTorch's infer_dense_strides).
-DimVector output_strides(IntArrayRef shape, std::initializer_list<const Tensor*> operands) {
-  bool all_contiguous = true;
-  for (const Tensor* t : operands) all_contiguous = all_contiguous && t->is_contiguous();
+// the answer is row-major, which is checked first (inline, in the header) so a tiny op pays one
+// flag test per input. The same rule, with one operand, is empty_like's preserve_format for a tensor
+// that is not already dense (PyTorch's infer_dense_strides).
+DimVector permuted_output_strides(IntArrayRef shape, std::initializer_list<const Tensor*> operands) {
   const std::size_t ndim = shape.size();
-  if (all_contiguous || ndim <= 1) return {};
 
   std::array<DimVector, 3> strides;  // pointwise ops have at most three inputs
   STRATA_INTERNAL_ASSERT(operands.size() <= strides.size(), "output_strides takes at most three operands");

@@ -13,6 +13,13 @@ namespace strata::ops {
 
 // Strides for a dense tensor of `shape` whose dimension order follows `operands` (each broadcast to
 // `shape`; earlier operands decide first), or empty when that order is plain row-major.
-DimVector output_strides(IntArrayRef shape, std::initializer_list<const Tensor*> operands);
+// All-contiguous inputs (the common case) are answered inline.
+DimVector permuted_output_strides(IntArrayRef shape, std::initializer_list<const Tensor*> operands);
+inline DimVector output_strides(IntArrayRef shape, std::initializer_list<const Tensor*> operands) {
+  bool all_contiguous = true;
+  for (const Tensor* t : operands) all_contiguous = all_contiguous && t->is_contiguous();
+  if (all_contiguous || shape.size() <= 1) [[likely]] return {};
+  return permuted_output_strides(shape, operands);
+}
 
 }  // namespace strata::ops
