@@ -56,16 +56,10 @@ void validate_outputs(const edge_list& edges, variable_list& grads, std::string_
   }
 }
 
-// PyTorch's isTensorSubclassLike: a wrapper subclass, or any tensor while a dispatch mode is on.
-bool subclass_like(const Tensor& v) {
-  const bool mode_enabled = mode_stack_size() > 0 && !local_dispatch_keys().excluded.has(DispatchKey::Python);
-  return mode_enabled || v.subclass() != nullptr;
-}
-
 // PyTorch's InputBuffer::accumulate: add in place when this buffer holds the only reference to a
 // plain dense tensor; out of place otherwise (so a mode sees aten.add.Tensor, as in PyTorch).
 bool can_accumulate_inplace(const Tensor& v) {
-  return !subclass_like(v) && v.is_non_overlapping_and_dense() && v.use_count() == 1 && v.impl()->has_storage() &&
+  return !is_tensor_subclass_like(v) && v.is_non_overlapping_and_dense() && v.use_count() == 1 && v.impl()->has_storage() &&
          v.impl()->storage().use_count() == 1;
 }
 

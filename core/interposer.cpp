@@ -91,6 +91,11 @@ Tensor make_wrapper_tensor(IntrusivePtr<TensorSubclass> subclass, IntArrayRef si
   return Tensor(std::move(impl));
 }
 
+bool is_tensor_subclass_like(const Tensor& t) {
+  const bool mode_enabled = !mode_stack().empty() && !local_dispatch_keys().excluded.has(DispatchKey::Python);
+  return mode_enabled || t.subclass() != nullptr;
+}
+
 bool interposer_sees(const Tensor& t) {
   if (local_dispatch_keys().excluded.has(DispatchKey::Python)) return false;
   return !mode_stack().empty() || t.subclass() != nullptr;

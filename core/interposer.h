@@ -74,6 +74,11 @@ class TensorSubclass : public RefCounted<TensorSubclass> {
 Tensor make_wrapper_tensor(IntrusivePtr<TensorSubclass> subclass, IntArrayRef sizes, IntArrayRef strides,
                            std::int64_t storage_offset, ScalarType dtype, Device device);
 
+// PyTorch's isTensorSubclassLike: a wrapper subclass, or any tensor while a dispatch mode is on.
+// Composite code that would act in place on plain tensors acts out of place on these (linear's bias,
+// the engine's gradient accumulation), so a mode or subclass sees a functional op.
+bool is_tensor_subclass_like(const Tensor& t);
+
 // True when an op on `t` would reach the interposer: a mode is active or `t` is a wrapper, and the
 // Python key is not excluded. PyTorch's shallow_copy_and_detach asks the same question.
 bool interposer_sees(const Tensor& t);

@@ -1,6 +1,8 @@
 // nn/functional.cpp: the composites (aten/src/ATen/native/Linear.cpp, LossNLL.cpp, SoftMax.cpp).
 #include "nn/functional.h"
 
+#include "core/interposer.h"
+
 #include "ops/functions.h"
 
 namespace strata::nn::functional {
@@ -30,7 +32,10 @@ Tensor linear(const Tensor& input, const Tensor& weight, const Tensor& bias) {
     return view(result, out_sizes);
   }
   Tensor output = matmul(input, t(weight));
-  if (bias.defined()) output = add(output, bias);
+  if (bias.defined()) {  // in place, unless a mode or subclass should see a functional add (as PyTorch)
+    if (is_tensor_subclass_like(bias)) output = add(output, bias);
+    else add_(output, bias);
+  }
   return output;
 }
 

@@ -1,6 +1,9 @@
 // tests/nn/test_nn.cpp: modules, functional composites (and what they dispatch), cross-entropy, and
 // parity with PyTorch for a whole training step (logits, loss, gradients, updated parameters).
+#include <sstream>
+
 #include "autograd/backward.h"
+#include "core/dispatch_trace.h"
 #include "core/interposer.h"
 #include "nn/functional.h"
 #include "nn/layers.h"
@@ -70,6 +73,22 @@ TEST_CASE("linear decomposes as PyTorch's at::linear for each input rank") {
   CHECK(ops_nb == std::vector<std::string>{"aten.t.default", "aten.mm.default"});
   const Tensor x = randn({5, 3});
   CHECK(max_abs_diff(F::linear(x, w, b), add(mm(x, t(w)), b).to_vector<double>()) < 1e-6);
+
+  // A non-contiguous input takes matmul, then adds the bias in place, unless a mode is on
+  // (isTensorSubclassLike), when the mode sees a functional add.
+  const Tensor strided = transpose(randn({5, 2, 3}), 0, 1);
+  const auto [ops_nc, shape_nc] = ops_of(strided, b);
+  CHECK(ops_nc.back() == "aten.add.Tensor");
+  CHECK(shape_nc == std::vector<std::int64_t>{2, 5, 4});
+  std::ostringstream trace;
+  Tensor y;
+  {
+    DispatchTraceGuard tracing(trace);
+    y = F::linear(strided, w, b);
+  }
+  CHECK(trace.str().find("aten.add_.Tensor") != std::string::npos);
+  CHECK(trace.str().find("aten.add.Tensor") == std::string::npos);
+  CHECK(max_abs_diff(y, add(F::matmul(contiguous(strided), t(w)), b).to_vector<double>()) < 1e-6);
 }
 
 TEST_CASE("cross_entropy is log_softmax then nll_loss, for every reduction, weight and ignore_index") {
