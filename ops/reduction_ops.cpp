@@ -19,9 +19,14 @@ SmallVector<bool, 5> reduced_mask(const Tensor& self, std::optional<IntArrayRef>
     for (std::size_t d = 0; d < ndim; ++d) mask[d] = true;
     return mask;
   }
+  bool scalar_dim_seen = false;  // a 0-d tensor reduces over its one implicit dimension, 0 or -1
   for (std::int64_t dim : *dims) {
     const auto d = static_cast<std::size_t>(wrap_dim(dim, self.dim()));
-    if (ndim == 0) continue;
+    if (ndim == 0) {
+      STRATA_CHECK(!scalar_dim_seen, "dim 0 appears multiple times in the list of dims");
+      scalar_dim_seen = true;
+      continue;
+    }
     STRATA_CHECK(!mask[d], "dim ", d, " appears multiple times in the list of dims");
     mask[d] = true;
   }

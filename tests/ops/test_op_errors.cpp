@@ -105,6 +105,7 @@ TEST_CASE("view op errors") {
 TEST_CASE("reduction, softmax and loss errors") {
   CHECK_THROWS_WITH_AS(sum(f32({2, 3}), {2}), "[aten::sum] Dimension out of range (expected to be in range of [-2, 1], but got 2)", Error);
   CHECK_THROWS_WITH_AS(sum(f32({2, 3}), {0, -2}), "[aten::sum] dim 0 appears multiple times in the list of dims", Error);
+  CHECK_THROWS_WITH_AS(sum(scalar_tensor(2.0, ScalarType::Float32), {0, -1}), "[aten::sum] dim 0 appears multiple times in the list of dims", Error);
   CHECK_THROWS_WITH_AS(_log_softmax(i64({2, 3}), 1),
                        "[aten::_log_softmax] \"log_softmax_lastdim_kernel_impl\" not implemented for 'int64'", Error);
   CHECK_THROWS_WITH_AS(_log_softmax(f32({2, 3}), 2),
