@@ -8,8 +8,7 @@
 
 namespace strata::autograd {
 
-AccumulateGrad::AccumulateGrad(Tensor variable)
-    : Node(kAccumulateGradSequenceNr, {}), variable_(std::move(variable)) {
+AccumulateGrad::AccumulateGrad(const Tensor& variable) : Node(kAccumulateGradSequenceNr), variable_(variable) {
   add_input_metadata(variable_);
 }
 

@@ -10,7 +10,7 @@ namespace strata::autograd {
 
 class AccumulateGrad final : public Node {
  public:
-  explicit AccumulateGrad(Tensor variable);
+  explicit AccumulateGrad(const Tensor& variable);
   std::string_view name() const override { return "AccumulateGrad"; }
   variable_list apply(variable_list&& grads) override;
   const Tensor& variable() const { return variable_; }

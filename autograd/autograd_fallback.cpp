@@ -19,21 +19,10 @@ void redispatch_below(const OperatorHandle& op, DispatchKeySet keys, Stack& stac
   op.redispatch(keys.after(DispatchKey::Autograd), stack);
 }
 
-bool requires_grad_at(const IValue* args, std::uint8_t i) {
-  const IValue& v = args[i];
-  return v.is_tensor() && v.to_tensor().defined() && v.to_tensor().requires_grad();
-}
-
 bool any_input_requires_grad(const ResolvedRow& row, const IValue* args) {
   for (std::uint8_t i : row.input_args)
     if (requires_grad_at(args, i)) return true;
   return false;
-}
-
-edge_list collect_next_edges(const ResolvedRow& row, const IValue* args) {
-  edge_list edges;
-  for (std::uint8_t i : row.input_args) edges.push_back(requires_grad_at(args, i) ? gradient_edge(args[i].to_tensor()) : Edge{});
-  return edges;
 }
 
 }  // namespace
@@ -62,7 +51,7 @@ void autograd_fallback(const OperatorHandle& op, DispatchKeySet keys, Stack& sta
                  "a leaf Variable that requires grad is being used in an in-place operation.");
   }
 
-  auto node = std::allocate_shared<FormulaNode>(pool::Allocator<FormulaNode>(), *row, collect_next_edges(*row, args));
+  auto node = std::allocate_shared<FormulaNode>(pool::Allocator<FormulaNode>(), *row, args);
   Tensor original_self;  // for in-place formulas that read self as it was (PyTorch's self.clone())
   if (row->row->saves_original_self && node->should_compute_output(1)) {
     ExcludeKeyGuard below(DispatchKey::Autograd);

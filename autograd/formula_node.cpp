@@ -1,16 +1,22 @@
 // autograd/formula_node.cpp: recording a forward call and running a row's formula.
 #include "autograd/formula_node.h"
 
+#include "autograd/variable.h"
 #include "core/function_schema.h"
 
 namespace strata::autograd {
 
-FormulaNode::FormulaNode(const ResolvedRow& row, edge_list next_edges)
-    : Node(next_sequence_nr(), std::move(next_edges)), row_(row), saved_(row.saved_args.size(), SavedVariable()) {}
+FormulaNode::FormulaNode(const ResolvedRow& row, const IValue* args)
+    : Node(next_sequence_nr()), row_(row), saved_(row.saved_args.size(), SavedVariable()) {
+  for (std::uint8_t i : row.input_args) add_next_edge(requires_grad_at(args, i) ? gradient_edge(args[i].to_tensor()) : Edge{});
+}
 
 void FormulaNode::record_arguments(const IValue* args, const Tensor* original_self) {
   const std::size_t n = row_.op.schema().arguments().size();
-  for (std::size_t i = 0; i < n; ++i) args_.emplace_back(args[i].is_tensor() ? IValue() : args[i]);
+  for (std::size_t i = 0; i < n; ++i) {
+    if (args[i].is_tensor()) args_.emplace_back();
+    else args_.emplace_back(args[i]);
+  }
   for (std::uint8_t i : row_.geometry_args) {
     const Tensor& t = args[i].to_tensor();
     geometry_.push_back(TensorGeometry{DimVector(t.sizes()), DimVector(t.strides()), t.dtype()});

@@ -15,9 +15,16 @@ struct TensorGeometry {
   ScalarType dtype = ScalarType::Float32;
 };
 
+// Whether the forward call's argument args[i] is a defined tensor that requires grad.
+inline bool requires_grad_at(const IValue* args, std::uint8_t i) {
+  const IValue& v = args[i];
+  return v.is_tensor() && v.to_tensor().defined() && v.to_tensor().requires_grad();
+}
+
 class FormulaNode final : public Node {
  public:
-  FormulaNode(const ResolvedRow& row, edge_list next_edges);
+  // Edges to the gradient edges of the row's inputs among the forward call's arguments `args`.
+  FormulaNode(const ResolvedRow& row, const IValue* args);
   std::string_view name() const override { return row_.row->node_name; }
   variable_list apply(variable_list&& grads) override;
   void release_variables() override;

@@ -16,15 +16,18 @@ std::uint64_t next_sequence_nr() {
 // from the loop: each of those finds its own edges already taken, so the nesting stays two deep.
 // Saved tensors also hold nodes (a saved input's grad_fn), so a node on the work list releases them
 // before its edges are taken; for the node being destroyed the derived class has already done so.
+// A node without edges (a leaf's AccumulateGrad, the commonest one) cannot continue a chain, so it
+// skips the work list and dies as its edge is released: still two deep, and cheaper for tiny graphs.
 namespace {
-// Releases each edge; one holding the last reference is kept in `out` instead of dying here. Edges
-// are released in turn, so of two edges to the same node (mul(y, y)) the second is the last.
+// Releases each edge; one holding the last reference to a node with edges of its own is kept in
+// `out` instead of dying here. Edges are released in turn, so of two edges to the same node
+// (mul(y, y)) the second is the last.
 using WorkList = SmallVector<std::shared_ptr<Node>, 8>;  // a chain keeps one or two; no heap for those
 
 void take_sole_edges(edge_list& edges, WorkList& out) {
   for (Edge& e : edges) {
     std::shared_ptr<Node> f = std::move(e.function);
-    if (f && f.use_count() == 1) out.push_back(std::move(f));
+    if (f && f.use_count() == 1 && !f->next_edges().empty()) out.push_back(std::move(f));
   }
 }
 }  // namespace
@@ -42,7 +45,7 @@ Node::~Node() {
 }
 
 std::uint32_t Node::add_input_metadata(const Tensor& t) {
-  input_metadata_.push_back(InputMetadata{DimVector(t.sizes()), t.dtype(), t.device(), t.subclass() != nullptr});
+  input_metadata_.emplace_back(t);
   return static_cast<std::uint32_t>(input_metadata_.size() - 1);
 }
 

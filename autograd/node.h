@@ -28,6 +28,8 @@ using edge_list = SmallVector<Edge, 3>;
 
 // What a gradient arriving at a node's input must look like.
 struct InputMetadata {
+  explicit InputMetadata(const Tensor& t)
+      : sizes(t.sizes()), dtype(t.dtype()), device(t.device()), is_subclass(t.subclass() != nullptr) {}
   DimVector sizes;
   ScalarType dtype;
   Device device;
@@ -41,8 +43,9 @@ std::uint64_t next_sequence_nr();
 
 class Node : public std::enable_shared_from_this<Node> {
  public:
-  Node(std::uint64_t sequence_nr, edge_list next_edges)
+  Node(std::uint64_t sequence_nr, edge_list&& next_edges)
       : sequence_nr_(sequence_nr), next_edges_(std::move(next_edges)) {}
+  explicit Node(std::uint64_t sequence_nr) : sequence_nr_(sequence_nr) {}  // no next edges (AccumulateGrad)
   virtual ~Node();  // iterative: Note [Deep graphs are torn down without recursion]
   Node(const Node&) = delete;
   Node& operator=(const Node&) = delete;
@@ -67,6 +70,8 @@ class Node : public std::enable_shared_from_this<Node> {
 
  protected:
   void set_next_edge(std::size_t i, Edge e) { next_edges_[i] = std::move(e); }
+  // For a derived constructor that builds its edges in place (one fewer move of the edge list).
+  void add_next_edge(Edge e) { next_edges_.push_back(std::move(e)); }
 
  private:
   std::uint64_t sequence_nr_;
