@@ -91,14 +91,17 @@ Tensor make_wrapper_tensor(IntrusivePtr<TensorSubclass> subclass, IntArrayRef si
   return Tensor(std::move(impl));
 }
 
-bool is_tensor_subclass_like(const Tensor& t) {
-  const bool mode_enabled = !mode_stack().empty() && !local_dispatch_keys().excluded.has(DispatchKey::Python);
-  return mode_enabled || t.subclass() != nullptr;
+namespace {
+// PyTorch's dispatch_mode_enabled(): a mode is on and the Python key is not excluded.
+bool dispatch_mode_enabled() {
+  return !mode_stack().empty() && !local_dispatch_keys().excluded.has(DispatchKey::Python);
 }
+}  // namespace
+
+bool is_tensor_subclass_like(const Tensor& t) { return dispatch_mode_enabled() || t.subclass() != nullptr; }
 
 bool interposer_sees(const Tensor& t) {
-  if (local_dispatch_keys().excluded.has(DispatchKey::Python)) return false;
-  return !mode_stack().empty() || t.subclass() != nullptr;
+  return dispatch_mode_enabled() || (t.subclass() != nullptr && !local_dispatch_keys().excluded.has(DispatchKey::Python));
 }
 
 // PyTorch's pythonFallback: the innermost mode first; else the first wrapper argument's subclass.

@@ -50,6 +50,7 @@ inline double max_abs_diff(const Tensor& t, const std::vector<double>& expected)
 inline std::vector<double> json_doubles(const nlohmann::json& j) { return j.get<std::vector<double>>(); }
 
 inline std::vector<std::int64_t> sizes_of(const Tensor& t) { return {t.sizes().begin(), t.sizes().end()}; }
+inline std::vector<std::int64_t> strides_of(const Tensor& t) { return {t.strides().begin(), t.strides().end()}; }
 
 // A dispatch mode that records the name of every op it sees, in order.
 struct OpLog : DispatchMode {
@@ -60,5 +61,18 @@ struct OpLog : DispatchMode {
     op.call(stack);
   }
 };
+
+// A wrapper subclass with no inner tensor: its handler only redispatches. For tests of what happens
+// when a tensor without data reaches a kernel, or of the geometry a wrapper may have.
+struct InertSubclass final : TensorSubclass {
+  std::string_view type_name() const override { return "Inert"; }
+  void dispatch(const OperatorHandle& op, Stack& stack) override { op.call(stack); }
+  FlattenedTensor flatten() const override { return {}; }
+  Tensor unflatten(const FlattenedTensor&, IntArrayRef, IntArrayRef) const override { return Tensor(); }
+};
+inline Tensor make_inert_wrapper(IntArrayRef sizes, IntArrayRef strides, std::int64_t storage_offset = 0) {
+  return make_wrapper_tensor(IntrusivePtr<TensorSubclass>(new InertSubclass()), sizes, strides, storage_offset,
+                             ScalarType::Float32, Device::CPU);
+}
 
 }  // namespace strata::testing

@@ -6,6 +6,7 @@
 
 #include "core/interposer.h"
 #include "ops/functions.h"
+#include "tests/test_helpers.h"
 
 using namespace strata;
 
@@ -173,13 +174,7 @@ TEST_CASE("factory, copy and random errors") {
 }
 
 TEST_CASE("a CPU kernel refuses a tensor without data instead of reading null") {
-  struct Inert final : TensorSubclass {
-    std::string_view type_name() const override { return "Inert"; }
-    void dispatch(const OperatorHandle& op, Stack& stack) override { op.call(stack); }
-    FlattenedTensor flatten() const override { return {}; }
-    Tensor unflatten(const FlattenedTensor&, IntArrayRef, IntArrayRef) const override { return Tensor(); }
-  };
-  const Tensor w = make_wrapper_tensor(IntrusivePtr<TensorSubclass>(new Inert()), {2}, {1}, 0, ScalarType::Float32, Device::CPU);
+  const Tensor w = testing::make_inert_wrapper({2}, {1});
   ExcludeKeyGuard no_python(DispatchKey::Python);
   CHECK_THROWS_WITH_AS(neg(w),
                        "[aten::neg] expected tensors with data on the CPU, but argument 0 is a Inert tensor without storage "

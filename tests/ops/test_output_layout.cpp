@@ -5,10 +5,8 @@
 
 using namespace strata;
 
-namespace {
-std::vector<std::int64_t> strides_of(const Tensor& t) { return {t.strides().begin(), t.strides().end()}; }
+using strata::testing::strides_of;
 using S = std::vector<std::int64_t>;
-}  // namespace
 
 TEST_CASE("a pointwise output is laid out like its inputs") {
   const Tensor x = randn({3, 2});

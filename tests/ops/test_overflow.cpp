@@ -108,15 +108,7 @@ TEST_CASE("view rejects a shape whose product overflows to the input's numel") {
 }
 
 TEST_CASE("make_wrapper_tensor refuses geometry no tensor can have") {
-  struct Inert final : TensorSubclass {
-    std::string_view type_name() const override { return "Inert"; }
-    void dispatch(const OperatorHandle& op, Stack& stack) override { op.call(stack); }
-    FlattenedTensor flatten() const override { return {}; }
-    Tensor unflatten(const FlattenedTensor&, IntArrayRef, IntArrayRef) const override { return Tensor(); }
-  };
-  auto wrap = [](IntArrayRef sizes, IntArrayRef strides) {
-    return make_wrapper_tensor(IntrusivePtr<TensorSubclass>(new Inert()), sizes, strides, 0, ScalarType::Float32, Device::CPU);
-  };
+  auto wrap = [](IntArrayRef sizes, IntArrayRef strides) { return testing::make_inert_wrapper(sizes, strides); };
   CHECK_THROWS_WITH_AS(wrap({-2, 3}, {3, 1}), Contains("Trying to create tensor with negative dimension -2: [-2, 3]"), Error);
   CHECK_THROWS_WITH_AS(wrap({3, k2e62}, {k2e62, 1}), Contains("Storage size calculation overflowed"), Error);
   CHECK(sizes_of(wrap({2, 3}, {3, 1})) == std::vector<std::int64_t>{2, 3});

@@ -1,4 +1,4 @@
-// tests/tracer/test_backward_order.cpp: the ops one backward dispatches, in order, equal PyTorch's
+// tests/autograd/test_backward_order.cpp: the ops one backward dispatches, in order, equal PyTorch's
 // (tests/golden/backward_order_torch.json, from scripts/reference/backward_order_reference.py).
 // They pin the order a node computes its input gradients in (Note [Formulas run in input-name
 // order]), the mul.Scalar of maybe_multiply, mm_mat2_backward's layout branch, sum_to, gradient
@@ -10,7 +10,6 @@
 #include "ops/detach.h"
 #include "ops/functions.h"
 #include "tests/test_helpers.h"
-#include "tracer/op_counter.h"
 
 using namespace strata;
 using strata::testing::read_golden_json;
@@ -54,13 +53,13 @@ TEST_CASE("each backward dispatches PyTorch's ops in PyTorch's order") {
     INFO(name);
     REQUIRE(golden.contains(name));
     const Tensor loss = sum(build());
-    tracer::OpCounter log;
+    testing::OpLog log;
     {
       ModeGuard mode(log);
       backward(loss);
     }
     const std::vector<std::string> expected = golden[name].get<std::vector<std::string>>();
-    const std::vector<std::string> got = log.sequence("forward");
+    const std::vector<std::string>& got = log.ops;
     CHECK_MESSAGE(got == expected, "strata: " << nlohmann::json(got).dump() << "\ntorch:  " << nlohmann::json(expected).dump());
   }
 }
