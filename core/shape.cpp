@@ -56,18 +56,10 @@ std::int64_t storage_nbytes(IntArrayRef sizes, IntArrayRef strides, std::size_t 
   return static_cast<std::int64_t>(bytes);
 }
 
-std::int64_t checked_contiguous_numel(IntArrayRef sizes, std::size_t itemsize) {
-  std::uint64_t numel = 1;
-  bool overflow = false;
-  for (const std::int64_t s : sizes) {
+void throw_bad_contiguous_sizes(IntArrayRef sizes) {
+  for (const std::int64_t s : sizes)
     STRATA_CHECK(s >= 0, "Trying to create tensor with negative dimension ", s, ": ", shape_str(sizes));
-    overflow |= mul_overflows(numel, static_cast<std::uint64_t>(s), &numel);
-  }
-  std::uint64_t bytes = 0;
-  overflow |= mul_overflows(numel, std::uint64_t{itemsize}, &bytes);
-  overflow |= bytes > static_cast<std::uint64_t>(INT64_MAX);
-  STRATA_CHECK(!overflow, "Storage size calculation overflowed with sizes=", shape_str(sizes));
-  return static_cast<std::int64_t>(numel);
+  detail::throw_error(detail::str_cat("Storage size calculation overflowed with sizes=", shape_str(sizes)));
 }
 
 bool is_contiguous_layout(IntArrayRef sizes, IntArrayRef strides) {

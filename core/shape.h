@@ -29,8 +29,18 @@ void check_size_nonnegative(IntArrayRef sizes);
 std::int64_t storage_nbytes(IntArrayRef sizes, IntArrayRef strides, std::size_t itemsize,
                             std::int64_t storage_offset = 0);
 // The numel of a fresh contiguous tensor of `sizes`, in one pass: PyTorch's check_size_nonnegative,
-// then its computeStorageNbytesContiguous error unless numel * itemsize fits int64.
-std::int64_t checked_contiguous_numel(IntArrayRef sizes, std::size_t itemsize);
+// then its computeStorageNbytesContiguous error unless numel * itemsize fits int64. Inline, as every
+// fresh tensor asks; the errors are built out of line.
+[[noreturn]] void throw_bad_contiguous_sizes(IntArrayRef sizes);
+inline std::int64_t checked_contiguous_numel(IntArrayRef sizes, std::size_t itemsize) {
+  std::uint64_t numel = 1;
+  bool bad = false;
+  for (const std::int64_t s : sizes) bad |= (s < 0) | __builtin_mul_overflow(numel, static_cast<std::uint64_t>(s), &numel);
+  std::uint64_t bytes = 0;
+  bad |= __builtin_mul_overflow(numel, std::uint64_t{itemsize}, &bytes) | (bytes > std::uint64_t{INT64_MAX});
+  if (bad) [[unlikely]] throw_bad_contiguous_sizes(sizes);
+  return static_cast<std::int64_t>(numel);
+}
 bool is_contiguous_layout(IntArrayRef sizes, IntArrayRef strides);
 // True when the elements occupy exactly numel() consecutive slots, in any dimension order.
 bool is_non_overlapping_and_dense(IntArrayRef sizes, IntArrayRef strides);

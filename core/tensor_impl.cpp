@@ -13,6 +13,7 @@ namespace strata {
 TensorImpl::TensorImpl(Storage storage, std::int64_t storage_offset, DimVector sizes, DimVector strides,
                        ScalarType dtype, Device device)
     : storage_(std::move(storage)),
+      data_(storage_ ? static_cast<char*>(storage_->data()) + storage_offset * element_size(dtype) : nullptr),
       storage_offset_(storage_offset),
       sizes_(std::move(sizes)),
       strides_(std::move(strides)),
@@ -24,8 +25,9 @@ TensorImpl::TensorImpl(Storage storage, std::int64_t storage_offset, DimVector s
   STRATA_INTERNAL_ASSERT(sizes_.size() == strides_.size(), "sizes and strides differ in length");
 }
 
-TensorImpl::TensorImpl(Storage storage, IntArrayRef sizes, Contiguous geometry, ScalarType dtype, Device device)
+TensorImpl::TensorImpl(Storage&& storage, IntArrayRef sizes, Contiguous geometry, ScalarType dtype, Device device)
     : storage_(std::move(storage)),
+      data_(storage_ ? storage_->data() : nullptr),
       storage_offset_(0),
       sizes_(sizes),
       numel_(geometry.numel),

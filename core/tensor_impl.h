@@ -27,7 +27,7 @@ class TensorImpl : public RefCounted<TensorImpl> {
   struct Contiguous {
     std::int64_t numel;
   };
-  TensorImpl(Storage storage, IntArrayRef sizes, Contiguous geometry, ScalarType dtype, Device device);
+  TensorImpl(Storage&& storage, IntArrayRef sizes, Contiguous geometry, ScalarType dtype, Device device);
   ~TensorImpl();
 
   // A fresh, uninitialised, contiguous tensor. On the CPU its TensorImpl, storage header and data
@@ -63,10 +63,9 @@ class TensorImpl : public RefCounted<TensorImpl> {
     if (storage_) storage_->bump_version();
   }
 
-  // First element's address; null when there is no storage (meta, wrapper).
-  void* data() const {
-    return storage_ ? static_cast<char*>(storage_->data()) + storage_offset_ * element_size(dtype_) : nullptr;
-  }
+  // First element's address; null when there is no storage (meta, wrapper). Computed once: a
+  // storage's data never moves and a TensorImpl's offset never changes.
+  void* data() const { return data_; }
 
   // Autograd state (see core/autograd_meta.h). requires_grad() is true for leaves that require grad
   // and for tensors with a grad_fn; exactly those carry the Autograd key (Note [Dispatch keys]).
@@ -83,6 +82,7 @@ class TensorImpl : public RefCounted<TensorImpl> {
 
  private:
   Storage storage_;
+  void* data_;
   std::int64_t storage_offset_;
   DimVector sizes_;
   DimVector strides_;

@@ -22,11 +22,16 @@
 
 namespace strata::ops {
 
-// The metadata of a new output. Empty strides mean contiguous.
+// The metadata of a new output. Empty strides mean contiguous. An output of an input's shape (most
+// pointwise outputs) names that input instead of copying its sizes: the input outlives the spec, and
+// a tiny op skips building and copying a shape (Note [Checks cost nothing until they fail]).
 struct TensorSpec {
   DimVector sizes;
   ScalarType dtype;
   DimVector strides;
+  const Tensor* shape_of = nullptr;  // when set, sizes is empty and the output has this tensor's shape
+
+  IntArrayRef shape() const { return shape_of ? shape_of->sizes() : IntArrayRef(sizes); }
 };
 
 // The geometry of a view of the first argument.

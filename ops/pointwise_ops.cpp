@@ -43,14 +43,14 @@ void check_inplace(const Tensor& self, const Tensor& other) {
 }
 
 TensorSpec binary_spec(const Tensor& self, const Tensor& other, ScalarType dtype) {
+  if (self.sizes() == other.sizes()) [[likely]]
+    return {{}, dtype, output_strides(self.sizes(), {&self, &other}), &self};
   DimVector shape = broadcast_shapes(self.sizes(), other.sizes());
   DimVector strides = output_strides(shape, {&self, &other});
   return {std::move(shape), dtype, std::move(strides)};
 }
 
-TensorSpec unary_spec(const Tensor& self, ScalarType dtype) {
-  return {DimVector(self.sizes()), dtype, output_strides(self.sizes(), {&self})};
-}
+TensorSpec unary_spec(const Tensor& self, ScalarType dtype) { return {{}, dtype, output_strides(self.sizes(), {&self}), &self}; }
 
 // out = self + alpha * other, computed in out's dtype.
 void add_out(const Tensor& out, const Tensor& self, const Tensor& other, const Scalar& alpha) {

@@ -31,7 +31,7 @@ ScalarType scalar_dtype(const Scalar& value) {
 }
 }  // namespace
 
-ScalarType result_type(const Tensor& a, const Tensor& b) {
+ScalarType result_type_of_mixed(const Tensor& a, const Tensor& b) {
   std::optional<ScalarType> dimensioned, zero_dim, wrapped;
   for (const Tensor* t : {&a, &b}) {
     if (t->impl()->is_wrapped_number()) wrapped = promote(wrapped, wrapped_dtype(t->dtype()));

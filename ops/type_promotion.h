@@ -9,7 +9,14 @@
 
 namespace strata::ops {
 
-ScalarType result_type(const Tensor& a, const Tensor& b);
+// Tensors of one dtype promote to it unless both are wrapped numbers (two wrapped float64s give the
+// default float32): that case is answered inline, the three tiers out of line.
+ScalarType result_type_of_mixed(const Tensor& a, const Tensor& b);
+inline ScalarType result_type(const Tensor& a, const Tensor& b) {
+  if (a.dtype() == b.dtype() && !(a.impl()->is_wrapped_number() && b.impl()->is_wrapped_number())) [[likely]]
+    return a.dtype();
+  return result_type_of_mixed(a, b);
+}
 // The same with a C++ number as b (a wrapped number), without making a tensor.
 ScalarType result_type(const Tensor& a, const Scalar& b);
 // A C++ number as a wrapped-number 0-d tensor (PyTorch's wrapped_scalar_tensor): float64 for
