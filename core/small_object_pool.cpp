@@ -1,78 +1,46 @@
-// core/small_object_pool.cpp: thread-local free lists by size class.
+// core/small_object_pool.cpp: the pool's slow paths: a class's list is empty, full, or not yet set
+// up to be returned at thread exit (Note [The pool's fast path is inline]).
 #include "core/small_object_pool.h"
 
 #include <new>
 
 namespace strata::pool {
 
+namespace detail {
+
+constinit thread_local FreeLists free_lists{};
+
 namespace {
-
-#if defined(__SANITIZE_ADDRESS__)
-constexpr bool kPoolEnabled = false;
-#elif defined(__has_feature)
-#if __has_feature(address_sanitizer)
-constexpr bool kPoolEnabled = false;
-#else
-constexpr bool kPoolEnabled = true;
-#endif
-#else
-constexpr bool kPoolEnabled = true;
-#endif
-
-constexpr std::size_t kClassBytes = 64;
-constexpr std::size_t kClasses = 16;      // up to 1 KiB
-constexpr std::size_t kPerClass = 64;     // blocks kept per class and thread
-
-struct FreeBlock {
-  FreeBlock* next;
-};
-
-struct ThreadCache {
-  FreeBlock* head[kClasses] = {};
-  std::size_t count[kClasses] = {};
-  ~ThreadCache() {
+// Returns this thread's cached blocks to the system when the thread ends.
+struct Cleanup {
+  Cleanup() { free_lists.cleanup_registered = true; }
+  ~Cleanup() {
     for (std::size_t c = 0; c < kClasses; ++c) {
-      while (FreeBlock* b = head[c]) {
-        head[c] = b->next;
+      while (FreeBlock* b = free_lists.head[c]) {
+        free_lists.head[c] = b->next;
         ::operator delete(b);
       }
+      free_lists.count[c] = 0;
     }
+    free_lists.cleanup_registered = false;  // blocks freed later in thread exit go straight back
   }
 };
-
-thread_local ThreadCache cache;
-
-std::size_t class_of(std::size_t bytes) { return (bytes + kClassBytes - 1) / kClassBytes - 1; }
-
 }  // namespace
 
-void* allocate(std::size_t bytes) {
-  if (!kPoolEnabled || bytes == 0 || bytes > kClasses * kClassBytes) return ::operator new(bytes);
-  const std::size_t c = class_of(bytes);
-  ThreadCache& tc = cache;
-  if (FreeBlock* b = tc.head[c]) {
-    tc.head[c] = b->next;
-    --tc.count[c];
-    return b;
-  }
-  return ::operator new((c + 1) * kClassBytes);  // the full class size, so any block of the class fits
+void* allocate_slow(std::size_t bytes) {
+  // An empty list: a block of the full class size, so that any request of the class fits it later.
+  if (pooled(bytes)) return ::operator new((class_of(bytes) + 1) * kClassBytes);
+  return ::operator new(bytes);
 }
 
-void deallocate(void* p, std::size_t bytes) noexcept {
-  if (!kPoolEnabled || bytes == 0 || bytes > kClasses * kClassBytes) {
-    ::operator delete(p);
-    return;
+void deallocate_slow(void* p, std::size_t bytes) noexcept {
+  if (pooled(bytes) && !free_lists.cleanup_registered) {
+    thread_local Cleanup cleanup;  // first use on this thread: construct and register it
+    if (free_lists.cleanup_registered) return deallocate(p, bytes);
   }
-  const std::size_t c = class_of(bytes);
-  ThreadCache& tc = cache;
-  if (tc.count[c] >= kPerClass) {
-    ::operator delete(p);
-    return;
-  }
-  auto* b = static_cast<FreeBlock*>(p);
-  b->next = tc.head[c];
-  tc.head[c] = b;
-  ++tc.count[c];
+  ::operator delete(p);
 }
+
+}  // namespace detail
 
 }  // namespace strata::pool

@@ -5,8 +5,10 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <new>
 
 #include "core/intrusive_ptr.h"
+#include "core/small_object_pool.h"
 
 namespace strata {
 
@@ -20,10 +22,11 @@ class StorageImpl : public RefCounted<StorageImpl> {
   static IntrusivePtr<StorageImpl> allocate(std::size_t nbytes);
   // The same, with `prefix_bytes` of extra room in the same block (64-byte aligned, before the data),
   // returned in *prefix: a fresh tensor puts its TensorImpl there, so it costs one allocation.
+  // Inline, as every fresh tensor calls it.
   static IntrusivePtr<StorageImpl> allocate_with_prefix(std::size_t prefix_bytes, std::size_t nbytes, void** prefix);
   // Wraps memory strata does not own; `deleter(data, context)` runs when the last view goes away.
   static IntrusivePtr<StorageImpl> wrap(void* data, std::size_t nbytes, Deleter deleter, void* context);
-  static void destroy(StorageImpl* self) noexcept;
+  static void destroy(StorageImpl* self) noexcept;  // inline: every fresh tensor's last release
 
   void* data() const noexcept { return data_; }
   std::size_t nbytes() const noexcept { return nbytes_; }
@@ -43,6 +46,12 @@ class StorageImpl : public RefCounted<StorageImpl> {
       : block_(block), data_(data), nbytes_(nbytes), deleter_(deleter), context_(context) {}
   ~StorageImpl() = default;
 
+  static constexpr std::size_t kPooledBlockLimit = std::size_t{1} << 20;
+  // A block of `block_bytes`: from the small-object pool up to kPooledBlockLimit, else operator new;
+  // null when the memory is not there (Note [Allocation failure is an Error]).
+  static void* allocate_block(std::size_t block_bytes);
+  [[noreturn]] static void throw_allocation_failure(std::size_t nbytes);
+
   void* block_;  // the allocation holding this header (and the data, for allocate())
   std::size_t block_bytes_ = 0;  // its size, for the small-object pool (0: a plain operator new block)
   std::uint32_t version_ = 0;    // Note [Version counters live in the storage]
@@ -53,5 +62,31 @@ class StorageImpl : public RefCounted<StorageImpl> {
 };
 
 using Storage = IntrusivePtr<StorageImpl>;
+
+inline IntrusivePtr<StorageImpl> StorageImpl::allocate_with_prefix(std::size_t prefix_bytes, std::size_t nbytes,
+                                                                   void** prefix) {
+  constexpr std::size_t kHeaderBytes = (sizeof(StorageImpl) + kStorageAlignment - 1) / kStorageAlignment * kStorageAlignment;
+  const std::size_t prefix_room = (prefix_bytes + kStorageAlignment - 1) / kStorageAlignment * kStorageAlignment;
+  std::size_t block_bytes = 0;
+  const bool overflow = __builtin_add_overflow(kStorageAlignment + kHeaderBytes + prefix_room, nbytes, &block_bytes);
+  void* block = overflow ? nullptr : allocate_block(block_bytes);
+  if (!block) [[unlikely]] throw_allocation_failure(nbytes);
+  // The header starts at the block's first 64-byte boundary.
+  const std::uintptr_t address = reinterpret_cast<std::uintptr_t>(block);
+  char* header = reinterpret_cast<char*>((address + kStorageAlignment - 1) & ~(kStorageAlignment - 1));
+  *prefix = header + kHeaderBytes;
+  auto* storage = new (header) StorageImpl(block, header + kHeaderBytes + prefix_room, nbytes, nullptr, nullptr);
+  storage->block_bytes_ = block_bytes <= kPooledBlockLimit ? block_bytes : 0;  // 0: freed with plain operator delete
+  return IntrusivePtr<StorageImpl>::adopt(storage);
+}
+
+inline void StorageImpl::destroy(StorageImpl* self) noexcept {
+  if (self->deleter_) self->deleter_(self->data_, self->context_);
+  void* block = self->block_;
+  const std::size_t bytes = self->block_bytes_;
+  self->~StorageImpl();
+  if (bytes) pool::deallocate(block, bytes);
+  else ::operator delete(block);
+}
 
 }  // namespace strata

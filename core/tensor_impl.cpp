@@ -25,7 +25,9 @@ TensorImpl::TensorImpl(Storage storage, std::int64_t storage_offset, DimVector s
   STRATA_INTERNAL_ASSERT(sizes_.size() == strides_.size(), "sizes and strides differ in length");
 }
 
-TensorImpl::TensorImpl(Storage&& storage, IntArrayRef sizes, Contiguous geometry, ScalarType dtype, Device device)
+// Inlined into make_contiguous, its only caller: a fresh tensor's construction is one function.
+[[gnu::always_inline]] inline TensorImpl::TensorImpl(Storage&& storage, IntArrayRef sizes, Contiguous geometry, ScalarType dtype,
+                                                     Device device)
     : storage_(std::move(storage)),
       data_(storage_ ? storage_->data() : nullptr),
       storage_offset_(0),
@@ -45,7 +47,7 @@ TensorImpl::TensorImpl(Storage&& storage, IntArrayRef sizes, Contiguous geometry
   }
 }
 
-TensorImpl::~TensorImpl() {
+[[gnu::always_inline]] inline TensorImpl::~TensorImpl() {
   if (autograd_meta_) clear_autograd_meta();
 }
 
