@@ -1,7 +1,9 @@
 // core/small_object_pool.h: a per-thread cache of freed small blocks (TensorImpls, fresh tensors'
 // storage blocks, boxed int lists, autograd nodes), by 64-byte size class up to 1 KiB. A tiny op
 // allocates and frees a few such blocks; taking them from a thread-local list instead of malloc/free
-// saves about 80 instructions a pair. Blocks freed on another thread go to that thread's cache. Under
+// saves about 80 instructions a pair. Large blocks (128 KiB to 64 MiB, e.g. activations) are kept
+// too, a few per thread, so that a training loop does not fault in fresh pages every step (Note
+// [Large blocks are recycled]). Blocks freed on another thread go to that thread's cache. Under
 // AddressSanitizer the pool is off, so use-after-free is still caught.
 #pragma once
 
@@ -39,7 +41,7 @@ struct FreeBlock {
 struct FreeLists {
   FreeBlock* head[kClasses];
   std::uint32_t count[kClasses];
-  bool cleanup_registered;
+  bool cleanup_registered;  // this thread's cleanup exists and has not run yet
 };
 extern constinit thread_local FreeLists free_lists;
 

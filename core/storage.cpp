@@ -13,11 +13,12 @@ namespace strata {
 
 // Note [Allocation failure is an Error]
 // Asking for more memory than the machine has (torch.empty(2**47)) must raise PyTorch's
-// "DefaultCPUAllocator: can't allocate memory" error, not end the process. Large blocks come from
+// "DefaultCPUAllocator: can't allocate memory" error, not end the process. Blocks over 64 MiB come from
 // nothrow operator new and a null result is checked: unlike catching std::bad_alloc, that also holds
 // under AddressSanitizer, whose throwing operator new aborts on failure (its nothrow one returns null
-// when allocator_may_return_null=1, which the overflow tests set). Small blocks go through the pool,
-// where a failure can only be std::bad_alloc, caught here.
+// when allocator_may_return_null=1, which the overflow tests set). Smaller blocks go through the pool
+// (which recycles them, Note [Large blocks are recycled]), where a failure can only be std::bad_alloc,
+// caught here.
 void* StorageImpl::allocate_block(std::size_t block_bytes) {
   if (block_bytes > kPooledBlockLimit) return ::operator new(block_bytes, std::nothrow);
   try {

@@ -46,8 +46,8 @@ class StorageImpl : public RefCounted<StorageImpl> {
       : block_(block), data_(data), nbytes_(nbytes), deleter_(deleter), context_(context) {}
   ~StorageImpl() = default;
 
-  static constexpr std::size_t kPooledBlockLimit = std::size_t{1} << 20;
-  // A block of `block_bytes`: from the small-object pool up to kPooledBlockLimit, else operator new;
+  static constexpr std::size_t kPooledBlockLimit = std::size_t{64} << 20;
+  // A block of `block_bytes`: from the pool up to kPooledBlockLimit, else operator new;
   // null when the memory is not there (Note [Allocation failure is an Error]).
   static void* allocate_block(std::size_t block_bytes);
   [[noreturn]] static void throw_allocation_failure(std::size_t nbytes);

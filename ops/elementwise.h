@@ -12,8 +12,12 @@
 
 namespace strata::ops {
 
-// Elements per thread below which a loop stays serial.
-inline constexpr std::int64_t kElementwiseGrain = 32768;
+// Elements below which a loop stays serial. Note [Elementwise loops are serial below 2^19 elements]:
+// forking and joining OpenMP threads costs tens of microseconds once the workers sleep, and a whole
+// scheduler time slice when another process holds a core, while a pass over 2^19 floats (~4 MiB of
+// traffic) takes a few hundred. With 32768, the 784-512-512-10 step's relu, threshold_backward and SGD
+// updates added six fork/joins to its eight GEMMs, and on a shared 2-core machine ran a quarter slower.
+inline constexpr std::int64_t kElementwiseGrain = std::int64_t{1} << 19;
 
 // The strides (in elements) of `t` broadcast to `shape`: 0 on broadcast dimensions.
 DimVector broadcast_strides(const Tensor& t, IntArrayRef shape);

@@ -1,7 +1,11 @@
 // tests/core/test_tensor.cpp: tensor handles, storage sharing, geometry, data access, printing.
 #include <doctest/doctest.h>
 
+#include <thread>
+#include <vector>
+
 #include "core/generator.h"
+#include "core/small_object_pool.h"
 #include "core/tensor_format.h"
 #include "tests/test_helpers.h"
 
@@ -36,6 +40,43 @@ TEST_CASE("storage is 64-byte aligned and views share it") {
   CHECK_FALSE(col.is_non_overlapping_and_dense());
   const Tensor expanded = strata::detail::make_view(a, {4, 3}, {0, 1}, 0);
   CHECK_FALSE(expanded.is_non_overlapping_and_dense());
+}
+
+TEST_CASE("a freed large block is handed back for a request of the same whole pages") {
+  // The pool is off under AddressSanitizer; a small block coming straight back shows it is on.
+  void* small = pool::allocate(64);
+  pool::deallocate(small, 64);
+  void* small_again = pool::allocate(64);
+  const bool pooled = small_again == small;
+  pool::deallocate(small_again, 64);
+
+  void* a = pool::allocate(300000);
+  pool::deallocate(a, 300000);
+  void* b = pool::allocate(300001);  // 74 pages, as for 300000
+  if (pooled) CHECK(b == a);
+  pool::deallocate(b, 300001);
+  void* c = pool::allocate(400000);  // other pages: b stays in the cache
+  if (pooled) CHECK(c != b);
+  pool::deallocate(c, 400000);
+}
+
+TEST_CASE("pooled blocks cross threads and a thread's cache is given back when it ends") {
+  void* from_main = pool::allocate(200);
+  void* large_from_main = pool::allocate(300000);
+  std::thread worker([&] {
+    // Frees blocks of another thread, caches its own, and exits with both caches full.
+    pool::deallocate(from_main, 200);
+    pool::deallocate(large_from_main, 300000);
+    std::vector<void*> blocks;
+    for (int i = 0; i < 100; ++i) blocks.push_back(pool::allocate(100));
+    for (void* b : blocks) pool::deallocate(b, 100);
+    const Tensor t = detail::make_contiguous_tensor({300, 300}, ScalarType::Float32, Device::CPU);  // a large block
+    CHECK(t.numel() == 90000);  // cached when t dies
+  });
+  worker.join();
+  const Tensor after = detail::make_contiguous_tensor({300, 300}, ScalarType::Float32, Device::CPU);
+  static_cast<float*>(after.impl()->data())[89999] = 1.0f;  // the main thread's pool still works
+  CHECK(after.numel() == 90000);
 }
 
 TEST_CASE("item and typed data access check what they are given") {

@@ -3,6 +3,7 @@
 // at sizes around the SIMD width, with their meta functions checked alongside.
 #include <cmath>
 
+#include "ops/elementwise.h"
 #include "tests/ops/op_harness.h"
 
 using namespace strata;
@@ -125,7 +126,8 @@ TEST_CASE("relu propagates NaN and keeps integer dtypes") {
 
 TEST_CASE("large pointwise ops split across threads give the same result as small ones") {
   manual_seed(7);
-  const Tensor a = randn({300, 257});
+  const Tensor a = randn({2100, 257});
+  REQUIRE(a.numel() > ops::kElementwiseGrain);
   const Tensor b = randn({257});
   const Tensor out = add(t(t(a)), b, 0.5);
   const std::vector<double> av = a.to_vector<double>(), bv = b.to_vector<double>(), ov = out.to_vector<double>();
