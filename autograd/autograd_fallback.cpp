@@ -7,7 +7,6 @@
 #include "autograd/grad_mode.h"
 #include "autograd/registration.h"
 #include "autograd/variable.h"
-#include "core/small_object_pool.h"
 #include "ops/functions.h"
 
 namespace strata::autograd {
@@ -51,13 +50,14 @@ void autograd_fallback(const OperatorHandle& op, DispatchKeySet keys, Stack& sta
                  "a leaf Variable that requires grad is being used in an in-place operation.");
   }
 
-  auto node = std::allocate_shared<FormulaNode>(pool::Allocator<FormulaNode>(), *row, args);
+  const NodePtr owner = make_node<FormulaNode>(*row, args);
+  auto& node = static_cast<FormulaNode&>(*owner);
   Tensor original_self;  // for in-place formulas that read self as it was (PyTorch's self.clone())
-  if (row->row->saves_original_self && node->should_compute_output(1)) {
+  if (row->row->saves_original_self && node.should_compute_output(1)) {
     ExcludeKeyGuard below(DispatchKey::Autograd);
     original_self = clone(args[0].to_tensor());
   }
-  node->record_arguments(args, original_self.defined() ? &original_self : nullptr);
+  node.record_arguments(args, original_self.defined() ? &original_self : nullptr);
 
   redispatch_below(op, keys, stack);
 
@@ -65,11 +65,11 @@ void autograd_fallback(const OperatorHandle& op, DispatchKeySet keys, Stack& sta
   const IValue* returns = stack.data() + stack.size() - num_returns;
   for (std::size_t k = 0; k < row->row->outputs.size(); ++k) {
     const Tensor& out = returns[row->row->outputs[k]].to_tensor();
-    node->add_input_metadata(out);
+    node.add_input_metadata(out);
     // Only floating outputs carry gradients; an in-place op's output is self, whose history is replaced.
-    if (is_floating_point(out.dtype())) set_gradient_edge(out, Edge{node, static_cast<std::uint32_t>(k)});
+    if (is_floating_point(out.dtype())) set_gradient_edge(out, Edge{owner, static_cast<std::uint32_t>(k)});
   }
-  node->save_outputs(returns);
+  node.save_outputs(returns);
 }
 
 }  // namespace strata::autograd

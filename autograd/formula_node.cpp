@@ -76,7 +76,7 @@ Tensor BackwardContext::saved(std::string_view name) const {
   const std::size_t k = position_in(node_.row_.row->saved, name);
   STRATA_INTERNAL_ASSERT(k < node_.saved_.size(), node_.name(), ": ", name, " was not saved");
   const SavedVariable& s = node_.saved_[k];
-  return s.needs_saved_for() ? s.unpack(node_.shared_from_this()) : s.unpack();
+  return s.needs_saved_for() ? s.unpack(&node_) : s.unpack();
 }
 
 const IValue& BackwardContext::arg(std::string_view name) const { return node_.args_[static_cast<std::size_t>(node_.argument_index(name))]; }
