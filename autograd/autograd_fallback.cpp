@@ -50,7 +50,7 @@ void autograd_fallback(const OperatorHandle& op, DispatchKeySet keys, Stack& sta
                  "a leaf Variable that requires grad is being used in an in-place operation.");
   }
 
-  const NodePtr owner = make_node<FormulaNode>(*row, args);
+  NodePtr owner = make_node<FormulaNode>(*row, args);
   auto& node = static_cast<FormulaNode&>(*owner);
   Tensor original_self;  // for in-place formulas that read self as it was (PyTorch's self.clone())
   if (row->row->saves_original_self && node.should_compute_output(1)) {
@@ -63,11 +63,14 @@ void autograd_fallback(const OperatorHandle& op, DispatchKeySet keys, Stack& sta
 
   const std::size_t num_returns = op.schema().returns().size();
   const IValue* returns = stack.data() + stack.size() - num_returns;
-  for (std::size_t k = 0; k < row->row->outputs.size(); ++k) {
+  const std::size_t num_outputs = row->row->outputs.size();
+  for (std::size_t k = 0; k < num_outputs; ++k) {
     const Tensor& out = returns[row->row->outputs[k]].to_tensor();
     node.add_input_metadata(out);
     // Only floating outputs carry gradients; an in-place op's output is self, whose history is replaced.
-    if (is_floating_point(out.dtype())) set_gradient_edge(out, Edge{owner, static_cast<std::uint32_t>(k)});
+    // The last output takes this function's own reference to the node (one count fewer to take and drop).
+    if (is_floating_point(out.dtype()))
+      set_gradient_edge(out, Edge{k + 1 == num_outputs ? std::move(owner) : NodePtr(owner), static_cast<std::uint32_t>(k)});
   }
   node.save_outputs(returns);
 }

@@ -36,7 +36,6 @@ class FormulaNode final : public Node {
 
  private:
   friend class BackwardContext;
-  int argument_index(std::string_view name) const;
 
   const ResolvedRow& row_;
   SmallVector<IValue, 6> args_;              // non-tensor arguments (tensor slots hold None)
