@@ -17,10 +17,7 @@ void FormulaNode::record_arguments(const IValue* args, const Tensor* original_se
     if (args[i].is_tensor()) args_.emplace_back();
     else args_.emplace_back(args[i]);
   }
-  for (std::uint8_t i : row_.geometry_args) {
-    const Tensor& t = args[i].to_tensor();
-    geometry_.push_back(TensorGeometry{DimVector(t.sizes()), DimVector(t.strides()), t.dtype()});
-  }
+  for (std::uint8_t i : row_.geometry_args) geometry_.emplace_back(args[i].to_tensor());
   for (std::size_t k = 0; k < row_.saved_args.size(); ++k) {
     const int arg = row_.saved_args[k];
     if (arg < 0) continue;  // an output, saved after the call

@@ -10,9 +10,10 @@ namespace strata::autograd {
 
 // Sizes, strides and dtype of a tensor input at forward time.
 struct TensorGeometry {
+  explicit TensorGeometry(const Tensor& t) : sizes(t.sizes()), strides(t.strides()), dtype(t.dtype()) {}
   DimVector sizes;
   DimVector strides;
-  ScalarType dtype = ScalarType::Float32;
+  ScalarType dtype;
 };
 
 // Whether the forward call's argument args[i] is a defined tensor that requires grad.
