@@ -1,5 +1,7 @@
-// autograd/accumulate_grad.cpp: AccumulateGrad and the layout contract.
+// autograd/accumulate_grad.cpp: AccumulateGrad, finding a leaf's accumulator, and the layout contract.
 #include "autograd/accumulate_grad.h"
+
+#include <thread>
 
 #include "autograd/grad_mode.h"
 #include "core/autograd_meta.h"
@@ -8,8 +10,49 @@
 
 namespace strata::autograd {
 
-AccumulateGrad::AccumulateGrad(const Tensor& variable) : Node(kAccumulateGradSequenceNr), variable_(variable) {
+// Note [A leaf's accumulator is looked up under a lock]
+// The leaf points at its AccumulateGrad without holding it (the node holds the leaf: a reference back
+// would be a cycle), and the node clears that pointer when it dies. Nodes count their references in
+// place, with no weak count (Note [Nodes count their references in place]), so between reading the
+// pointer and taking a reference another thread could drop the last one and free the node. Both
+// sides therefore run under a per-leaf spin lock (PyTorch takes a mutex in grad_accumulator() for
+// the same reason): a lookup either takes a reference while the node is still counted, or sees a
+// count of zero (the node is dying and waits for the lock to clear the pointer) and makes a new
+// accumulator. Uncontended, the lock is one exchange and one store; it is held for a few instructions.
+namespace {
+class AccumulatorLock {
+ public:
+  explicit AccumulatorLock(AutogradMeta& meta) : flag_(meta.grad_accumulator_lock) {
+    while (flag_.test_and_set(std::memory_order_acquire)) std::this_thread::yield();
+  }
+  ~AccumulatorLock() { flag_.clear(std::memory_order_release); }
+  AccumulatorLock(const AccumulatorLock&) = delete;
+  AccumulatorLock& operator=(const AccumulatorLock&) = delete;
+
+ private:
+  std::atomic_flag& flag_;
+};
+}  // namespace
+
+AccumulateGrad::AccumulateGrad(const Tensor& variable) : Node(kAccumulateGradSequenceNr, FoundByLeaf{}), variable_(variable) {
   add_input_metadata(variable_);
+}
+
+AccumulateGrad::~AccumulateGrad() {
+  AutogradMeta& meta = *variable_.impl()->autograd_meta();  // made before this node
+  const AccumulatorLock lock(meta);
+  if (meta.grad_accumulator == this) meta.grad_accumulator = nullptr;
+}
+
+NodePtr grad_accumulator(const Tensor& leaf) {
+  AutogradMeta& meta = leaf.impl()->ensure_autograd_meta();
+  const AccumulatorLock lock(meta);
+  if (meta.grad_accumulator) {
+    if (NodePtr existing = NodePtr::retain_if_alive(meta.grad_accumulator)) return existing;
+  }
+  NodePtr node = make_node<AccumulateGrad>(leaf);
+  meta.grad_accumulator = node.get();
+  return node;
 }
 
 variable_list AccumulateGrad::apply(variable_list&& grads) {

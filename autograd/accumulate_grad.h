@@ -1,7 +1,8 @@
 // autograd/accumulate_grad.h: the node at each leaf that adds arriving gradients into `.grad`,
 // with PyTorch's rules (torch/csrc/autograd/functions/accumulate_grad.h): the first gradient is
 // stolen (detached, not copied) when nothing else holds it and its strides obey the layout contract;
-// otherwise it is copied into the leaf's layout; later gradients are added in place.
+// otherwise it is copied into the leaf's layout; later gradients are added in place. A leaf makes its
+// accumulator on first use and shares it while any graph holds it.
 #pragma once
 
 #include "autograd/node.h"
@@ -11,6 +12,7 @@ namespace strata::autograd {
 class AccumulateGrad final : public Node {
  public:
   explicit AccumulateGrad(const Tensor& variable);
+  ~AccumulateGrad() override;  // forgets itself in the leaf
   std::string_view name() const override { return "AccumulateGrad"; }
   variable_list apply(variable_list&& grads) override;
   const Tensor& variable() const { return variable_; }
@@ -18,6 +20,9 @@ class AccumulateGrad final : public Node {
  private:
   Tensor variable_;  // the leaf (held strongly, as PyTorch does; the leaf holds this node weakly)
 };
+
+// The AccumulateGrad node of a leaf that requires grad (created once, then shared).
+NodePtr grad_accumulator(const Tensor& leaf);
 
 // Adds `new_grad` into variable.grad. `new_grad` is taken by value so a sole reference can be stolen.
 void accumulate_grad(const Tensor& variable, Tensor new_grad);

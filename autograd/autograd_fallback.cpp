@@ -7,7 +7,6 @@
 #include "autograd/grad_mode.h"
 #include "autograd/registration.h"
 #include "autograd/variable.h"
-#include "core/small_object_pool.h"
 #include "ops/functions.h"
 
 namespace strata::autograd {
@@ -51,25 +50,29 @@ void autograd_fallback(const OperatorHandle& op, DispatchKeySet keys, Stack& sta
                  "a leaf Variable that requires grad is being used in an in-place operation.");
   }
 
-  auto node = std::allocate_shared<FormulaNode>(pool::Allocator<FormulaNode>(), *row, args);
+  NodePtr owner = make_node<FormulaNode>(*row, args);
+  auto& node = static_cast<FormulaNode&>(*owner);
   Tensor original_self;  // for in-place formulas that read self as it was (PyTorch's self.clone())
-  if (row->row->saves_original_self && node->should_compute_output(1)) {
+  if (row->row->saves_original_self && node.should_compute_output(1)) {
     ExcludeKeyGuard below(DispatchKey::Autograd);
     original_self = clone(args[0].to_tensor());
   }
-  node->record_arguments(args, original_self.defined() ? &original_self : nullptr);
+  node.record_arguments(args, original_self.defined() ? &original_self : nullptr);
 
   redispatch_below(op, keys, stack);
 
   const std::size_t num_returns = op.schema().returns().size();
   const IValue* returns = stack.data() + stack.size() - num_returns;
-  for (std::size_t k = 0; k < row->row->outputs.size(); ++k) {
+  const std::size_t num_outputs = row->row->outputs.size();
+  for (std::size_t k = 0; k < num_outputs; ++k) {
     const Tensor& out = returns[row->row->outputs[k]].to_tensor();
-    node->add_input_metadata(out);
+    node.add_input_metadata(out);
     // Only floating outputs carry gradients; an in-place op's output is self, whose history is replaced.
-    if (is_floating_point(out.dtype())) set_gradient_edge(out, Edge{node, static_cast<std::uint32_t>(k)});
+    // The last output takes this function's own reference to the node (one count fewer to take and drop).
+    if (is_floating_point(out.dtype()))
+      set_gradient_edge(out, Edge{k + 1 == num_outputs ? std::move(owner) : NodePtr(owner), static_cast<std::uint32_t>(k)});
   }
-  node->save_outputs(returns);
+  node.save_outputs(returns);
 }
 
 }  // namespace strata::autograd

@@ -7,6 +7,14 @@ namespace strata::autograd {
 
 namespace {
 
+// Appends the hash of `name`, checking that no name before it in `hashes` shares it
+// (Note [Formulas name what they read; rows resolve the names once]).
+void add_hash(SmallVector<std::uint32_t, 8>& hashes, std::string_view name, std::string_view node_name) {
+  const std::uint32_t h = hash_name(name);
+  STRATA_INTERNAL_ASSERT(std::find(hashes.begin(), hashes.end(), h) == hashes.end(), node_name, ": two names hash alike, ", name);
+  hashes.push_back(h);
+}
+
 int return_index(const FunctionSchema& schema, std::string_view name) {
   const auto& rets = schema.returns();
   for (std::size_t i = 0; i < rets.size(); ++i) {
@@ -51,13 +59,16 @@ void DerivativeTable::add(const std::vector<DerivativeRow>& rows) {
       STRATA_INTERNAL_ASSERT(arg >= 0 || ret >= 0, row.node_name, ": nothing named ", name, " to save");
       resolved.saved_args.push_back(static_cast<std::int8_t>(arg));
       resolved.saved_returns.push_back(static_cast<std::int8_t>(ret));
+      add_hash(resolved.saved_hashes, name, row.node_name);
     }
     for (std::string_view name : row.geometry) {
       const int i = schema.argument_index(name);
       STRATA_INTERNAL_ASSERT(i >= 0 && schema.arguments()[static_cast<std::size_t>(i)].type.is_tensor_like(), row.node_name,
                              ": no tensor argument named ", name);
       resolved.geometry_args.push_back(static_cast<std::uint8_t>(i));
+      add_hash(resolved.geometry_hashes, name, row.node_name);
     }
+    for (const auto& argument : schema.arguments()) add_hash(resolved.argument_hashes, argument.name, row.node_name);
     resolved.inplace = !schema.arguments().empty() && schema.arguments()[0].type.is_write();
     STRATA_INTERNAL_ASSERT(!by_op_[op->index()].row, "two derivative rows for ", op->str());
     by_op_[op->index()] = std::move(resolved);

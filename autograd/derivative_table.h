@@ -9,6 +9,7 @@
 #include <string_view>
 #include <vector>
 
+#include "autograd/arg_name.h"
 #include "autograd/node.h"
 #include "core/dispatcher.h"
 
@@ -16,7 +17,8 @@ namespace strata::autograd {
 
 class FormulaNode;
 
-// What a backward formula sees, by schema name, as in derivatives.yaml.
+// What a backward formula sees, by schema name, as in derivatives.yaml
+// (Note [Formulas name what they read; rows resolve the names once]).
 class BackwardContext {
  public:
   BackwardContext(FormulaNode& node, const variable_list& grads) : node_(node), grads_(grads) {}
@@ -25,15 +27,15 @@ class BackwardContext {
   const Tensor& grad(std::size_t i = 0) const { return grads_[i]; }
   // A saved tensor: an input by argument name ("mat2"), or an output by return name ("result",
   // "total_weight").
-  Tensor saved(std::string_view name) const;
+  Tensor saved(ArgName name) const;
   // A non-tensor argument of the forward call.
-  const IValue& arg(std::string_view name) const;
-  Scalar scalar(std::string_view name) const { return arg(name).to_scalar(); }
-  std::int64_t integer(std::string_view name) const { return arg(name).to_int(); }
+  const IValue& arg(ArgName name) const;
+  Scalar scalar(ArgName name) const { return arg(name).to_scalar(); }
+  std::int64_t integer(ArgName name) const { return arg(name).to_int(); }
   // Sizes, strides and dtype a tensor input had in the forward call (PyTorch's self.sym_sizes() etc.).
-  IntArrayRef sizes(std::string_view name) const;
-  IntArrayRef strides(std::string_view name) const;
-  ScalarType dtype(std::string_view name) const;
+  IntArrayRef sizes(ArgName name) const;
+  IntArrayRef strides(ArgName name) const;
+  ScalarType dtype(ArgName name) const;
 
  private:
   FormulaNode& node_;
@@ -80,6 +82,10 @@ struct ResolvedRow {
   SmallVector<std::int8_t, 4> saved_args;    // per saved name: argument position, or -1 for an output
   SmallVector<std::int8_t, 4> saved_returns; // per saved name: return position, or -1 for an input
   SmallVector<std::uint8_t, 4> geometry_args;  // schema position of each `geometry` name
+  // hash_name of each schema argument, `saved` name and `geometry` name, for formulas' lookups.
+  SmallVector<std::uint32_t, 8> argument_hashes;
+  SmallVector<std::uint32_t, 8> saved_hashes;
+  SmallVector<std::uint32_t, 8> geometry_hashes;
   bool inplace = false;                      // writes its first argument and returns it
 };
 

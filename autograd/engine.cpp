@@ -75,15 +75,20 @@ void accumulate_input(variable_list& buffer, std::size_t pos, Tensor&& grad) {
   }
 }
 
+// Note [The pass holds its root, edges hold the rest]
+// run_backward holds a reference to the root node for the whole pass, and every other node it reaches
+// is held by the edges that lead to it, which nothing changes during a pass (running a node frees its
+// saved tensors, never its edges). So the pass keeps plain pointers, and counts no references.
+//
 // One backward pass: the nodes reachable from the root, how many gradients each still waits for,
 // and the gradients that have arrived. Nodes are found through a small open-addressing table keyed
 // by address (graphs are tens of nodes; a node-based hash map would allocate per node).
 class GraphTask {
  public:
-  explicit GraphTask(const std::shared_ptr<Node>& root) {
+  explicit GraphTask(Node* root) {
     slots_.resize(32, -1);
     SmallVector<Node*, 32> stack;
-    stack.push_back(root.get());
+    stack.push_back(root);
     add_task(root);
     while (!stack.empty()) {
       Node* node = stack.back();
@@ -92,7 +97,7 @@ class GraphTask {
         if (!e.valid()) continue;
         int i = find(e.function.get());
         if (i < 0) {
-          i = add_task(e.function);
+          i = add_task(e.function.get());
           stack.push_back(e.function.get());
         }
         ++tasks_[static_cast<std::size_t>(i)].dependencies;
@@ -118,7 +123,7 @@ class GraphTask {
 
  private:
   struct Task {
-    std::shared_ptr<Node> node;  // keeps the node alive for the whole pass
+    Node* node;  // alive for the whole pass: Note [The pass holds its root, edges hold the rest]
     int dependencies = 0;
     variable_list buffer;
   };
@@ -129,11 +134,11 @@ class GraphTask {
     for (std::size_t i = hash(n) & (slots_.size() - 1);; i = (i + 1) & (slots_.size() - 1)) {
       const int t = slots_[i];
       if (t < 0) return -1;
-      if (tasks_[static_cast<std::size_t>(t)].node.get() == n) return t;
+      if (tasks_[static_cast<std::size_t>(t)].node == n) return t;
     }
   }
 
-  int add_task(const std::shared_ptr<Node>& n) {
+  int add_task(Node* n) {
     if (2 * (tasks_.size() + 1) > slots_.size()) grow();
     tasks_.push_back(Task{n, 0, {}});
     insert(static_cast<int>(tasks_.size() - 1));
@@ -141,7 +146,7 @@ class GraphTask {
   }
 
   void insert(int t) {
-    std::size_t i = hash(tasks_[static_cast<std::size_t>(t)].node.get()) & (slots_.size() - 1);
+    std::size_t i = hash(tasks_[static_cast<std::size_t>(t)].node) & (slots_.size() - 1);
     while (slots_[i] >= 0) i = (i + 1) & (slots_.size() - 1);
     slots_[i] = t;
   }
@@ -171,9 +176,9 @@ void run_backward(const std::vector<Tensor>& roots, variable_list grads, bool ke
   validate_outputs(root_edges, grads, "GraphRoot");
 
   // A single root starts at its own node, as PyTorch does; several start at a GraphRoot.
-  const std::shared_ptr<Node> graph_root =
-      root_edges.size() == 1 ? root_edges[0].function : std::make_shared<GraphRoot>(root_edges, std::move(grads));
-  GraphTask task(graph_root);
+  const NodePtr graph_root =
+      root_edges.size() == 1 ? root_edges[0].function : make_node<GraphRoot>(root_edges, std::move(grads));
+  GraphTask task(graph_root.get());
   if (root_edges.size() == 1) accumulate_input(task.buffer(graph_root.get()), root_edges[0].input_nr, std::move(grads[0]));
   task.ready.push(graph_root.get());
 

@@ -17,10 +17,7 @@ void FormulaNode::record_arguments(const IValue* args, const Tensor* original_se
     if (args[i].is_tensor()) args_.emplace_back();
     else args_.emplace_back(args[i]);
   }
-  for (std::uint8_t i : row_.geometry_args) {
-    const Tensor& t = args[i].to_tensor();
-    geometry_.push_back(TensorGeometry{DimVector(t.sizes()), DimVector(t.strides()), t.dtype()});
-  }
+  for (std::uint8_t i : row_.geometry_args) geometry_.emplace_back(args[i].to_tensor());
   for (std::size_t k = 0; k < row_.saved_args.size(); ++k) {
     const int arg = row_.saved_args[k];
     if (arg < 0) continue;  // an output, saved after the call
@@ -53,45 +50,41 @@ void FormulaNode::release_variables() {
   for (SavedVariable& s : saved_) s.reset();
 }
 
-int FormulaNode::argument_index(std::string_view arg_name) const {
-  const int i = row_.op.schema().argument_index(arg_name);
-  STRATA_INTERNAL_ASSERT(i >= 0, name(), ": no argument named ", arg_name);
-  return i;
-}
-
 namespace {
-// Formulas name arguments with literals from the same file as the row, so the pointers usually match.
-bool same_name(std::string_view a, std::string_view b) { return a.data() == b.data() || a == b; }
-
-std::size_t position_in(const std::vector<std::string_view>& names, std::string_view name) {
-  for (std::size_t k = 0; k < names.size(); ++k)
-    if (same_name(names[k], name)) return k;
-  return names.size();
+// Where `name` is among a row's names, by hash (Note [Formulas name what they read; rows resolve the
+// names once]); hashes.size() if it is not there.
+std::size_t position_in(const SmallVector<std::uint32_t, 8>& hashes, ArgName name) {
+  std::size_t k = 0;
+  while (k < hashes.size() && hashes[k] != name.hash()) ++k;
+  return k;
 }
 }  // namespace
 
 // ---- BackwardContext ----
 
-Tensor BackwardContext::saved(std::string_view name) const {
-  const std::size_t k = position_in(node_.row_.row->saved, name);
-  STRATA_INTERNAL_ASSERT(k < node_.saved_.size(), node_.name(), ": ", name, " was not saved");
+Tensor BackwardContext::saved(ArgName name) const {
+  const std::size_t k = position_in(node_.row_.saved_hashes, name);
+  STRATA_INTERNAL_ASSERT(k < node_.saved_.size(), node_.name(), ": ", name.str(), " was not saved");
   const SavedVariable& s = node_.saved_[k];
-  return s.needs_saved_for() ? s.unpack(node_.shared_from_this()) : s.unpack();
+  return s.needs_saved_for() ? s.unpack(&node_) : s.unpack();
 }
 
-const IValue& BackwardContext::arg(std::string_view name) const { return node_.args_[static_cast<std::size_t>(node_.argument_index(name))]; }
+const IValue& BackwardContext::arg(ArgName name) const {
+  const std::size_t i = position_in(node_.row_.argument_hashes, name);
+  STRATA_INTERNAL_ASSERT(i < node_.args_.size(), node_.name(), ": no argument named ", name.str());
+  return node_.args_[i];
+}
 
 namespace {
-const TensorGeometry& geometry_of(const FormulaNode& node, const SmallVector<TensorGeometry, 2>& geometry,
-                                  std::string_view name) {
-  const std::size_t k = position_in(node.row().row->geometry, name);
-  STRATA_INTERNAL_ASSERT(k < geometry.size(), node.name(), ": ", name, " has no recorded geometry (add it to the row's geometry)");
+const TensorGeometry& geometry_of(const FormulaNode& node, const SmallVector<TensorGeometry, 2>& geometry, ArgName name) {
+  const std::size_t k = position_in(node.row().geometry_hashes, name);
+  STRATA_INTERNAL_ASSERT(k < geometry.size(), node.name(), ": ", name.str(), " has no recorded geometry (add it to the row's geometry)");
   return geometry[k];
 }
 }  // namespace
 
-IntArrayRef BackwardContext::sizes(std::string_view name) const { return geometry_of(node_, node_.geometry_, name).sizes; }
-IntArrayRef BackwardContext::strides(std::string_view name) const { return geometry_of(node_, node_.geometry_, name).strides; }
-ScalarType BackwardContext::dtype(std::string_view name) const { return geometry_of(node_, node_.geometry_, name).dtype; }
+IntArrayRef BackwardContext::sizes(ArgName name) const { return geometry_of(node_, node_.geometry_, name).sizes; }
+IntArrayRef BackwardContext::strides(ArgName name) const { return geometry_of(node_, node_.geometry_, name).strides; }
+ScalarType BackwardContext::dtype(ArgName name) const { return geometry_of(node_, node_.geometry_, name).dtype; }
 
 }  // namespace strata::autograd

@@ -10,9 +10,10 @@ namespace strata::autograd {
 
 // Sizes, strides and dtype of a tensor input at forward time.
 struct TensorGeometry {
+  explicit TensorGeometry(const Tensor& t) : sizes(t.sizes()), strides(t.strides()), dtype(t.dtype()) {}
   DimVector sizes;
   DimVector strides;
-  ScalarType dtype = ScalarType::Float32;
+  ScalarType dtype;
 };
 
 // Whether the forward call's argument args[i] is a defined tensor that requires grad.
@@ -36,7 +37,6 @@ class FormulaNode final : public Node {
 
  private:
   friend class BackwardContext;
-  int argument_index(std::string_view name) const;
 
   const ResolvedRow& row_;
   SmallVector<IValue, 6> args_;              // non-tensor arguments (tensor slots hold None)

@@ -22,11 +22,11 @@ namespace {
 // Releases each edge; one holding the last reference to a node with edges of its own is kept in
 // `out` instead of dying here. Edges are released in turn, so of two edges to the same node
 // (mul(y, y)) the second is the last.
-using WorkList = SmallVector<std::shared_ptr<Node>, 8>;  // a chain keeps one or two; no heap for those
+using WorkList = SmallVector<NodePtr, 8>;  // a chain keeps one or two; no heap for those
 
 void take_sole_edges(edge_list& edges, WorkList& out) {
   for (Edge& e : edges) {
-    std::shared_ptr<Node> f = std::move(e.function);
+    NodePtr f = std::move(e.function);
     if (f && f.use_count() == 1 && !f->next_edges().empty()) out.push_back(std::move(f));
   }
 }
@@ -37,7 +37,7 @@ Node::~Node() {
   WorkList dying;
   take_sole_edges(next_edges_, dying);
   while (!dying.empty()) {
-    std::shared_ptr<Node> node = std::move(dying.back());
+    NodePtr node = std::move(dying.back());
     dying.pop_back();
     node->release_variables();  // saved tensors may hold the nodes below through their grad_fn
     take_sole_edges(node->next_edges_, dying);

@@ -6,19 +6,36 @@
 
 #include <cstdint>
 #include <limits>
-#include <memory>
 #include <string_view>
-#include <vector>
 
+#include "core/intrusive_ptr.h"
+#include "core/small_object_pool.h"
 #include "core/tensor.h"
 
 namespace strata::autograd {
 
 class Node;
 
+// Note [Nodes count their references in place]
+// A node is held by the edges of the nodes above it, by the tensors it made (their grad_fn), by saved
+// tensors and, during a backward, by the pass's root. Nodes count those references in place
+// (RefCounted, as tensors do) instead of through std::shared_ptr: no control block, no weak count, no
+// enable_shared_from_this (a node hands out a reference to itself by making a NodePtr from `this`),
+// and a fresh node takes its first reference with a plain store.
+// The count is atomic. One graph task runs on one thread, but tensors may be shared across threads,
+// and with them the nodes behind them: two threads recording ops on the same parameter both take
+// references to its AccumulateGrad, and one thread may drop the last tensor of a graph whose nodes
+// another thread's graph also reaches. A non-atomic count would turn that into a double free. An
+// uncontended atomic increment is one instruction; most transfers are moves, which do not count, and
+// a sole reference is dropped without an atomic (Note [Releasing a sole reference]) except an
+// AccumulateGrad's (Note [A leaf's accumulator is looked up under a lock]).
+// Nodes are allocated from the per-thread small-object pool: operator delete is sized, and a virtual
+// destructor passes it the size of the most derived class.
+using NodePtr = IntrusivePtr<Node>;
+
 // One input of a node: (node, which of its inputs). Invalid when the input needs no gradient.
 struct Edge {
-  std::shared_ptr<Node> function;
+  NodePtr function;
   std::uint32_t input_nr = 0;
   bool valid() const { return function != nullptr; }
 };
@@ -41,14 +58,21 @@ inline constexpr std::uint64_t kAccumulateGradSequenceNr = std::numeric_limits<s
 // The next value of this thread's sequence counter (PyTorch's at::sequence_number).
 std::uint64_t next_sequence_nr();
 
-class Node : public std::enable_shared_from_this<Node> {
+class Node : public RefCounted<Node> {
  public:
   Node(std::uint64_t sequence_nr, edge_list&& next_edges)
       : sequence_nr_(sequence_nr), next_edges_(std::move(next_edges)) {}
-  explicit Node(std::uint64_t sequence_nr) : sequence_nr_(sequence_nr) {}  // no next edges (AccumulateGrad)
+  // For a derived constructor that adds its edges itself (add_next_edge).
+  explicit Node(std::uint64_t sequence_nr) : sequence_nr_(sequence_nr) {}
+  // A node without next edges that its leaf finds again through a pointer holding no reference
+  // (AccumulateGrad): revivable, Note [A leaf's accumulator is looked up under a lock].
+  struct FoundByLeaf {};
+  Node(std::uint64_t sequence_nr, FoundByLeaf) : sequence_nr_(sequence_nr), revivable_(true) {}
   virtual ~Node();  // iterative: Note [Deep graphs are torn down without recursion]
   Node(const Node&) = delete;
   Node& operator=(const Node&) = delete;
+  static void* operator new(std::size_t bytes) { return pool::allocate(bytes); }
+  static void operator delete(void* p, std::size_t bytes) noexcept { pool::deallocate(p, bytes); }
 
   // PyTorch's node class name: "AddmmBackward0", "AccumulateGrad".
   virtual std::string_view name() const = 0;
@@ -58,6 +82,7 @@ class Node : public std::enable_shared_from_this<Node> {
   virtual void release_variables() {}
 
   std::uint64_t sequence_nr() const { return sequence_nr_; }
+  bool revivable() const { return revivable_; }  // see Note [Releasing a sole reference]
   const edge_list& next_edges() const { return next_edges_; }
   const Edge& next_edge(std::size_t i) const { return next_edges_[i]; }
   std::size_t num_outputs() const { return next_edges_.size(); }
@@ -75,8 +100,15 @@ class Node : public std::enable_shared_from_this<Node> {
 
  private:
   std::uint64_t sequence_nr_;
+  bool revivable_ = false;
   edge_list next_edges_;
   SmallVector<InputMetadata, 2> input_metadata_;
 };
+
+// A new node of type T, holding its first reference.
+template <typename T, typename... Args>
+NodePtr make_node(Args&&... args) {
+  return NodePtr::adopt(new T(std::forward<Args>(args)...));
+}
 
 }  // namespace strata::autograd

@@ -4,6 +4,7 @@
 #include <mutex>
 
 #include "autograd/derivative_table.h"
+#include "core/autograd_meta.h"
 #include "core/tensor_format.h"
 #include "ops/op_table.h"
 
@@ -15,6 +16,7 @@ void register_autograd() {
     ops::register_ops();
     mutable_derivative_table().add(derivative_rows());
     Dispatcher::singleton().register_fallback(DispatchKey::Autograd, KernelFunction{&autograd_fallback, "autograd"});
+    strata::detail::release_node = [](Node* node) noexcept { NodePtr::reclaim(node); };  // Note [Core releases a grad_fn through autograd]
     strata::detail::set_node_name_fn([](const Node& node) { return node.name(); });
   });
 }

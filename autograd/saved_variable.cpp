@@ -34,10 +34,10 @@ std::string_view legacy_type_name(ScalarType dtype) {
 }
 }  // namespace
 
-void SavedVariable::throw_modified_error(const std::shared_ptr<Node>& saved_for) const {
+void SavedVariable::throw_modified_error(const Node* saved_for) const {
   // As PyTorch words it: the node is the tensor's history now for a tensor saved as itself, the
   // saving node for a saved output; the output number is only recorded for saved outputs (else 0).
-  const std::shared_ptr<Node> producer = saved_original_ ? data_.grad_fn() : saved_for;
+  const Node* producer = saved_original_ ? data_.grad_fn() : saved_for;
   const std::uint32_t output_nr = output_nr_;
   std::ostringstream message;
   message << "one of the variables needed for gradient computation has been modified by an inplace operation: ["
@@ -49,7 +49,7 @@ void SavedVariable::throw_modified_error(const std::shared_ptr<Node>& saved_for)
   throw Error(message.str());
 }
 
-Tensor SavedVariable::unpack(const std::shared_ptr<Node>& saved_for) const {
+Tensor SavedVariable::unpack(Node* saved_for) const {
   if (!saved_) return Tensor();
   STRATA_CHECK(data_.defined(),
                "Trying to backward through the graph a second time (or directly access saved tensors after they "
@@ -61,7 +61,7 @@ Tensor SavedVariable::unpack(const std::shared_ptr<Node>& saved_for) const {
   if (saved_original_) return data_;
   // A saved output: rebuild a tensor whose history is the node that saved it (PyTorch's make_variable).
   Tensor var = shallow_copy_and_detach(data_);
-  if (saved_for) set_gradient_edge(var, Edge{saved_for, output_nr_});
+  if (saved_for) set_gradient_edge(var, Edge{NodePtr(saved_for), output_nr_});
   else if (requires_grad_) set_requires_grad(var, true);
   return var;
 }

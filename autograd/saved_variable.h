@@ -5,8 +5,6 @@
 // (Note [Detach and the interposer]). The tensor's version is recorded and checked on unpack.
 #pragma once
 
-#include <memory>
-
 #include "autograd/node.h"
 
 namespace strata::autograd {
@@ -20,14 +18,14 @@ class SavedVariable {
   // Throws PyTorch's "backward through the graph a second time" error after reset(), and its
   // "modified by an inplace operation" error if the tensor was written in place since it was saved
   // (Note [Version counters live in the storage]).
-  Tensor unpack(const std::shared_ptr<Node>& saved_for = nullptr) const;
+  Tensor unpack(Node* saved_for = nullptr) const;
   void reset() { data_ = Tensor(); }
   bool was_saved() const { return saved_; }
   // Whether unpack() needs the node doing the unpacking (a saved non-leaf output gets it as grad_fn).
   bool needs_saved_for() const { return saved_ && !saved_original_; }
 
  private:
-  [[noreturn]] void throw_modified_error(const std::shared_ptr<Node>& saved_for) const;
+  [[noreturn]] void throw_modified_error(const Node* saved_for) const;
 
   Tensor data_;
   bool saved_ = false;           // false for an undefined tensor (e.g. an absent weight=None)

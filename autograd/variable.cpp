@@ -1,10 +1,9 @@
-// autograd/variable.cpp: requires_grad_, gradient edges and grad accumulators.
+// autograd/variable.cpp: requires_grad_, set_grad and gradient edges.
 #include "autograd/variable.h"
 
 #include "autograd/accumulate_grad.h"
 #include "autograd/registration.h"
 #include "core/autograd_meta.h"
-#include "core/small_object_pool.h"
 
 namespace strata {
 
@@ -47,7 +46,8 @@ void set_requires_grad(const Tensor& t, bool requires_grad) {
 
 void set_gradient_edge(const Tensor& t, Edge e) {
   AutogradMeta& meta = t.impl()->ensure_autograd_meta();
-  meta.grad_fn = std::move(e.function);
+  // The meta's reference (Note [Core releases a grad_fn through autograd]); the old one dies at the end.
+  const NodePtr old = NodePtr::reclaim(std::exchange(meta.grad_fn, e.function.release()));
   meta.output_nr = e.input_nr;
   t.impl()->refresh_autograd_key();
 }
@@ -55,17 +55,9 @@ void set_gradient_edge(const Tensor& t, Edge e) {
 Edge gradient_edge(const Tensor& t) {
   const AutogradMeta* meta = t.impl()->autograd_meta();
   if (!meta) return Edge{};
-  if (meta->grad_fn) return Edge{meta->grad_fn, meta->output_nr};
+  if (meta->grad_fn) return Edge{NodePtr(meta->grad_fn), meta->output_nr};
   if (meta->requires_grad) return Edge{grad_accumulator(t), 0};
   return Edge{};
-}
-
-std::shared_ptr<Node> grad_accumulator(const Tensor& leaf) {
-  AutogradMeta& meta = leaf.impl()->ensure_autograd_meta();
-  if (std::shared_ptr<Node> existing = meta.grad_accumulator.lock()) return existing;
-  auto node = std::allocate_shared<AccumulateGrad>(pool::Allocator<AccumulateGrad>(), leaf);
-  meta.grad_accumulator = node;
-  return node;
 }
 
 }  // namespace strata::autograd

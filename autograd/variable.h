@@ -3,8 +3,6 @@
 // its grad_fn, or, for a leaf, its AccumulateGrad node (made on first use and shared after).
 #pragma once
 
-#include <memory>
-
 #include "autograd/node.h"
 
 namespace strata {
@@ -26,7 +24,5 @@ void set_requires_grad(const Tensor& t, bool requires_grad);
 void set_gradient_edge(const Tensor& t, Edge e);
 // The edge a gradient for `t` flows along; invalid when `t` does not require grad.
 Edge gradient_edge(const Tensor& t);
-// The AccumulateGrad node of a leaf that requires grad (created once, then shared).
-std::shared_ptr<Node> grad_accumulator(const Tensor& leaf);
 
 }  // namespace strata::autograd

@@ -3,8 +3,8 @@
 // that reads or writes graphs live in autograd/. Plain tensors have none (no allocation).
 #pragma once
 
+#include <atomic>
 #include <cstdint>
-#include <memory>
 
 #include "core/tensor.h"
 
@@ -14,11 +14,33 @@ namespace autograd {
 class Node;
 }
 
+// Note [Core releases a grad_fn through autograd]
+// A tensor owns one reference to its grad_fn. Nodes count their references in place (Note [Nodes
+// count their references in place], autograd/node.h), so giving one up needs Node's definition, which
+// core cannot see. AutogradMeta therefore keeps the node as a raw pointer that holds a reference:
+// autograd takes and gives up those references when it sets a history (autograd::set_gradient_edge),
+// and when the tensor dies core gives its reference up through `release_node`, which autograd installs
+// when it registers (before any node can exist), as it installs the function that names a node.
+namespace detail {
+using ReleaseNodeFn = void (*)(autograd::Node*) noexcept;
+inline ReleaseNodeFn release_node = nullptr;
+}  // namespace detail
+
 struct AutogradMeta {
+  AutogradMeta() = default;
+  AutogradMeta(const AutogradMeta&) = delete;
+  AutogradMeta& operator=(const AutogradMeta&) = delete;
+  ~AutogradMeta() {
+    if (grad_fn) detail::release_node(grad_fn);
+  }
+
   bool requires_grad = false;                 // set on leaves by requires_grad_()
   Tensor grad;                                // .grad, accumulated by AccumulateGrad
-  std::shared_ptr<autograd::Node> grad_fn;    // the node that made this tensor (null on leaves)
-  std::weak_ptr<autograd::Node> grad_accumulator;  // a leaf's AccumulateGrad, made on first use
+  autograd::Node* grad_fn = nullptr;          // the node that made this tensor (null on leaves); holds a reference
+  // A leaf's AccumulateGrad, made on first use. Not a reference: the node holds the leaf and clears this
+  // when it dies, under the lock (Note [A leaf's accumulator is looked up under a lock], autograd/accumulate_grad.cpp).
+  autograd::Node* grad_accumulator = nullptr;
+  std::atomic_flag grad_accumulator_lock;
   std::uint32_t output_nr = 0;                // which output of grad_fn this tensor is
 };
 

@@ -82,19 +82,4 @@ inline void deallocate(void* p, std::size_t bytes) noexcept {
   detail::deallocate_slow(p, bytes);
 }
 
-// A standard allocator over the pool, for std::allocate_shared of small objects (autograd nodes).
-template <typename T>
-struct Allocator {
-  using value_type = T;
-  Allocator() = default;
-  template <typename U>
-  Allocator(const Allocator<U>&) noexcept {}
-  T* allocate(std::size_t n) { return static_cast<T*>(pool::allocate(n * sizeof(T))); }
-  void deallocate(T* p, std::size_t n) noexcept { pool::deallocate(p, n * sizeof(T)); }
-  template <typename U>
-  bool operator==(const Allocator<U>&) const noexcept {
-    return true;
-  }
-};
-
 }  // namespace strata::pool

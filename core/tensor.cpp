@@ -70,10 +70,9 @@ const Tensor& Tensor::grad() const {
   return meta ? meta->grad : undefined;
 }
 
-const std::shared_ptr<autograd::Node>& Tensor::grad_fn() const {
-  static const std::shared_ptr<autograd::Node> none;
+autograd::Node* Tensor::grad_fn() const {
   const AutogradMeta* meta = impl_->autograd_meta();
-  return meta ? meta->grad_fn : none;
+  return meta ? meta->grad_fn : nullptr;
 }
 
 template <typename T>

@@ -69,7 +69,7 @@ class Tensor {
   bool requires_grad() const { return impl_->requires_grad(); }
   bool is_leaf() const;
   const Tensor& grad() const;  // undefined Tensor when no gradient has been accumulated
-  const std::shared_ptr<autograd::Node>& grad_fn() const;
+  autograd::Node* grad_fn() const;  // null on leaves and plain tensors
 
   std::string str() const;  // PyTorch's repr: tensor([[...]], requires_grad=True)
 

@@ -1,9 +1,10 @@
 // tests/autograd/test_autograd.cpp: autograd's user-facing behaviour: leaves and history, grad_fn
 // names, backward with implicit and explicit gradients, retain_graph, grad mode, detach, the engine's
-// sum_to and dtype handling, AccumulateGrad's rules, in-place ops, create_graph, and the errors.
+// sum_to and dtype handling, AccumulateGrad's rules and sharing, in-place ops, create_graph, and the errors.
 #include <doctest/doctest.h>
 
 #include <sstream>
+#include <thread>
 
 #include "autograd/accumulate_grad.h"
 #include "autograd/backward.h"
@@ -245,4 +246,48 @@ TEST_CASE("a graph hundreds of thousands of ops deep is differentiated and freed
     backward(sum(y));
   }
   CHECK(x.grad().to_vector<float>() == std::vector<float>{1, 1});
+}
+
+TEST_CASE("a leaf shares one AccumulateGrad while graphs hold it, and makes a new one after they die") {
+  const Tensor w = leaf({1, 2});
+  autograd::Node* first = nullptr;
+  {
+    const Tensor a = add(w, w);
+    const Tensor b = relu(w);
+    first = a.grad_fn()->next_edge(0).function.get();
+    CHECK(first->name() == "AccumulateGrad");
+    CHECK(a.grad_fn()->next_edge(1).function.get() == first);
+    CHECK(b.grad_fn()->next_edge(0).function.get() == first);
+    CHECK(first->use_count() == 3);  // two edges of AddBackward0, one of ReluBackward0
+  }
+  const Tensor c = relu(w);
+  CHECK(c.grad_fn()->next_edge(0).function->use_count() == 1);
+  backward(sum(c));
+  CHECK(w.grad().to_vector<float>() == std::vector<float>{1, 1});
+}
+
+TEST_CASE("threads recording ops on a shared leaf share and free its AccumulateGrad safely") {
+  // Under the sanitizers this catches a lost count or a use after free in the accumulator lookup
+  // (Note [A leaf's accumulator is looked up under a lock]).
+  const Tensor w = leaf({1, 2});
+  const Tensor keep = relu(w);  // one graph that holds the accumulator throughout
+  std::vector<std::thread> threads;
+  for (int t = 0; t < 4; ++t)
+    threads.emplace_back([&w] {
+      for (int i = 0; i < 2000; ++i) {
+        const Tensor y = mul(w, w);
+        const Tensor z = add(y, w);
+      }
+    });
+  for (std::thread& t : threads) t.join();
+  CHECK(keep.grad_fn()->next_edge(0).function->use_count() == 1);
+  const Tensor alone = leaf({3});
+  std::vector<std::thread> more;
+  for (int t = 0; t < 4; ++t)
+    more.emplace_back([&alone] {
+      for (int i = 0; i < 2000; ++i) const Tensor y = relu(alone);  // each graph may free the accumulator
+    });
+  for (std::thread& t : more) t.join();
+  backward(sum(relu(alone)));
+  CHECK(alone.grad().to_vector<float>() == std::vector<float>{1});
 }
