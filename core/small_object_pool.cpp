@@ -18,12 +18,11 @@ namespace {
 // and maps blocks above its mmap threshold afresh, so a training step that frees and reallocates the
 // same activations and gradients every iteration takes a page fault and a page clear for each 4 KiB
 // it writes: about 1400 a step for a 784-512-512-10 MLP at batch 256, a sixth of the step. Each thread
-// therefore keeps a few freed blocks of 128 KiB (glibc's initial mmap threshold) and more, rounded up to
+// therefore keeps a few freed blocks over 128 KiB (glibc's initial mmap threshold), rounded up to
 // whole pages, and hands one out again only for a request of the same rounded size; when the cache is
-// full, the oldest block is released. Blocks between 1 KiB and 128 KiB come from malloc's own free
-// lists, and blocks over 64 MiB (more than the whole cache) from malloc directly.
+// full, the oldest block is released. Smaller blocks are the size classes' (core/small_object_pool.h),
+// and blocks over 64 MiB (more than the whole cache) come from malloc directly.
 constexpr std::size_t kPageBytes = 4096;
-constexpr std::size_t kLargeMin = std::size_t{128} << 10;
 constexpr std::size_t kLargeBlocks = 16;                     // large blocks kept per thread
 constexpr std::size_t kLargeBytes = std::size_t{64} << 20;  // and their total size
 
@@ -73,7 +72,7 @@ ThreadCache* thread_cache() {
   return &holder.cache;
 }
 
-bool is_large(std::size_t bytes) { return kPoolEnabled && bytes >= kLargeMin && bytes <= kLargeBytes; }
+bool is_large(std::size_t bytes) { return kPoolEnabled && bytes > kPooledBytes && bytes <= kLargeBytes; }
 
 std::size_t whole_pages(std::size_t bytes) { return (bytes + kPageBytes - 1) / kPageBytes * kPageBytes; }
 
@@ -81,7 +80,7 @@ std::size_t whole_pages(std::size_t bytes) { return (bytes + kPageBytes - 1) / k
 
 void* allocate_slow(std::size_t bytes) {
   // An empty list: a block of the full class size, so that any request of the class fits it later.
-  if (pooled(bytes)) return ::operator new((class_of(bytes) + 1) * kClassBytes);
+  if (pooled(bytes)) return ::operator new(class_bytes(class_of(bytes)));
   if (!is_large(bytes)) return ::operator new(bytes);
   const std::size_t rounded = whole_pages(bytes);
   if (ThreadCache* tc = thread_cache()) {
@@ -93,7 +92,7 @@ void* allocate_slow(std::size_t bytes) {
 
 void deallocate_slow(void* p, std::size_t bytes) noexcept {
   ThreadCache* tc = (pooled(bytes) || is_large(bytes)) ? thread_cache() : nullptr;
-  if (tc && pooled(bytes) && free_lists.count[class_of(bytes)] < kPerClass) return deallocate(p, bytes);
+  if (tc && pooled(bytes) && free_lists.count[class_of(bytes)] < kKept[class_of(bytes)]) return deallocate(p, bytes);
   if (tc && is_large(bytes)) {
     const std::size_t rounded = whole_pages(bytes);
     while (tc->large_count == kLargeBlocks || tc->large_bytes + rounded > kLargeBytes)

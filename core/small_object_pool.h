@@ -1,12 +1,13 @@
 // core/small_object_pool.h: a per-thread cache of freed small blocks (TensorImpls, fresh tensors'
-// storage blocks, boxed int lists, autograd nodes), by 64-byte size class up to 1 KiB. A tiny op
+// storage blocks, boxed int lists, autograd nodes), by size class up to 128 KiB. A tiny op
 // allocates and frees a few such blocks; taking them from a thread-local list instead of malloc/free
-// saves about 80 instructions a pair. Large blocks (128 KiB to 64 MiB, e.g. activations) are kept
+// saves about 80 instructions a pair. Large blocks (over 128 KiB, up to 64 MiB) are kept
 // too, a few per thread, so that a training loop does not fault in fresh pages every step (Note
 // [Large blocks are recycled]). Blocks freed on another thread go to that thread's cache. Under
 // AddressSanitizer the pool is off, so use-after-free is still caught.
 #pragma once
 
+#include <bit>
 #include <cstddef>
 #include <cstdint>
 
@@ -25,9 +26,15 @@ inline constexpr bool kPoolEnabled = true;
 inline constexpr bool kPoolEnabled = true;
 #endif
 
+// Size classes: 64-byte steps up to 1 KiB (TensorImpls, tiny tensors, nodes), then powers of two up
+// to 128 KiB (small activations and gradients); larger blocks are recycled whole (Note [Large blocks
+// are recycled]). Each class keeps a bounded number of blocks per thread, under 3 MiB in all.
 inline constexpr std::size_t kClassBytes = 64;
-inline constexpr std::size_t kClasses = 16;   // up to 1 KiB
-inline constexpr std::uint32_t kPerClass = 64;  // blocks kept per class and thread
+inline constexpr std::size_t kSteppedClasses = 16;  // 64 B .. 1 KiB
+inline constexpr std::size_t kClasses = 23;         // then 2 KiB .. 128 KiB
+inline constexpr std::size_t kPooledBytes = std::size_t{128} << 10;
+inline constexpr std::uint32_t kKept[kClasses] = {64, 64, 64, 64, 64, 64, 64, 64, 64, 64, 64, 64,
+                                                  64, 64, 64, 64, 16, 16, 16, 16, 8,  8,  8};
 
 struct FreeBlock {
   FreeBlock* next;
@@ -45,8 +52,14 @@ struct FreeLists {
 };
 extern constinit thread_local FreeLists free_lists;
 
-inline std::size_t class_of(std::size_t bytes) { return (bytes - 1) / kClassBytes; }
-inline bool pooled(std::size_t bytes) { return kPoolEnabled && bytes - 1 < kClasses * kClassBytes; }  // 0 wraps
+inline std::size_t class_of(std::size_t bytes) {
+  if (bytes <= kSteppedClasses * kClassBytes) return (bytes - 1) / kClassBytes;
+  return kSteppedClasses + static_cast<std::size_t>(std::bit_width(bytes - 1)) - 11;  // 1025..2048 -> 16
+}
+inline std::size_t class_bytes(std::size_t c) {
+  return c < kSteppedClasses ? (c + 1) * kClassBytes : std::size_t{2048} << (c - kSteppedClasses);
+}
+inline bool pooled(std::size_t bytes) { return kPoolEnabled && bytes - 1 < kPooledBytes; }  // 0 wraps
 
 void* allocate_slow(std::size_t bytes);
 void deallocate_slow(void* p, std::size_t bytes) noexcept;
@@ -71,7 +84,7 @@ inline void deallocate(void* p, std::size_t bytes) noexcept {
   if (detail::pooled(bytes)) {
     detail::FreeLists& lists = detail::free_lists;
     const std::size_t c = detail::class_of(bytes);
-    if (lists.count[c] < detail::kPerClass && lists.cleanup_registered) [[likely]] {
+    if (lists.count[c] < detail::kKept[c] && lists.cleanup_registered) [[likely]] {
       auto* b = static_cast<detail::FreeBlock*>(p);
       b->next = lists.head[c];
       lists.head[c] = b;

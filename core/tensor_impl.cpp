@@ -10,7 +10,7 @@
 
 namespace strata {
 
-TensorImpl::TensorImpl(Storage storage, std::int64_t storage_offset, DimVector sizes, DimVector strides,
+TensorImpl::TensorImpl(Storage storage, std::int64_t storage_offset, DimVector&& sizes, DimVector&& strides,
                        ScalarType dtype, Device device)
     : storage_(std::move(storage)),
       data_(storage_ ? static_cast<char*>(storage_->data()) + storage_offset * element_size(dtype) : nullptr),

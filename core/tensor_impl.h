@@ -20,7 +20,7 @@ class TensorSubclass;
 class TensorImpl : public RefCounted<TensorImpl> {
  public:
   // `storage` is null for meta tensors and wrapper subclasses.
-  TensorImpl(Storage storage, std::int64_t storage_offset, DimVector sizes, DimVector strides,
+  TensorImpl(Storage storage, std::int64_t storage_offset, DimVector&& sizes, DimVector&& strides,
              ScalarType dtype, Device device);
   // A contiguous tensor of `sizes` (already checked non-negative, with `numel` their product and
   // strides that fit int64, by make_contiguous). The strides are computed in place.
