@@ -23,8 +23,8 @@
 namespace strata::ops {
 
 // The metadata of a new output. Empty strides mean contiguous. An output of an input's shape (most
-// pointwise outputs) names that input instead of copying its sizes: the input outlives the spec, and
-// a tiny op skips building and copying a shape (Note [Checks cost nothing until they fail]).
+// pointwise outputs) names that input instead of copying its sizes: the input outlives the spec
+// (it is an argument of the call that allocates), and a tiny op skips building and copying a shape.
 struct TensorSpec {
   DimVector sizes;
   ScalarType dtype;
