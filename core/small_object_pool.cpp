@@ -41,6 +41,10 @@ struct ThreadCache {
   ThreadCache() { free_lists.cleanup_registered = true; }
   ~ThreadCache() {
     free_lists.cleanup_registered = false;  // blocks freed later during thread exit go straight back
+    release_all();
+  }
+
+  void release_all() noexcept {
     for (std::size_t c = 0; c < kClasses; ++c) {
       while (FreeBlock* b = free_lists.head[c]) {
         free_lists.head[c] = b->next;
@@ -105,5 +109,10 @@ void deallocate_slow(void* p, std::size_t bytes) noexcept {
 }
 
 }  // namespace detail
+
+void release_cached_blocks() noexcept {
+  if (!detail::free_lists.cleanup_registered) return;  // nothing cached on this thread
+  if (detail::ThreadCache* tc = detail::thread_cache()) tc->release_all();
+}
 
 }  // namespace strata::pool

@@ -65,6 +65,10 @@ void* allocate_slow(std::size_t bytes);
 void deallocate_slow(void* p, std::size_t bytes) noexcept;
 }  // namespace detail
 
+// Gives the calling thread's cached blocks back to the system (an embedding application may call it
+// after a burst of large tensors; each thread otherwise keeps up to ~67 MiB of freed blocks for reuse).
+void release_cached_blocks() noexcept;
+
 // Memory for `bytes` bytes, 16-byte aligned (like operator new).
 inline void* allocate(std::size_t bytes) {
   if (detail::pooled(bytes)) {

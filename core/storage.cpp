@@ -20,7 +20,8 @@ namespace strata {
 // (which recycles them, Note [Large blocks are recycled]), where a failure can only be std::bad_alloc,
 // caught here.
 void* StorageImpl::allocate_block(std::size_t block_bytes) {
-  if (block_bytes > kPooledBlockLimit) return ::operator new(block_bytes, std::nothrow);
+  // Without the pool (under AddressSanitizer) every block takes the nothrow path.
+  if (block_bytes > kPooledBlockLimit || !pool::detail::kPoolEnabled) return ::operator new(block_bytes, std::nothrow);
   try {
     return pool::allocate(block_bytes);
   } catch (const std::bad_alloc&) {

@@ -13,7 +13,6 @@ namespace strata {
 TensorImpl::TensorImpl(Storage storage, std::int64_t storage_offset, DimVector&& sizes, DimVector&& strides,
                        ScalarType dtype, Device device)
     : storage_(std::move(storage)),
-      data_(storage_ ? static_cast<char*>(storage_->data()) + storage_offset * element_size(dtype) : nullptr),
       storage_offset_(storage_offset),
       sizes_(std::move(sizes)),
       strides_(std::move(strides)),
@@ -23,6 +22,12 @@ TensorImpl::TensorImpl(Storage storage, std::int64_t storage_offset, DimVector&&
       is_contiguous_(is_contiguous_layout(sizes_, strides_)),
       key_set_(backend_key(device)) {
   STRATA_INTERNAL_ASSERT(sizes_.size() == strides_.size(), "sizes and strides differ in length");
+  // A tensor without elements may have any offset (as_strided allows it, as PyTorch does), so its
+  // first element's address is never formed: it would overflow or leave the block.
+  if (storage_) {
+    data_ = storage_->data();
+    if (numel_ > 0) data_ = static_cast<char*>(data_) + storage_offset_ * static_cast<std::int64_t>(element_size(dtype_));
+  }
 }
 
 // Inlined into make_contiguous, its only caller: a fresh tensor's construction is one function.

@@ -27,8 +27,9 @@ class TensorImpl : public RefCounted<TensorImpl> {
   struct Contiguous {
     std::int64_t numel;
   };
-  TensorImpl(Storage&& storage, IntArrayRef sizes, Contiguous geometry, ScalarType dtype, Device device);
-  ~TensorImpl();
+  // Both are inline, defined in tensor_impl.cpp: only make_contiguous and destroy call them.
+  inline TensorImpl(Storage&& storage, IntArrayRef sizes, Contiguous geometry, ScalarType dtype, Device device);
+  inline ~TensorImpl();
 
   // A fresh, uninitialised, contiguous tensor. On the CPU its TensorImpl, storage header and data
   // are one allocation (Note [One allocation per fresh tensor]).
@@ -82,7 +83,7 @@ class TensorImpl : public RefCounted<TensorImpl> {
 
  private:
   Storage storage_;
-  void* data_;
+  void* data_ = nullptr;
   std::int64_t storage_offset_;
   DimVector sizes_;
   DimVector strides_;

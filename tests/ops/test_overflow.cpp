@@ -187,3 +187,14 @@ TEST_CASE("a float32 sum accumulates in double on the contiguous path too") {
   for (std::size_t j = 0; j < rows.size(); ++j) worst = std::max(worst, std::abs(rows[j] - cols[j]) / std::abs(cols[j]));
   CHECK(worst <= 1e-6);
 }
+
+TEST_CASE("a view without elements may have any storage offset, and its address is never formed") {
+  // as_strided only bounds the storage a view reaches, and an empty view reaches none (PyTorch's
+  // rule); computing base + offset for it would overflow (UndefinedBehaviorSanitizer checks).
+  const Tensor base = randn({4});
+  const Tensor empty = as_strided(base, {0}, {1}, std::int64_t{1} << 61);
+  CHECK(empty.numel() == 0);
+  CHECK(empty.storage_offset() == (std::int64_t{1} << 61));
+  CHECK(empty.impl()->data() == base.impl()->storage()->data());
+  CHECK(clone(empty).numel() == 0);
+}
