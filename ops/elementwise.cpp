@@ -1,6 +1,9 @@
 // ops/elementwise.cpp: broadcast strides and the converting copy.
 #include "ops/elementwise.h"
 
+#include <cstring>
+#include <type_traits>
+
 namespace strata::ops {
 
 DimVector broadcast_strides(const Tensor& t, IntArrayRef shape) {
@@ -28,8 +31,10 @@ void copy_elements(const Tensor& dst, const Tensor& src) {
       const std::int64_t row = dst.dim() > 0 ? dst.sizes().back() : 1;
       if (dst.is_contiguous() && src.is_contiguous() && src.numel() == row && src.dim() <= dst.dim() &&
           (src.dim() == 0 || src.sizes().back() == row)) {
-        for (std::int64_t r = 0; r < dst.numel() / std::max<std::int64_t>(row, 1); ++r)
-          for (std::int64_t j = 0; j < row; ++j) o[r * row + j] = static_cast<D>(x[j]);
+        for (std::int64_t r = 0; r < dst.numel() / std::max<std::int64_t>(row, 1); ++r) {
+          if constexpr (std::is_same_v<D, S>) std::memcpy(o + r * row, x, static_cast<std::size_t>(row) * sizeof(D));
+          else for (std::int64_t j = 0; j < row; ++j) o[r * row + j] = static_cast<D>(x[j]);
+        }
         return;
       }
       StridedLoop<2> loop(dst.sizes(), {DimVector(dst.strides()), broadcast_strides(src, dst.sizes())});
