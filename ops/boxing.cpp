@@ -5,11 +5,6 @@
 
 namespace strata::ops {
 
-Tensor allocate(TensorSpec&& spec, Device device) {
-  if (spec.strides.empty()) return Tensor(TensorImpl::make_contiguous(spec.shape(), spec.dtype, device));
-  return strata::detail::make_tensor(spec.shape(), spec.strides, spec.dtype, device);
-}
-
 const Tensor& undefined_tensor() {
   static const Tensor undefined;
   return undefined;

@@ -41,7 +41,11 @@ struct ViewSpec {
   std::int64_t storage_offset;
 };
 
-Tensor allocate(TensorSpec&& spec, Device device);
+// A new output of `spec`'s geometry (inline: every functional op's output comes from here).
+inline Tensor allocate(TensorSpec&& spec, Device device) {
+  if (spec.strides.empty()) [[likely]] return Tensor(TensorImpl::make_contiguous(spec.shape(), spec.dtype, device));
+  return strata::detail::make_tensor(spec.shape(), spec.strides, spec.dtype, device);
+}
 const Tensor& undefined_tensor();
 
 // ---- unboxing: IValue -> the C++ parameter type --------------------------------------------------

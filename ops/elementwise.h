@@ -195,6 +195,14 @@ class InDtype {
   const Tensor* tensor_;
 };
 
+// binary_loop over `a` and `b` converted to out's dtype where theirs differs (type promotion). When
+// the dtypes agree, the common case, no conversion object is made at all.
+template <typename T, typename Fn>
+void promoting_binary_loop(const Tensor& out, const Tensor& a, const Tensor& b, const Fn& fn) {
+  if (a.dtype() == out.dtype() && b.dtype() == out.dtype()) [[likely]] return binary_loop<T>(out, a, b, fn);
+  binary_loop<T>(out, InDtype(a, out.dtype()), InDtype(b, out.dtype()), fn);
+}
+
 // Copies src (broadcast to dst's shape) into dst, converting the element type: copy_'s kernel.
 void copy_elements(const Tensor& dst, const Tensor& src);
 

@@ -56,12 +56,11 @@ TensorSpec unary_spec(const Tensor& self, ScalarType dtype) { return {{}, dtype,
 void add_out(const Tensor& out, const Tensor& self, const Tensor& other, const Scalar& alpha) {
   visit_dtype(out.dtype(), [&](auto zero) {
     using T = decltype(zero);
-    const InDtype a(self, out.dtype()), b(other, out.dtype());
     if (alpha.equals(1)) {
-      binary_loop<T>(out, a, b, [](T x, T y) { return wrapping_add(x, y); });
+      promoting_binary_loop<T>(out, self, other, [](T x, T y) { return wrapping_add(x, y); });
     } else {
       const T s = alpha.to<T>();
-      binary_loop<T>(out, a, b, [s](T x, T y) { return muladd(y, s, x); });
+      promoting_binary_loop<T>(out, self, other, [s](T x, T y) { return muladd(y, s, x); });
     }
   });
 }
@@ -69,8 +68,7 @@ void add_out(const Tensor& out, const Tensor& self, const Tensor& other, const S
 void mul_out(const Tensor& out, const Tensor& self, const Tensor& other) {
   visit_dtype(out.dtype(), [&](auto zero) {
     using T = decltype(zero);
-    binary_loop<T>(out, InDtype(self, out.dtype()), InDtype(other, out.dtype()),
-                   [](T x, T y) { return wrapping_mul(x, y); });
+    promoting_binary_loop<T>(out, self, other, [](T x, T y) { return wrapping_mul(x, y); });
   });
 }
 
@@ -127,8 +125,7 @@ TensorSpec div_meta(const Tensor& self, const Tensor& other) {
 void div_cpu(const Tensor& out, const Tensor& self, const Tensor& other) {
   visit_floating(out.dtype(), "div", [&](auto zero) {
     using T = decltype(zero);
-    binary_loop<T>(out, InDtype(self, out.dtype()), InDtype(other, out.dtype()),
-                   [](T x, T y) { return x / y; });
+    promoting_binary_loop<T>(out, self, other, [](T x, T y) { return x / y; });
   });
 }
 
@@ -167,8 +164,7 @@ void threshold_backward_cpu(const Tensor& out, const Tensor& grad_output, const 
   visit_dtype(out.dtype(), [&](auto zero) {
     using T = decltype(zero);
     const T th = threshold.to<T>();
-    binary_loop<T>(out, InDtype(grad_output, out.dtype()), InDtype(self, out.dtype()),
-                   [th](T g, T x) { return x <= th ? T(0) : g; });
+    promoting_binary_loop<T>(out, grad_output, self, [th](T g, T x) { return x <= th ? T(0) : g; });
   });
 }
 
