@@ -65,8 +65,12 @@ struct ThreadCache {
   }
 };
 
+// Set as this thread's ThreadCache starts to be destroyed (the Holder's destructor body runs before
+// its member's): frees from then on, including those of later thread-exit destructors, go straight
+// back to the system instead of reviving a destroyed cache.
 thread_local bool thread_exited = false;
 
+// This thread's cache, created on first use; null once the thread is exiting.
 ThreadCache* thread_cache() {
   if (thread_exited) return nullptr;
   thread_local struct Holder {
