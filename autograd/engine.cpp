@@ -29,15 +29,6 @@ struct LaterNodeFirst {
   bool operator()(const Node* a, const Node* b) const { return a->sequence_nr() < b->sequence_nr(); }
 };
 
-bool is_expandable_to(IntArrayRef shape, IntArrayRef desired) {
-  if (shape.size() > desired.size()) return false;
-  for (std::size_t i = 0; i < shape.size(); ++i) {
-    const std::int64_t size = shape[shape.size() - 1 - i];
-    if (size != desired[desired.size() - 1 - i] && size != 1) return false;
-  }
-  return true;
-}
-
 // PyTorch's validate_outputs: gradients leaving a node must fit the inputs they arrive at.
 void validate_outputs(const edge_list& edges, variable_list& grads, std::string_view node_name) {
   STRATA_CHECK(grads.size() == edges.size(), "Function ", node_name, " returned an invalid number of gradients - expected ",

@@ -109,6 +109,14 @@ DimVector broadcast_shapes(IntArrayRef a, IntArrayRef b) {
   return out;
 }
 
+bool is_expandable_to(IntArrayRef shape, IntArrayRef desired) {
+  if (shape.size() > desired.size()) return false;
+  const std::size_t lead = desired.size() - shape.size();
+  for (std::size_t i = 0; i < shape.size(); ++i)
+    if (shape[i] != 1 && shape[i] != desired[lead + i]) return false;
+  return true;
+}
+
 ExpandedGeometry expand_geometry(IntArrayRef sizes, IntArrayRef strides, IntArrayRef target) {
   const std::size_t ndim = target.size();
   const std::size_t tensor_dim = sizes.size();

@@ -8,6 +8,7 @@
 #include <string>
 
 #include "core/array_ref.h"
+#include "core/checked_math.h"
 #include "core/small_vector.h"
 
 namespace strata {
@@ -35,9 +36,9 @@ std::int64_t storage_nbytes(IntArrayRef sizes, IntArrayRef strides, std::size_t 
 inline std::int64_t checked_contiguous_numel(IntArrayRef sizes, std::size_t itemsize) {
   std::uint64_t numel = 1;
   bool bad = false;
-  for (const std::int64_t s : sizes) bad |= (s < 0) | __builtin_mul_overflow(numel, static_cast<std::uint64_t>(s), &numel);
+  for (const std::int64_t s : sizes) bad |= (s < 0) | mul_overflows(numel, static_cast<std::uint64_t>(s), &numel);
   std::uint64_t bytes = 0;
-  bad |= __builtin_mul_overflow(numel, std::uint64_t{itemsize}, &bytes) | (bytes > std::uint64_t{INT64_MAX});
+  bad |= mul_overflows(numel, std::uint64_t{itemsize}, &bytes) | (bytes > std::uint64_t{INT64_MAX});
   if (bad) [[unlikely]] throw_bad_contiguous_sizes(sizes);
   return static_cast<std::int64_t>(numel);
 }
@@ -47,6 +48,8 @@ bool is_non_overlapping_and_dense(IntArrayRef sizes, IntArrayRef strides);
 
 // Broadcast two shapes as PyTorch does; the error names both sizes at the first conflicting dimension.
 DimVector broadcast_shapes(IntArrayRef a, IntArrayRef b);
+// Whether `shape` broadcasts to `desired` (each trailing size equal or 1): PyTorch's is_expandable_to.
+bool is_expandable_to(IntArrayRef shape, IntArrayRef desired);
 
 // PyTorch's inferExpandGeometry: sizes and strides of a tensor (sizes, strides) expanded to `target`,
 // where -1 keeps a size and new leading dimensions get stride 0. Throws PyTorch's expand errors.

@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <new>
 
+#include "core/checked_math.h"
 #include "core/intrusive_ptr.h"
 #include "core/small_object_pool.h"
 
@@ -67,8 +68,8 @@ inline IntrusivePtr<StorageImpl> StorageImpl::allocate_with_prefix(std::size_t p
                                                                    void** prefix) {
   constexpr std::size_t kHeaderBytes = (sizeof(StorageImpl) + kStorageAlignment - 1) / kStorageAlignment * kStorageAlignment;
   const std::size_t prefix_room = (prefix_bytes + kStorageAlignment - 1) / kStorageAlignment * kStorageAlignment;
-  std::size_t block_bytes = 0;
-  const bool overflow = __builtin_add_overflow(kStorageAlignment + kHeaderBytes + prefix_room, nbytes, &block_bytes);
+  std::uint64_t block_bytes = 0;
+  const bool overflow = add_overflows(std::uint64_t{kStorageAlignment + kHeaderBytes + prefix_room}, nbytes, &block_bytes);
   void* block = overflow ? nullptr : allocate_block(block_bytes);
   if (!block) [[unlikely]] throw_allocation_failure(nbytes);
   // The header starts at the block's first 64-byte boundary.

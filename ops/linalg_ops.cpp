@@ -107,15 +107,6 @@ void mm_cpu(const Tensor& out, const Tensor& self, const Tensor& mat2) {
 }
 
 // ---- addmm: beta * self + alpha * (mat1 @ mat2), self broadcast to the product's shape ----
-// Whether `sizes` broadcasts to `target` (each trailing size equal or 1), checked without building
-// the expanded geometry.
-bool expands_to(IntArrayRef sizes, IntArrayRef target) {
-  if (sizes.size() > target.size()) return false;
-  const std::size_t lead = target.size() - sizes.size();
-  for (std::size_t i = 0; i < sizes.size(); ++i)
-    if (sizes[i] != 1 && sizes[i] != target[lead + i]) return false;
-  return true;
-}
 
 TensorSpec addmm_meta(const Tensor& self, const Tensor& mat1, const Tensor& mat2, Scalar beta, Scalar alpha) {
   STRATA_CHECK(mat1.dim() == 2, "mat1 must be a matrix, got ", mat1.dim(), "-D tensor");
@@ -130,7 +121,7 @@ TensorSpec addmm_meta(const Tensor& self, const Tensor& mat1, const Tensor& mat2
   STRATA_CHECK(is_floating_point(self.dtype()) || (!beta.is_floating_point() && !alpha.is_floating_point()),
                "For integral input tensors, argument alpha must not be a floating point number.");
   DimVector shape{mat1.sizes()[0], mat2.sizes()[1]};
-  if (!expands_to(self.sizes(), shape))  // PyTorch's expand error, from expand's own geometry
+  if (!is_expandable_to(self.sizes(), shape))  // PyTorch's expand error, from expand's own geometry
     expand_geometry(self.sizes(), self.strides(), shape);
   return {std::move(shape), self.dtype(), {}};
 }
