@@ -26,7 +26,8 @@ class SmallVector {
   using iterator = T*;
   using const_iterator = const T*;
 
-  SmallVector() noexcept = default;
+  // User-provided, so that value-initialisation (`{}`, `T()`) does not zero the inline bytes first.
+  SmallVector() noexcept {}
   SmallVector(std::initializer_list<T> values) { assign(values.begin(), values.end()); }
   explicit SmallVector(ArrayRef<T> values) { assign(values.begin(), values.end()); }
   SmallVector(std::size_t count, const T& value) {

@@ -1,6 +1,7 @@
 // ops/softmax_ops.cpp: _log_softmax and _log_softmax_backward_data along one dimension.
 // A tensor is seen as (outer, n, inner) around the softmax dimension; non-contiguous inputs are made
 // contiguous first. Row maxima are subtracted before exp, as PyTorch does, so large logits are safe.
+#include <Eigen/Core>
 #include <cmath>
 
 #include "ops/boxing.h"
@@ -23,6 +24,49 @@ SoftmaxShape softmax_shape(const Tensor& t, std::int64_t dim) {
   s.n = t.sizes()[d];
   for (std::size_t i = d + 1; i < static_cast<std::size_t>(t.dim()); ++i) s.inner *= t.sizes()[i];
   return s;
+}
+
+// Note [Softmax rows take exp a block at a time]
+// Along the last dimension (inner == 1) a run of rows is one contiguous block, so exp runs over the
+// whole block with Eigen's vectorised exp instead of once per element through libm: for the seed's
+// 8 x 4 logits that is four AVX packets instead of 32 calls of ~27 instructions, forward and
+// backward. PyTorch's lastdim kernels also use a vectorised exp (Sleef); both are within an ulp or two.
+template <typename T>  // T may be const
+auto block_of(T* p, std::int64_t len) {
+  using Array = Eigen::Array<std::remove_const_t<T>, Eigen::Dynamic, 1>;
+  return Eigen::Map<std::conditional_t<std::is_const_v<T>, const Array, Array>>(p, static_cast<Eigen::Index>(len));
+}
+
+// o[row] = x[row] - max - log(sum(exp(x[row] - max))) for `rows` contiguous rows of n.
+template <typename T>
+void log_softmax_lastdim(T* o, const T* x, std::int64_t rows, std::int64_t n) {
+  auto row_max = [&](std::int64_t r) {
+    T max = -std::numeric_limits<T>::infinity();
+    for (std::int64_t i = 0; i < n; ++i) max = std::max(max, x[r * n + i]);
+    return max;
+  };
+  for (std::int64_t r = 0; r < rows; ++r) {
+    const T max = row_max(r);
+    for (std::int64_t i = 0; i < n; ++i) o[r * n + i] = x[r * n + i] - max;
+  }
+  block_of(o, rows * n) = block_of(o, rows * n).exp();
+  for (std::int64_t r = 0; r < rows; ++r) {
+    T sum = 0;
+    for (std::int64_t i = 0; i < n; ++i) sum += o[r * n + i];
+    const T shift = row_max(r) + std::log(sum);
+    for (std::int64_t i = 0; i < n; ++i) o[r * n + i] = x[r * n + i] - shift;
+  }
+}
+
+// o[row] = g[row] - exp(y[row]) * sum(g[row]) for `rows` contiguous rows of n.
+template <typename T>
+void log_softmax_backward_lastdim(T* o, const T* g, const T* y, std::int64_t rows, std::int64_t n) {
+  block_of(o, rows * n) = block_of(y, rows * n).exp();
+  for (std::int64_t r = 0; r < rows; ++r) {
+    T sum = 0;
+    for (std::int64_t i = 0; i < n; ++i) sum += g[r * n + i];
+    for (std::int64_t i = 0; i < n; ++i) o[r * n + i] = g[r * n + i] - o[r * n + i] * sum;
+  }
 }
 
 Tensor contiguous_copy(const Tensor& t) {
@@ -48,6 +92,7 @@ void log_softmax_cpu(const Tensor& out, const Tensor& self, std::int64_t dim, bo
     const T* x = data_of<T>(in);
     T* o = data_of<T>(out);
     parallel_for(0, s.outer * s.inner, 256, [&](std::int64_t begin, std::int64_t end) {
+      if (s.inner == 1) return log_softmax_lastdim(o + begin * s.n, x + begin * s.n, end - begin, s.n);
       for (std::int64_t row = begin; row < end; ++row) {
         const std::int64_t base = (row / s.inner) * s.n * s.inner + row % s.inner;
         T max = -std::numeric_limits<T>::infinity();
@@ -87,6 +132,8 @@ void log_softmax_backward_cpu(const Tensor& out, const Tensor& grad_output, cons
     const Tensor result = out.dtype() == output.dtype() ? out : strata::detail::make_contiguous_tensor(out.sizes(), output.dtype(), Device::CPU);
     T* o = data_of<T>(result);
     parallel_for(0, s.outer * s.inner, 256, [&](std::int64_t begin, std::int64_t end) {
+      if (s.inner == 1)
+        return log_softmax_backward_lastdim(o + begin * s.n, gp + begin * s.n, yp + begin * s.n, end - begin, s.n);
       for (std::int64_t row = begin; row < end; ++row) {
         const std::int64_t base = (row / s.inner) * s.n * s.inner + row % s.inner;
         T sum = 0;
