@@ -121,5 +121,9 @@ Tensor make_view(const Tensor& base, IntArrayRef sizes, IntArrayRef strides, std
                                                DimVector(strides), base.dtype(), base.device()));
 }
 
+Tensor make_alias(const Tensor& base) {
+  return Tensor(IntrusivePtr<TensorImpl>::make(*base.impl(), TensorImpl::Alias{}));
+}
+
 }  // namespace detail
 }  // namespace strata

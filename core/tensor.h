@@ -119,6 +119,8 @@ Tensor make_tensor(IntArrayRef sizes, IntArrayRef strides, ScalarType dtype, Dev
 Tensor make_contiguous_tensor(IntArrayRef sizes, ScalarType dtype, Device device);
 // A new TensorImpl over `base`'s storage with other geometry: the one way views are made.
 Tensor make_view(const Tensor& base, IntArrayRef sizes, IntArrayRef strides, std::int64_t storage_offset);
+// A view of `base` with its own geometry (what detach makes), copied rather than recomputed.
+Tensor make_alias(const Tensor& base);
 }  // namespace detail
 
 }  // namespace strata

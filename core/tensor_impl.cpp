@@ -30,6 +30,18 @@ TensorImpl::TensorImpl(Storage storage, std::int64_t storage_offset, DimVector&&
   }
 }
 
+TensorImpl::TensorImpl(const TensorImpl& source, Alias)
+    : storage_(source.storage_),
+      data_(source.data_),
+      storage_offset_(source.storage_offset_),
+      sizes_(source.sizes_),
+      strides_(source.strides_),
+      numel_(source.numel_),
+      dtype_(source.dtype_),
+      device_(source.device_),
+      is_contiguous_(source.is_contiguous_),
+      key_set_(backend_key(source.device_)) {}
+
 // Inlined into make_contiguous, its only caller: a fresh tensor's construction is one function.
 [[gnu::always_inline]] inline TensorImpl::TensorImpl(Storage&& storage, IntArrayRef sizes, Contiguous geometry, ScalarType dtype,
                                                      Device device)

@@ -29,6 +29,10 @@ class TensorImpl : public RefCounted<TensorImpl> {
   };
   // Both are inline, defined in tensor_impl.cpp: only make_contiguous and destroy call them.
   inline TensorImpl(Storage&& storage, IntArrayRef sizes, Contiguous geometry, ScalarType dtype, Device device);
+  // A view with `source`'s storage and geometry (detach): its numel and contiguity are copied, not
+  // recomputed. No autograd state, subclass or version of its own is taken from `source`.
+  struct Alias {};
+  TensorImpl(const TensorImpl& source, Alias);
   inline ~TensorImpl();
 
   // A fresh, uninitialised, contiguous tensor. On the CPU its TensorImpl, storage header and data

@@ -40,6 +40,9 @@ struct ViewSpec {
   DimVector strides;
   std::int64_t storage_offset;
 };
+// What a view op returns when its output has the first argument's own geometry (detach): the view
+// copies that geometry, with its numel and contiguity, instead of rebuilding it from a ViewSpec.
+struct SameGeometry {};
 
 // A new output of `spec`'s geometry (inline: every functional op's output comes from here).
 inline Tensor allocate(TensorSpec&& spec, Device device) {
@@ -158,12 +161,13 @@ void functional_kernel(const OperatorHandle& op, DispatchKeySet, Stack& stack) {
 }
 
 Tensor make_view_of(const Tensor& base, ViewSpec&& spec);
+inline Tensor make_view_of(const Tensor& base, SameGeometry) { return strata::detail::make_alias(base); }
 
 template <auto Geometry>
 void view_kernel(const OperatorHandle&, DispatchKeySet, Stack& stack) {
   constexpr std::size_t n = arity<Geometry>;
   const IValue* args = stack.data() + stack.size() - n;
-  ViewSpec spec = invoke_unboxed<Geometry>(Geometry, args, std::make_index_sequence<n>{});
+  auto spec = invoke_unboxed<Geometry>(Geometry, args, std::make_index_sequence<n>{});  // a ViewSpec or SameGeometry
   Tensor out = make_view_of(args[0].to_tensor(), std::move(spec));
   stack.truncate(stack.size() - n);
   stack.emplace_back(std::move(out));

@@ -32,7 +32,7 @@ Tensor shallow_copy_and_detach(const Tensor& self) {
     return make_wrapper_tensor(IntrusivePtr<TensorSubclass>(subclass), self.sizes(), self.strides(),
                                self.storage_offset(), self.dtype(), self.device());
   }
-  return strata::detail::make_view(self, self.sizes(), self.strides(), self.storage_offset());
+  return strata::detail::make_alias(self);
 }
 
 }  // namespace strata

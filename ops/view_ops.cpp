@@ -108,7 +108,7 @@ ViewSpec squeeze_dim_geometry(const Tensor& self, std::int64_t dim) {
 }
 
 // ---- detach: same geometry, no autograd history (see ops/detach.h) ----
-ViewSpec detach_geometry(const Tensor& self) { return same_geometry(self); }
+SameGeometry detach_geometry(const Tensor&) { return {}; }
 
 }  // namespace
 

@@ -298,6 +298,20 @@ TEST_CASE("view ops alias their input's storage with PyTorch's geometry") {
   const Tensor d = detach(a);
   CHECK(d.impl()->storage().get() == a.impl()->storage().get());
   CHECK_FALSE(d.is_same(a));
+  // detach copies its input's geometry (SameGeometry): strides, offset, contiguity and data pointer.
+  for (const Tensor& src : {as_strided(a, {2, 2}, {1, 2}, 1), t(a), a, as_strided(a, {0, 3}, {3, 1}, 5)}) {
+    const Tensor ds = detach(src);
+    CHECK(sizes_of(ds) == sizes_of(src));
+    CHECK(strides_of(ds) == strides_of(src));
+    CHECK(ds.storage_offset() == src.storage_offset());
+    CHECK(ds.is_contiguous() == src.is_contiguous());
+    CHECK(ds.numel() == src.numel());
+    CHECK(ds.to_vector<float>() == src.to_vector<float>());
+  }
+  const Tensor dm = detach(t(empty({2, 3}, {.device = Device::Meta})));
+  CHECK(dm.is_meta());
+  CHECK(strides_of(dm) == std::vector<std::int64_t>{1, 3});
+  CHECK_FALSE(dm.is_contiguous());
   CHECK(reshape(at, {6}).to_vector<float>() == std::vector<float>{0, 3, 1, 4, 2, 5});  // needs a copy
   CHECK(reshape(a, {3, 2}).impl()->storage().get() == a.impl()->storage().get());     // a view
   CHECK(contiguous(at).is_contiguous());
