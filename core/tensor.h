@@ -121,6 +121,8 @@ Tensor make_contiguous_tensor(IntArrayRef sizes, ScalarType dtype, Device device
 Tensor make_view(const Tensor& base, IntArrayRef sizes, IntArrayRef strides, std::int64_t storage_offset);
 // A view of `base` with its own geometry (what detach makes), copied rather than recomputed.
 Tensor make_alias(const Tensor& base);
+// A view of `base` with dimensions `dim0` and `dim1` (in range) swapped (what t and transpose make).
+Tensor make_transposed(const Tensor& base, std::size_t dim0, std::size_t dim1);
 }  // namespace detail
 
 }  // namespace strata

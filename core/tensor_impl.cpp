@@ -42,6 +42,16 @@ TensorImpl::TensorImpl(const TensorImpl& source, Alias)
       is_contiguous_(source.is_contiguous_),
       key_set_(backend_key(source.device_)) {}
 
+IntrusivePtr<TensorImpl> TensorImpl::make_transposed(const TensorImpl& source, std::size_t dim0, std::size_t dim1) {
+  auto impl = IntrusivePtr<TensorImpl>::make(source, Alias{});
+  if (dim0 != dim1) {
+    std::swap(impl->sizes_[dim0], impl->sizes_[dim1]);
+    std::swap(impl->strides_[dim0], impl->strides_[dim1]);
+    impl->is_contiguous_ = is_contiguous_layout(impl->sizes_, impl->strides_);
+  }
+  return impl;
+}
+
 // Inlined into make_contiguous, its only caller: a fresh tensor's construction is one function.
 [[gnu::always_inline]] inline TensorImpl::TensorImpl(Storage&& storage, IntArrayRef sizes, Contiguous geometry, ScalarType dtype,
                                                      Device device)

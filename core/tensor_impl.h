@@ -33,6 +33,8 @@ class TensorImpl : public RefCounted<TensorImpl> {
   // recomputed. No autograd state, subclass or version of its own is taken from `source`.
   struct Alias {};
   TensorImpl(const TensorImpl& source, Alias);
+  // A view with `source`'s storage and geometry but dimensions `dim0` and `dim1` (in range) swapped.
+  static IntrusivePtr<TensorImpl> make_transposed(const TensorImpl& source, std::size_t dim0, std::size_t dim1);
   inline ~TensorImpl();
 
   // A fresh, uninitialised, contiguous tensor. On the CPU its TensorImpl, storage header and data

@@ -40,9 +40,13 @@ struct ViewSpec {
   DimVector strides;
   std::int64_t storage_offset;
 };
-// What a view op returns when its output has the first argument's own geometry (detach): the view
-// copies that geometry, with its numel and contiguity, instead of rebuilding it from a ViewSpec.
+// What a view op returns when its output has the first argument's own geometry (detach), or that
+// geometry with two dimensions swapped (t, transpose): the view copies it, with its numel, instead
+// of rebuilding it from a ViewSpec.
 struct SameGeometry {};
+struct SwappedDims {
+  std::size_t dim0, dim1;  // in range, or both 0 for a 0-d input
+};
 
 // A new output of `spec`'s geometry (inline: every functional op's output comes from here).
 inline Tensor allocate(TensorSpec&& spec, Device device) {
@@ -162,6 +166,7 @@ void functional_kernel(const OperatorHandle& op, DispatchKeySet, Stack& stack) {
 
 Tensor make_view_of(const Tensor& base, ViewSpec&& spec);
 inline Tensor make_view_of(const Tensor& base, SameGeometry) { return strata::detail::make_alias(base); }
+inline Tensor make_view_of(const Tensor& base, SwappedDims d) { return strata::detail::make_transposed(base, d.dim0, d.dim1); }
 
 template <auto Geometry>
 void view_kernel(const OperatorHandle&, DispatchKeySet, Stack& stack) {

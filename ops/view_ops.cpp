@@ -16,20 +16,16 @@ ViewSpec same_geometry(const Tensor& self) {
 }
 
 // ---- t, transpose.int ----
-ViewSpec transpose_geometry(const Tensor& self, std::int64_t dim0, std::int64_t dim1) {
+SwappedDims transpose_geometry(const Tensor& self, std::int64_t dim0, std::int64_t dim1) {
   const std::int64_t ndim = self.dim();
-  const auto d0 = static_cast<std::size_t>(wrap_dim(dim0, ndim));
+  const auto d0 = static_cast<std::size_t>(wrap_dim(dim0, ndim));  // 0 for a 0-d tensor
   const auto d1 = static_cast<std::size_t>(wrap_dim(dim1, ndim));
-  ViewSpec spec = same_geometry(self);
-  if (ndim == 0) return spec;
-  std::swap(spec.sizes[d0], spec.sizes[d1]);
-  std::swap(spec.strides[d0], spec.strides[d1]);
-  return spec;
+  return {d0, d1};
 }
 
-ViewSpec t_geometry(const Tensor& self) {
+SwappedDims t_geometry(const Tensor& self) {
   STRATA_CHECK(self.dim() <= 2, "t() expects a tensor with <= 2 dimensions, but self is ", self.dim(), "D");
-  return self.dim() < 2 ? same_geometry(self) : transpose_geometry(self, 0, 1);
+  return self.dim() < 2 ? SwappedDims{0, 0} : SwappedDims{0, 1};
 }
 
 // ---- view ----

@@ -308,6 +308,15 @@ TEST_CASE("view ops alias their input's storage with PyTorch's geometry") {
     CHECK(ds.numel() == src.numel());
     CHECK(ds.to_vector<float>() == src.to_vector<float>());
   }
+  // t and transpose swap two dimensions of the copied geometry and recompute contiguity.
+  CHECK(t(empty({3, 1})).is_contiguous());             // [1, 3] with strides [1, 1]
+  CHECK_FALSE(t(a).is_contiguous());
+  CHECK(transpose(t(a), 0, 1).is_contiguous());
+  CHECK(transpose(a, 1, 1).is_contiguous());
+  CHECK(strides_of(transpose(a, -1, -1)) == strides_of(a));
+  CHECK(strides_of(transpose(empty({2, 3, 4}), 2, 0)) == std::vector<std::int64_t>{1, 4, 12});
+  CHECK(sizes_of(t(scalar_tensor(1.0, ScalarType::Float32))).empty());
+  CHECK(t(tensor<float>({1, 2, 3})).to_vector<float>() == std::vector<float>{1, 2, 3});
   const Tensor dm = detach(t(empty({2, 3}, {.device = Device::Meta})));
   CHECK(dm.is_meta());
   CHECK(strides_of(dm) == std::vector<std::int64_t>{1, 3});
