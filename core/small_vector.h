@@ -35,7 +35,19 @@ class SmallVector {
     for (std::size_t i = 0; i < count; ++i) new (data_ + i) T(value);
     size_ = count;
   }
-  SmallVector(const SmallVector& other) { assign(other.begin(), other.end()); }
+  SmallVector(const SmallVector& other) {
+    if constexpr (std::is_trivially_copyable_v<T>) {
+      if (other.size_ <= N) {  // one fixed-size copy; a heap buffer holds at least 2N elements
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+        std::memcpy(inline_, other.data_, sizeof(inline_));
+#pragma GCC diagnostic pop
+        size_ = other.size_;
+        return;
+      }
+    }
+    assign(other.begin(), other.end());
+  }
   SmallVector(SmallVector&& other) noexcept { take(std::move(other)); }
   SmallVector& operator=(const SmallVector& other) {
     if (this != &other) {
