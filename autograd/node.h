@@ -99,6 +99,10 @@ class Node : public RefCounted<Node> {
   void add_next_edge(Edge e) { next_edges_.push_back(std::move(e)); }
 
  private:
+  // ~Node's slow path, from the first edge that continues a chain (Note [Deep graphs are torn down
+  // without recursion]).
+  [[gnu::noinline, gnu::cold]] void tear_down_from(Edge* first);
+
   std::uint64_t sequence_nr_;
   bool revivable_ = false;
   edge_list next_edges_;
