@@ -55,7 +55,7 @@ NodePtr grad_accumulator(const Tensor& leaf) {
   return node;
 }
 
-variable_list AccumulateGrad::apply(variable_list&& grads) {
+variable_list AccumulateGrad::apply(std::span<Tensor> grads) {
   Tensor grad = std::move(grads[0]);
   if (grad.defined()) accumulate_grad(variable_, std::move(grad));
   return {};

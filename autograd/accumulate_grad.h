@@ -14,7 +14,7 @@ class AccumulateGrad final : public Node {
   explicit AccumulateGrad(const Tensor& variable);
   ~AccumulateGrad() override;  // forgets itself in the leaf
   std::string_view name() const override { return "AccumulateGrad"; }
-  variable_list apply(variable_list&& grads) override;
+  variable_list apply(std::span<Tensor> grads) override;
   const Tensor& variable() const { return variable_; }
 
  private:

@@ -21,7 +21,7 @@ class FormulaNode;
 // (Note [Formulas name what they read; rows resolve the names once]).
 class BackwardContext {
  public:
-  BackwardContext(FormulaNode& node, const variable_list& grads) : node_(node), grads_(grads) {}
+  BackwardContext(FormulaNode& node, std::span<const Tensor> grads) : node_(node), grads_(grads) {}
 
   // The gradient of differentiable forward output `i` (undefined if none arrived).
   const Tensor& grad(std::size_t i = 0) const { return grads_[i]; }
@@ -39,7 +39,7 @@ class BackwardContext {
 
  private:
   FormulaNode& node_;
-  const variable_list& grads_;
+  std::span<const Tensor> grads_;
 };
 
 // Note [Formulas run in input-name order]

@@ -35,7 +35,7 @@ void FormulaNode::save_outputs(const IValue* returns) {
   }
 }
 
-variable_list FormulaNode::apply(variable_list&& grads) {
+variable_list FormulaNode::apply(std::span<Tensor> grads) {
   variable_list grad_inputs(num_outputs(), Tensor());
   bool any_grad = false;
   for (const Tensor& g : grads) any_grad = any_grad || g.defined();

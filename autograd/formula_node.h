@@ -27,7 +27,7 @@ class FormulaNode final : public Node {
   // Edges to the gradient edges of the row's inputs among the forward call's arguments `args`.
   FormulaNode(const ResolvedRow& row, const IValue* args);
   std::string_view name() const override { return row_.row->node_name; }
-  variable_list apply(variable_list&& grads) override;
+  variable_list apply(std::span<Tensor> grads) override;
   void release_variables() override;
 
   const ResolvedRow& row() const { return row_; }

@@ -6,6 +6,7 @@
 
 #include <cstdint>
 #include <limits>
+#include <span>
 #include <string_view>
 
 #include "core/intrusive_ptr.h"
@@ -76,8 +77,9 @@ class Node : public RefCounted<Node> {
 
   // PyTorch's node class name: "AddmmBackward0", "AccumulateGrad".
   virtual std::string_view name() const = 0;
-  // grads[i] is the gradient of input i (undefined if none arrived); returns one per next edge.
-  virtual variable_list apply(variable_list&& grads) = 0;
+  // grads[i] is the gradient of input i (undefined if none arrived), in the engine's input buffer (the
+  // node may move from it); returns one per next edge.
+  virtual variable_list apply(std::span<Tensor> grads) = 0;
   // Frees saved tensors after a backward without retain_graph.
   virtual void release_variables() {}
 
