@@ -27,18 +27,23 @@ bool any_input_requires_grad(const ResolvedRow& row, const IValue* args) {
 }  // namespace
 
 void autograd_fallback(const OperatorHandle& op, DispatchKeySet keys, Stack& stack) {
+  // Nothing is recorded without grad mode (no_grad, and every backward without create_graph): the op
+  // goes straight below, before its row is looked up or its arguments are read.
+  if (!is_grad_enabled()) {
+    redispatch_below(op, keys, stack);
+    return;
+  }
   const std::size_t num_args = op.schema().arguments().size();
   const IValue* args = stack.data() + stack.size() - num_args;
   const ResolvedRow* row = derivative_table().find(op);
   if (!row) {  // an op registered after autograd, with no row: only a problem if a gradient is wanted
     for (std::size_t i = 0; i < num_args; ++i)
-      STRATA_CHECK(!is_grad_enabled() || !requires_grad_at(args, static_cast<std::uint8_t>(i)),
-                   "the derivative for '", op.name().qualified(), "' is not implemented (no derivative row)");
+      STRATA_CHECK(!requires_grad_at(args, static_cast<std::uint8_t>(i)), "the derivative for '", op.name().qualified(),
+                   "' is not implemented (no derivative row)");
     redispatch_below(op, keys, stack);
     return;
   }
-  if (!is_grad_enabled() || row->row->kind == Differentiability::NonDifferentiable ||
-      !any_input_requires_grad(*row, args)) {
+  if (row->row->kind == Differentiability::NonDifferentiable || !any_input_requires_grad(*row, args)) {
     redispatch_below(op, keys, stack);
     return;
   }

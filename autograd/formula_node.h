@@ -31,7 +31,8 @@ class FormulaNode final : public Node {
   void release_variables() override;
 
   const ResolvedRow& row() const { return row_; }
-  // Keeps the forward call's arguments; saves the tensors the row names (inputs now, outputs later).
+  // Keeps the forward call's non-tensor arguments; saves the tensors the row names (inputs now, outputs
+  // later, in the slots this leaves for them).
   void record_arguments(const IValue* args, const Tensor* original_self);
   void save_outputs(const IValue* returns);
 
@@ -39,7 +40,7 @@ class FormulaNode final : public Node {
   friend class BackwardContext;
 
   const ResolvedRow& row_;
-  SmallVector<IValue, 6> args_;              // non-tensor arguments (tensor slots hold None)
+  SmallVector<IValue, 6> args_;              // per row().recorded_args entry (the non-tensor arguments)
   SmallVector<TensorGeometry, 2> geometry_;  // per row().geometry_args entry
   SmallVector<SavedVariable, 4> saved_;      // per row().row->saved name
 };

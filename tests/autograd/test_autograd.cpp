@@ -12,6 +12,7 @@
 #include "autograd/node.h"
 #include "autograd/variable.h"
 #include "core/dispatch_trace.h"
+#include "core/dispatcher.h"
 #include "core/interposer.h"
 #include "nn/functional.h"
 #include "ops/detach.h"
@@ -337,4 +338,28 @@ TEST_CASE("a graph wider and larger than the engine's inline room runs in PyTorc
     CHECK(log.factors[static_cast<std::size_t>(k)] == static_cast<float>(kWidth - k));
     CHECK(leaves[static_cast<std::size_t>(k)].grad().to_vector<float>() == std::vector<float>{static_cast<float>(k + 1)});
   }
+}
+
+TEST_CASE("an op without a derivative row runs without grad mode and refuses to record with it") {
+  // Registered after autograd (in the namespace the join test skips), so the derivative table has no
+  // row for it; the handler checks grad mode before it looks for one.
+  const Tensor x = leaf({1, 2});
+  static const OperatorHandle op = Dispatcher::singleton().def(
+      "test", "no_row_twice(Tensor self) -> Tensor",
+      {[](const OperatorHandle&, DispatchKeySet, Stack& stack) { stack.back() = IValue(mul(stack.back().to_tensor(), 2.0)); },
+       "twice"},
+      {});
+  const auto call = [](const Tensor& t) {
+    Stack stack;
+    stack.emplace_back(t);
+    op.call(stack);
+    return stack.back().to_tensor();
+  };
+  CHECK_THROWS_WITH_AS(call(x),
+                       "[test::no_row_twice] the derivative for 'test::no_row_twice' is not implemented (no derivative row)",
+                       Error);
+  autograd::NoGradGuard no_grad;
+  const Tensor y = call(x);
+  CHECK(y.to_vector<float>() == std::vector<float>{2, 4});
+  CHECK_FALSE(y.requires_grad());
 }
