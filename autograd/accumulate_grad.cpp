@@ -44,8 +44,7 @@ AccumulateGrad::~AccumulateGrad() {
   if (meta.grad_accumulator == this) meta.grad_accumulator = nullptr;
 }
 
-NodePtr grad_accumulator(const Tensor& leaf) {
-  AutogradMeta& meta = leaf.impl()->ensure_autograd_meta();
+NodePtr grad_accumulator(const Tensor& leaf, AutogradMeta& meta) {
   const AccumulatorLock lock(meta);
   if (meta.grad_accumulator) {
     if (NodePtr existing = NodePtr::retain_if_alive(meta.grad_accumulator)) return existing;

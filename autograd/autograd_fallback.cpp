@@ -7,7 +7,6 @@
 #include "autograd/grad_mode.h"
 #include "autograd/registration.h"
 #include "autograd/variable.h"
-#include "ops/functions.h"
 
 namespace strata::autograd {
 
@@ -57,12 +56,6 @@ void autograd_fallback(const OperatorHandle& op, DispatchKeySet keys, Stack& sta
 
   NodePtr owner = make_node<FormulaNode>(*row, args);
   auto& node = static_cast<FormulaNode&>(*owner);
-  Tensor original_self;  // for in-place formulas that read self as it was (PyTorch's self.clone())
-  if (row->row->saves_original_self && node.should_compute_output(1)) {
-    ExcludeKeyGuard below(DispatchKey::Autograd);
-    original_self = clone(args[0].to_tensor());
-  }
-  node.record_arguments(args, original_self.defined() ? &original_self : nullptr);
 
   redispatch_below(op, keys, stack);
 

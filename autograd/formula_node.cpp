@@ -3,20 +3,24 @@
 
 #include "autograd/variable.h"
 #include "core/function_schema.h"
+#include "core/local_dispatch_keys.h"
+#include "ops/functions.h"
 
 namespace strata::autograd {
 
 FormulaNode::FormulaNode(const ResolvedRow& row, const IValue* args)
     : Node(next_sequence_nr()), row_(row) {
   for (std::uint8_t i : row.input_args) add_next_edge(requires_grad_at(args, i) ? gradient_edge(args[i].to_tensor()) : Edge{});
-}
-
-void FormulaNode::record_arguments(const IValue* args, const Tensor* original_self) {
-  for (std::uint8_t i : row_.recorded_args) args_.emplace_back(args[i]);
-  for (std::uint8_t i : row_.geometry_args) geometry_.emplace_back(args[i].to_tensor());
-  for (const std::int8_t arg : row_.saved_args) {
+  for (std::uint8_t i : row.recorded_args) args_.emplace_back(args[i]);
+  for (std::uint8_t i : row.geometry_args) geometry_.emplace_back(args[i].to_tensor());
+  Tensor original_self;
+  if (row.row->saves_original_self && should_compute_output(1)) {
+    const ExcludeKeyGuard below(DispatchKey::Autograd);
+    original_self = clone(args[0].to_tensor());
+  }
+  for (const std::int8_t arg : row.saved_args) {
     if (arg < 0) saved_.emplace_back();  // an output, saved after the call
-    else if (arg == 0 && original_self != nullptr) saved_.emplace_back(*original_self, false);
+    else if (arg == 0 && original_self.defined()) saved_.emplace_back(original_self, false);
     else if (args[arg].is_tensor()) saved_.emplace_back(args[arg].to_tensor(), false);
     else saved_.emplace_back();  // None (an absent optional tensor)
   }

@@ -24,16 +24,16 @@ inline bool requires_grad_at(const IValue* args, std::uint8_t i) {
 
 class FormulaNode final : public Node {
  public:
-  // Edges to the gradient edges of the row's inputs among the forward call's arguments `args`.
+  // Records the forward call `args` of the row's op: edges to the gradient edges of the row's inputs,
+  // the non-tensor arguments, the geometry the row names, and the input tensors it saves (outputs are
+  // saved later, by save_outputs, in the slots this leaves for them). For an in-place row that reads
+  // self as it was, self is saved as a clone (PyTorch's self.clone()), made below Autograd.
   FormulaNode(const ResolvedRow& row, const IValue* args);
   std::string_view name() const override { return row_.row->node_name; }
   variable_list apply(std::span<Tensor> grads) override;
   void release_variables() override;
 
   const ResolvedRow& row() const { return row_; }
-  // Keeps the forward call's non-tensor arguments; saves the tensors the row names (inputs now, outputs
-  // later, in the slots this leaves for them).
-  void record_arguments(const IValue* args, const Tensor* original_self);
   void save_outputs(const IValue* returns);
 
  private:

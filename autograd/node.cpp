@@ -1,4 +1,4 @@
-// autograd/node.cpp: sequence numbers, input metadata, and tearing a graph down.
+// autograd/node.cpp: sequence numbers and tearing a graph down.
 #include "autograd/node.h"
 
 namespace strata::autograd {
@@ -55,11 +55,6 @@ void Node::tear_down_from(Edge* first) {
     node->release_variables();  // saved tensors may hold the nodes below through their grad_fn
     take_sole_edges(node->next_edges_.begin(), node->next_edges_.end(), dying);
   }  // `node` dies at the end of each iteration, its sole-owned edges already taken
-}
-
-std::uint32_t Node::add_input_metadata(const Tensor& t) {
-  input_metadata_.emplace_back(t);
-  return static_cast<std::uint32_t>(input_metadata_.size() - 1);
 }
 
 }  // namespace strata::autograd

@@ -91,7 +91,10 @@ class Node : public RefCounted<Node> {
   // Whether output i (the gradient of forward input i) is needed by anyone.
   bool should_compute_output(std::size_t i) const { return i < next_edges_.size() && next_edges_[i].valid(); }
 
-  std::uint32_t add_input_metadata(const Tensor& t);
+  std::uint32_t add_input_metadata(const Tensor& t) {
+    input_metadata_.emplace_back(t);
+    return static_cast<std::uint32_t>(input_metadata_.size() - 1);
+  }
   std::size_t num_inputs() const { return input_metadata_.size(); }
   const InputMetadata& input_metadata(std::size_t i) const { return input_metadata_[i]; }
 
