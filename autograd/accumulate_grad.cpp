@@ -44,8 +44,7 @@ AccumulateGrad::~AccumulateGrad() {
   if (meta.grad_accumulator == this) meta.grad_accumulator = nullptr;
 }
 
-NodePtr grad_accumulator(const Tensor& leaf) {
-  AutogradMeta& meta = leaf.impl()->ensure_autograd_meta();
+NodePtr grad_accumulator(const Tensor& leaf, AutogradMeta& meta) {
   const AccumulatorLock lock(meta);
   if (meta.grad_accumulator) {
     if (NodePtr existing = NodePtr::retain_if_alive(meta.grad_accumulator)) return existing;
@@ -55,7 +54,7 @@ NodePtr grad_accumulator(const Tensor& leaf) {
   return node;
 }
 
-variable_list AccumulateGrad::apply(variable_list&& grads) {
+variable_list AccumulateGrad::apply(std::span<Tensor> grads) {
   Tensor grad = std::move(grads[0]);
   if (grad.defined()) accumulate_grad(variable_, std::move(grad));
   return {};

@@ -7,6 +7,10 @@
 
 #include "autograd/node.h"
 
+namespace strata {
+struct AutogradMeta;
+}
+
 namespace strata::autograd {
 
 class AccumulateGrad final : public Node {
@@ -14,15 +18,16 @@ class AccumulateGrad final : public Node {
   explicit AccumulateGrad(const Tensor& variable);
   ~AccumulateGrad() override;  // forgets itself in the leaf
   std::string_view name() const override { return "AccumulateGrad"; }
-  variable_list apply(variable_list&& grads) override;
+  variable_list apply(std::span<Tensor> grads) override;
   const Tensor& variable() const { return variable_; }
 
  private:
   Tensor variable_;  // the leaf (held strongly, as PyTorch does; the leaf holds this node weakly)
 };
 
-// The AccumulateGrad node of a leaf that requires grad (created once, then shared).
-NodePtr grad_accumulator(const Tensor& leaf);
+// The AccumulateGrad node of a leaf that requires grad (created once, then shared); `meta` is the
+// leaf's autograd state, which a leaf that requires grad has.
+NodePtr grad_accumulator(const Tensor& leaf, AutogradMeta& meta);
 
 // Adds `new_grad` into variable.grad. `new_grad` is taken by value so a sole reference can be stolen.
 void accumulate_grad(const Tensor& variable, Tensor new_grad);

@@ -12,8 +12,9 @@ namespace strata::autograd {
 // which keeps each row next to the yaml line it copies. Comparing strings on every backward call
 // would cost more than some formulas' own work, so the names are hashed instead: a formula's name
 // when it is compiled (ArgName's constructor is consteval, so only literals can be names), and a
-// row's schema argument, saved and geometry names once, when the derivative table is built, which
-// also checks that no two names of one row share a hash. A lookup then compares a few integers.
+// row's non-tensor schema argument, saved and geometry names once, when the derivative table is
+// built, which also checks that no two names of one row share a hash. A lookup then compares a few
+// integers. (A node keeps only the non-tensor arguments; a tensor a formula reads is saved by name.)
 constexpr std::uint32_t hash_name(std::string_view name) {
   std::uint32_t h = 2166136261u;  // FNV-1a
   for (const char c : name) h = (h ^ static_cast<unsigned char>(c)) * 16777619u;

@@ -7,7 +7,6 @@
 #include "autograd/grad_mode.h"
 #include "autograd/registration.h"
 #include "autograd/variable.h"
-#include "ops/functions.h"
 
 namespace strata::autograd {
 
@@ -27,18 +26,23 @@ bool any_input_requires_grad(const ResolvedRow& row, const IValue* args) {
 }  // namespace
 
 void autograd_fallback(const OperatorHandle& op, DispatchKeySet keys, Stack& stack) {
+  // Nothing is recorded without grad mode (no_grad, and every backward without create_graph): the op
+  // goes straight below, before its row is looked up or its arguments are read.
+  if (!is_grad_enabled()) {
+    redispatch_below(op, keys, stack);
+    return;
+  }
   const std::size_t num_args = op.schema().arguments().size();
   const IValue* args = stack.data() + stack.size() - num_args;
   const ResolvedRow* row = derivative_table().find(op);
   if (!row) {  // an op registered after autograd, with no row: only a problem if a gradient is wanted
     for (std::size_t i = 0; i < num_args; ++i)
-      STRATA_CHECK(!is_grad_enabled() || !requires_grad_at(args, static_cast<std::uint8_t>(i)),
-                   "the derivative for '", op.name().qualified(), "' is not implemented (no derivative row)");
+      STRATA_CHECK(!requires_grad_at(args, static_cast<std::uint8_t>(i)), "the derivative for '", op.name().qualified(),
+                   "' is not implemented (no derivative row)");
     redispatch_below(op, keys, stack);
     return;
   }
-  if (!is_grad_enabled() || row->row->kind == Differentiability::NonDifferentiable ||
-      !any_input_requires_grad(*row, args)) {
+  if (row->row->kind == Differentiability::NonDifferentiable || !any_input_requires_grad(*row, args)) {
     redispatch_below(op, keys, stack);
     return;
   }
@@ -52,12 +56,6 @@ void autograd_fallback(const OperatorHandle& op, DispatchKeySet keys, Stack& sta
 
   NodePtr owner = make_node<FormulaNode>(*row, args);
   auto& node = static_cast<FormulaNode&>(*owner);
-  Tensor original_self;  // for in-place formulas that read self as it was (PyTorch's self.clone())
-  if (row->row->saves_original_self && node.should_compute_output(1)) {
-    ExcludeKeyGuard below(DispatchKey::Autograd);
-    original_self = clone(args[0].to_tensor());
-  }
-  node.record_arguments(args, original_self.defined() ? &original_self : nullptr);
 
   redispatch_below(op, keys, stack);
 

@@ -68,7 +68,12 @@ void DerivativeTable::add(const std::vector<DerivativeRow>& rows) {
       resolved.geometry_args.push_back(static_cast<std::uint8_t>(i));
       add_hash(resolved.geometry_hashes, name, row.node_name);
     }
-    for (const auto& argument : schema.arguments()) add_hash(resolved.argument_hashes, argument.name, row.node_name);
+    for (std::size_t i = 0; i < schema.arguments().size(); ++i) {
+      const SchemaArgument& argument = schema.arguments()[i];
+      if (argument.type.is_tensor_like()) continue;
+      resolved.recorded_args.push_back(static_cast<std::uint8_t>(i));
+      add_hash(resolved.argument_hashes, argument.name, row.node_name);
+    }
     resolved.inplace = !schema.arguments().empty() && schema.arguments()[0].type.is_write();
     STRATA_INTERNAL_ASSERT(!by_op_[op->index()].row, "two derivative rows for ", op->str());
     by_op_[op->index()] = std::move(resolved);
@@ -82,11 +87,6 @@ std::vector<const ResolvedRow*> DerivativeTable::rows() const {
   return out;
 }
 
-const DerivativeTable& derivative_table() { return mutable_derivative_table(); }
-
-DerivativeTable& mutable_derivative_table() {
-  static DerivativeTable table;
-  return table;
-}
+constinit DerivativeTable detail::the_derivative_table;
 
 }  // namespace strata::autograd

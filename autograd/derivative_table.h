@@ -21,14 +21,14 @@ class FormulaNode;
 // (Note [Formulas name what they read; rows resolve the names once]).
 class BackwardContext {
  public:
-  BackwardContext(FormulaNode& node, const variable_list& grads) : node_(node), grads_(grads) {}
+  BackwardContext(FormulaNode& node, std::span<const Tensor> grads) : node_(node), grads_(grads) {}
 
   // The gradient of differentiable forward output `i` (undefined if none arrived).
   const Tensor& grad(std::size_t i = 0) const { return grads_[i]; }
   // A saved tensor: an input by argument name ("mat2"), or an output by return name ("result",
   // "total_weight").
   Tensor saved(ArgName name) const;
-  // A non-tensor argument of the forward call.
+  // A non-tensor argument of the forward call (tensor arguments are read through saved()).
   const IValue& arg(ArgName name) const;
   Scalar scalar(ArgName name) const { return arg(name).to_scalar(); }
   std::int64_t integer(ArgName name) const { return arg(name).to_int(); }
@@ -39,7 +39,7 @@ class BackwardContext {
 
  private:
   FormulaNode& node_;
-  const variable_list& grads_;
+  std::span<const Tensor> grads_;
 };
 
 // Note [Formulas run in input-name order]
@@ -82,7 +82,10 @@ struct ResolvedRow {
   SmallVector<std::int8_t, 4> saved_args;    // per saved name: argument position, or -1 for an output
   SmallVector<std::int8_t, 4> saved_returns; // per saved name: return position, or -1 for an input
   SmallVector<std::uint8_t, 4> geometry_args;  // schema position of each `geometry` name
-  // hash_name of each schema argument, `saved` name and `geometry` name, for formulas' lookups.
+  // Schema position of each non-tensor argument: the node keeps these for arg() (tensors a formula
+  // reads are saved, or their geometry recorded).
+  SmallVector<std::uint8_t, 6> recorded_args;
+  // hash_name of each recorded argument, `saved` name and `geometry` name, for formulas' lookups.
   SmallVector<std::uint32_t, 8> argument_hashes;
   SmallVector<std::uint32_t, 8> saved_hashes;
   SmallVector<std::uint32_t, 8> geometry_hashes;
@@ -104,9 +107,13 @@ class DerivativeTable {
   std::vector<ResolvedRow> by_op_;
 };
 
-// The table, filled by register_autograd().
-const DerivativeTable& derivative_table();
-DerivativeTable& mutable_derivative_table();
+// The table, filled by register_autograd(). A plain global (its empty state is constant-initialised,
+// so it needs no guard): the autograd handler reads it on every op it sees.
+namespace detail {
+extern DerivativeTable the_derivative_table;
+}
+inline const DerivativeTable& derivative_table() { return detail::the_derivative_table; }
+inline DerivativeTable& mutable_derivative_table() { return detail::the_derivative_table; }
 
 // The rows for strata's ops (autograd/derivatives.cpp).
 std::vector<DerivativeRow> derivative_rows();

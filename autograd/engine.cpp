@@ -1,8 +1,7 @@
 // autograd/engine.cpp: dependencies, input buffers, the ready queue, and validate_outputs.
 #include "autograd/engine.h"
 
-#include <queue>
-#include <string>
+#include <algorithm>
 
 #include "autograd/grad_mode.h"
 #include "autograd/variable.h"
@@ -18,20 +17,19 @@ class GraphRoot final : public Node {
  public:
   GraphRoot(edge_list edges, variable_list grads) : Node(next_sequence_nr(), std::move(edges)), grads_(std::move(grads)) {}
   std::string_view name() const override { return "GraphRoot"; }
-  variable_list apply(variable_list&&) override { return std::move(grads_); }
+  variable_list apply(std::span<Tensor>) override { return std::move(grads_); }
 
  private:
   variable_list grads_;
 };
 
-// AccumulateGrad (sequence number max) first, then the most recently created node.
-struct LaterNodeFirst {
-  bool operator()(const Node* a, const Node* b) const { return a->sequence_nr() < b->sequence_nr(); }
-};
+// The name validate_outputs' errors give: the node's, or "GraphRoot" for the roots' gradients.
+std::string_view name_of(const Node* node) { return node ? node->name() : std::string_view("GraphRoot"); }
 
-// PyTorch's validate_outputs: gradients leaving a node must fit the inputs they arrive at.
-void validate_outputs(const edge_list& edges, variable_list& grads, std::string_view node_name) {
-  STRATA_CHECK(grads.size() == edges.size(), "Function ", node_name, " returned an invalid number of gradients - expected ",
+// PyTorch's validate_outputs: gradients leaving a node (null: the roots) must fit the inputs they arrive
+// at. The node is named only in an error: a node's name is a virtual call nothing else needs.
+void validate_outputs(const edge_list& edges, variable_list& grads, const Node* node) {
+  STRATA_CHECK(grads.size() == edges.size(), "Function ", name_of(node), " returned an invalid number of gradients - expected ",
                edges.size(), ", but got ", grads.size());
   for (std::size_t i = 0; i < grads.size(); ++i) {
     const Edge& edge = edges[i];
@@ -39,7 +37,7 @@ void validate_outputs(const edge_list& edges, variable_list& grads, std::string_
     if (!edge.valid() || !grad.defined()) continue;
     const InputMetadata& meta = edge.function->input_metadata(edge.input_nr);
     if (IntArrayRef(meta.sizes) != grad.sizes()) {
-      STRATA_CHECK(is_expandable_to(meta.sizes, grad.sizes()), "Function ", node_name, " returned an invalid gradient at index ",
+      STRATA_CHECK(is_expandable_to(meta.sizes, grad.sizes()), "Function ", name_of(node), " returned an invalid gradient at index ",
                    i, " - got ", shape_str(grad.sizes()), " but expected shape compatible with ", shape_str(meta.sizes));
       grad = sum_to(grad, meta.sizes);
     }
@@ -54,9 +52,8 @@ bool can_accumulate_inplace(const Tensor& v) {
          v.impl()->storage().use_count() == 1;
 }
 
-void accumulate_input(variable_list& buffer, std::size_t pos, Tensor&& grad) {
+void accumulate_input(Tensor& old, Tensor&& grad) {
   if (!grad.defined()) return;
-  Tensor& old = buffer[pos];
   if (!old.defined()) {
     old = std::move(grad);
   } else if (!is_grad_enabled() && can_accumulate_inplace(old)) {
@@ -71,72 +68,101 @@ void accumulate_input(variable_list& buffer, std::size_t pos, Tensor&& grad) {
 // is held by the edges that lead to it, which nothing changes during a pass (running a node frees its
 // saved tensors, never its edges). So the pass keeps plain pointers, and counts no references.
 //
-// One backward pass: the nodes reachable from the root, how many gradients each still waits for,
-// and the gradients that have arrived. Nodes are found through a small open-addressing table keyed
-// by address (graphs are tens of nodes; a node-based hash map would allocate per node).
+// Note [A pass resolves its edges once]
+// One backward pass: the nodes reachable from the root (tasks, the root first), how many gradients
+// each still waits for, and the gradients that have arrived. The constructor walks the graph once and
+// finds each node through a small open-addressing table keyed by address (graphs are tens of nodes; a
+// node-based hash map would allocate per node); it records, for every next edge of every task, the
+// task that edge leads to. Running the pass then never looks a node up: the ready queue holds task
+// numbers, and a gradient leaving output i goes to the task recorded for edge i. All tasks' input
+// buffers are one flat array of tensors (a node's inputs are adjacent), so there is no buffer per
+// node to build, move or destroy; a node reads its gradients in place (Node::apply takes a span) and
+// the pass drops them right after it ran, as PyTorch drops its InputBuffer.
+// Everything has inline room for graphs of a few dozen nodes, and grows on the heap past that.
 class GraphTask {
  public:
   explicit GraphTask(Node* root) {
-    slots_.resize(32, -1);
-    SmallVector<Node*, 32> stack;
-    stack.push_back(root);
+    slots_.resize_for_overwrite(32);
+    std::fill(slots_.begin(), slots_.end(), -1);
     add_task(root);
-    while (!stack.empty()) {
-      Node* node = stack.back();
-      stack.pop_back();
-      for (const Edge& e : node->next_edges()) {
-        if (!e.valid()) continue;
-        int i = find(e.function.get());
-        if (i < 0) {
-          i = add_task(e.function.get());
-          stack.push_back(e.function.get());
+    // Tasks are numbered in the order they are found, so the tasks not yet scanned are a suffix.
+    for (std::size_t scanned = 0; scanned < tasks_.size(); ++scanned) {
+      tasks_[scanned].first_edge = static_cast<std::uint32_t>(edge_task_.size());
+      for (const Edge& e : tasks_[scanned].node->next_edges()) {
+        std::int32_t t = -1;
+        if (e.valid()) {
+          t = find(e.function.get());
+          if (t < 0) t = add_task(e.function.get());
+          ++tasks_[static_cast<std::size_t>(t)].dependencies;
         }
-        ++tasks_[static_cast<std::size_t>(i)].dependencies;
+        edge_task_.push_back(t);
       }
     }
   }
 
-  variable_list& buffer(Node* node) {
-    Task& t = tasks_[static_cast<std::size_t>(find(node))];
-    if (t.buffer.empty()) t.buffer.resize(node->num_inputs());
-    return t.buffer;
+  Node* node(std::int32_t t) const { return tasks_[static_cast<std::size_t>(t)].node; }
+  // Task t's input buffer: a gradient slot per input of its node.
+  std::span<Tensor> inputs(std::int32_t t) {
+    const Task& task = tasks_[static_cast<std::size_t>(t)];
+    return {inputs_.data() + task.first_input, task.node->num_inputs()};
+  }
+  // Adds `grad` (the gradient of output i of task t's node, which has a valid edge i) to the buffer
+  // of the task that edge leads to, and queues that task when it has everything it waits for.
+  void deliver(std::int32_t t, std::size_t i, const Edge& edge, Tensor&& grad) {
+    const std::int32_t next = edge_task_[tasks_[static_cast<std::size_t>(t)].first_edge + i];
+    Task& task = tasks_[static_cast<std::size_t>(next)];
+    accumulate_input(inputs_[task.first_input + edge.input_nr], std::move(grad));
+    if (--task.dependencies == 0) push_ready(next);
   }
 
-  void deliver(const Edge& edge, Tensor&& grad) {
-    Node* next = edge.function.get();
-    Task& t = tasks_[static_cast<std::size_t>(find(next))];
-    if (t.buffer.empty()) t.buffer.resize(next->num_inputs());
-    accumulate_input(t.buffer, edge.input_nr, std::move(grad));
-    if (--t.dependencies == 0) ready.push(next);
+  // The ready queue: AccumulateGrad (sequence number max) first, then the most recently created
+  // node. A binary heap with std::priority_queue's own algorithm (push_heap/pop_heap with the same
+  // comparison), so ties (several AccumulateGrads) leave in PyTorch's order.
+  void push_ready(std::int32_t t) {
+    ready_.push_back(Ready{node(t)->sequence_nr(), t});
+    if (ready_.size() > 1) std::push_heap(ready_.begin(), ready_.end(), earlier);  // a chain never gets here
   }
-
-  std::priority_queue<Node*, SmallVector<Node*, 16>, LaterNodeFirst> ready;
+  bool has_ready() const { return !ready_.empty(); }
+  std::int32_t pop_ready() {
+    if (ready_.size() > 1) std::pop_heap(ready_.begin(), ready_.end(), earlier);
+    const std::int32_t t = ready_.back().task;
+    ready_.pop_back();
+    return t;
+  }
 
  private:
   struct Task {
     Node* node;  // alive for the whole pass: Note [The pass holds its root, edges hold the rest]
-    int dependencies = 0;
-    variable_list buffer;
+    std::int32_t dependencies = 0;
+    std::uint32_t first_edge = 0;   // this node's next edges' tasks start at edge_task_[first_edge]
+    std::uint32_t first_input = 0;  // its input buffer starts at inputs_[first_input]
   };
+  struct Ready {
+    std::uint64_t sequence_nr;
+    std::int32_t task;
+  };
+  static bool earlier(const Ready& a, const Ready& b) { return a.sequence_nr < b.sequence_nr; }
 
   static std::size_t hash(const Node* n) { return (reinterpret_cast<std::uintptr_t>(n) >> 4) * 0x9E3779B97F4A7C15ULL >> 32; }
 
-  int find(const Node* n) const {
+  std::int32_t find(const Node* n) const {
     for (std::size_t i = hash(n) & (slots_.size() - 1);; i = (i + 1) & (slots_.size() - 1)) {
-      const int t = slots_[i];
+      const std::int32_t t = slots_[i];
       if (t < 0) return -1;
       if (tasks_[static_cast<std::size_t>(t)].node == n) return t;
     }
   }
 
-  int add_task(Node* n) {
+  std::int32_t add_task(Node* n) {
     if (2 * (tasks_.size() + 1) > slots_.size()) grow();
-    tasks_.push_back(Task{n, 0, {}});
-    insert(static_cast<int>(tasks_.size() - 1));
-    return static_cast<int>(tasks_.size() - 1);
+    const auto t = static_cast<std::int32_t>(tasks_.size());
+    tasks_.push_back(Task{n, 0, 0, static_cast<std::uint32_t>(inputs_.size())});
+    for (std::size_t k = n->num_inputs(); k > 0; --k) inputs_.emplace_back();
+    insert(t);
+    return t;
   }
 
-  void insert(int t) {
+  void insert(std::int32_t t) {
     std::size_t i = hash(tasks_[static_cast<std::size_t>(t)].node) & (slots_.size() - 1);
     while (slots_[i] >= 0) i = (i + 1) & (slots_.size() - 1);
     slots_[i] = t;
@@ -144,14 +170,16 @@ class GraphTask {
 
   void grow() {
     const std::size_t n = slots_.size() * 2;
-    slots_.clear();
-    slots_.resize(n, -1);
-    for (std::size_t t = 0; t < tasks_.size(); ++t) insert(static_cast<int>(t));
+    slots_.resize_for_overwrite(n);
+    std::fill(slots_.begin(), slots_.end(), -1);
+    for (std::size_t t = 0; t < tasks_.size(); ++t) insert(static_cast<std::int32_t>(t));
   }
 
-  // Inline capacities cover graphs of a few dozen nodes without touching the heap.
   SmallVector<Task, 24> tasks_;
-  SmallVector<int, 64> slots_;  // power-of-two open-addressing table of indices into tasks_
+  SmallVector<std::int32_t, 64> slots_;      // power-of-two open-addressing table of indices into tasks_
+  SmallVector<std::int32_t, 48> edge_task_;  // per next edge of each task: the task it leads to, or -1
+  SmallVector<Tensor, 32> inputs_;           // every task's input buffer, back to back
+  SmallVector<Ready, 16> ready_;
 };
 
 }  // namespace
@@ -164,24 +192,29 @@ void run_backward(const std::vector<Tensor>& roots, variable_list grads, bool ke
     STRATA_CHECK(e.valid(), "element ", i, " of tensors does not require grad and does not have a grad_fn");
     root_edges.push_back(std::move(e));
   }
-  validate_outputs(root_edges, grads, "GraphRoot");
+  validate_outputs(root_edges, grads, nullptr);
 
   // A single root starts at its own node, as PyTorch does; several start at a GraphRoot.
   const NodePtr graph_root =
       root_edges.size() == 1 ? root_edges[0].function : make_node<GraphRoot>(root_edges, std::move(grads));
   GraphTask task(graph_root.get());
-  if (root_edges.size() == 1) accumulate_input(task.buffer(graph_root.get()), root_edges[0].input_nr, std::move(grads[0]));
-  task.ready.push(graph_root.get());
+  if (root_edges.size() == 1) accumulate_input(task.inputs(0)[root_edges[0].input_nr], std::move(grads[0]));
+  task.push_ready(0);
 
-  while (!task.ready.empty()) {
-    Node* node = task.ready.top();
-    task.ready.pop();
-    variable_list outputs = node->apply(std::move(task.buffer(node)));
+  while (task.has_ready()) {
+    const std::int32_t t = task.pop_ready();
+    Node* node = task.node(t);
+    const std::span<Tensor> inputs = task.inputs(t);
+    // PyTorch's call_function and evaluate_function, in their order: the gradients the node read die
+    // after validate_outputs and before any output is delivered (so a gradient passed through
+    // unchanged may then be accumulated in place), not at the end of the pass.
+    variable_list outputs = node->apply(inputs);
+    validate_outputs(node->next_edges(), outputs, node);
+    for (Tensor& g : inputs) g = Tensor();
     if (!keep_graph) node->release_variables();
-    validate_outputs(node->next_edges(), outputs, node->name());
     for (std::size_t i = 0; i < outputs.size(); ++i) {
       const Edge& edge = node->next_edge(i);
-      if (edge.valid()) task.deliver(edge, std::move(outputs[i]));
+      if (edge.valid()) task.deliver(t, i, edge, std::move(outputs[i]));
     }
   }
 }

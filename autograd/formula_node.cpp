@@ -3,28 +3,26 @@
 
 #include "autograd/variable.h"
 #include "core/function_schema.h"
+#include "core/local_dispatch_keys.h"
+#include "ops/functions.h"
 
 namespace strata::autograd {
 
 FormulaNode::FormulaNode(const ResolvedRow& row, const IValue* args)
-    : Node(next_sequence_nr()), row_(row), saved_(row.saved_args.size(), SavedVariable()) {
+    : Node(next_sequence_nr()), row_(row) {
   for (std::uint8_t i : row.input_args) add_next_edge(requires_grad_at(args, i) ? gradient_edge(args[i].to_tensor()) : Edge{});
-}
-
-void FormulaNode::record_arguments(const IValue* args, const Tensor* original_self) {
-  const std::size_t n = row_.op.schema().arguments().size();
-  for (std::size_t i = 0; i < n; ++i) {
-    if (args[i].is_tensor()) args_.emplace_back();
-    else args_.emplace_back(args[i]);
+  for (std::uint8_t i : row.recorded_args) args_.emplace_back(args[i]);
+  for (std::uint8_t i : row.geometry_args) geometry_.emplace_back(args[i].to_tensor());
+  Tensor original_self;
+  if (row.row->saves_original_self && should_compute_output(1)) {
+    const ExcludeKeyGuard below(DispatchKey::Autograd);
+    original_self = clone(args[0].to_tensor());
   }
-  for (std::uint8_t i : row_.geometry_args) geometry_.emplace_back(args[i].to_tensor());
-  for (std::size_t k = 0; k < row_.saved_args.size(); ++k) {
-    const int arg = row_.saved_args[k];
-    if (arg < 0) continue;  // an output, saved after the call
-    const bool use_original = arg == 0 && original_self != nullptr;
-    const IValue& v = args[arg];
-    if (use_original) saved_[k] = SavedVariable(*original_self, false);
-    else if (v.is_tensor()) saved_[k] = SavedVariable(v.to_tensor(), false);
+  for (const std::int8_t arg : row.saved_args) {
+    if (arg < 0) saved_.emplace_back();  // an output, saved after the call
+    else if (arg == 0 && original_self.defined()) saved_.emplace_back(original_self, false);
+    else if (args[arg].is_tensor()) saved_.emplace_back(args[arg].to_tensor(), false);
+    else saved_.emplace_back();  // None (an absent optional tensor)
   }
 }
 
@@ -35,8 +33,11 @@ void FormulaNode::save_outputs(const IValue* returns) {
   }
 }
 
-variable_list FormulaNode::apply(variable_list&& grads) {
-  variable_list grad_inputs(num_outputs(), Tensor());
+variable_list FormulaNode::apply(std::span<Tensor> grads) {
+  // One undefined gradient per output, added one at a time: filling copies of an undefined tensor
+  // compiles to a memset call, which costs more than the one to three stores it replaces.
+  variable_list grad_inputs;
+  for (std::size_t i = num_outputs(); i > 0; --i) grad_inputs.emplace_back();
   bool any_grad = false;
   for (const Tensor& g : grads) any_grad = any_grad || g.defined();
   if (!any_grad) return grad_inputs;  // PyTorch's any_grad_defined: every input gets an undefined gradient
@@ -71,7 +72,7 @@ Tensor BackwardContext::saved(ArgName name) const {
 
 const IValue& BackwardContext::arg(ArgName name) const {
   const std::size_t i = position_in(node_.row_.argument_hashes, name);
-  STRATA_INTERNAL_ASSERT(i < node_.args_.size(), node_.name(), ": no argument named ", name.str());
+  STRATA_INTERNAL_ASSERT(i < node_.args_.size(), node_.name(), ": no non-tensor argument named ", name.str());
   return node_.args_[i];
 }
 

@@ -24,22 +24,23 @@ inline bool requires_grad_at(const IValue* args, std::uint8_t i) {
 
 class FormulaNode final : public Node {
  public:
-  // Edges to the gradient edges of the row's inputs among the forward call's arguments `args`.
+  // Records the forward call `args` of the row's op: edges to the gradient edges of the row's inputs,
+  // the non-tensor arguments, the geometry the row names, and the input tensors it saves (outputs are
+  // saved later, by save_outputs, in the slots this leaves for them). For an in-place row that reads
+  // self as it was, self is saved as a clone (PyTorch's self.clone()), made below Autograd.
   FormulaNode(const ResolvedRow& row, const IValue* args);
   std::string_view name() const override { return row_.row->node_name; }
-  variable_list apply(variable_list&& grads) override;
+  variable_list apply(std::span<Tensor> grads) override;
   void release_variables() override;
 
   const ResolvedRow& row() const { return row_; }
-  // Keeps the forward call's arguments; saves the tensors the row names (inputs now, outputs later).
-  void record_arguments(const IValue* args, const Tensor* original_self);
   void save_outputs(const IValue* returns);
 
  private:
   friend class BackwardContext;
 
   const ResolvedRow& row_;
-  SmallVector<IValue, 6> args_;              // non-tensor arguments (tensor slots hold None)
+  SmallVector<IValue, 6> args_;              // per row().recorded_args entry (the non-tensor arguments)
   SmallVector<TensorGeometry, 2> geometry_;  // per row().geometry_args entry
   SmallVector<SavedVariable, 4> saved_;      // per row().row->saved name
 };

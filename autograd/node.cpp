@@ -1,4 +1,4 @@
-// autograd/node.cpp: sequence numbers, input metadata, and tearing a graph down.
+// autograd/node.cpp: sequence numbers and tearing a graph down.
 #include "autograd/node.h"
 
 namespace strata::autograd {
@@ -18,35 +18,43 @@ std::uint64_t next_sequence_nr() {
 // before its edges are taken; for the node being destroyed the derived class has already done so.
 // A node without edges (a leaf's AccumulateGrad, the commonest one) cannot continue a chain, so it
 // skips the work list and dies as its edge is released: still two deep, and cheaper for tiny graphs.
+// So does everything until the first edge that would continue a chain: the destructor itself only
+// walks its edges, and the work list is set up out of line, by the rare node that needs it.
 namespace {
 // Releases each edge; one holding the last reference to a node with edges of its own is kept in
 // `out` instead of dying here. Edges are released in turn, so of two edges to the same node
 // (mul(y, y)) the second is the last.
 using WorkList = SmallVector<NodePtr, 8>;  // a chain keeps one or two; no heap for those
 
-void take_sole_edges(edge_list& edges, WorkList& out) {
-  for (Edge& e : edges) {
-    NodePtr f = std::move(e.function);
-    if (f && f.use_count() == 1 && !f->next_edges().empty()) out.push_back(std::move(f));
+bool continues_chain(const NodePtr& f) { return f && f.use_count() == 1 && !f->next_edges().empty(); }
+
+void take_sole_edges(Edge* first, Edge* last, WorkList& out) {
+  for (; first != last; ++first) {
+    NodePtr f = std::move(first->function);
+    if (continues_chain(f)) out.push_back(std::move(f));
   }
 }
 }  // namespace
 
 Node::~Node() {
-  if (next_edges_.empty()) return;  // AccumulateGrad
+  for (Edge& e : next_edges_) {
+    if (continues_chain(e.function)) [[unlikely]] {
+      tear_down_from(&e);
+      return;
+    }
+    e.function.reset();
+  }
+}
+
+void Node::tear_down_from(Edge* first) {
   WorkList dying;
-  take_sole_edges(next_edges_, dying);
+  take_sole_edges(first, next_edges_.end(), dying);
   while (!dying.empty()) {
     NodePtr node = std::move(dying.back());
     dying.pop_back();
     node->release_variables();  // saved tensors may hold the nodes below through their grad_fn
-    take_sole_edges(node->next_edges_, dying);
+    take_sole_edges(node->next_edges_.begin(), node->next_edges_.end(), dying);
   }  // `node` dies at the end of each iteration, its sole-owned edges already taken
-}
-
-std::uint32_t Node::add_input_metadata(const Tensor& t) {
-  input_metadata_.emplace_back(t);
-  return static_cast<std::uint32_t>(input_metadata_.size() - 1);
 }
 
 }  // namespace strata::autograd

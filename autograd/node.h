@@ -6,6 +6,7 @@
 
 #include <cstdint>
 #include <limits>
+#include <span>
 #include <string_view>
 
 #include "core/intrusive_ptr.h"
@@ -76,8 +77,9 @@ class Node : public RefCounted<Node> {
 
   // PyTorch's node class name: "AddmmBackward0", "AccumulateGrad".
   virtual std::string_view name() const = 0;
-  // grads[i] is the gradient of input i (undefined if none arrived); returns one per next edge.
-  virtual variable_list apply(variable_list&& grads) = 0;
+  // grads[i] is the gradient of input i (undefined if none arrived), in the engine's input buffer (the
+  // node may move from it); returns one per next edge.
+  virtual variable_list apply(std::span<Tensor> grads) = 0;
   // Frees saved tensors after a backward without retain_graph.
   virtual void release_variables() {}
 
@@ -89,7 +91,10 @@ class Node : public RefCounted<Node> {
   // Whether output i (the gradient of forward input i) is needed by anyone.
   bool should_compute_output(std::size_t i) const { return i < next_edges_.size() && next_edges_[i].valid(); }
 
-  std::uint32_t add_input_metadata(const Tensor& t);
+  std::uint32_t add_input_metadata(const Tensor& t) {
+    input_metadata_.emplace_back(t);
+    return static_cast<std::uint32_t>(input_metadata_.size() - 1);
+  }
   std::size_t num_inputs() const { return input_metadata_.size(); }
   const InputMetadata& input_metadata(std::size_t i) const { return input_metadata_[i]; }
 
@@ -99,6 +104,10 @@ class Node : public RefCounted<Node> {
   void add_next_edge(Edge e) { next_edges_.push_back(std::move(e)); }
 
  private:
+  // ~Node's slow path, from the first edge that continues a chain (Note [Deep graphs are torn down
+  // without recursion]).
+  [[gnu::noinline, gnu::cold]] void tear_down_from(Edge* first);
+
   std::uint64_t sequence_nr_;
   bool revivable_ = false;
   edge_list next_edges_;

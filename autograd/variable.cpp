@@ -53,10 +53,10 @@ void set_gradient_edge(const Tensor& t, Edge e) {
 }
 
 Edge gradient_edge(const Tensor& t) {
-  const AutogradMeta* meta = t.impl()->autograd_meta();
+  AutogradMeta* meta = t.impl()->autograd_meta();
   if (!meta) return Edge{};
   if (meta->grad_fn) return Edge{NodePtr(meta->grad_fn), meta->output_nr};
-  if (meta->requires_grad) return Edge{grad_accumulator(t), 0};
+  if (meta->requires_grad) return Edge{grad_accumulator(t, *meta), 0};
   return Edge{};
 }
 

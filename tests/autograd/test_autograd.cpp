@@ -12,6 +12,7 @@
 #include "autograd/node.h"
 #include "autograd/variable.h"
 #include "core/dispatch_trace.h"
+#include "core/dispatcher.h"
 #include "core/interposer.h"
 #include "nn/functional.h"
 #include "ops/detach.h"
@@ -290,4 +291,75 @@ TEST_CASE("threads recording ops on a shared leaf share and free its AccumulateG
   for (std::thread& t : more) t.join();
   backward(sum(relu(alone)));
   CHECK(alone.grad().to_vector<float>() == std::vector<float>{1});
+}
+
+TEST_CASE("a node's input gradients die before its outputs are delivered, so a passed-through one is added in place") {
+  // As in PyTorch's engine (call_function's inputs die before evaluate_function adds the outputs to the
+  // next input buffers): CloneBackward0 passes its gradient t3 through to x's AccumulateGrad, which
+  // then holds the only reference, so MulBackward0's gradient for x is added into t3 in place (add_, a
+  // version bump) and AccumulateGrad steals t3. If the clone's input buffer still held t3, the sum
+  // would be out of place and x.grad a fresh tensor at version 0.
+  const Tensor x = leaf({1, 2, 3});
+  const Tensor e = mul(x, tensor<float>({5, 5, 5}));  // MulBackward0, sequence 0: runs last
+  const Tensor c = mul(clone(x), tensor<float>({3, 3, 3}));
+  backward(add(c, e), tensor<float>({1, 1, 1}));
+  CHECK(x.grad().to_vector<float>() == std::vector<float>{8, 8, 8});
+  CHECK(x.grad().impl()->version() == 1);
+}
+
+TEST_CASE("a graph wider and larger than the engine's inline room runs in PyTorch's order") {
+  // 40 products summed by a chain of adds: every AddBackward0 leaves a MulBackward0 in the ready queue
+  // (more than its inline room of 16), and the tasks, edges and input buffers outgrow theirs. The
+  // MulBackward0s must still run from the most recent to the oldest.
+  struct MulLog : DispatchMode {
+    std::vector<float> factors;
+    std::string_view name() const override { return "MulLog"; }
+    void dispatch(const OperatorHandle& op, Stack& stack) override {
+      if (op.str() == "aten.mul.Tensor") factors.push_back(stack.back().to_tensor().item().to<float>());
+      op.call(stack);
+    }
+  };
+  constexpr int kWidth = 40;
+  std::vector<Tensor> leaves;
+  std::vector<Tensor> products;
+  for (int k = 0; k < kWidth; ++k) {
+    leaves.push_back(leaf({1}));
+    products.push_back(mul(leaves.back(), tensor<float>({static_cast<float>(k + 1)})));
+  }
+  Tensor total = products[0];
+  for (int k = 1; k < kWidth; ++k) total = add(total, products[static_cast<std::size_t>(k)]);
+  MulLog log;
+  {
+    ModeGuard guard(log);
+    backward(sum(total));
+  }
+  REQUIRE(log.factors.size() == kWidth);
+  for (int k = 0; k < kWidth; ++k) {
+    CHECK(log.factors[static_cast<std::size_t>(k)] == static_cast<float>(kWidth - k));
+    CHECK(leaves[static_cast<std::size_t>(k)].grad().to_vector<float>() == std::vector<float>{static_cast<float>(k + 1)});
+  }
+}
+
+TEST_CASE("an op without a derivative row runs without grad mode and refuses to record with it") {
+  // Registered after autograd (in the namespace the join test skips), so the derivative table has no
+  // row for it; the handler checks grad mode before it looks for one.
+  const Tensor x = leaf({1, 2});
+  static const OperatorHandle op = Dispatcher::singleton().def(
+      "test", "no_row_twice(Tensor self) -> Tensor",
+      {[](const OperatorHandle&, DispatchKeySet, Stack& stack) { stack.back() = IValue(mul(stack.back().to_tensor(), 2.0)); },
+       "twice"},
+      {});
+  const auto call = [](const Tensor& t) {
+    Stack stack;
+    stack.emplace_back(t);
+    op.call(stack);
+    return stack.back().to_tensor();
+  };
+  CHECK_THROWS_WITH_AS(call(x),
+                       "[test::no_row_twice] the derivative for 'test::no_row_twice' is not implemented (no derivative row)",
+                       Error);
+  autograd::NoGradGuard no_grad;
+  const Tensor y = call(x);
+  CHECK(y.to_vector<float>() == std::vector<float>{2, 4});
+  CHECK_FALSE(y.requires_grad());
 }
