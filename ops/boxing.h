@@ -29,9 +29,17 @@ struct TensorSpec {
   DimVector sizes;
   ScalarType dtype;
   DimVector strides;
-  const Tensor* shape_of = nullptr;  // when set, sizes is empty and the output has this tensor's shape
+  // When set, sizes is empty and the output has this tensor's shape. A class with its own default
+  // constructor rather than a pointer defaulting to null: for a null pointer member GCC 12 clears the
+  // whole ~150-byte spec with a call to memset before filling it, in every meta function.
+  struct ShapeSource {
+    ShapeSource() noexcept : tensor(nullptr) {}
+    ShapeSource(const Tensor* t) noexcept : tensor(t) {}  // NOLINT: implicit, for {sizes, dtype, strides, &self}
+    const Tensor* tensor;
+  };
+  ShapeSource shape_of;
 
-  IntArrayRef shape() const { return shape_of ? shape_of->sizes() : IntArrayRef(sizes); }
+  IntArrayRef shape() const { return shape_of.tensor ? shape_of.tensor->sizes() : IntArrayRef(sizes); }
 };
 
 // The geometry of a view of the first argument.
