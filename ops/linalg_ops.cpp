@@ -1,12 +1,14 @@
-// ops/linalg_ops.cpp: mm and addmm on Eigen. A row-major or column-major operand (such as the
-// transposed weight w.t() that nn.Linear passes) is mapped in place, never copied; only other
-// layouts are made contiguous first. int64 uses a plain loop (Eigen's GEMM is for floating types).
+// ops/linalg_ops.cpp: mm and addmm on Eigen, or on small_gemm for small products whose right operand
+// has unit-stride rows. A row-major or column-major operand (such as the transposed weight w.t() that
+// nn.Linear passes) is mapped in place, never copied; only other layouts are made contiguous first,
+// for Eigen (small_gemm reads any strides). int64 uses a plain loop (Eigen's GEMM is for floating types).
 #include <Eigen/Core>
 
 #include "core/wrapping_math.h"
 #include "ops/boxing.h"
 #include "ops/elementwise.h"
 #include "ops/op_table.h"
+#include "ops/small_gemm.h"
 
 namespace strata::ops {
 
@@ -47,6 +49,36 @@ void with_matrix(const Tensor& m, const Fn& fn) {
   fn(ConstMap<RowMatrix<T>>(data_of<T>(dense), rows, cols, Eigen::OuterStride<>(cols)));
 }
 
+// Note [Small products skip Eigen's GEMM]
+// Eigen's GEMM runs the same machinery for an 8x16 @ 16x32 product as for 256x512 @ 512x512:
+// blocking heuristics, packing both operands, the parallel dispatch, the gebp kernel, one
+// instantiation per layout pair. For the seed step's products that machinery is most of the work, and
+// its code does not stay in the instruction cache between ops: ~13k instructions and ~350 simulated
+// L1i misses of the step's ~1990. small_gemm (ops/small_gemm.h) is one loop nest per dtype that reads
+// the operands in place and keeps a 4-row x 16-column (float) block of sums in registers.
+// It applies when
+//  - b's rows are unit-stride. For a column-major b (the forward's x @ w.t()) there is no loop order
+//    that is unit-stride without reducing across lanes: dot products of 16 took ~45 instructions per
+//    output (Eigen: ~13), and copying a strip of b onto the stack cost 1.3x Eigen's time for
+//    8x16 @ 16x32. Eigen keeps those (one instantiation, row-major a times column-major b).
+//  - p is a multiple of the strip width (16 floats, 8 doubles). Padding the last strip measured ~1.5x
+//    Eigen's time at 24x24x24.
+//  - n * k * p <= 8192. Interleaved timings of small_gemm / Eigen (float, row-major b; double in
+//    parentheses): 4x8x32 0.51 (0.70), 8x4x32 0.50 (0.85), 8x16x32 0.76 (0.92), 32x8x16 0.91 (1.01),
+//    16x16x16 0.83 (0.91), 3x128x32 0.64 (0.76); at 16384 multiply-adds 0.96-1.06 (0.92-1.20), and
+//    64x8x64 1.24 (1.24).
+// The seed step's three backward products (4x8 @ 8x32, 8x4 @ 4x32, 32x8 @ 8x16) take 4.9k
+// instructions instead of 6.6k, and the whole step (callgrind, release with -g) 66.7k -> 63.0k
+// instructions and ~1990 -> ~1620 simulated L1i misses; its forward is unchanged (10.1k). In
+// strata-bench (medians of 7 runs interleaved with the previous build, on a shared 2-core machine)
+// seed_step_vs_eigen went 3.91 -> 3.68 and mm_8x16x32_speed_vs_eigen 0.91 -> 1.34.
+// Whether small_gemm computes a @ b (above).
+template <typename T>
+bool small_gemm_applies(const Tensor& b, std::int64_t n, std::int64_t k, std::int64_t p) {
+  return b.strides()[1] == 1 && p % kSmallGemmStrip<T> == 0 && k > 0 && k <= kSmallGemmMaxMacs &&
+         n * p <= kSmallGemmMaxMacs / k;
+}
+
 // out (contiguous, n x p) = alpha * a @ b, or += when `accumulate`.
 template <typename T>
 void gemm(const Tensor& out, const Tensor& a, const Tensor& b, T alpha, bool accumulate) {
@@ -66,6 +98,12 @@ void gemm(const Tensor& out, const Tensor& a, const Tensor& b, T alpha, bool acc
         c[i * p + j] = wrapping_add(accumulate ? c[i * p + j] : T(0), wrapping_mul(alpha, acc));
       }
   } else {
+    // Small products (Note [Small products skip Eigen's GEMM]).
+    if (small_gemm_applies<T>(b, n, k, p)) {
+      small_gemm<T>(c, {data_of<T>(a), a.strides()[0], a.strides()[1]}, {data_of<T>(b), b.strides()[0], 1}, n, k, p,
+                    alpha, accumulate);
+      return;
+    }
     Eigen::Map<RowMatrix<T>> C(c, n, p);
     with_matrix<T>(a, [&](const auto& A) {
       with_matrix<T>(b, [&](const auto& B) {

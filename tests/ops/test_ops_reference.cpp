@@ -3,6 +3,7 @@
 #include <cmath>
 
 #include "ops/detach.h"
+#include "ops/small_gemm.h"
 #include "tests/ops/op_harness.h"
 
 using namespace strata;
@@ -79,6 +80,92 @@ TEST_CASE("addmm is beta * self + alpha * mat1 @ mat2 with self broadcast") {
   const Tensor nan_bias = tensor<float>({std::nanf(""), std::nanf("")});
   const Tensor r = addmm(nan_bias, tensor<float>({1, 2}, {1, 2}), tensor<float>({1, 0, 0, 1}, {2, 2}), 0);
   CHECK(r.to_vector<float>() == std::vector<float>{1, 2});
+}
+
+namespace {
+
+// gemm's operand layouts: row-major, column-major, and two others (which the Eigen path copies first).
+enum class GemmLayout { Row, Col, Broadcast, Strided };
+const GemmLayout kGemmLayouts[] = {GemmLayout::Row, GemmLayout::Col, GemmLayout::Broadcast, GemmLayout::Strided};
+const char* gemm_layout_name(GemmLayout l) {
+  switch (l) {
+    case GemmLayout::Row: return "row";
+    case GemmLayout::Col: return "col";
+    case GemmLayout::Broadcast: return "broadcast";
+    case GemmLayout::Strided: return "strided";
+  }
+  return "?";
+}
+
+Tensor gemm_operand(GemmLayout l, std::int64_t rows, std::int64_t cols, Device d, ScalarType dtype) {
+  const TensorOptions o{.dtype = dtype, .device = d};
+  switch (l) {
+    case GemmLayout::Row: return randn({rows, cols}, o);
+    case GemmLayout::Col: return t(randn({cols, rows}, o));
+    case GemmLayout::Broadcast: return expand(randn({1, cols}, o), {rows, cols});
+    case GemmLayout::Strided: return as_strided(randn({2 * rows, 2 * cols}, o), {rows, cols}, {4 * cols, 2});  // every other row and column
+  }
+  return Tensor();
+}
+
+// Shapes on both sides of small_gemm's conditions: p a multiple of its strip width (16 floats, 8
+// doubles) or not, and n * k * p at kSmallGemmMaxMacs or above it; sizes around the AVX2 widths (8
+// floats, 4 doubles) and the four-row blocks in every dimension; empty ones.
+std::vector<MmShape> gemm_shapes() {
+  const std::int64_t at = ops::kSmallGemmMaxMacs / (8 * 32);
+  return {{1, 1, 1},  {3, 4, 5},  {4, 5, 3},       {5, 3, 4},       {7, 8, 9},       {9, 7, 8},   {8, 9, 7},
+          {2, 16, 17}, {17, 15, 2}, {3, 9, 15},      {5, 17, 16},     {6, 7, 32},      {4, 33, 33}, {1, 3, 8},
+          {2, 5, 24},  {3, 1, 16},  {7, 2, 48},      {0, 3, 16},      {3, 4, 0},       {8, at, 32}, {8, at + 1, 32},
+          {at, 8, 32}, {at + 1, 8, 32}};
+}
+
+double gemm_tolerance(ScalarType dtype) { return dtype == ScalarType::Float64 ? 1e-12 : 1e-4; }
+
+}  // namespace
+
+TEST_CASE("mm and addmm match a triple loop for every operand layout, on both sides of the small-product threshold") {
+  struct Coeffs {
+    double beta, alpha;
+  };
+  for (ScalarType dtype : {ScalarType::Float32, ScalarType::Float64})
+    for (const MmShape& s : gemm_shapes())
+      for (GemmLayout la : kGemmLayouts)
+        for (GemmLayout lb : kGemmLayouts) {
+          const std::string shape = std::string(dtype == ScalarType::Float64 ? "float64 " : "float32 ") +
+                                    std::to_string(s.n) + "x" + std::to_string(s.k) + "x" + std::to_string(s.p) + " " +
+                                    gemm_layout_name(la) + "/" + gemm_layout_name(lb);
+          const auto build = [&](Device d) { return Inputs{gemm_operand(la, s.n, s.k, d, dtype), gemm_operand(lb, s.k, s.p, d, dtype)}; };
+          check_op(
+              "mm " + shape, build, [](const Inputs& in) { return mm(in[0], in[1]); },
+              [](const std::vector<Host>& in) { return matmul_reference(in[0], in[1]); }, gemm_tolerance(dtype));
+          for (Coeffs c : {Coeffs{1, 1}, Coeffs{0.5, -2}, Coeffs{0, 0.5}})
+            check_op(
+                "addmm beta=" + std::to_string(c.beta) + " alpha=" + std::to_string(c.alpha) + " " + shape,
+                [&](Device d) {
+                  Inputs in = build(d);
+                  in.insert(in.begin(), randn({s.n, s.p}, {.dtype = dtype, .device = d}));
+                  return in;
+                },
+                [&](const Inputs& in) { return addmm(in[0], in[1], in[2], c.beta, c.alpha); },
+                [&](const std::vector<Host>& in) {
+                  Host out = matmul_reference(in[1], in[2]);
+                  for (std::size_t i = 0; i < out.v.size(); ++i) out.v[i] = c.beta * in[0].v[i] + c.alpha * out.v[i];
+                  return out;
+                },
+                gemm_tolerance(dtype));
+        }
+}
+
+TEST_CASE("a product over k == 0 is zero: mm gives zeros and addmm beta * self") {
+  for (ScalarType dtype : {ScalarType::Float32, ScalarType::Float64}) {
+    const TensorOptions o{.dtype = dtype};
+    const Tensor a = randn({3, 0}, o), b = randn({0, 5}, o);
+    CHECK(mm(a, b).to_vector<double>() == std::vector<double>(15, 0.0));
+    const Tensor self = randn({3, 5}, o);
+    const std::vector<double> expected = mul(self, 0.5).to_vector<double>();
+    CHECK(addmm(self, a, b, 0.5, 2).to_vector<double>() == expected);
+    CHECK(addmm(self, t(randn({0, 3}, o)), t(randn({5, 0}, o)), 0.5, 2).to_vector<double>() == expected);
+  }
 }
 
 TEST_CASE("sum over dims, with and without keepdim, matches a reference loop") {
