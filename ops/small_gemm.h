@@ -4,6 +4,9 @@
 #pragma once
 
 #include <cstdint>
+#if defined(__AVX2__) && defined(__FMA__)
+#include <immintrin.h>
+#endif
 
 namespace strata::ops {
 
@@ -60,5 +63,64 @@ void small_gemm(T* out, StridedMatrix<T> a, StridedMatrix<T> b, std::int64_t n, 
       rows_times_strip<1>(out + i * p + j, p, a.data + i * a.s0, a.s0, a.s1, b.data + j, b.s0, k, alpha, accumulate);
   }
 }
+
+// ---- column-major b: dot products (the forward's x @ w.t()) ----------------------------------------
+
+#if defined(__AVX2__) && defined(__FMA__)
+inline constexpr bool kSmallDotGemm = true;
+
+namespace small_gemm_detail {
+
+// The eight lane sums of v[0..8), as one vector: two rounds of pairwise adds, then the two 128-bit
+// halves added.
+inline __m256 sum_lanes8(const __m256 (&v)[8]) {
+  const __m256 u0 = _mm256_hadd_ps(_mm256_hadd_ps(v[0], v[1]), _mm256_hadd_ps(v[2], v[3]));
+  const __m256 u1 = _mm256_hadd_ps(_mm256_hadd_ps(v[4], v[5]), _mm256_hadd_ps(v[6], v[7]));
+  return _mm256_add_ps(_mm256_permute2f128_ps(u0, u1, 0x20), _mm256_permute2f128_ps(u0, u1, 0x31));
+}
+
+inline float sum_lanes(__m256 v) {
+  const __m128 h = _mm_add_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));
+  const __m128 q = _mm_add_ps(h, _mm_movehl_ps(h, h));
+  return _mm_cvtss_f32(_mm_add_ss(q, _mm_movehdup_ps(q)));
+}
+
+}  // namespace small_gemm_detail
+
+// out (contiguous, n x p) = alpha * a @ b, or += when `accumulate`, for float a with unit-stride rows
+// and b with unit-stride columns (b = w.t() for a row-major w), k a multiple of 8: out[i][j] is the
+// dot product of row i of a and column j of b, both contiguous. Eight columns at a time share each
+// load of a's row and are summed across lanes together (sum_lanes8); leftover columns one by one.
+inline void small_gemm_dots(float* out, const float* a, std::int64_t as0, const float* b, std::int64_t bs1,
+                            std::int64_t n, std::int64_t k, std::int64_t p, float alpha, bool accumulate) {
+  using small_gemm_detail::sum_lanes;
+  using small_gemm_detail::sum_lanes8;
+  const __m256 va = _mm256_set1_ps(alpha);
+  for (std::int64_t i = 0; i < n; ++i) {
+    const float* x = a + i * as0;
+    float* o = out + i * p;
+    std::int64_t j = 0;
+    for (; j + 8 <= p; j += 8) {
+      __m256 acc[8];
+      for (__m256& v : acc) v = _mm256_setzero_ps();
+      for (std::int64_t l = 0; l < k; l += 8) {
+        const __m256 xv = _mm256_loadu_ps(x + l);
+        for (int c = 0; c < 8; ++c) acc[c] = _mm256_fmadd_ps(xv, _mm256_loadu_ps(b + (j + c) * bs1 + l), acc[c]);
+      }
+      __m256 r = _mm256_mul_ps(va, sum_lanes8(acc));
+      if (accumulate) r = _mm256_add_ps(_mm256_loadu_ps(o + j), r);
+      _mm256_storeu_ps(o + j, r);
+    }
+    for (; j < p; ++j) {
+      __m256 acc = _mm256_setzero_ps();
+      for (std::int64_t l = 0; l < k; l += 8) acc = _mm256_fmadd_ps(_mm256_loadu_ps(x + l), _mm256_loadu_ps(b + j * bs1 + l), acc);
+      const float r = alpha * sum_lanes(acc);
+      o[j] = accumulate ? o[j] + r : r;
+    }
+  }
+}
+#else
+inline constexpr bool kSmallDotGemm = false;
+#endif
 
 }  // namespace strata::ops
