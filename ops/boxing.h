@@ -48,9 +48,12 @@ struct ViewSpec {
   DimVector strides;
   std::int64_t storage_offset;
 };
+// Note [Views copy a geometry they keep]
 // What a view op returns when its output has the first argument's own geometry (detach), or that
-// geometry with two dimensions swapped (t, transpose): the view copies it, with its numel, instead
-// of rebuilding it from a ViewSpec.
+// geometry with two dimensions swapped (t, transpose): the view copies it, with its numel (and its
+// contiguity, for detach), instead of building a ViewSpec and recomputing both from it. These are
+// the seed step's commonest views (six t, four detach pairs from AccumulateGrad): copying cut the
+// step by ~3.6k of ~66k instructions.
 struct SameGeometry {};
 struct SwappedDims {
   std::size_t dim0, dim1;  // in range, or both 0 for a 0-d input
