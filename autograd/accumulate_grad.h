@@ -2,7 +2,7 @@
 // with PyTorch's rules (torch/csrc/autograd/functions/accumulate_grad.h): the first gradient is
 // stolen (detached, not copied) when nothing else holds it and its strides obey the layout contract;
 // otherwise it is copied into the leaf's layout; later gradients are added in place. A leaf makes its
-// accumulator on first use and shares it while any graph holds it.
+// accumulator on first use and shares it while any graph holds it; in between it keeps it dormant.
 #pragma once
 
 #include "autograd/node.h"
@@ -16,18 +16,26 @@ namespace strata::autograd {
 class AccumulateGrad final : public Node {
  public:
   explicit AccumulateGrad(const Tensor& variable);
-  ~AccumulateGrad() override;  // forgets itself in the leaf
   std::string_view name() const override { return "AccumulateGrad"; }
   variable_list apply(std::span<Tensor> grads) override;
   const Tensor& variable() const { return variable_; }
 
  private:
-  Tensor variable_;  // the leaf (held strongly, as PyTorch does; the leaf holds this node weakly)
+  friend NodePtr grad_accumulator(const Tensor& leaf, AutogradMeta& meta);
+  friend class Node;  // Node::release_found_by_leaf puts it to sleep
+  friend void delete_dormant_accumulator(Node* node) noexcept;
+  // The leaf, held strongly while anyone holds this node (as PyTorch does; the leaf holds this node
+  // without a reference); undefined while dormant (Note [A leaf keeps its accumulator dormant]).
+  Tensor variable_;
+  bool dormant_ = false;  // guarded by the leaf's lock
 };
 
-// The AccumulateGrad node of a leaf that requires grad (created once, then shared); `meta` is the
-// leaf's autograd state, which a leaf that requires grad has.
+// The AccumulateGrad node of a leaf that requires grad (created once, then shared, revived when it was
+// dormant); `meta` is the leaf's autograd state, which a leaf that requires grad has.
 NodePtr grad_accumulator(const Tensor& leaf, AutogradMeta& meta);
+
+// Frees a leaf's dormant accumulator when the leaf dies (installed as detail::delete_dormant_accumulator).
+void delete_dormant_accumulator(Node* node) noexcept;
 
 // Adds `new_grad` into variable.grad. `new_grad` is taken by value so a sole reference can be stolen.
 void accumulate_grad(const Tensor& variable, Tensor new_grad);

@@ -74,6 +74,12 @@ class Node : public RefCounted<Node> {
   Node& operator=(const Node&) = delete;
   static void* operator new(std::size_t bytes) { return pool::allocate(bytes); }
   static void operator delete(void* p, std::size_t bytes) noexcept { pool::deallocate(p, bytes); }
+  // What IntrusivePtr does when the last reference goes: a node its leaf finds again (AccumulateGrad)
+  // goes dormant in the leaf instead of dying (Note [A leaf keeps its accumulator dormant]).
+  static void destroy(Node* node) noexcept {
+    if (node->revivable_) [[unlikely]] release_found_by_leaf(node);
+    else delete node;
+  }
 
   // PyTorch's node class name: "AddmmBackward0", "AccumulateGrad".
   virtual std::string_view name() const = 0;
@@ -107,6 +113,8 @@ class Node : public RefCounted<Node> {
   // ~Node's slow path, from the first edge that continues a chain (Note [Deep graphs are torn down
   // without recursion]).
   [[gnu::noinline, gnu::cold]] void tear_down_from(Edge* first);
+  // Node::destroy for a revivable node (autograd/accumulate_grad.cpp).
+  static void release_found_by_leaf(Node* node) noexcept;
 
   std::uint64_t sequence_nr_;
   bool revivable_ = false;

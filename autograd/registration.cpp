@@ -3,6 +3,7 @@
 
 #include <mutex>
 
+#include "autograd/accumulate_grad.h"
 #include "autograd/derivative_table.h"
 #include "core/autograd_meta.h"
 #include "core/tensor_format.h"
@@ -17,6 +18,7 @@ void register_autograd() {
     mutable_derivative_table().add(derivative_rows());
     Dispatcher::singleton().register_fallback(DispatchKey::Autograd, KernelFunction{&autograd_fallback, "autograd"});
     strata::detail::release_node = [](Node* node) noexcept { NodePtr::reclaim(node); };  // Note [Core releases a grad_fn through autograd]
+    strata::detail::delete_dormant_accumulator = &delete_dormant_accumulator;  // Note [A leaf keeps its accumulator dormant]
     strata::detail::set_node_name_fn([](const Node& node) { return node.name(); });
   });
 }

@@ -21,9 +21,12 @@ class Node;
 // autograd takes and gives up those references when it sets a history (autograd::set_gradient_edge),
 // and when the tensor dies core gives its reference up through `release_node`, which autograd installs
 // when it registers (before any node can exist), as it installs the function that names a node.
+// A leaf's dormant AccumulateGrad is freed the same way, through `delete_dormant_accumulator`
+// (Note [A leaf keeps its accumulator dormant], autograd/accumulate_grad.cpp).
 namespace detail {
 using ReleaseNodeFn = void (*)(autograd::Node*) noexcept;
 inline ReleaseNodeFn release_node = nullptr;
+inline ReleaseNodeFn delete_dormant_accumulator = nullptr;
 }  // namespace detail
 
 struct AutogradMeta {
@@ -32,13 +35,15 @@ struct AutogradMeta {
   AutogradMeta& operator=(const AutogradMeta&) = delete;
   ~AutogradMeta() {
     if (grad_fn) detail::release_node(grad_fn);
+    if (grad_accumulator) detail::delete_dormant_accumulator(grad_accumulator);
   }
 
   bool requires_grad = false;                 // set on leaves by requires_grad_()
   Tensor grad;                                // .grad, accumulated by AccumulateGrad
   autograd::Node* grad_fn = nullptr;          // the node that made this tensor (null on leaves); holds a reference
-  // A leaf's AccumulateGrad, made on first use. Not a reference: the node holds the leaf and clears this
-  // when it dies, under the lock (Note [A leaf's accumulator is looked up under a lock], autograd/accumulate_grad.cpp).
+  // A leaf's AccumulateGrad, made on first use. Not a reference: while graphs hold the node it holds the
+  // leaf; when they let go it stays here, dormant, and this meta frees it (Note [A leaf keeps its
+  // accumulator dormant], Note [A leaf's accumulator is looked up under a lock], autograd/accumulate_grad.cpp).
   autograd::Node* grad_accumulator = nullptr;
   std::atomic_flag grad_accumulator_lock;
   std::uint32_t output_nr = 0;                // which output of grad_fn this tensor is

@@ -249,7 +249,7 @@ TEST_CASE("a graph hundreds of thousands of ops deep is differentiated and freed
   CHECK(x.grad().to_vector<float>() == std::vector<float>{1, 1});
 }
 
-TEST_CASE("a leaf shares one AccumulateGrad while graphs hold it, and makes a new one after they die") {
+TEST_CASE("a leaf shares one AccumulateGrad while graphs hold it, and revives it after they die") {
   const Tensor w = leaf({1, 2});
   autograd::Node* first = nullptr;
   {
@@ -263,8 +263,59 @@ TEST_CASE("a leaf shares one AccumulateGrad while graphs hold it, and makes a ne
   }
   const Tensor c = relu(w);
   CHECK(c.grad_fn()->next_edge(0).function->use_count() == 1);
+  // Note [A leaf keeps its accumulator dormant]: the same node, asleep in between, holding the leaf again.
+  CHECK(c.grad_fn()->next_edge(0).function.get() == first);
+  CHECK(static_cast<const autograd::AccumulateGrad&>(*first).variable().is_same(w));
   backward(sum(c));
   CHECK(w.grad().to_vector<float>() == std::vector<float>{1, 1});
+}
+
+TEST_CASE("a dormant AccumulateGrad does not hold its leaf, and dies with it") {
+  // Under the sanitizers: a leaf kept alive by its own dormant accumulator leaks; one freed twice, or
+  // freed by the meta while a graph still holds it, is a use after free.
+  {
+    Tensor w = leaf({1, 2});
+    { const Tensor y = relu(w); }  // its accumulator is dormant now
+    CHECK(w.use_count() == 1);     // only `w`: the dormant node gave its reference to the leaf up
+  }
+  // A graph that outlives the handle of its leaf: the live accumulator keeps the leaf, which dies (and
+  // frees the node, dormant by then) only after the graph.
+  Tensor y;
+  autograd::Node* acc = nullptr;
+  {
+    const Tensor w = leaf({1, 2});
+    y = add(w, w);  // saves nothing: only the accumulator holds w
+    acc = y.grad_fn()->next_edge(0).function.get();
+  }
+  CHECK(static_cast<const autograd::AccumulateGrad&>(*acc).variable().use_count() == 1);  // the node's reference
+  const Tensor g = static_cast<const autograd::AccumulateGrad&>(*acc).variable();
+  backward(sum(y));
+  CHECK(g.grad().to_vector<float>() == std::vector<float>{2, 2});
+  y = Tensor();  // the graph goes; `g` still holds the leaf, with its accumulator dormant
+  CHECK(g.use_count() == 1);
+  const Tensor z = relu(g);
+  CHECK(z.grad_fn()->next_edge(0).function.get() == acc);  // revived
+}
+
+TEST_CASE("a leaf that stops requiring grad keeps its dormant AccumulateGrad out of graphs, and revives it later") {
+  const Tensor w = leaf({1, 2});
+  autograd::Node* acc = nullptr;
+  {
+    const Tensor y = relu(w);
+    acc = y.grad_fn()->next_edge(0).function.get();
+  }
+  requires_grad_(w, false);
+  const Tensor x = leaf({3, 4});
+  const Tensor y = add(w, x);  // w needs no gradient: no edge, the dormant node stays asleep
+  CHECK_FALSE(y.grad_fn()->next_edge(0).valid());
+  CHECK(y.grad_fn()->next_edge(1).function.get() != acc);
+  requires_grad_(w);
+  const Tensor z = mul(w, w);
+  CHECK(z.grad_fn()->next_edge(0).function.get() == acc);
+  CHECK(z.grad_fn()->next_edge(1).function.get() == acc);
+  CHECK(acc->use_count() == 2);
+  backward(sum(z));
+  CHECK(w.grad().to_vector<float>() == std::vector<float>{2, 4});
 }
 
 TEST_CASE("threads recording ops on a shared leaf share and free its AccumulateGrad safely") {
@@ -291,6 +342,19 @@ TEST_CASE("threads recording ops on a shared leaf share and free its AccumulateG
   for (std::thread& t : more) t.join();
   backward(sum(relu(alone)));
   CHECK(alone.grad().to_vector<float>() == std::vector<float>{1});
+  // Threads that each make and drop leaves whose accumulators go dormant, while another thread's graph
+  // holds one of them: the leaves die with their dormant nodes (checked by the sanitizers).
+  std::vector<std::thread> leaves;
+  for (int t = 0; t < 4; ++t)
+    leaves.emplace_back([&w] {
+      for (int i = 0; i < 500; ++i) {
+        const Tensor own = leaf({1});
+        const Tensor y = add(own, w);
+        const Tensor z = relu(own);
+      }
+    });
+  for (std::thread& t : leaves) t.join();
+  CHECK(keep.grad_fn()->next_edge(0).function->use_count() == 1);
 }
 
 TEST_CASE("a node's input gradients die before its outputs are delivered, so a passed-through one is added in place") {
