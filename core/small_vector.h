@@ -63,7 +63,10 @@ class SmallVector {
     }
     return *this;
   }
-  ~SmallVector() { destroy(); }
+  ~SmallVector() {
+    clear();
+    release();
+  }
 
   std::size_t size() const noexcept { return size_; }
   bool empty() const noexcept { return size_ == 0; }
@@ -97,7 +100,9 @@ class SmallVector {
     if constexpr (std::is_trivially_destructible_v<T>) {
       if (size_ > count) size_ = count;
     } else {
-      while (size_ > count) pop_back();
+      if (size_ <= count) return;
+      for (T* p = data_ + size_; p != data_ + count;) (--p)->~T();  // last first, as pop_back would
+      size_ = count;
     }
   }
   void resize(std::size_t count, const T& value = T()) {
