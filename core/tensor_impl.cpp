@@ -2,6 +2,7 @@
 #include "core/tensor_impl.h"
 
 #include <algorithm>
+#include <type_traits>
 
 #include "core/autograd_meta.h"
 #include "core/error.h"
@@ -111,15 +112,19 @@ void TensorImpl::destroy(TensorImpl* self) noexcept {
   self->~TensorImpl();
 }  // block_owner releases the storage (and the block, if this was the last reference) here
 
+// A tensor without room for its AutogradMeta in its block (a view: four a seed step, the recorded
+// w.t()s among them) takes it from the small-object pool, not malloc.
+static_assert(std::is_nothrow_default_constructible_v<AutogradMeta>);
 AutogradMeta& TensorImpl::ensure_autograd_meta() {
-  if (!autograd_meta_) autograd_meta_ = meta_room_ ? new (meta_room_) AutogradMeta() : new AutogradMeta();
+  if (!autograd_meta_)
+    autograd_meta_ = new (meta_room_ ? meta_room_ : pool::allocate(sizeof(AutogradMeta))) AutogradMeta();
   return *autograd_meta_;
 }
 
 void TensorImpl::clear_autograd_meta() {
   if (!autograd_meta_) return;
-  if (autograd_meta_ == meta_room_) autograd_meta_->~AutogradMeta();
-  else delete autograd_meta_;
+  autograd_meta_->~AutogradMeta();
+  if (autograd_meta_ != meta_room_) pool::deallocate(autograd_meta_, sizeof(AutogradMeta));
   autograd_meta_ = nullptr;
   refresh_autograd_key();
 }
