@@ -11,8 +11,8 @@ namespace {
 std::string torch_size(IntArrayRef sizes) { return "torch.Size(" + shape_str(sizes) + ")"; }
 }  // namespace
 
-void backward(const std::vector<Tensor>& tensors, const std::vector<Tensor>& grad_tensors,
-              std::optional<bool> retain_graph, bool create_graph) {
+void backward(std::span<const Tensor> tensors, std::span<const Tensor> grad_tensors, std::optional<bool> retain_graph,
+              bool create_graph) {
   autograd::register_autograd();
   STRATA_CHECK(grad_tensors.empty() || grad_tensors.size() == tensors.size(), "grad_tensors should have the same length as tensors (",
                grad_tensors.size(), " vs ", tensors.size(), ")");
@@ -35,8 +35,13 @@ void backward(const std::vector<Tensor>& tensors, const std::vector<Tensor>& gra
   autograd::run_backward(tensors, std::move(grads), retain_graph.value_or(create_graph), create_graph);
 }
 
+void backward(const std::vector<Tensor>& tensors, const std::vector<Tensor>& grad_tensors,
+              std::optional<bool> retain_graph, bool create_graph) {
+  backward(std::span<const Tensor>(tensors), std::span<const Tensor>(grad_tensors), retain_graph, create_graph);
+}
+
 void backward(const Tensor& tensor, const Tensor& gradient, std::optional<bool> retain_graph, bool create_graph) {
-  backward(std::vector<Tensor>{tensor}, gradient.defined() ? std::vector<Tensor>{gradient} : std::vector<Tensor>{},
+  backward(std::span<const Tensor>(&tensor, 1), std::span<const Tensor>(&gradient, gradient.defined() ? 1 : 0),
            retain_graph, create_graph);
 }
 

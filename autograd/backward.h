@@ -3,6 +3,7 @@
 #pragma once
 
 #include <optional>
+#include <span>
 #include <vector>
 
 #include "core/tensor.h"
@@ -13,6 +14,9 @@ namespace strata {
 void backward(const Tensor& tensor, const Tensor& gradient = Tensor(), std::optional<bool> retain_graph = std::nullopt,
               bool create_graph = false);
 void backward(const std::vector<Tensor>& tensors, const std::vector<Tensor>& grad_tensors,
+              std::optional<bool> retain_graph = std::nullopt, bool create_graph = false);
+// The same over spans (loss.backward() uses it without building vectors).
+void backward(std::span<const Tensor> tensors, std::span<const Tensor> grad_tensors,
               std::optional<bool> retain_graph = std::nullopt, bool create_graph = false);
 
 }  // namespace strata

@@ -5,6 +5,7 @@
 // reduced with sum_to if it was broadcast, cast if its dtype differs (validate_outputs).
 #pragma once
 
+#include <span>
 #include <vector>
 
 #include "autograd/node.h"
@@ -13,6 +14,6 @@ namespace strata::autograd {
 
 // Backpropagates `grads` (one per root, already shaped like the root) from `roots`.
 // keep_graph=false frees saved tensors as nodes run; create_graph=true records the backward ops.
-void run_backward(const std::vector<Tensor>& roots, variable_list grads, bool keep_graph, bool create_graph);
+void run_backward(std::span<const Tensor> roots, variable_list grads, bool keep_graph, bool create_graph);
 
 }  // namespace strata::autograd
