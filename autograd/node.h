@@ -112,7 +112,7 @@ class Node : public RefCounted<Node> {
  private:
   // ~Node's slow path, from the first edge that continues a chain (Note [Deep graphs are torn down
   // without recursion]).
-  [[gnu::noinline, gnu::cold]] void tear_down_from(Edge* first);
+  [[gnu::noinline]] void tear_down_from(Edge* first);
   // Node::destroy for a revivable node (autograd/accumulate_grad.cpp).
   static void release_found_by_leaf(Node* node) noexcept;
 

@@ -183,7 +183,7 @@ template <auto Geometry>
 void view_kernel(const OperatorHandle&, DispatchKeySet, Stack& stack) {
   constexpr std::size_t n = arity<Geometry>;
   const IValue* args = stack.data() + stack.size() - n;
-  auto spec = invoke_unboxed<Geometry>(Geometry, args, std::make_index_sequence<n>{});  // a ViewSpec or SameGeometry
+  auto spec = invoke_unboxed<Geometry>(Geometry, args, std::make_index_sequence<n>{});  // ViewSpec, SameGeometry or SwappedDims
   Tensor out = make_view_of(args[0].to_tensor(), std::move(spec));
   stack.truncate(stack.size() - n);
   stack.emplace_back(std::move(out));
