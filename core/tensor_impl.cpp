@@ -15,14 +15,15 @@ TensorImpl::TensorImpl(Storage storage, std::int64_t storage_offset, DimVector&&
                        ScalarType dtype, Device device)
     : storage_(std::move(storage)),
       storage_offset_(storage_offset),
-      sizes_(std::move(sizes)),
-      strides_(std::move(strides)),
-      numel_(numel_of(sizes_)),
+      geometry_(sizes.size()),
+      numel_(numel_of(sizes)),
       dtype_(dtype),
       device_(device),
-      is_contiguous_(is_contiguous_layout(sizes_, strides_)),
+      is_contiguous_(is_contiguous_layout(sizes, strides)),
       key_set_(backend_key(device)) {
-  STRATA_INTERNAL_ASSERT(sizes_.size() == strides_.size(), "sizes and strides differ in length");
+  STRATA_INTERNAL_ASSERT(sizes.size() == strides.size(), "sizes and strides differ in length");
+  std::copy(sizes.begin(), sizes.end(), geometry_.sizes_data());
+  std::copy(strides.begin(), strides.end(), geometry_.strides_data());
   // A tensor without elements may have any offset (as_strided allows it, as PyTorch does), so its
   // first element's address is never formed: it would overflow or leave the block.
   if (storage_) {
@@ -35,8 +36,7 @@ TensorImpl::TensorImpl(const TensorImpl& source, Alias)
     : storage_(source.storage_),
       data_(source.data_),
       storage_offset_(source.storage_offset_),
-      sizes_(source.sizes_),
-      strides_(source.strides_),
+      geometry_(source.geometry_),
       numel_(source.numel_),
       dtype_(source.dtype_),
       device_(source.device_),
@@ -46,9 +46,11 @@ TensorImpl::TensorImpl(const TensorImpl& source, Alias)
 IntrusivePtr<TensorImpl> TensorImpl::make_transposed(const TensorImpl& source, std::size_t dim0, std::size_t dim1) {
   auto impl = IntrusivePtr<TensorImpl>::make(source, Alias{});
   if (dim0 != dim1) {
-    std::swap(impl->sizes_[dim0], impl->sizes_[dim1]);
-    std::swap(impl->strides_[dim0], impl->strides_[dim1]);
-    impl->is_contiguous_ = is_contiguous_layout(impl->sizes_, impl->strides_);
+    std::int64_t* sizes = impl->geometry_.sizes_data();
+    std::int64_t* strides = impl->geometry_.strides_data();
+    std::swap(sizes[dim0], sizes[dim1]);
+    std::swap(strides[dim0], strides[dim1]);
+    impl->is_contiguous_ = is_contiguous_layout(impl->sizes(), impl->strides());
   }
   return impl;
 }
@@ -59,7 +61,7 @@ IntrusivePtr<TensorImpl> TensorImpl::make_transposed(const TensorImpl& source, s
     : storage_(std::move(storage)),
       data_(storage_ ? storage_->data() : nullptr),
       storage_offset_(0),
-      sizes_(sizes),
+      geometry_(sizes.size()),
       numel_(geometry.numel),
       dtype_(dtype),
       device_(device),
@@ -67,10 +69,12 @@ IntrusivePtr<TensorImpl> TensorImpl::make_transposed(const TensorImpl& source, s
       key_set_(backend_key(device)) {
   // make_contiguous checked that these strides fit int64; the product past the outermost one is
   // never formed, since it alone may overflow (for [2^62, 4, 0]).
-  strides_.resize_for_overwrite(sizes.size());
+  std::int64_t* out_sizes = geometry_.sizes_data();
+  std::int64_t* out_strides = geometry_.strides_data();
   std::int64_t running = 1;
   for (std::size_t i = sizes.size(); i-- > 0;) {
-    strides_[i] = running;
+    out_sizes[i] = sizes[i];
+    out_strides[i] = running;
     if (i > 0) running *= std::max<std::int64_t>(sizes[i], 1);
   }
 }

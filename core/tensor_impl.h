@@ -10,6 +10,7 @@
 #include "core/dtype.h"
 #include "core/intrusive_ptr.h"
 #include "core/shape.h"
+#include "core/sizes_and_strides.h"
 #include "core/storage.h"
 
 namespace strata {
@@ -49,9 +50,9 @@ class TensorImpl : public RefCounted<TensorImpl> {
   TensorImpl(const TensorImpl&) = delete;
   TensorImpl& operator=(const TensorImpl&) = delete;
 
-  IntArrayRef sizes() const { return sizes_; }
-  IntArrayRef strides() const { return strides_; }
-  std::int64_t dim() const { return static_cast<std::int64_t>(sizes_.size()); }
+  IntArrayRef sizes() const { return geometry_.sizes(); }
+  IntArrayRef strides() const { return geometry_.strides(); }
+  std::int64_t dim() const { return static_cast<std::int64_t>(geometry_.size()); }
   std::int64_t numel() const { return numel_; }
   ScalarType dtype() const { return dtype_; }
   Device device() const { return device_; }
@@ -91,8 +92,7 @@ class TensorImpl : public RefCounted<TensorImpl> {
   Storage storage_;
   void* data_ = nullptr;
   std::int64_t storage_offset_;
-  DimVector sizes_;
-  DimVector strides_;
+  SizesAndStrides geometry_;  // Note [Sizes and strides share one buffer]
   std::int64_t numel_;
   ScalarType dtype_;
   Device device_;

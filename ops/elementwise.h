@@ -135,18 +135,30 @@ template <typename T, typename Fn>
   loop.for_each([&](const std::array<std::int64_t, 3>& off) { o[off[0]] = fn(x[off[1]], y[off[2]]); });
 }
 
+// The contiguous inner loops. Parameters by value: Note [Elementwise loops read their operands from locals]
+// The closure of a loop body reaches fn's captures (alpha, a threshold) and the data pointers by
+// reference, and a float store to o[i] may, for all the compiler knows, change a captured float: the
+// loop then reloads them every element and is not vectorised (SGD's add_ ran at 6 instructions an
+// element). Copies in locals whose address is never taken cannot alias the output.
+template <typename T, typename Fn>
+inline void unary_span(T* o, const T* x, std::int64_t lo, std::int64_t hi, Fn f) {
+  for (std::int64_t i = lo; i < hi; ++i) o[i] = f(x[i]);
+}
+template <typename T, typename Fn>
+inline void binary_span(T* o, const T* x, const T* y, std::int64_t lo, std::int64_t hi, Fn f) {
+  for (std::int64_t i = lo; i < hi; ++i) o[i] = f(x[i], y[i]);
+}
+
 // out = fn(a) elementwise; `a` has out's dtype and a shape broadcastable to out's.
 template <typename T, typename Fn>
 void unary_loop(const Tensor& out, const Tensor& a, const Fn& fn) {
-  if (!(out.is_contiguous() && a.is_contiguous() && a.numel() == out.numel())) return unary_loop_strided<T>(out, a, fn);
+  const std::int64_t n = out.numel();
+  if (!(out.is_contiguous() && a.is_contiguous() && a.numel() == n)) return unary_loop_strided<T>(out, a, fn);
   T* o = data_of<T>(out);
   const T* x = data_of<T>(a);
-  parallel_for(0, out.numel(), kElementwiseGrain, [&](std::int64_t b, std::int64_t e) {
-    const Fn f = fn;  // a local copy: Note [Elementwise loops read their operands from locals]
-    T* const po = o;
-    const T* const px = x;
-    for (std::int64_t i = b; i < e; ++i) po[i] = f(px[i]);
-  });
+  // Small loops run here, without building the closure the threaded path takes by reference.
+  if (n <= kElementwiseGrain) [[likely]] return unary_span(o, x, 0, n, fn);
+  parallel_for(0, n, kElementwiseGrain, [&](std::int64_t lo, std::int64_t hi) { unary_span(o, x, lo, hi, fn); });
 }
 
 // out = fn(a, b) elementwise; `a` and `b` have out's dtype and shapes broadcastable to out's.
@@ -158,18 +170,8 @@ void binary_loop(const Tensor& out, const Tensor& a, const Tensor& b, const Fn& 
   T* o = data_of<T>(out);
   const T* x = data_of<T>(a);
   const T* y = data_of<T>(b);
-  parallel_for(0, n, kElementwiseGrain, [&](std::int64_t lo, std::int64_t hi) {
-    // Note [Elementwise loops read their operands from locals]
-    // The closure reaches fn's captures (alpha, a threshold) and the data pointers by reference, and
-    // a float store to o[i] may, for all the compiler knows, change a captured float: the loop then
-    // reloads them every element and is not vectorised (SGD's add_ ran at 6 instructions an element).
-    // Copies in locals whose address is never taken cannot alias the output.
-    const Fn f = fn;
-    T* const po = o;
-    const T* const px = x;
-    const T* const py = y;
-    for (std::int64_t i = lo; i < hi; ++i) po[i] = f(px[i], py[i]);
-  });
+  if (n <= kElementwiseGrain) [[likely]] return binary_span(o, x, y, 0, n, fn);
+  parallel_for(0, n, kElementwiseGrain, [&](std::int64_t lo, std::int64_t hi) { binary_span(o, x, y, lo, hi, fn); });
 }
 
 // `t` converted to `dtype` (a new contiguous tensor), or `t` itself when it already has that dtype.

@@ -42,6 +42,30 @@ TEST_CASE("storage is 64-byte aligned and views share it") {
   CHECK_FALSE(expanded.is_non_overlapping_and_dense());
 }
 
+TEST_CASE("geometry past five dimensions (kept on the heap) is built, copied and transposed like inline geometry") {
+  // Note [Sizes and strides share one buffer]: five dimensions fit inline, six do not.
+  for (const std::vector<std::int64_t>& shape : {std::vector<std::int64_t>{2, 1, 3, 1, 2}, std::vector<std::int64_t>{2, 1, 3, 1, 2, 2}}) {
+    CAPTURE(shape.size());
+    const Tensor a(TensorImpl::make_contiguous(shape, ScalarType::Float32, Device::CPU));
+    CHECK(testing::sizes_of(a) == shape);
+    const DimVector expected_strides = contiguous_strides(shape);
+    CHECK(testing::strides_of(a) == std::vector<std::int64_t>(expected_strides.begin(), expected_strides.end()));
+    const Tensor d = strata::detail::make_alias(a);  // copies a's geometry
+    CHECK(testing::sizes_of(d) == shape);
+    CHECK(testing::strides_of(d) == testing::strides_of(a));
+    const Tensor t = strata::detail::make_transposed(a, 0, shape.size() - 1);
+    std::vector<std::int64_t> swapped_sizes = shape, swapped_strides = testing::strides_of(a);
+    std::swap(swapped_sizes.front(), swapped_sizes.back());
+    std::swap(swapped_strides.front(), swapped_strides.back());
+    CHECK(testing::sizes_of(t) == swapped_sizes);
+    CHECK(testing::strides_of(t) == swapped_strides);
+    CHECK(testing::sizes_of(a) == shape);  // the source is untouched
+    const Tensor v = strata::detail::make_view(a, shape, testing::strides_of(a), 0);  // the general constructor
+    CHECK(testing::strides_of(v) == testing::strides_of(a));
+    CHECK(v.is_contiguous());
+  }
+}
+
 TEST_CASE("a freed large block is handed back for a request of the same whole pages") {
   // The pool is off under AddressSanitizer; a small block coming straight back shows it is on.
   void* small = pool::allocate(64);
