@@ -69,8 +69,9 @@ void deallocate_slow(void* p, std::size_t bytes) noexcept;
 // after a burst of large tensors; each thread otherwise keeps up to ~67 MiB of freed blocks for reuse).
 void release_cached_blocks() noexcept;
 
-// Memory for `bytes` bytes, 16-byte aligned (like operator new).
-inline void* allocate(std::size_t bytes) {
+// A block of `bytes` from this thread's cache, or null when it has none (allocate() then asks the
+// system). For callers that handle the miss out of line.
+inline void* take_cached(std::size_t bytes) noexcept {
   if (detail::pooled(bytes)) {
     detail::FreeLists& lists = detail::free_lists;
     const std::size_t c = detail::class_of(bytes);
@@ -80,6 +81,12 @@ inline void* allocate(std::size_t bytes) {
       return b;
     }
   }
+  return nullptr;
+}
+
+// Memory for `bytes` bytes, 16-byte aligned (like operator new).
+inline void* allocate(std::size_t bytes) {
+  if (void* b = take_cached(bytes)) [[likely]] return b;
   return detail::allocate_slow(bytes);
 }
 

@@ -64,7 +64,7 @@ class SmallVector {
     return *this;
   }
   ~SmallVector() {
-    clear();
+    if constexpr (!std::is_trivially_destructible_v<T>) clear();  // else a dead store of size_
     release();
   }
 

@@ -148,6 +148,15 @@ template <typename T, typename Fn>
 inline void binary_span(T* o, const T* x, const T* y, std::int64_t lo, std::int64_t hi, Fn f) {
   for (std::int64_t i = lo; i < hi; ++i) o[i] = f(x[i], y[i]);
 }
+// Large loops, split across threads; out of line, so a small loop's caller builds no closure.
+template <typename T, typename Fn>
+[[gnu::noinline]] void unary_span_threaded(T* o, const T* x, std::int64_t n, Fn f) {
+  parallel_for(0, n, kElementwiseGrain, [=](std::int64_t lo, std::int64_t hi) { unary_span(o, x, lo, hi, f); });
+}
+template <typename T, typename Fn>
+[[gnu::noinline]] void binary_span_threaded(T* o, const T* x, const T* y, std::int64_t n, Fn f) {
+  parallel_for(0, n, kElementwiseGrain, [=](std::int64_t lo, std::int64_t hi) { binary_span(o, x, y, lo, hi, f); });
+}
 
 // out = fn(a) elementwise; `a` has out's dtype and a shape broadcastable to out's.
 template <typename T, typename Fn>
@@ -156,9 +165,8 @@ void unary_loop(const Tensor& out, const Tensor& a, const Fn& fn) {
   if (!(out.is_contiguous() && a.is_contiguous() && a.numel() == n)) return unary_loop_strided<T>(out, a, fn);
   T* o = data_of<T>(out);
   const T* x = data_of<T>(a);
-  // Small loops run here, without building the closure the threaded path takes by reference.
   if (n <= kElementwiseGrain) [[likely]] return unary_span(o, x, 0, n, fn);
-  parallel_for(0, n, kElementwiseGrain, [&](std::int64_t lo, std::int64_t hi) { unary_span(o, x, lo, hi, fn); });
+  unary_span_threaded(o, x, n, fn);
 }
 
 // out = fn(a, b) elementwise; `a` and `b` have out's dtype and shapes broadcastable to out's.
@@ -171,7 +179,7 @@ void binary_loop(const Tensor& out, const Tensor& a, const Tensor& b, const Fn& 
   const T* x = data_of<T>(a);
   const T* y = data_of<T>(b);
   if (n <= kElementwiseGrain) [[likely]] return binary_span(o, x, y, 0, n, fn);
-  parallel_for(0, n, kElementwiseGrain, [&](std::int64_t lo, std::int64_t hi) { binary_span(o, x, y, lo, hi, fn); });
+  binary_span_threaded(o, x, y, n, fn);
 }
 
 // `t` converted to `dtype` (a new contiguous tensor), or `t` itself when it already has that dtype.

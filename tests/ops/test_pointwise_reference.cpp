@@ -135,4 +135,14 @@ TEST_CASE("large pointwise ops split across threads give the same result as smal
   for (std::size_t i = 0; i < av.size(); ++i)
     worst = std::max(worst, std::abs(ov[i] - (av[i] + 0.5 * bv[i % 257])));
   CHECK(worst < 1e-5);
+  // Contiguous operands of one shape take the plain pointer loops (binary_span_threaded, unary_span_threaded).
+  const Tensor c = randn({2100, 257});
+  const std::vector<double> cv = c.to_vector<double>();
+  const std::vector<double> sum = add(a, c, 0.5).to_vector<double>(), negated = neg(a).to_vector<double>();
+  double worst_contiguous = 0;
+  for (std::size_t i = 0; i < av.size(); ++i) {
+    worst_contiguous = std::max(worst_contiguous, std::abs(sum[i] - (av[i] + 0.5 * cv[i])));
+    worst_contiguous = std::max(worst_contiguous, std::abs(negated[i] + av[i]));
+  }
+  CHECK(worst_contiguous < 1e-5);
 }
