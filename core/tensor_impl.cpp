@@ -93,6 +93,22 @@ IntrusivePtr<TensorImpl> TensorImpl::make_contiguous(IntArrayRef sizes, ScalarTy
   const std::int64_t numel = checked_contiguous_numel(sizes, element_size(dtype));  // meta too, as in PyTorch
   // With elements, every stride is at most numel; without, the strides may still overflow ([0, 2^40, 2^40]).
   if (numel == 0) contiguous_strides(sizes);
+  return make_checked(sizes, numel, dtype, device);
+}
+
+// `source` has numel() elements of these sizes, so their product is known to fit: only the byte
+// count in the new dtype is checked. An empty source takes the full check (its strides may not fit).
+IntrusivePtr<TensorImpl> TensorImpl::make_contiguous_like(const TensorImpl& source, ScalarType dtype, Device device) {
+  const std::int64_t numel = source.numel_;
+  std::uint64_t nbytes = 0;
+  if (numel == 0 || mul_overflows(static_cast<std::uint64_t>(numel), element_size(dtype), &nbytes) ||
+      nbytes > std::uint64_t{INT64_MAX}) [[unlikely]]
+    return make_contiguous(source.sizes(), dtype, device);
+  return make_checked(source.sizes(), numel, dtype, device);
+}
+
+[[gnu::always_inline]] inline IntrusivePtr<TensorImpl> TensorImpl::make_checked(IntArrayRef sizes, std::int64_t numel,
+                                                                               ScalarType dtype, Device device) {
   if (device != Device::CPU) return IntrusivePtr<TensorImpl>::make(Storage(), sizes, Contiguous{numel}, dtype, device);
   constexpr std::size_t meta_offset = (sizeof(TensorImpl) + alignof(AutogradMeta) - 1) / alignof(AutogradMeta) * alignof(AutogradMeta);
   void* place = nullptr;

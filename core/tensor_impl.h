@@ -41,6 +41,8 @@ class TensorImpl : public RefCounted<TensorImpl> {
   // A fresh, uninitialised, contiguous tensor. On the CPU its TensorImpl, storage header and data
   // are one allocation (Note [One allocation per fresh tensor]).
   static IntrusivePtr<TensorImpl> make_contiguous(IntArrayRef sizes, ScalarType dtype, Device device);
+  // The same with `source`'s sizes (most pointwise outputs), skipping the checks its numel answers.
+  static IntrusivePtr<TensorImpl> make_contiguous_like(const TensorImpl& source, ScalarType dtype, Device device);
   static void destroy(TensorImpl* self) noexcept;
 
   // Views and other separately allocated impls come from the small-object pool.
@@ -89,6 +91,9 @@ class TensorImpl : public RefCounted<TensorImpl> {
   void set_subclass(IntrusivePtr<TensorSubclass> subclass);
 
  private:
+  // make_contiguous once `sizes` are known valid, with `numel` elements whose bytes fit int64.
+  static IntrusivePtr<TensorImpl> make_checked(IntArrayRef sizes, std::int64_t numel, ScalarType dtype, Device device);
+
   Storage storage_;
   void* data_ = nullptr;
   std::int64_t storage_offset_;

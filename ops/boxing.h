@@ -61,7 +61,10 @@ struct SwappedDims {
 
 // A new output of `spec`'s geometry (inline: every functional op's output comes from here).
 inline Tensor allocate(TensorSpec&& spec, Device device) {
-  if (spec.strides.empty()) [[likely]] return Tensor(TensorImpl::make_contiguous(spec.shape(), spec.dtype, device));
+  if (spec.strides.empty()) [[likely]] {
+    if (spec.shape_of.tensor) return Tensor(TensorImpl::make_contiguous_like(*spec.shape_of.tensor->impl(), spec.dtype, device));
+    return Tensor(TensorImpl::make_contiguous(spec.sizes, spec.dtype, device));
+  }
   return strata::detail::make_tensor(spec.shape(), spec.strides, spec.dtype, device);
 }
 const Tensor& undefined_tensor();

@@ -52,6 +52,22 @@ TEST_CASE("empty reports a size whose bytes overflow, on CPU and meta, as PyTorc
   CHECK(sizes_of(strata::empty({0, k2e40}, {.device = Device::Meta})) == std::vector<std::int64_t>{0, k2e40});
 }
 
+TEST_CASE("an output shaped like its input is still checked in its own dtype, and gets row-major strides") {
+  // make_contiguous_like trusts the input's numel but not its byte count in the output's dtype.
+  const Tensor flags = strata::empty({std::int64_t{1} << 61}, {.dtype = ScalarType::Bool, .device = Device::Meta});
+  CHECK_THROWS_WITH_AS(div(flags, flags), Contains("Storage size calculation overflowed with sizes=[2305843009213693952]"), Error);
+  CHECK(sizes_of(add(flags, flags)) == std::vector<std::int64_t>{std::int64_t{1} << 61});  // bool stays one byte
+  // Without elements, the input's numel says nothing about the strides of the output's shape.
+  const Tensor none = expand(strata::empty({0, 1, 1}, {.device = Device::Meta}), {0, k2e40, k2e40});
+  CHECK_THROWS_WITH_AS(add(none, none), Contains("Stride calculation overflowed"), Error);
+  // An input that is contiguous with an odd stride on a size-1 dimension: the output is row-major.
+  const Tensor base = f32({2, 200});
+  const Tensor odd = strata::detail::make_view(base, {1, 3}, {100, 1}, 0);
+  REQUIRE(odd.is_contiguous());
+  CHECK(strata::testing::strides_of(add(odd, odd)) == std::vector<std::int64_t>{3, 1});
+  CHECK(strata::testing::strides_of(neg(odd)) == std::vector<std::int64_t>{3, 1});
+}
+
 TEST_CASE("an allocation the machine cannot satisfy is PyTorch's allocator error") {
   // 2^47 float64 elements are 1 PiB, more than any address space holds.
   CHECK_THROWS_WITH_AS(strata::empty({std::int64_t{1} << 47}, {.dtype = ScalarType::Float64}),
