@@ -120,8 +120,10 @@ IntrusivePtr<TensorImpl> TensorImpl::make_contiguous_like(const TensorImpl& sour
   return IntrusivePtr<TensorImpl>::adopt(impl);
 }
 
-void* TensorImpl::operator new(std::size_t bytes) { return pool::allocate(bytes); }
-void TensorImpl::operator delete(void* p, std::size_t bytes) noexcept { pool::deallocate(p, bytes); }
+// TensorImpl is final, so every block is sizeof(TensorImpl): a constant, whose size class the pool
+// computes at compile time.
+void* TensorImpl::operator new(std::size_t) { return pool::allocate(sizeof(TensorImpl)); }
+void TensorImpl::operator delete(void* p, std::size_t) noexcept { pool::deallocate(p, sizeof(TensorImpl)); }
 
 void TensorImpl::destroy(TensorImpl* self) noexcept {
   if (!self->inside_storage_block_) {

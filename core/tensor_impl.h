@@ -18,7 +18,7 @@ namespace strata {
 struct AutogradMeta;
 class TensorSubclass;
 
-class TensorImpl : public RefCounted<TensorImpl> {
+class TensorImpl final : public RefCounted<TensorImpl> {
  public:
   // `storage` is null for meta tensors and wrapper subclasses.
   TensorImpl(Storage storage, std::int64_t storage_offset, DimVector&& sizes, DimVector&& strides,
