@@ -55,7 +55,7 @@ void empty_cpu(const Tensor&, IntArrayRef, std::optional<ScalarType>, std::optio
 TensorSpec like_meta(const Tensor& self, std::optional<ScalarType> dtype, std::optional<Layout>,
                      std::optional<Device> device, std::optional<bool>, std::optional<MemoryFormat> format) {
   check_same_device(self, device);
-  return {DimVector(self.sizes()), dtype.value_or(self.dtype()), preserved_strides(self, format)};
+  return {{}, dtype.value_or(self.dtype()), preserved_strides(self, format), &self};
 }
 void empty_like_cpu(const Tensor&, const Tensor&, std::optional<ScalarType>, std::optional<Layout>,
                     std::optional<Device>, std::optional<bool>, std::optional<MemoryFormat>) {}
@@ -83,7 +83,7 @@ void new_empty_strided_cpu(const Tensor&, const Tensor&, IntArrayRef, IntArrayRe
 
 // ---- clone ----
 TensorSpec clone_meta(const Tensor& self, std::optional<MemoryFormat> format) {
-  return {DimVector(self.sizes()), self.dtype(), preserved_strides(self, format)};
+  return {{}, self.dtype(), preserved_strides(self, format), &self};
 }
 void clone_cpu(const Tensor& out, const Tensor& self, std::optional<MemoryFormat>) { copy_elements(out, self); }
 
@@ -93,7 +93,7 @@ TensorSpec to_copy_meta(const Tensor& self, std::optional<ScalarType> dtype, std
                         std::optional<MemoryFormat> format) {
   (void)non_blocking;
   check_same_device(self, device);
-  return {DimVector(self.sizes()), dtype.value_or(self.dtype()), preserved_strides(self, format)};
+  return {{}, dtype.value_or(self.dtype()), preserved_strides(self, format), &self};
 }
 void to_copy_cpu(const Tensor& out, const Tensor& self, std::optional<ScalarType>, std::optional<Layout>,
                  std::optional<Device>, std::optional<bool>, bool, std::optional<MemoryFormat>) {
