@@ -171,6 +171,33 @@ TEST_CASE("a product over k == 0 is zero: mm gives zeros and addmm beta * self")
   }
 }
 
+// Note [Rows are summed a block of columns at a time] (ops/reduction_ops.cpp): a contiguous tensor
+// summed over its leading dims takes the column-block kernel (widths across 16-, 4- and 1-column
+// blocks, one row or many); the same sums of a transposed tensor take the strided loop.
+TEST_CASE("sum over leading dims matches a reference loop on the column-block and strided paths") {
+  for (ScalarType dtype : {ScalarType::Float32, ScalarType::Float64})
+    for (std::int64_t rows : {1, 2, 8})
+      for (std::int64_t cols : simd_sizes())
+        for (bool transposed : {false, true}) {
+          const std::string name = "sum rows=" + std::to_string(rows) + " cols=" + std::to_string(cols) +
+                                   (transposed ? " transposed" : "") + (dtype == ScalarType::Float64 ? " double" : "");
+          check_op(
+              name,
+              [&](Device d) {
+                return Inputs{make_operand(transposed ? Layout2::Transposed : Layout2::Contiguous, rows, cols, d, dtype)};
+              },
+              [](const Inputs& in) { return sum(in[0], {0}, true); },
+              [&](const std::vector<Host>& in) {
+                Host out{std::vector<double>(static_cast<std::size_t>(cols), 0.0), {1, cols}};
+                for (std::int64_t r = 0; r < rows; ++r)
+                  for (std::int64_t c = 0; c < cols; ++c)
+                    out.v[static_cast<std::size_t>(c)] += in[0].v[static_cast<std::size_t>(r * cols + c)];
+                return out;
+              },
+              1e-5);
+        }
+}
+
 TEST_CASE("sum over dims, with and without keepdim, matches a reference loop") {
   struct SumCase {
     std::vector<std::int64_t> dims;
