@@ -48,7 +48,7 @@ auto block_of(T* p, std::int64_t len) {
 // o[row] = x[row] - (max + log(sum(exp(x[row] - max)))) for `rows` contiguous rows of n
 // (Note [A softmax row's maximum is found once]).
 template <typename T>
-void log_softmax_lastdim(T* o, const T* x, std::int64_t rows, std::int64_t n) {
+void log_softmax_lastdim(T* __restrict o, const T* __restrict x, std::int64_t rows, std::int64_t n) {
   SmallVector<T, 256> maxes(static_cast<std::size_t>(rows), T(0));
   for (std::int64_t r = 0; r < rows; ++r) {
     const T* xr = x + r * n;
@@ -60,8 +60,8 @@ void log_softmax_lastdim(T* o, const T* x, std::int64_t rows, std::int64_t n) {
   }
   block_of(o, rows * n) = block_of(o, rows * n).exp();
   for (std::int64_t r = 0; r < rows; ++r) {
-    T* orow = o + r * n;
-    const T* xr = x + r * n;
+    T* __restrict orow = o + r * n;
+    const T* __restrict xr = x + r * n;
     T sum = 0;
     for (std::int64_t i = 0; i < n; ++i) sum += orow[i];
     const T shift = maxes[static_cast<std::size_t>(r)] + std::log(sum);
@@ -71,7 +71,7 @@ void log_softmax_lastdim(T* o, const T* x, std::int64_t rows, std::int64_t n) {
 
 // o[row] = g[row] - exp(y[row]) * sum(g[row]) for `rows` contiguous rows of n.
 template <typename T>
-void log_softmax_backward_lastdim(T* o, const T* g, const T* y, std::int64_t rows, std::int64_t n) {
+void log_softmax_backward_lastdim(T* __restrict o, const T* g, const T* y, std::int64_t rows, std::int64_t n) {
   block_of(o, rows * n) = block_of(y, rows * n).exp();
   for (std::int64_t r = 0; r < rows; ++r) {
     const T* gr = g + r * n;
