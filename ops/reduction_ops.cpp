@@ -1,5 +1,6 @@
 // ops/reduction_ops.cpp: sum.dim_IntList and sum.default. Floating sums accumulate in double,
 // integer and bool sums in int64 (whose result dtype is int64, as in PyTorch).
+#include <algorithm>
 #include <optional>
 
 #include "core/wrapping_math.h"
@@ -45,7 +46,7 @@ TensorSpec sum_dim_meta(const Tensor& self, std::optional<IntArrayRef> dim, bool
     if (!mask[d]) sizes.push_back(self.sizes()[d]);
     else if (keepdim) sizes.push_back(1);
   }
-  return {sizes, sum_dtype(self, dtype), {}};
+  return {std::move(sizes), sum_dtype(self, dtype), {}};
 }
 
 // Note [Float sums accumulate in double]
@@ -91,6 +92,17 @@ void sum_rows(const Tensor& out, const Tensor& self) {
   for (; j < inner; ++j) sum_rows_block<1>(o + j, x + j, rows, inner);
 }
 
+// Whether `dims` are the leading dimensions 0 .. k-1 (in any order) of a tensor of `ndim` dimensions;
+// None or [] reduce them all. sum_dim_meta has already checked them (in range, none repeated), so k
+// distinct dimensions all below k are exactly those, and the kernel need not build reduced_mask.
+bool reduces_leading_dims(std::optional<IntArrayRef> dims, std::int64_t ndim) {
+  if (!dims || dims->empty()) return true;
+  const auto k = static_cast<std::int64_t>(dims->size());
+  for (std::int64_t d : *dims)
+    if ((d < 0 ? d + std::max<std::int64_t>(ndim, 1) : d) >= k) return false;
+  return true;
+}
+
 // One pass over the input, accumulating each element into its output slot (`out` is contiguous over
 // the kept dimensions, so a reduced dimension has output stride 0). Serial: reductions here are
 // small (bias gradients); the large products run in Eigen.
@@ -98,16 +110,13 @@ void sum_dim_cpu(const Tensor& out, const Tensor& self, std::optional<IntArrayRe
                  std::optional<ScalarType> dtype) {
   (void)keepdim;
   (void)dtype;
-  const SmallVector<bool, 5> mask = reduced_mask(self, dim);
   // Contiguous input reduced over leading dimensions (bias gradients): add rows.
-  std::size_t leading = 0;
-  while (leading < mask.size() && mask[leading]) ++leading;
-  bool rows_only = self.is_contiguous();
-  for (std::size_t d = leading; d < mask.size(); ++d) rows_only = rows_only && !mask[d];
-  if (rows_only && self.numel() > 0 && self.dtype() == out.dtype() && is_floating_point(self.dtype())) {
+  if (self.is_contiguous() && reduces_leading_dims(dim, self.dim()) && self.numel() > 0 && self.dtype() == out.dtype() &&
+      is_floating_point(self.dtype())) {
     visit_floating(self.dtype(), "sum", [&](auto zero) { sum_rows<decltype(zero)>(out, self); });
     return;
   }
+  const SmallVector<bool, 5> mask = reduced_mask(self, dim);
   DimVector out_strides(mask.size(), 0);
   std::int64_t running = 1;
   for (std::size_t d = mask.size(); d-- > 0;) {

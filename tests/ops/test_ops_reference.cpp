@@ -203,7 +203,9 @@ TEST_CASE("sum over dims, with and without keepdim, matches a reference loop") {
     std::vector<std::int64_t> dims;
     bool keepdim;
   };
-  const SumCase cases[] = {{{}, false}, {{0}, false}, {{1}, true}, {{-1}, false}, {{0, 2}, true}, {{2, 0}, false}};
+  // {1, 0} and {-3} are leading dims (the contiguous rows path), written out of order and negative.
+  const SumCase cases[] = {{{}, false},     {{0}, false},     {{1}, true},      {{-1}, false},
+                           {{0, 2}, true},  {{2, 0}, false},  {{1, 0}, false},  {{-3}, true}};
   for (bool transposed : {false, true})
     for (const SumCase& c : cases) {
       std::string name = std::string("sum dims=") + shape_str(c.dims) + (c.keepdim ? " keepdim" : "") + (transposed ? " transposed" : "");
