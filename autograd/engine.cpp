@@ -26,6 +26,14 @@ class GraphRoot final : public Node {
 // The name validate_outputs' errors give: the node's, or "GraphRoot" for the roots' gradients.
 std::string_view name_of(const Node* node) { return node ? node->name() : std::string_view("GraphRoot"); }
 
+// Whether a gradient leaving along `edge` needs nothing from validate_outputs: no receiving input,
+// no gradient, or already the input's shape and dtype.
+inline bool fits(const Edge& edge, const Tensor& grad) {
+  if (!edge.valid() || !grad.defined()) return true;
+  const InputMetadata& meta = edge.function->input_metadata(edge.input_nr);
+  return IntArrayRef(meta.sizes) == grad.sizes() && grad.dtype() == meta.dtype;
+}
+
 // PyTorch's validate_outputs: gradients leaving a node (null: the roots) must fit the inputs they arrive
 // at. The node is named only in an error: a node's name is a virtual call nothing else needs.
 void validate_outputs(const edge_list& edges, variable_list& grads, const Node* node) {
@@ -34,7 +42,7 @@ void validate_outputs(const edge_list& edges, variable_list& grads, const Node* 
   for (std::size_t i = 0; i < grads.size(); ++i) {
     const Edge& edge = edges[i];
     Tensor& grad = grads[i];
-    if (!edge.valid() || !grad.defined()) continue;
+    if (fits(edge, grad)) continue;
     const InputMetadata& meta = edge.function->input_metadata(edge.input_nr);
     if (IntArrayRef(meta.sizes) != grad.sizes()) {
       STRATA_CHECK(is_expandable_to(meta.sizes, grad.sizes()), "Function ", name_of(node), " returned an invalid gradient at index ",
@@ -43,6 +51,14 @@ void validate_outputs(const edge_list& edges, variable_list& grads, const Node* 
     }
     if (grad.dtype() != meta.dtype) grad = to(grad, meta.dtype);
   }
+}
+
+// validate_outputs' common case, checked inline: every gradient already fits.
+inline bool all_fit(const edge_list& edges, const variable_list& grads) {
+  if (grads.size() != edges.size()) return false;
+  for (std::size_t i = 0; i < grads.size(); ++i)
+    if (!fits(edges[i], grads[i])) return false;
+  return true;
 }
 
 // PyTorch's InputBuffer::accumulate: add in place when this buffer holds the only reference to a
@@ -222,7 +238,7 @@ void run_backward(std::span<const Tensor> roots, variable_list grads, bool keep_
     // after validate_outputs and before any output is delivered (so a gradient passed through
     // unchanged may then be accumulated in place), not at the end of the pass.
     variable_list outputs = node->apply(inputs);
-    validate_outputs(node->next_edges(), outputs, node);
+    if (!all_fit(node->next_edges(), outputs)) validate_outputs(node->next_edges(), outputs, node);
     for (Tensor& g : inputs) g = Tensor();
     if (!keep_graph) node->release_variables();
     task.deliver(t, outputs);
