@@ -5,6 +5,7 @@
 #include <cmath>
 
 #include "ops/boxing.h"
+#include "ops/contiguous_operand.h"
 #include "ops/elementwise.h"
 #include "ops/op_table.h"
 
@@ -82,13 +83,6 @@ void log_softmax_backward_lastdim(T* __restrict o, const T* g, const T* y, std::
   }
 }
 
-Tensor contiguous_copy(const Tensor& t) {
-  if (t.is_contiguous()) return t;
-  Tensor out = strata::detail::make_contiguous_tensor(t.sizes(), t.dtype(), t.device());
-  copy_elements(out, t);
-  return out;
-}
-
 // ---- _log_softmax: out = x - max - log(sum(exp(x - max))) ----
 TensorSpec log_softmax_meta(const Tensor& self, std::int64_t dim, bool half_to_float) {
   STRATA_CHECK(!half_to_float, "conversion from half to float is only supported on CUDA (half_to_float=True)");
@@ -99,10 +93,10 @@ TensorSpec log_softmax_meta(const Tensor& self, std::int64_t dim, bool half_to_f
 
 void log_softmax_cpu(const Tensor& out, const Tensor& self, std::int64_t dim, bool) {
   const SoftmaxShape s = softmax_shape(self, dim);
-  const Tensor in = contiguous_copy(self);
+  const ContiguousOperand in(self);  // Note [Operands are read where they are]
   visit_floating(out.dtype(), "_log_softmax", [&](auto zero) {
     using T = decltype(zero);
-    const T* x = data_of<T>(in);
+    const T* x = data_of<T>(*in);
     T* o = data_of<T>(out);
     parallel_for(0, s.outer * s.inner, 256, [&](std::int64_t begin, std::int64_t end) {
       if (s.inner == 1) return log_softmax_lastdim(o + begin * s.n, x + begin * s.n, end - begin, s.n);
@@ -136,13 +130,15 @@ TensorSpec log_softmax_backward_meta(const Tensor& grad_output, const Tensor& ou
 void log_softmax_backward_cpu(const Tensor& out, const Tensor& grad_output, const Tensor& output, std::int64_t dim,
                               ScalarType) {
   const SoftmaxShape s = softmax_shape(output, dim);
-  const Tensor g = contiguous_copy(grad_output);
-  const Tensor y = contiguous_copy(output);
+  const ContiguousOperand g(grad_output), y(output);  // Note [Operands are read where they are]
   visit_floating(output.dtype(), "_log_softmax_backward_data", [&](auto zero) {
     using T = decltype(zero);
-    const T* gp = data_of<T>(g);
-    const T* yp = data_of<T>(y);
-    const Tensor result = out.dtype() == output.dtype() ? out : strata::detail::make_contiguous_tensor(out.sizes(), output.dtype(), Device::CPU);
+    const T* gp = data_of<T>(*g);
+    const T* yp = data_of<T>(*y);
+    // Computed in output's dtype: straight into `out` when that is out's dtype too.
+    Tensor converted;
+    if (out.dtype() != output.dtype()) converted = strata::detail::make_contiguous_tensor(out.sizes(), output.dtype(), Device::CPU);
+    const Tensor& result = converted.defined() ? converted : out;
     T* o = data_of<T>(result);
     parallel_for(0, s.outer * s.inner, 256, [&](std::int64_t begin, std::int64_t end) {
       if (s.inner == 1)
@@ -157,7 +153,7 @@ void log_softmax_backward_cpu(const Tensor& out, const Tensor& grad_output, cons
         }
       }
     });
-    if (!result.is_same(out)) copy_elements(out, result);
+    if (converted.defined()) copy_elements(out, converted);
   });
 }
 

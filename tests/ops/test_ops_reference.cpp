@@ -332,60 +332,68 @@ TEST_CASE("_log_softmax and its backward match the formulas along any dimension"
 }
 
 TEST_CASE("nll_loss forward and backward match the definition for every reduction, weight and ignore_index") {
+  // Every other element of a fresh tensor twice as long: a strided operand, which the kernels copy
+  // (Note [Operands are read where they are]); contiguous operands are read in place.
+  auto every_other = [](const Tensor& x) { return as_strided(x, {x.numel() / 2}, {2}, 0); };
   for (std::int64_t reduction : {0, 1, 2})
     for (bool weighted : {false, true})
-      for (std::int64_t ignore : {-100, 2}) {
-        const std::string where = "reduction=" + std::to_string(reduction) + (weighted ? " weighted" : "") +
-                                  " ignore=" + std::to_string(ignore);
-        auto build = [&](Device d) {
-          return Inputs{_log_softmax(randn({6, 4}, {.device = d}), 1), randint(0, 4, {6}, {.device = d}),
-                        weighted ? rand({4}, {.device = d}) : Tensor()};
-        };
-        // loss_i = -w[t_i] x[i, t_i] (0 if ignored); mean divides by the sum of w[t_i] over kept rows.
-        auto terms = [&](const std::vector<Host>& in, std::vector<double>& loss, double& total) {
-          total = 0;
-          for (std::int64_t i = 0; i < 6; ++i) {
-            const auto t_i = static_cast<std::int64_t>(in[1].v[static_cast<std::size_t>(i)]);
-            const double w = weighted ? in[2].v[static_cast<std::size_t>(t_i)] : 1.0;
-            const bool kept = t_i != ignore;
-            loss.push_back(kept ? -w * in[0].v[static_cast<std::size_t>(i * 4 + t_i)] : 0.0);
-            total += kept ? w : 0.0;
-          }
-        };
-        check_op(
-            "nll_loss_forward " + where, build,
-            [&](const Inputs& in) { return std::get<0>(nll_loss_forward(in[0], in[1], in[2], reduction, ignore)); },
-            [&](const std::vector<Host>& in) {
-              std::vector<double> loss;
-              double total;
-              terms(in, loss, total);
-              if (reduction == 0) return Host{loss, {6}};
-              double s = 0;
-              for (double l : loss) s += l;
-              return Host{{reduction == 1 ? s / total : s}, {}};
-            });
-        check_op(
-            "nll_loss_backward " + where,
-            [&](Device d) {
-              Inputs in = build(d);
-              const auto [out, total_weight] = nll_loss_forward(in[0], in[1], in[2], reduction, ignore);
-              in.push_back(reduction == 0 ? randn({6}, {.device = d}) : randn({}, {.device = d}));
-              in.push_back(total_weight);
-              return in;
-            },
-            [&](const Inputs& in) { return nll_loss_backward(in[3], in[0], in[1], in[2], reduction, ignore, in[4]); },
-            [&](const std::vector<Host>& in) {
-              Host out{std::vector<double>(24, 0.0), {6, 4}};
-              for (std::int64_t i = 0; i < 6; ++i) {
-                const auto t_i = static_cast<std::int64_t>(in[1].v[static_cast<std::size_t>(i)]);
-                if (t_i == ignore) continue;
-                const double w = weighted ? in[2].v[static_cast<std::size_t>(t_i)] : 1.0;
-                const double g = reduction == 0 ? in[3].v[static_cast<std::size_t>(i)] : in[3].v[0];
-                out.v[static_cast<std::size_t>(i * 4 + t_i)] = -w * g / (reduction == 1 ? in[4].v[0] : 1.0);
-              }
-              return out;
-            });
-      }
+      for (std::int64_t ignore : {-100, 2})
+        for (bool strided : {false, true}) {
+          const std::string where = "reduction=" + std::to_string(reduction) + (weighted ? " weighted" : "") +
+                                    " ignore=" + std::to_string(ignore) + (strided ? " strided" : "");
+          auto build = [&](Device d) {
+            if (strided)
+              return Inputs{t(_log_softmax(randn({4, 6}, {.device = d}), 0)), every_other(randint(0, 4, {12}, {.device = d})),
+                            weighted ? every_other(rand({8}, {.device = d})) : Tensor()};
+            return Inputs{_log_softmax(randn({6, 4}, {.device = d}), 1), randint(0, 4, {6}, {.device = d}),
+                          weighted ? rand({4}, {.device = d}) : Tensor()};
+          };
+          // loss_i = -w[t_i] x[i, t_i] (0 if ignored); mean divides by the sum of w[t_i] over kept rows.
+          auto terms = [&](const std::vector<Host>& in, std::vector<double>& loss, double& total) {
+            total = 0;
+            for (std::int64_t i = 0; i < 6; ++i) {
+              const auto t_i = static_cast<std::int64_t>(in[1].v[static_cast<std::size_t>(i)]);
+              const double w = weighted ? in[2].v[static_cast<std::size_t>(t_i)] : 1.0;
+              const bool kept = t_i != ignore;
+              loss.push_back(kept ? -w * in[0].v[static_cast<std::size_t>(i * 4 + t_i)] : 0.0);
+              total += kept ? w : 0.0;
+            }
+          };
+          check_op(
+              "nll_loss_forward " + where, build,
+              [&](const Inputs& in) { return std::get<0>(nll_loss_forward(in[0], in[1], in[2], reduction, ignore)); },
+              [&](const std::vector<Host>& in) {
+                std::vector<double> loss;
+                double total;
+                terms(in, loss, total);
+                if (reduction == 0) return Host{loss, {6}};
+                double s = 0;
+                for (double l : loss) s += l;
+                return Host{{reduction == 1 ? s / total : s}, {}};
+              });
+          check_op(
+              "nll_loss_backward " + where,
+              [&](Device d) {
+                Inputs in = build(d);
+                const auto [out, total_weight] = nll_loss_forward(in[0], in[1], in[2], reduction, ignore);
+                in.push_back(reduction != 0 ? randn({}, {.device = d})
+                             : strided ? every_other(randn({12}, {.device = d})) : randn({6}, {.device = d}));
+                in.push_back(total_weight);
+                return in;
+              },
+              [&](const Inputs& in) { return nll_loss_backward(in[3], in[0], in[1], in[2], reduction, ignore, in[4]); },
+              [&](const std::vector<Host>& in) {
+                Host out{std::vector<double>(24, 0.0), {6, 4}};
+                for (std::int64_t i = 0; i < 6; ++i) {
+                  const auto t_i = static_cast<std::int64_t>(in[1].v[static_cast<std::size_t>(i)]);
+                  if (t_i == ignore) continue;
+                  const double w = weighted ? in[2].v[static_cast<std::size_t>(t_i)] : 1.0;
+                  const double g = reduction == 0 ? in[3].v[static_cast<std::size_t>(i)] : in[3].v[0];
+                  out.v[static_cast<std::size_t>(i * 4 + t_i)] = -w * g / (reduction == 1 ? in[4].v[0] : 1.0);
+                }
+                return out;
+              });
+        }
   // A 1-D input with a 0-d target.
   const Tensor logp = _log_softmax(tensor<float>({0.1f, 0.2f, 0.7f}), 0);
   const Tensor target = scalar_tensor(2, ScalarType::Int64);
