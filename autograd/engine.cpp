@@ -221,7 +221,7 @@ void run_backward(std::span<const Tensor> roots, variable_list grads, bool keep_
     STRATA_CHECK(e.valid(), "element ", i, " of tensors does not require grad and does not have a grad_fn");
     root_edges.push_back(std::move(e));
   }
-  validate_outputs(root_edges, grads, nullptr);
+  if (!all_fit(root_edges, grads)) validate_outputs(root_edges, grads, nullptr);
 
   // A single root starts at its own node, as PyTorch does; several start at a GraphRoot.
   const NodePtr graph_root =
