@@ -26,6 +26,14 @@ class GraphRoot final : public Node {
 // The name validate_outputs' errors give: the node's, or "GraphRoot" for the roots' gradients.
 std::string_view name_of(const Node* node) { return node ? node->name() : std::string_view("GraphRoot"); }
 
+// Whether a gradient leaving along `edge` needs nothing from validate_outputs: no receiving input,
+// no gradient, or already the input's shape and dtype.
+inline bool fits(const Edge& edge, const Tensor& grad) {
+  if (!edge.valid() || !grad.defined()) return true;
+  const InputMetadata& meta = edge.function->input_metadata(edge.input_nr);
+  return IntArrayRef(meta.sizes) == grad.sizes() && grad.dtype() == meta.dtype;
+}
+
 // PyTorch's validate_outputs: gradients leaving a node (null: the roots) must fit the inputs they arrive
 // at. The node is named only in an error: a node's name is a virtual call nothing else needs.
 void validate_outputs(const edge_list& edges, variable_list& grads, const Node* node) {
@@ -34,7 +42,7 @@ void validate_outputs(const edge_list& edges, variable_list& grads, const Node* 
   for (std::size_t i = 0; i < grads.size(); ++i) {
     const Edge& edge = edges[i];
     Tensor& grad = grads[i];
-    if (!edge.valid() || !grad.defined()) continue;
+    if (fits(edge, grad)) continue;
     const InputMetadata& meta = edge.function->input_metadata(edge.input_nr);
     if (IntArrayRef(meta.sizes) != grad.sizes()) {
       STRATA_CHECK(is_expandable_to(meta.sizes, grad.sizes()), "Function ", name_of(node), " returned an invalid gradient at index ",
@@ -45,6 +53,14 @@ void validate_outputs(const edge_list& edges, variable_list& grads, const Node* 
   }
 }
 
+// validate_outputs' common case, checked inline: every gradient already fits.
+inline bool all_fit(const edge_list& edges, const variable_list& grads) {
+  if (grads.size() != edges.size()) return false;
+  for (std::size_t i = 0; i < grads.size(); ++i)
+    if (!fits(edges[i], grads[i])) return false;
+  return true;
+}
+
 // PyTorch's InputBuffer::accumulate: add in place when this buffer holds the only reference to a
 // plain dense tensor; out of place otherwise (so a mode sees aten.add.Tensor, as in PyTorch).
 bool can_accumulate_inplace(const Tensor& v) {
@@ -52,14 +68,21 @@ bool can_accumulate_inplace(const Tensor& v) {
          v.impl()->storage().use_count() == 1;
 }
 
-void accumulate_input(Tensor& old, Tensor&& grad) {
-  if (!grad.defined()) return;
-  if (!old.defined()) {
-    old = std::move(grad);
-  } else if (!is_grad_enabled() && can_accumulate_inplace(old)) {
+void accumulate_into_defined(Tensor& old, Tensor&& grad) {
+  if (!is_grad_enabled() && can_accumulate_inplace(old)) {
     add_(old, grad);
   } else {
     old = add(old, grad);
+  }
+}
+
+// The first gradient to arrive is moved into the empty slot; only a second one is added.
+inline void accumulate_input(Tensor& old, Tensor&& grad) {
+  if (!grad.defined()) return;
+  if (!old.defined()) {
+    old = std::move(grad);
+  } else {
+    accumulate_into_defined(old, std::move(grad));
   }
 }
 
@@ -72,9 +95,10 @@ void accumulate_input(Tensor& old, Tensor&& grad) {
 // One backward pass: the nodes reachable from the root (tasks, the root first), how many gradients
 // each still waits for, and the gradients that have arrived. The constructor walks the graph once and
 // finds each node through a small open-addressing table keyed by address (graphs are tens of nodes; a
-// node-based hash map would allocate per node); it records, for every next edge of every task, the
-// task that edge leads to. Running the pass then never looks a node up: the ready queue holds task
-// numbers, and a gradient leaving output i goes to the task recorded for edge i. All tasks' input
+// node-based hash map would allocate per node; one probe finds a node or the slot it goes in); it
+// records, for every next edge of every task, the task that edge leads to and the input slot it fills.
+// Running the pass then never looks a node up: the ready queue holds task numbers, and a gradient
+// leaving output i goes to the slot recorded for edge i. All tasks' input
 // buffers are one flat array of tensors (a node's inputs are adjacent), so there is no buffer per
 // node to build, move or destroy; a node reads its gradients in place (Node::apply takes a span) and
 // the pass drops them right after it ran, as PyTorch drops its InputBuffer.
@@ -84,18 +108,19 @@ class GraphTask {
   explicit GraphTask(Node* root) {
     slots_.resize_for_overwrite(32);
     std::fill(slots_.begin(), slots_.end(), -1);
-    add_task(root);
+    find_or_add(root);
     // Tasks are numbered in the order they are found, so the tasks not yet scanned are a suffix.
     for (std::size_t scanned = 0; scanned < tasks_.size(); ++scanned) {
-      tasks_[scanned].first_edge = static_cast<std::uint32_t>(edge_task_.size());
+      tasks_[scanned].first_edge = static_cast<std::uint32_t>(edge_targets_.size());
       for (const Edge& e : tasks_[scanned].node->next_edges()) {
-        std::int32_t t = -1;
+        EdgeTarget target{-1, 0};
         if (e.valid()) {
-          t = find(e.function.get());
-          if (t < 0) t = add_task(e.function.get());
-          ++tasks_[static_cast<std::size_t>(t)].dependencies;
+          target.task = find_or_add(e.function.get());
+          Task& next = tasks_[static_cast<std::size_t>(target.task)];
+          ++next.dependencies;
+          target.input = next.first_input + e.input_nr;
         }
-        edge_task_.push_back(t);
+        edge_targets_.push_back(target);
       }
     }
   }
@@ -106,13 +131,16 @@ class GraphTask {
     const Task& task = tasks_[static_cast<std::size_t>(t)];
     return {inputs_.data() + task.first_input, task.node->num_inputs()};
   }
-  // Adds `grad` (the gradient of output i of task t's node, which has a valid edge i) to the buffer
-  // of the task that edge leads to, and queues that task when it has everything it waits for.
-  void deliver(std::int32_t t, std::size_t i, const Edge& edge, Tensor&& grad) {
-    const std::int32_t next = edge_task_[tasks_[static_cast<std::size_t>(t)].first_edge + i];
-    Task& task = tasks_[static_cast<std::size_t>(next)];
-    accumulate_input(inputs_[task.first_input + edge.input_nr], std::move(grad));
-    if (--task.dependencies == 0) push_ready(next);
+  // Delivers task t's node's gradients (`outputs`, one per next edge): each is added to the buffer
+  // of the task its edge leads to, which is queued when it has everything it waits for.
+  void deliver(std::int32_t t, variable_list& outputs) {
+    const EdgeTarget* target = edge_targets_.data() + tasks_[static_cast<std::size_t>(t)].first_edge;
+    for (std::size_t i = 0; i < outputs.size(); ++i) {
+      const std::int32_t next = target[i].task;
+      if (next < 0) continue;
+      accumulate_input(inputs_[target[i].input], std::move(outputs[i]));
+      if (--tasks_[static_cast<std::size_t>(next)].dependencies == 0) push_ready(next);
+    }
   }
 
   // The ready queue: AccumulateGrad (sequence number max) first, then the most recently created
@@ -134,8 +162,13 @@ class GraphTask {
   struct Task {
     Node* node;  // alive for the whole pass: Note [The pass holds its root, edges hold the rest]
     std::int32_t dependencies = 0;
-    std::uint32_t first_edge = 0;   // this node's next edges' tasks start at edge_task_[first_edge]
+    std::uint32_t first_edge = 0;   // this node's next edges' targets start at edge_targets_[first_edge]
     std::uint32_t first_input = 0;  // its input buffer starts at inputs_[first_input]
+  };
+  // Where a next edge leads: its task (-1 for an invalid edge) and the input slot in inputs_.
+  struct EdgeTarget {
+    std::int32_t task;
+    std::uint32_t input;
   };
   struct Ready {
     std::uint64_t sequence_nr;
@@ -145,20 +178,16 @@ class GraphTask {
 
   static std::size_t hash(const Node* n) { return (reinterpret_cast<std::uintptr_t>(n) >> 4) * 0x9E3779B97F4A7C15ULL >> 32; }
 
-  std::int32_t find(const Node* n) const {
-    for (std::size_t i = hash(n) & (slots_.size() - 1);; i = (i + 1) & (slots_.size() - 1)) {
-      const std::int32_t t = slots_[i];
-      if (t < 0) return -1;
-      if (tasks_[static_cast<std::size_t>(t)].node == n) return t;
-    }
-  }
-
-  std::int32_t add_task(Node* n) {
-    if (2 * (tasks_.size() + 1) > slots_.size()) grow();
+  // n's task, added (with its input buffer) if n was not seen yet: one probe of the table either way.
+  std::int32_t find_or_add(Node* n) {
+    if (2 * (tasks_.size() + 1) > slots_.size()) grow();  // before probing: the probe's slot is where n goes
+    std::size_t i = hash(n) & (slots_.size() - 1);
+    for (; slots_[i] >= 0; i = (i + 1) & (slots_.size() - 1))
+      if (tasks_[static_cast<std::size_t>(slots_[i])].node == n) return slots_[i];
     const auto t = static_cast<std::int32_t>(tasks_.size());
     tasks_.push_back(Task{n, 0, 0, static_cast<std::uint32_t>(inputs_.size())});
-    for (std::size_t k = n->num_inputs(); k > 0; --k) inputs_.emplace_back();
-    insert(t);
+    for (std::size_t k = n->num_inputs(); k > 0; --k) inputs_.emplace_back();  // grows geometrically
+    slots_[i] = t;
     return t;
   }
 
@@ -177,7 +206,7 @@ class GraphTask {
 
   SmallVector<Task, 24> tasks_;
   SmallVector<std::int32_t, 64> slots_;      // power-of-two open-addressing table of indices into tasks_
-  SmallVector<std::int32_t, 48> edge_task_;  // per next edge of each task: the task it leads to, or -1
+  SmallVector<EdgeTarget, 48> edge_targets_;  // per next edge of each task, in task order
   SmallVector<Tensor, 32> inputs_;           // every task's input buffer, back to back
   SmallVector<Ready, 16> ready_;
 };
@@ -192,7 +221,7 @@ void run_backward(std::span<const Tensor> roots, variable_list grads, bool keep_
     STRATA_CHECK(e.valid(), "element ", i, " of tensors does not require grad and does not have a grad_fn");
     root_edges.push_back(std::move(e));
   }
-  validate_outputs(root_edges, grads, nullptr);
+  if (!all_fit(root_edges, grads)) validate_outputs(root_edges, grads, nullptr);
 
   // A single root starts at its own node, as PyTorch does; several start at a GraphRoot.
   const NodePtr graph_root =
@@ -209,13 +238,10 @@ void run_backward(std::span<const Tensor> roots, variable_list grads, bool keep_
     // after validate_outputs and before any output is delivered (so a gradient passed through
     // unchanged may then be accumulated in place), not at the end of the pass.
     variable_list outputs = node->apply(inputs);
-    validate_outputs(node->next_edges(), outputs, node);
+    if (!all_fit(node->next_edges(), outputs)) validate_outputs(node->next_edges(), outputs, node);
     for (Tensor& g : inputs) g = Tensor();
     if (!keep_graph) node->release_variables();
-    for (std::size_t i = 0; i < outputs.size(); ++i) {
-      const Edge& edge = node->next_edge(i);
-      if (edge.valid()) task.deliver(t, i, edge, std::move(outputs[i]));
-    }
+    task.deliver(t, outputs);
   }
 }
 

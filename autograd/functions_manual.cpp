@@ -5,7 +5,7 @@
 
 namespace strata::autograd {
 
-Tensor maybe_multiply(const Tensor& t, const Scalar& s) {
+Tensor maybe_multiply(Tensor t, const Scalar& s) {
   if (s.to_double() == 1.0) return t;
   return mul(t, s);  // mul.Scalar, as C++'s `t * s` dispatches
 }

@@ -4,6 +4,7 @@
 #include <cmath>
 
 #include "ops/boxing.h"
+#include "ops/contiguous_operand.h"
 #include "ops/elementwise.h"
 #include "ops/op_table.h"
 
@@ -12,13 +13,6 @@ namespace strata::ops {
 namespace {
 
 constexpr std::int64_t kReductionNone = 0, kReductionMean = 1;
-
-Tensor contiguous_or_self(const Tensor& t) {
-  if (!t.defined() || t.is_contiguous()) return t;
-  Tensor out = strata::detail::make_contiguous_tensor(t.sizes(), t.dtype(), t.device());
-  copy_elements(out, t);
-  return out;
-}
 
 void check_nll_inputs(const Tensor& self, const Tensor& target, const Tensor& weight, std::int64_t reduction) {
   STRATA_CHECK(self.dim() > 0 && self.dim() <= 2, "input tensor should be 1D or 2D");
@@ -65,12 +59,12 @@ std::array<TensorSpec, 2> nll_loss_forward_meta(const Tensor& self, const Tensor
 
 void nll_loss_forward_cpu(const Tensor& output, const Tensor& total_weight, const Tensor& self, const Tensor& target,
                           const Tensor& weight, std::int64_t reduction, std::int64_t ignore_index) {
-  const Tensor x_t = contiguous_or_self(self), t_t = contiguous_or_self(target), w_t = contiguous_or_self(weight);
-  const NllRows rows = nll_rows(x_t, t_t);
+  const ContiguousOperand x_t(self), t_t(target), w_t(weight);  // Note [Operands are read where they are]
+  const NllRows rows = nll_rows(*x_t, *t_t);
   visit_floating(self.dtype(), "nll_loss_forward", [&](auto zero) {
     using T = decltype(zero);
-    const T* x = data_of<T>(x_t);
-    const T* w = w_t.defined() ? data_of<T>(w_t) : nullptr;
+    const T* x = data_of<T>(*x_t);
+    const T* w = w_t->defined() ? data_of<T>(*w_t) : nullptr;
     T* out = data_of<T>(output);
     if (reduction == kReductionNone && self.dim() == 2) {
       for (std::int64_t i = 0; i < rows.batch; ++i) {
@@ -124,14 +118,14 @@ TensorSpec nll_loss_backward_meta(const Tensor& grad_output, const Tensor& self,
 void nll_loss_backward_cpu(const Tensor& grad_input, const Tensor& grad_output, const Tensor& self,
                            const Tensor& target, const Tensor& weight, std::int64_t reduction,
                            std::int64_t ignore_index, const Tensor& total_weight) {
-  const Tensor t_t = contiguous_or_self(target), w_t = contiguous_or_self(weight), g_t = contiguous_or_self(grad_output);
-  const NllRows rows = nll_rows(self, t_t);
+  const ContiguousOperand t_t(target), w_t(weight), g_t(grad_output);  // Note [Operands are read where they are]
+  const NllRows rows = nll_rows(self, *t_t);
   visit_floating(self.dtype(), "nll_loss_backward", [&](auto zero) {
     using T = decltype(zero);
     T* gi = data_of<T>(grad_input);
     std::fill(gi, gi + grad_input.numel(), T(0));
-    const T* w = w_t.defined() ? data_of<T>(w_t) : nullptr;
-    const T* g = data_of<T>(g_t);
+    const T* w = w_t->defined() ? data_of<T>(*w_t) : nullptr;
+    const T* g = data_of<T>(*g_t);
     const bool per_row = reduction == kReductionNone && self.dim() == 2;
     const T total = total_weight.item<T>();
     const T scale = -(reduction == kReductionMean ? g[0] / total : g[0]);

@@ -16,23 +16,28 @@ SGD::SGD(std::vector<Tensor> params, SGDOptions options)
                "Nesterov momentum requires a momentum and zero dampening");
 }
 
+// The gradient is read through a pointer: the plain step (no maximize, weight decay or momentum)
+// passes the parameter's own .grad to add_ without taking a reference to it.
 void SGD::update() {
   for (std::size_t i = 0; i < params().size(); ++i) {
     const Tensor& param = params()[i];
-    if (!param.grad().defined()) continue;
-    Tensor grad = options_.maximize ? neg(param.grad()) : param.grad();
-    if (options_.weight_decay != 0) grad = add(grad, param, options_.weight_decay);
+    const Tensor& param_grad = param.grad();
+    if (!param_grad.defined()) continue;
+    Tensor computed;  // grad when it is not param.grad or the momentum buffer
+    const Tensor* grad = &param_grad;
+    if (options_.maximize) grad = &(computed = neg(*grad));
+    if (options_.weight_decay != 0) grad = &(computed = add(*grad, param, options_.weight_decay));
     if (options_.momentum != 0) {
       Tensor& buf = momentum_buffers_[i];
       if (!buf.defined()) {
-        buf = detach(clone(grad));
+        buf = detach(clone(*grad));
       } else {
         mul_(buf, ops::wrapped_scalar_tensor(options_.momentum));  // Python's buf.mul_(momentum): mul_.Tensor
-        add_(buf, grad, 1 - options_.dampening);
+        add_(buf, *grad, 1 - options_.dampening);
       }
-      grad = options_.nesterov ? add(grad, buf, options_.momentum) : buf;
+      grad = options_.nesterov ? &(computed = add(*grad, buf, options_.momentum)) : &buf;
     }
-    add_(param, grad, -options_.lr);
+    add_(param, *grad, -options_.lr);
   }
 }
 

@@ -171,12 +171,41 @@ TEST_CASE("a product over k == 0 is zero: mm gives zeros and addmm beta * self")
   }
 }
 
+// Note [Rows are summed a block of columns at a time] (ops/reduction_ops.cpp): a contiguous tensor
+// summed over its leading dims takes the column-block kernel (widths across 16-, 4- and 1-column
+// blocks, one row or many); the same sums of a transposed tensor take the strided loop.
+TEST_CASE("sum over leading dims matches a reference loop on the column-block and strided paths") {
+  for (ScalarType dtype : {ScalarType::Float32, ScalarType::Float64})
+    for (std::int64_t rows : {1, 2, 8})
+      for (std::int64_t cols : simd_sizes())
+        for (bool transposed : {false, true}) {
+          const std::string name = "sum rows=" + std::to_string(rows) + " cols=" + std::to_string(cols) +
+                                   (transposed ? " transposed" : "") + (dtype == ScalarType::Float64 ? " double" : "");
+          check_op(
+              name,
+              [&](Device d) {
+                return Inputs{make_operand(transposed ? Layout2::Transposed : Layout2::Contiguous, rows, cols, d, dtype)};
+              },
+              [](const Inputs& in) { return sum(in[0], {0}, true); },
+              [&](const std::vector<Host>& in) {
+                Host out{std::vector<double>(static_cast<std::size_t>(cols), 0.0), {1, cols}};
+                for (std::int64_t r = 0; r < rows; ++r)
+                  for (std::int64_t c = 0; c < cols; ++c)
+                    out.v[static_cast<std::size_t>(c)] += in[0].v[static_cast<std::size_t>(r * cols + c)];
+                return out;
+              },
+              1e-5);
+        }
+}
+
 TEST_CASE("sum over dims, with and without keepdim, matches a reference loop") {
   struct SumCase {
     std::vector<std::int64_t> dims;
     bool keepdim;
   };
-  const SumCase cases[] = {{{}, false}, {{0}, false}, {{1}, true}, {{-1}, false}, {{0, 2}, true}, {{2, 0}, false}};
+  // {1, 0} and {-3} are leading dims (the contiguous rows path), written out of order and negative.
+  const SumCase cases[] = {{{}, false},     {{0}, false},     {{1}, true},      {{-1}, false},
+                           {{0, 2}, true},  {{2, 0}, false},  {{1, 0}, false},  {{-3}, true}};
   for (bool transposed : {false, true})
     for (const SumCase& c : cases) {
       std::string name = std::string("sum dims=") + shape_str(c.dims) + (c.keepdim ? " keepdim" : "") + (transposed ? " transposed" : "");
@@ -303,60 +332,68 @@ TEST_CASE("_log_softmax and its backward match the formulas along any dimension"
 }
 
 TEST_CASE("nll_loss forward and backward match the definition for every reduction, weight and ignore_index") {
+  // Every other element of a fresh tensor twice as long: a strided operand, which the kernels copy
+  // (Note [Operands are read where they are]); contiguous operands are read in place.
+  auto every_other = [](const Tensor& x) { return as_strided(x, {x.numel() / 2}, {2}, 0); };
   for (std::int64_t reduction : {0, 1, 2})
     for (bool weighted : {false, true})
-      for (std::int64_t ignore : {-100, 2}) {
-        const std::string where = "reduction=" + std::to_string(reduction) + (weighted ? " weighted" : "") +
-                                  " ignore=" + std::to_string(ignore);
-        auto build = [&](Device d) {
-          return Inputs{_log_softmax(randn({6, 4}, {.device = d}), 1), randint(0, 4, {6}, {.device = d}),
-                        weighted ? rand({4}, {.device = d}) : Tensor()};
-        };
-        // loss_i = -w[t_i] x[i, t_i] (0 if ignored); mean divides by the sum of w[t_i] over kept rows.
-        auto terms = [&](const std::vector<Host>& in, std::vector<double>& loss, double& total) {
-          total = 0;
-          for (std::int64_t i = 0; i < 6; ++i) {
-            const auto t_i = static_cast<std::int64_t>(in[1].v[static_cast<std::size_t>(i)]);
-            const double w = weighted ? in[2].v[static_cast<std::size_t>(t_i)] : 1.0;
-            const bool kept = t_i != ignore;
-            loss.push_back(kept ? -w * in[0].v[static_cast<std::size_t>(i * 4 + t_i)] : 0.0);
-            total += kept ? w : 0.0;
-          }
-        };
-        check_op(
-            "nll_loss_forward " + where, build,
-            [&](const Inputs& in) { return std::get<0>(nll_loss_forward(in[0], in[1], in[2], reduction, ignore)); },
-            [&](const std::vector<Host>& in) {
-              std::vector<double> loss;
-              double total;
-              terms(in, loss, total);
-              if (reduction == 0) return Host{loss, {6}};
-              double s = 0;
-              for (double l : loss) s += l;
-              return Host{{reduction == 1 ? s / total : s}, {}};
-            });
-        check_op(
-            "nll_loss_backward " + where,
-            [&](Device d) {
-              Inputs in = build(d);
-              const auto [out, total_weight] = nll_loss_forward(in[0], in[1], in[2], reduction, ignore);
-              in.push_back(reduction == 0 ? randn({6}, {.device = d}) : randn({}, {.device = d}));
-              in.push_back(total_weight);
-              return in;
-            },
-            [&](const Inputs& in) { return nll_loss_backward(in[3], in[0], in[1], in[2], reduction, ignore, in[4]); },
-            [&](const std::vector<Host>& in) {
-              Host out{std::vector<double>(24, 0.0), {6, 4}};
-              for (std::int64_t i = 0; i < 6; ++i) {
-                const auto t_i = static_cast<std::int64_t>(in[1].v[static_cast<std::size_t>(i)]);
-                if (t_i == ignore) continue;
-                const double w = weighted ? in[2].v[static_cast<std::size_t>(t_i)] : 1.0;
-                const double g = reduction == 0 ? in[3].v[static_cast<std::size_t>(i)] : in[3].v[0];
-                out.v[static_cast<std::size_t>(i * 4 + t_i)] = -w * g / (reduction == 1 ? in[4].v[0] : 1.0);
-              }
-              return out;
-            });
-      }
+      for (std::int64_t ignore : {-100, 2})
+        for (bool strided : {false, true}) {
+          const std::string where = "reduction=" + std::to_string(reduction) + (weighted ? " weighted" : "") +
+                                    " ignore=" + std::to_string(ignore) + (strided ? " strided" : "");
+          auto build = [&](Device d) {
+            if (strided)
+              return Inputs{t(_log_softmax(randn({4, 6}, {.device = d}), 0)), every_other(randint(0, 4, {12}, {.device = d})),
+                            weighted ? every_other(rand({8}, {.device = d})) : Tensor()};
+            return Inputs{_log_softmax(randn({6, 4}, {.device = d}), 1), randint(0, 4, {6}, {.device = d}),
+                          weighted ? rand({4}, {.device = d}) : Tensor()};
+          };
+          // loss_i = -w[t_i] x[i, t_i] (0 if ignored); mean divides by the sum of w[t_i] over kept rows.
+          auto terms = [&](const std::vector<Host>& in, std::vector<double>& loss, double& total) {
+            total = 0;
+            for (std::int64_t i = 0; i < 6; ++i) {
+              const auto t_i = static_cast<std::int64_t>(in[1].v[static_cast<std::size_t>(i)]);
+              const double w = weighted ? in[2].v[static_cast<std::size_t>(t_i)] : 1.0;
+              const bool kept = t_i != ignore;
+              loss.push_back(kept ? -w * in[0].v[static_cast<std::size_t>(i * 4 + t_i)] : 0.0);
+              total += kept ? w : 0.0;
+            }
+          };
+          check_op(
+              "nll_loss_forward " + where, build,
+              [&](const Inputs& in) { return std::get<0>(nll_loss_forward(in[0], in[1], in[2], reduction, ignore)); },
+              [&](const std::vector<Host>& in) {
+                std::vector<double> loss;
+                double total;
+                terms(in, loss, total);
+                if (reduction == 0) return Host{loss, {6}};
+                double s = 0;
+                for (double l : loss) s += l;
+                return Host{{reduction == 1 ? s / total : s}, {}};
+              });
+          check_op(
+              "nll_loss_backward " + where,
+              [&](Device d) {
+                Inputs in = build(d);
+                const auto [out, total_weight] = nll_loss_forward(in[0], in[1], in[2], reduction, ignore);
+                in.push_back(reduction != 0 ? randn({}, {.device = d})
+                             : strided ? every_other(randn({12}, {.device = d})) : randn({6}, {.device = d}));
+                in.push_back(total_weight);
+                return in;
+              },
+              [&](const Inputs& in) { return nll_loss_backward(in[3], in[0], in[1], in[2], reduction, ignore, in[4]); },
+              [&](const std::vector<Host>& in) {
+                Host out{std::vector<double>(24, 0.0), {6, 4}};
+                for (std::int64_t i = 0; i < 6; ++i) {
+                  const auto t_i = static_cast<std::int64_t>(in[1].v[static_cast<std::size_t>(i)]);
+                  if (t_i == ignore) continue;
+                  const double w = weighted ? in[2].v[static_cast<std::size_t>(t_i)] : 1.0;
+                  const double g = reduction == 0 ? in[3].v[static_cast<std::size_t>(i)] : in[3].v[0];
+                  out.v[static_cast<std::size_t>(i * 4 + t_i)] = -w * g / (reduction == 1 ? in[4].v[0] : 1.0);
+                }
+                return out;
+              });
+        }
   // A 1-D input with a 0-d target.
   const Tensor logp = _log_softmax(tensor<float>({0.1f, 0.2f, 0.7f}), 0);
   const Tensor target = scalar_tensor(2, ScalarType::Int64);
