@@ -112,7 +112,7 @@ TensorSpec nll_loss_backward_meta(const Tensor& grad_output, const Tensor& self,
   }
   STRATA_CHECK(grad_output.dtype() == self.dtype(), "expected grad_output to have dtype ", self.dtype(), " but got ",
                grad_output.dtype());
-  return {DimVector(self.sizes()), self.dtype(), {}};
+  return {{}, self.dtype(), {}, &self};
 }
 
 void nll_loss_backward_cpu(const Tensor& grad_input, const Tensor& grad_output, const Tensor& self,

@@ -36,6 +36,7 @@ void check_inplace(const Tensor& self, const Tensor& other) {
   const ScalarType common = result_type(self, other);
   STRATA_CHECK(can_cast(common, self.dtype()), "result type ", common, " can't be cast to the desired output type ",
                self.dtype());
+  if (self.sizes() == other.sizes()) return;  // the common case: nothing to broadcast
   const DimVector shape = broadcast_shapes(self.sizes(), other.sizes());
   STRATA_CHECK(IntArrayRef(shape).size() == self.sizes().size() &&
                    std::equal(shape.begin(), shape.end(), self.sizes().begin()),

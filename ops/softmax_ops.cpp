@@ -88,7 +88,7 @@ TensorSpec log_softmax_meta(const Tensor& self, std::int64_t dim, bool half_to_f
   STRATA_CHECK(!half_to_float, "conversion from half to float is only supported on CUDA (half_to_float=True)");
   wrap_dim(dim, self.dim());
   check_floating(self.dtype(), "\"log_softmax_lastdim_kernel_impl\"");
-  return {DimVector(self.sizes()), self.dtype(), {}};
+  return {{}, self.dtype(), {}, &self};
 }
 
 void log_softmax_cpu(const Tensor& out, const Tensor& self, std::int64_t dim, bool) {
@@ -124,7 +124,7 @@ TensorSpec log_softmax_backward_meta(const Tensor& grad_output, const Tensor& ou
                grad_output.dtype(), " and ", output.dtype());
   wrap_dim(dim, output.dim());
   check_floating(output.dtype(), "\"log_softmax_backward_lastdim\"");
-  return {DimVector(output.sizes()), input_dtype, {}};
+  return {{}, input_dtype, {}, &output};
 }
 
 void log_softmax_backward_cpu(const Tensor& out, const Tensor& grad_output, const Tensor& output, std::int64_t dim,
