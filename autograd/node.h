@@ -107,7 +107,7 @@ class Node : public RefCounted<Node> {
  protected:
   void set_next_edge(std::size_t i, Edge e) { next_edges_[i] = std::move(e); }
   // For a derived constructor that builds its edges in place (one fewer move of the edge list).
-  void add_next_edge(Edge e) { next_edges_.push_back(std::move(e)); }
+  void add_next_edge(Edge&& e) { next_edges_.emplace_back(std::move(e)); }
 
  private:
   // ~Node's slow path, from the first edge that continues a chain (Note [Deep graphs are torn down
