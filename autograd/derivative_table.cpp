@@ -76,6 +76,7 @@ void DerivativeTable::add(const std::vector<DerivativeRow>& rows) {
     }
     resolved.inplace = !schema.arguments().empty() && schema.arguments()[0].type.is_write();
     resolved.kind = row.kind;
+    resolved.saves_outputs = std::any_of(resolved.saved_returns.begin(), resolved.saved_returns.end(), [](std::int8_t r) { return r >= 0; });
     resolved.num_arguments = static_cast<std::uint32_t>(schema.arguments().size());
     resolved.num_returns = static_cast<std::uint32_t>(schema.returns().size());
     check_fits_in_a_node(resolved);

@@ -65,6 +65,7 @@ struct DerivativeRow {
   std::string_view overload;  // "" for default
   std::string_view node_name; // "AddmmBackward0"
   Differentiability kind = Differentiability::Formula;
+  bool saves_outputs = false;                // some saved_returns entry is >= 0
   std::vector<InputFormula> formulas;      // one per differentiable input (Note [Formulas run in input-name order])
   std::vector<std::string_view> saved;     // argument or return names saved for backward
   std::vector<std::string_view> geometry;  // tensor arguments whose sizes/strides/dtype the formula reads
@@ -98,6 +99,7 @@ struct ResolvedRow {
   bool inplace = false;                      // writes its first argument and returns it
   // Copied from the row and the schema, so the autograd handler reads them from one place.
   Differentiability kind = Differentiability::Formula;
+  bool saves_outputs = false;                // some saved_returns entry is >= 0
   std::uint32_t num_arguments = 0;
   std::uint32_t num_returns = 0;
 };

@@ -10,7 +10,10 @@ namespace strata::autograd {
 
 FormulaNode::FormulaNode(const ResolvedRow& row, const IValue* args)
     : Node(next_sequence_nr()), row_(row) {
-  for (std::uint8_t i : row.input_args) add_next_edge(requires_grad_at(args, i) ? gradient_edge(args[i].to_tensor()) : Edge{});
+  for (std::uint8_t i : row.input_args) {
+    Edge& e = add_next_edge();
+    if (requires_grad_at(args, i)) assign_gradient_edge(e, args[i].to_tensor());
+  }
   // Slots are constructed in order; if something throws, those made so far are destroyed here (the
   // destructor does not run for a node whose constructor threw).
   std::size_t n_args = 0, n_geometry = 0, n_saved = 0;
@@ -46,7 +49,7 @@ FormulaNode::~FormulaNode() {
   args_.destroy(num_args());
 }
 
-void FormulaNode::save_outputs(const IValue* returns) {
+void FormulaNode::save_named_outputs(const IValue* returns) {
   for (std::size_t k = 0; k < row_.saved_returns.size(); ++k) {
     const int ret = row_.saved_returns[k];
     if (ret >= 0) saved_[k] = SavedVariable(returns[ret].to_tensor(), true);

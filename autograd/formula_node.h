@@ -36,11 +36,15 @@ class FormulaNode final : public Node {
   void release_variables() override;
 
   const ResolvedRow& row() const { return row_; }
-  void save_outputs(const IValue* returns);
+  // Saves the outputs the row names, from the op's returns (inline: most rows save none).
+  void save_outputs(const IValue* returns) {
+    if (row_.saves_outputs) save_named_outputs(returns);
+  }
 
  private:
   friend class BackwardContext;
 
+  void save_named_outputs(const IValue* returns);
   // Slot counts come from the row (Note [A node's slots are sized by its row]).
   std::size_t num_args() const { return row_.recorded_args.size(); }
   std::size_t num_geometry() const { return row_.geometry_args.size(); }

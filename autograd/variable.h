@@ -31,14 +31,24 @@ inline void set_gradient_edge(const Tensor& t, Edge e) {
   meta.output_nr = e.input_nr;
   t.impl()->refresh_autograd_key();
 }
-// The edge a gradient for `t` flows along; invalid when `t` does not require grad. Inline: every
-// recorded op asks it for each input that requires grad.
-inline Edge gradient_edge(const Tensor& t) {
+// Points `e`, an invalid edge, at the edge a gradient for `t` flows along (its grad_fn, or a leaf's
+// AccumulateGrad); leaves it invalid when `t` does not require grad. Inline: every recorded op asks it
+// for each input that requires grad, filling the node's edge in place.
+inline void assign_gradient_edge(Edge& e, const Tensor& t) {
   AutogradMeta* meta = t.impl()->autograd_meta();
-  if (!meta) return Edge{};
-  if (meta->grad_fn) return Edge{NodePtr(meta->grad_fn), meta->output_nr};
-  if (meta->requires_grad) return Edge{grad_accumulator(t, *meta), 0};
-  return Edge{};
+  if (!meta) return;
+  if (meta->grad_fn) {
+    e.function = NodePtr(meta->grad_fn);
+    e.input_nr = meta->output_nr;
+  } else if (meta->requires_grad) {
+    e.function = grad_accumulator(t, *meta);
+  }
+}
+// The edge a gradient for `t` flows along; invalid when `t` does not require grad.
+inline Edge gradient_edge(const Tensor& t) {
+  Edge e;
+  assign_gradient_edge(e, t);
+  return e;
 }
 
 }  // namespace strata::autograd

@@ -140,6 +140,20 @@ TEST_CASE("every Formula row fits in a node; one that records more is refused, a
   CHECK_NOTHROW(autograd::check_fits_in_a_node(wide));
 }
 
+TEST_CASE("a row saves outputs after the call only when it names one") {
+  autograd::register_autograd();
+  const autograd::ResolvedRow* relu_row = autograd::derivative_table().find(ops::op("aten::relu"));  // saves "result"
+  const autograd::ResolvedRow* mul_row = autograd::derivative_table().find(ops::op("aten::mul", "Tensor"));  // saves inputs only
+  REQUIRE((relu_row && mul_row));
+  CHECK(relu_row->saves_outputs);
+  CHECK(!mul_row->saves_outputs);
+  // Both kinds run their backward from what they saved.
+  const Tensor x = tensor<double>({-1.0, 2.0});
+  requires_grad_(x);
+  backward(sum(mul(relu(x), x)));
+  CHECK(x.grad().to_vector<double>() == std::vector<double>{0.0, 4.0});
+}
+
 TEST_CASE("random in-place ops pass no gradient to what they overwrite") {
   const Tensor x = randn({3});
   requires_grad_(x);
