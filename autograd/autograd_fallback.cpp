@@ -23,6 +23,16 @@ bool any_input_requires_grad(const ResolvedRow& row, const IValue* args) {
   return false;
 }
 
+// An op registered after autograd, with no row: only a problem if a gradient is wanted.
+[[gnu::cold]] void redispatch_without_row(const OperatorHandle& op, DispatchKeySet keys, Stack& stack) {
+  const std::size_t num_args = op.schema().arguments().size();
+  const IValue* args = stack.data() + stack.size() - num_args;
+  for (std::size_t i = 0; i < num_args; ++i)
+    STRATA_CHECK(!requires_grad_at(args, static_cast<std::uint8_t>(i)), "the derivative for '", op.name().qualified(),
+                 "' is not implemented (no derivative row)");
+  redispatch_below(op, keys, stack);
+}
+
 }  // namespace
 
 void autograd_fallback(const OperatorHandle& op, DispatchKeySet keys, Stack& stack) {
@@ -32,21 +42,17 @@ void autograd_fallback(const OperatorHandle& op, DispatchKeySet keys, Stack& sta
     redispatch_below(op, keys, stack);
     return;
   }
-  const std::size_t num_args = op.schema().arguments().size();
-  const IValue* args = stack.data() + stack.size() - num_args;
   const ResolvedRow* row = derivative_table().find(op);
-  if (!row) {  // an op registered after autograd, with no row: only a problem if a gradient is wanted
-    for (std::size_t i = 0; i < num_args; ++i)
-      STRATA_CHECK(!requires_grad_at(args, static_cast<std::uint8_t>(i)), "the derivative for '", op.name().qualified(),
-                   "' is not implemented (no derivative row)");
+  if (!row) [[unlikely]] {
+    redispatch_without_row(op, keys, stack);
+    return;
+  }
+  const IValue* args = stack.data() + stack.size() - row->num_arguments;
+  if (row->kind == Differentiability::NonDifferentiable || !any_input_requires_grad(*row, args)) {
     redispatch_below(op, keys, stack);
     return;
   }
-  if (row->row->kind == Differentiability::NonDifferentiable || !any_input_requires_grad(*row, args)) {
-    redispatch_below(op, keys, stack);
-    return;
-  }
-  STRATA_CHECK(row->row->kind != Differentiability::NotImplemented, "the derivative for '", op.name().qualified(),
+  STRATA_CHECK(row->kind != Differentiability::NotImplemented, "the derivative for '", op.name().qualified(),
                "' is not implemented.");
   if (row->inplace) {
     const Tensor& self = args[0].to_tensor();
@@ -59,8 +65,7 @@ void autograd_fallback(const OperatorHandle& op, DispatchKeySet keys, Stack& sta
 
   redispatch_below(op, keys, stack);
 
-  const std::size_t num_returns = op.schema().returns().size();
-  const IValue* returns = stack.data() + stack.size() - num_returns;
+  const IValue* returns = stack.data() + stack.size() - row->num_returns;
   const std::size_t num_outputs = row->row->outputs.size();
   for (std::size_t k = 0; k < num_outputs; ++k) {
     const Tensor& out = returns[row->row->outputs[k]].to_tensor();

@@ -75,9 +75,22 @@ void DerivativeTable::add(const std::vector<DerivativeRow>& rows) {
       add_hash(resolved.argument_hashes, argument.name, row.node_name);
     }
     resolved.inplace = !schema.arguments().empty() && schema.arguments()[0].type.is_write();
+    resolved.kind = row.kind;
+    resolved.saves_outputs = std::any_of(resolved.saved_returns.begin(), resolved.saved_returns.end(), [](std::int8_t r) { return r >= 0; });
+    resolved.num_arguments = static_cast<std::uint32_t>(schema.arguments().size());
+    resolved.num_returns = static_cast<std::uint32_t>(schema.returns().size());
+    check_fits_in_a_node(resolved);
     STRATA_INTERNAL_ASSERT(!by_op_[op->index()].row, "two derivative rows for ", op->str());
     by_op_[op->index()] = std::move(resolved);
   }
+}
+
+void check_fits_in_a_node(const ResolvedRow& row) {
+  if (row.kind != Differentiability::Formula) return;  // only Formula rows make nodes
+  STRATA_INTERNAL_ASSERT(row.recorded_args.size() <= kMaxRecordedArgs && row.geometry_args.size() <= kMaxRecordedGeometry &&
+                             row.saved_args.size() <= kMaxSavedVariables,
+                         row.row->node_name,
+                         ": records more than a node has room for (raise kMaxRecordedArgs, kMaxRecordedGeometry or kMaxSavedVariables)");
 }
 
 std::vector<const ResolvedRow*> DerivativeTable::rows() const {

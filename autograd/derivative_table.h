@@ -65,12 +65,19 @@ struct DerivativeRow {
   std::string_view overload;  // "" for default
   std::string_view node_name; // "AddmmBackward0"
   Differentiability kind = Differentiability::Formula;
+  bool saves_outputs = false;                // some saved_returns entry is >= 0
   std::vector<InputFormula> formulas;      // one per differentiable input (Note [Formulas run in input-name order])
   std::vector<std::string_view> saved;     // argument or return names saved for backward
   std::vector<std::string_view> geometry;  // tensor arguments whose sizes/strides/dtype the formula reads
   std::vector<int> outputs = {0};          // differentiable outputs (PyTorch's output_differentiability)
   bool saves_original_self = false;        // in-place ops whose formula reads self before the write
 };
+
+// How many non-tensor arguments, geometries and saved tensors a row may record: a node keeps them in
+// arrays of these sizes (Note [A node's slots are sized by its row], autograd/row_slots.h).
+inline constexpr std::size_t kMaxRecordedArgs = 6;
+inline constexpr std::size_t kMaxRecordedGeometry = 2;
+inline constexpr std::size_t kMaxSavedVariables = 4;
 
 // A row resolved against its op's schema (argument positions instead of names).
 struct ResolvedRow {
@@ -90,7 +97,16 @@ struct ResolvedRow {
   SmallVector<std::uint32_t, 8> saved_hashes;
   SmallVector<std::uint32_t, 8> geometry_hashes;
   bool inplace = false;                      // writes its first argument and returns it
+  // Copied from the row and the schema, so the autograd handler reads them from one place.
+  Differentiability kind = Differentiability::Formula;
+  bool saves_outputs = false;                // some saved_returns entry is >= 0
+  std::uint32_t num_arguments = 0;
+  std::uint32_t num_returns = 0;
 };
+
+// Throws an InternalError if a Formula row records more than a FormulaNode has room for
+// (Note [A node's slots are sized by its row]); DerivativeTable::add checks every row with it.
+void check_fits_in_a_node(const ResolvedRow& row);
 
 class DerivativeTable {
  public:

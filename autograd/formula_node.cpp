@@ -10,23 +10,46 @@ namespace strata::autograd {
 
 FormulaNode::FormulaNode(const ResolvedRow& row, const IValue* args)
     : Node(next_sequence_nr()), row_(row) {
-  for (std::uint8_t i : row.input_args) add_next_edge(requires_grad_at(args, i) ? gradient_edge(args[i].to_tensor()) : Edge{});
-  for (std::uint8_t i : row.recorded_args) args_.emplace_back(args[i]);
-  for (std::uint8_t i : row.geometry_args) geometry_.emplace_back(args[i].to_tensor());
-  Tensor original_self;
-  if (row.row->saves_original_self && should_compute_output(1)) {
-    const ExcludeKeyGuard below(DispatchKey::Autograd);
-    original_self = clone(args[0].to_tensor());
+  for (std::uint8_t i : row.input_args) {
+    Edge& e = add_next_edge();
+    if (requires_grad_at(args, i)) assign_gradient_edge(e, args[i].to_tensor());
   }
-  for (const std::int8_t arg : row.saved_args) {
-    if (arg < 0) saved_.emplace_back();  // an output, saved after the call
-    else if (arg == 0 && original_self.defined()) saved_.emplace_back(original_self, false);
-    else if (args[arg].is_tensor()) saved_.emplace_back(args[arg].to_tensor(), false);
-    else saved_.emplace_back();  // None (an absent optional tensor)
+  // Slots are constructed in order; if something throws, those made so far are destroyed here (the
+  // destructor does not run for a node whose constructor threw).
+  std::size_t n_args = 0, n_geometry = 0, n_saved = 0;
+  try {
+    for (std::uint8_t i : row.recorded_args) args_.construct(n_args++, args[i]);
+    for (std::uint8_t i : row.geometry_args) {
+      geometry_.construct(n_geometry, args[i].to_tensor());
+      ++n_geometry;
+    }
+    Tensor original_self;
+    if (row.row->saves_original_self && should_compute_output(1)) {
+      const ExcludeKeyGuard below(DispatchKey::Autograd);
+      original_self = clone(args[0].to_tensor());
+    }
+    for (const std::int8_t arg : row.saved_args) {
+      if (arg < 0) saved_.construct(n_saved);  // an output, saved after the call
+      else if (arg == 0 && original_self.defined()) saved_.construct(n_saved, original_self, false);
+      else if (args[arg].is_tensor()) saved_.construct(n_saved, args[arg].to_tensor(), false);
+      else saved_.construct(n_saved);  // None (an absent optional tensor)
+      ++n_saved;
+    }
+  } catch (...) {
+    saved_.destroy(n_saved);
+    geometry_.destroy(n_geometry);
+    args_.destroy(n_args);
+    throw;
   }
 }
 
-void FormulaNode::save_outputs(const IValue* returns) {
+FormulaNode::~FormulaNode() {
+  saved_.destroy(num_saved());
+  geometry_.destroy(num_geometry());
+  args_.destroy(num_args());
+}
+
+void FormulaNode::save_named_outputs(const IValue* returns) {
   for (std::size_t k = 0; k < row_.saved_returns.size(); ++k) {
     const int ret = row_.saved_returns[k];
     if (ret >= 0) saved_[k] = SavedVariable(returns[ret].to_tensor(), true);
@@ -48,7 +71,7 @@ variable_list FormulaNode::apply(std::span<Tensor> grads) {
 }
 
 void FormulaNode::release_variables() {
-  for (SavedVariable& s : saved_) s.reset();
+  for (std::size_t k = 0; k < num_saved(); ++k) saved_[k].reset();
 }
 
 namespace {
@@ -65,21 +88,22 @@ std::size_t position_in(const SmallVector<std::uint32_t, 8>& hashes, ArgName nam
 
 Tensor BackwardContext::saved(ArgName name) const {
   const std::size_t k = position_in(node_.row_.saved_hashes, name);
-  STRATA_INTERNAL_ASSERT(k < node_.saved_.size(), node_.name(), ": ", name.str(), " was not saved");
+  STRATA_INTERNAL_ASSERT(k < node_.num_saved(), node_.name(), ": ", name.str(), " was not saved");
   const SavedVariable& s = node_.saved_[k];
   return s.needs_saved_for() ? s.unpack(&node_) : s.unpack();
 }
 
 const IValue& BackwardContext::arg(ArgName name) const {
   const std::size_t i = position_in(node_.row_.argument_hashes, name);
-  STRATA_INTERNAL_ASSERT(i < node_.args_.size(), node_.name(), ": no non-tensor argument named ", name.str());
+  STRATA_INTERNAL_ASSERT(i < node_.num_args(), node_.name(), ": no non-tensor argument named ", name.str());
   return node_.args_[i];
 }
 
 namespace {
-const TensorGeometry& geometry_of(const FormulaNode& node, const SmallVector<TensorGeometry, 2>& geometry, ArgName name) {
+const TensorGeometry& geometry_of(const FormulaNode& node, const RowSlots<TensorGeometry, kMaxRecordedGeometry>& geometry,
+                                  ArgName name) {
   const std::size_t k = position_in(node.row().geometry_hashes, name);
-  STRATA_INTERNAL_ASSERT(k < geometry.size(), node.name(), ": ", name.str(), " has no recorded geometry (add it to the row's geometry)");
+  STRATA_INTERNAL_ASSERT(k < node.row().geometry_args.size(), node.name(), ": ", name.str(), " has no recorded geometry (add it to the row's geometry)");
   return geometry[k];
 }
 }  // namespace

@@ -4,6 +4,7 @@
 #pragma once
 
 #include "autograd/derivative_table.h"
+#include "autograd/row_slots.h"
 #include "autograd/saved_variable.h"
 
 namespace strata::autograd {
@@ -29,20 +30,30 @@ class FormulaNode final : public Node {
   // saved later, by save_outputs, in the slots this leaves for them). For an in-place row that reads
   // self as it was, self is saved as a clone (PyTorch's self.clone()), made below Autograd.
   FormulaNode(const ResolvedRow& row, const IValue* args);
+  ~FormulaNode() override;
   std::string_view name() const override { return row_.row->node_name; }
   variable_list apply(std::span<Tensor> grads) override;
   void release_variables() override;
 
   const ResolvedRow& row() const { return row_; }
-  void save_outputs(const IValue* returns);
+  // Saves the outputs the row names, from the op's returns (inline: most rows save none).
+  void save_outputs(const IValue* returns) {
+    if (row_.saves_outputs) save_named_outputs(returns);
+  }
 
  private:
   friend class BackwardContext;
 
+  void save_named_outputs(const IValue* returns);
+  // Slot counts come from the row (Note [A node's slots are sized by its row]).
+  std::size_t num_args() const { return row_.recorded_args.size(); }
+  std::size_t num_geometry() const { return row_.geometry_args.size(); }
+  std::size_t num_saved() const { return row_.saved_args.size(); }
+
   const ResolvedRow& row_;
-  SmallVector<IValue, 6> args_;              // per row().recorded_args entry (the non-tensor arguments)
-  SmallVector<TensorGeometry, 2> geometry_;  // per row().geometry_args entry
-  SmallVector<SavedVariable, 4> saved_;      // per row().row->saved name
+  RowSlots<IValue, kMaxRecordedArgs> args_;              // per row().recorded_args entry (the non-tensor arguments)
+  RowSlots<TensorGeometry, kMaxRecordedGeometry> geometry_;  // per row().geometry_args entry
+  RowSlots<SavedVariable, kMaxSavedVariables> saved_;        // per row().row->saved name
 };
 
 }  // namespace strata::autograd

@@ -107,7 +107,8 @@ class Node : public RefCounted<Node> {
  protected:
   void set_next_edge(std::size_t i, Edge e) { next_edges_[i] = std::move(e); }
   // For a derived constructor that builds its edges in place (one fewer move of the edge list).
-  void add_next_edge(Edge e) { next_edges_.push_back(std::move(e)); }
+  // Appends an invalid edge, for the caller to fill in place.
+  Edge& add_next_edge() { return next_edges_.emplace_back(); }
 
  private:
   // ~Node's slow path, from the first edge that continues a chain (Note [Deep graphs are torn down

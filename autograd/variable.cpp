@@ -1,4 +1,4 @@
-// autograd/variable.cpp: requires_grad_, set_grad and gradient edges.
+// autograd/variable.cpp: requires_grad_, set_grad and set_requires_grad (gradient edges are inline, in the header).
 #include "autograd/variable.h"
 
 #include "autograd/accumulate_grad.h"
@@ -42,22 +42,6 @@ void set_requires_grad(const Tensor& t, bool requires_grad) {
   if (!requires_grad && !t.impl()->autograd_meta()) return;
   t.impl()->ensure_autograd_meta().requires_grad = requires_grad;
   t.impl()->refresh_autograd_key();
-}
-
-void set_gradient_edge(const Tensor& t, Edge e) {
-  AutogradMeta& meta = t.impl()->ensure_autograd_meta();
-  // The meta's reference (Note [Core releases a grad_fn through autograd]); the old one dies at the end.
-  const NodePtr old = NodePtr::reclaim(std::exchange(meta.grad_fn, e.function.release()));
-  meta.output_nr = e.input_nr;
-  t.impl()->refresh_autograd_key();
-}
-
-Edge gradient_edge(const Tensor& t) {
-  AutogradMeta* meta = t.impl()->autograd_meta();
-  if (!meta) return Edge{};
-  if (meta->grad_fn) return Edge{NodePtr(meta->grad_fn), meta->output_nr};
-  if (meta->requires_grad) return Edge{grad_accumulator(t, *meta), 0};
-  return Edge{};
 }
 
 }  // namespace strata::autograd

@@ -3,7 +3,9 @@
 // its grad_fn, or, for a leaf, its AccumulateGrad node (made on first use and shared after).
 #pragma once
 
+#include "autograd/accumulate_grad.h"
 #include "autograd/node.h"
+#include "core/autograd_meta.h"
 
 namespace strata {
 
@@ -20,9 +22,33 @@ namespace strata::autograd {
 
 // Sets the leaf flag without the user-facing checks (for tensors autograd itself builds).
 void set_requires_grad(const Tensor& t, bool requires_grad);
-// Makes `e` the tensor's history: grad_fn = e.function, output_nr = e.input_nr.
-void set_gradient_edge(const Tensor& t, Edge e);
+// Makes `e` the tensor's history: grad_fn = e.function, output_nr = e.input_nr. Inline: every recorded
+// op sets one per output.
+inline void set_gradient_edge(const Tensor& t, Edge e) {
+  AutogradMeta& meta = t.impl()->ensure_autograd_meta();
+  // The meta's reference (Note [Core releases a grad_fn through autograd]); the old one dies at the end.
+  const NodePtr old = NodePtr::reclaim(std::exchange(meta.grad_fn, e.function.release()));
+  meta.output_nr = e.input_nr;
+  t.impl()->refresh_autograd_key();
+}
+// Points `e`, an invalid edge, at the edge a gradient for `t` flows along (its grad_fn, or a leaf's
+// AccumulateGrad); leaves it invalid when `t` does not require grad. Inline: every recorded op asks it
+// for each input that requires grad, filling the node's edge in place.
+inline void assign_gradient_edge(Edge& e, const Tensor& t) {
+  AutogradMeta* meta = t.impl()->autograd_meta();
+  if (!meta) return;
+  if (meta->grad_fn) {
+    e.function = NodePtr(meta->grad_fn);
+    e.input_nr = meta->output_nr;
+  } else if (meta->requires_grad) {
+    e.function = grad_accumulator(t, *meta);
+  }
+}
 // The edge a gradient for `t` flows along; invalid when `t` does not require grad.
-Edge gradient_edge(const Tensor& t);
+inline Edge gradient_edge(const Tensor& t) {
+  Edge e;
+  assign_gradient_edge(e, t);
+  return e;
+}
 
 }  // namespace strata::autograd

@@ -64,7 +64,9 @@ class SmallVector {
     return *this;
   }
   ~SmallVector() {
-    if constexpr (!std::is_trivially_destructible_v<T>) clear();  // else a dead store of size_
+    // As clear(), without storing a size nobody will read.
+    if constexpr (!std::is_trivially_destructible_v<T>)
+      for (T* p = data_ + size_; p != data_;) (--p)->~T();  // last first, as pop_back would
     release();
   }
 

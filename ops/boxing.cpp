@@ -11,14 +11,11 @@ const Tensor& undefined_tensor() {
 }
 
 namespace detail {
-void check_cpu_inputs(const OperatorHandle& op, const IValue* args) {
-  for (std::uint8_t i : op.entry().tensor_arguments()) {
-    if (!args[i].is_tensor()) continue;
-    const Tensor& t = args[i].to_tensor();
-    STRATA_CHECK(!t.defined() || t.impl()->has_storage(), "expected tensors with data on the CPU, but argument ", static_cast<int>(i),
-                 " is a ", t.subclass() ? t.subclass()->type_name() : std::string_view("meta"),
-                 " tensor without storage (was the Python key excluded around a wrapper tensor?)");
-  }
+void throw_no_cpu_data(std::size_t position, const Tensor& t) {
+  strata::detail::throw_error(strata::detail::str_cat(
+      "expected tensors with data on the CPU, but argument ", static_cast<int>(position), " is a ",
+      t.subclass() ? t.subclass()->type_name() : std::string_view("meta"),
+      " tensor without storage (was the Python key excluded around a wrapper tensor?)"));
 }
 
 Tensor make_view_of(const Tensor& base, ViewSpec&& spec) {

@@ -126,6 +126,34 @@ TEST_CASE("the op table and the derivative table cover each other") {
   CHECK(formulas == covered);
 }
 
+TEST_CASE("every Formula row fits in a node; one that records more is refused, and only if it makes nodes") {
+  autograd::register_autograd();
+  for (const autograd::ResolvedRow* row : autograd::derivative_table().rows()) CHECK_NOTHROW(autograd::check_fits_in_a_node(*row));
+  // Note [A node's slots are sized by its row]: one geometry more than a node keeps.
+  const autograd::ResolvedRow* mm = autograd::derivative_table().find(ops::op("aten::mm"));
+  REQUIRE(mm != nullptr);
+  autograd::ResolvedRow wide = *mm;
+  wide.geometry_args = {0, 1, 0};
+  CHECK_THROWS_WITH_AS(autograd::check_fits_in_a_node(wide), doctest::Contains("MmBackward0: records more than a node has room for"),
+                       InternalError);
+  wide.kind = autograd::Differentiability::NonDifferentiable;  // makes no nodes: nothing to check
+  CHECK_NOTHROW(autograd::check_fits_in_a_node(wide));
+}
+
+TEST_CASE("a row saves outputs after the call only when it names one") {
+  autograd::register_autograd();
+  const autograd::ResolvedRow* relu_row = autograd::derivative_table().find(ops::op("aten::relu"));  // saves "result"
+  const autograd::ResolvedRow* mul_row = autograd::derivative_table().find(ops::op("aten::mul", "Tensor"));  // saves inputs only
+  REQUIRE((relu_row && mul_row));
+  CHECK(relu_row->saves_outputs);
+  CHECK(!mul_row->saves_outputs);
+  // Both kinds run their backward from what they saved.
+  const Tensor x = tensor<double>({-1.0, 2.0});
+  requires_grad_(x);
+  backward(sum(mul(relu(x), x)));
+  CHECK(x.grad().to_vector<double>() == std::vector<double>{0.0, 4.0});
+}
+
 TEST_CASE("random in-place ops pass no gradient to what they overwrite") {
   const Tensor x = randn({3});
   requires_grad_(x);
