@@ -4,7 +4,9 @@
 namespace strata::ops {
 
 void assert_no_internal_overlap(const Tensor& self) {
-  if (self.is_contiguous()) return;  // every element has its own address
+  // Every element of a contiguous tensor has its own address; PyTorch's has_internal_overlap answers
+  // No for any non-overlapping-and-dense tensor, empty ones (contiguous whatever their strides) included.
+  if (self.is_contiguous()) return;
   bool repeats = false;
   for (std::int64_t d = 0; d < self.dim(); ++d) repeats = repeats || (self.strides()[d] == 0 && self.sizes()[d] > 1);
   STRATA_CHECK(!repeats,

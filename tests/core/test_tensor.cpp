@@ -40,6 +40,9 @@ TEST_CASE("storage is 64-byte aligned and views share it") {
   CHECK_FALSE(col.is_non_overlapping_and_dense());
   const Tensor expanded = strata::detail::make_view(a, {4, 3}, {0, 1}, 0);
   CHECK_FALSE(expanded.is_non_overlapping_and_dense());
+  // Without elements a tensor is contiguous whatever its strides (PyTorch's compute_contiguous).
+  CHECK(strata::detail::make_view(a, {0, 3}, {1, 0}, 0).is_contiguous());
+  CHECK(strata::detail::make_view(a, {3, 0}, {0, 7}, 0).is_contiguous());
 }
 
 TEST_CASE("geometry past five dimensions (kept on the heap) is built, copied and transposed like inline geometry") {

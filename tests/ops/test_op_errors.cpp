@@ -230,6 +230,10 @@ TEST_CASE("an in-place op refuses outputs that repeat a location and inputs that
   const Tensor expanded = expand(f32({3, 1}), {3, 3});
   CHECK_THROWS_WITH_AS(add_(expanded, f32({3, 3})), (std::string("[aten::add_] ") + internal).c_str(), Error);
   CHECK_THROWS_WITH_AS(mul_(expanded, f32({3, 3})), (std::string("[aten::mul_] ") + internal).c_str(), Error);
+  // Without elements nothing repeats, whatever the strides: PyTorch's has_internal_overlap answers No
+  // for every non-overlapping-and-dense tensor, empty ones included.
+  const Tensor empty_expanded = expand(f32({0, 1}), {0, 3});
+  CHECK(add_(empty_expanded, f32({0, 3})).numel() == 0);
   CHECK_THROWS_WITH_AS(copy_(expanded, f32({3, 3})), (std::string("[aten::copy_] ") + internal).c_str(), Error);
   const Tensor y = tensor<float>({0, 1, 2, 3, 4, 5});
   CHECK_THROWS_WITH_AS(copy_(as_strided(y, {3}, {1}, 1), as_strided(y, {3}, {1}, 0)),
