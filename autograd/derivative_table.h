@@ -65,7 +65,6 @@ struct DerivativeRow {
   std::string_view overload;  // "" for default
   std::string_view node_name; // "AddmmBackward0"
   Differentiability kind = Differentiability::Formula;
-  bool saves_outputs = false;                // some saved_returns entry is >= 0
   std::vector<InputFormula> formulas;      // one per differentiable input (Note [Formulas run in input-name order])
   std::vector<std::string_view> saved;     // argument or return names saved for backward
   std::vector<std::string_view> geometry;  // tensor arguments whose sizes/strides/dtype the formula reads

@@ -18,7 +18,10 @@ FormulaNode::FormulaNode(const ResolvedRow& row, const IValue* args)
   // destructor does not run for a node whose constructor threw).
   std::size_t n_args = 0, n_geometry = 0, n_saved = 0;
   try {
-    for (std::uint8_t i : row.recorded_args) args_.construct(n_args++, args[i]);
+    for (std::uint8_t i : row.recorded_args) {
+      args_.construct(n_args, args[i]);
+      ++n_args;  // counted once made, like the others, so a throw never destroys an unmade slot
+    }
     for (std::uint8_t i : row.geometry_args) {
       geometry_.construct(n_geometry, args[i].to_tensor());
       ++n_geometry;

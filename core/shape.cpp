@@ -65,13 +65,12 @@ void throw_bad_contiguous_sizes(IntArrayRef sizes) {
 bool is_contiguous_layout(IntArrayRef sizes, IntArrayRef strides) {
   std::int64_t expected = 1;
   for (std::size_t i = sizes.size(); i-- > 0;) {
-    if (sizes[i] == 0) return true;
     if (sizes[i] == 1) continue;
-    // A tensor without elements is contiguous whatever its strides, as PyTorch's compute_contiguous says.
-    if (strides[i] != expected) return std::find(sizes.begin(), sizes.end(), 0) != sizes.end();
-    // Only a tensor without elements gets here ([0, 2^40, 2^40]); any other overflows its numel.
-    if (mul_overflows(expected, sizes[i], &expected))
-      return std::find(sizes.begin(), sizes.begin() + i, 0) != sizes.begin() + i;
+    // Off the row-major layout (or past int64, which only a tensor without elements reaches:
+    // [0, 2^40, 2^40]). A tensor without elements is contiguous whatever its strides, as PyTorch's
+    // compute_contiguous says.
+    if (sizes[i] == 0 || strides[i] != expected || mul_overflows(expected, sizes[i], &expected))
+      return std::find(sizes.begin(), sizes.end(), 0) != sizes.end();
   }
   return true;
 }
@@ -88,8 +87,7 @@ bool is_non_overlapping_and_dense(IntArrayRef sizes, IntArrayRef strides) {
   std::int64_t expected = 1;
   for (std::size_t i : order) {
     if (sizes[i] == 1) continue;
-    // A tensor without elements is contiguous whatever its strides, as PyTorch's compute_contiguous says.
-    if (strides[i] != expected) return std::find(sizes.begin(), sizes.end(), 0) != sizes.end();
+    if (strides[i] != expected) return false;
     if (mul_overflows(expected, sizes[i], &expected)) return false;  // no valid tensor gets here
   }
   return true;

@@ -33,12 +33,16 @@ std::int64_t storage_nbytes(IntArrayRef sizes, IntArrayRef strides, std::size_t 
 // then its computeStorageNbytesContiguous error unless numel * itemsize fits int64. Inline, as every
 // fresh tensor asks; the errors are built out of line.
 [[noreturn]] void throw_bad_contiguous_sizes(IntArrayRef sizes);
+// Whether `numel` elements of `itemsize` bytes take more than int64 can count.
+inline bool contiguous_bytes_overflow(std::uint64_t numel, std::size_t itemsize) {
+  std::uint64_t bytes = 0;
+  return mul_overflows(numel, std::uint64_t{itemsize}, &bytes) || bytes > std::uint64_t{INT64_MAX};
+}
 inline std::int64_t checked_contiguous_numel(IntArrayRef sizes, std::size_t itemsize) {
   std::uint64_t numel = 1;
   bool bad = false;
   for (const std::int64_t s : sizes) bad |= (s < 0) | mul_overflows(numel, static_cast<std::uint64_t>(s), &numel);
-  std::uint64_t bytes = 0;
-  bad |= mul_overflows(numel, std::uint64_t{itemsize}, &bytes) | (bytes > std::uint64_t{INT64_MAX});
+  bad |= contiguous_bytes_overflow(numel, itemsize);
   if (bad) [[unlikely]] throw_bad_contiguous_sizes(sizes);
   return static_cast<std::int64_t>(numel);
 }

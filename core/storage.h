@@ -70,8 +70,11 @@ inline IntrusivePtr<StorageImpl> StorageImpl::allocate_with_prefix(std::size_t p
   const std::size_t prefix_room = (prefix_bytes + kStorageAlignment - 1) / kStorageAlignment * kStorageAlignment;
   std::uint64_t block_bytes = 0;
   const bool overflow = add_overflows(std::uint64_t{kStorageAlignment + kHeaderBytes + prefix_room}, nbytes, &block_bytes);
-  void* block = overflow ? nullptr : pool::take_cached(block_bytes);  // the common case, inline
-  if (!block && !overflow) [[unlikely]] block = allocate_block(block_bytes);
+  void* block = nullptr;
+  if (!overflow) [[likely]] {
+    block = pool::take_cached(block_bytes);                        // the common case, inline
+    if (!block) [[unlikely]] block = allocate_block(block_bytes);  // a miss, a large block, or no pool
+  }
   if (!block) [[unlikely]] throw_allocation_failure(nbytes);
   // The header starts at the block's first 64-byte boundary.
   const std::uintptr_t address = reinterpret_cast<std::uintptr_t>(block);

@@ -86,9 +86,10 @@ IntrusivePtr<TensorImpl> TensorImpl::make_transposed(const TensorImpl& source, s
 // Note [One allocation per fresh tensor]
 // Most tensors a kernel makes are fresh and contiguous. make_contiguous places the TensorImpl inside
 // its storage's block (storage header, TensorImpl, room for its AutogradMeta, data), so a tiny op's
-// output costs one malloc and one free instead of two of each, or three when autograd records it. The block belongs to the storage: when the TensorImpl dies it is
-// destroyed in place and drops its storage reference last; views that share the storage keep the
-// block (and the dead TensorImpl bytes in it) alive until they go too.
+// output costs one malloc and one free instead of two of each, or three when autograd records it.
+// The block belongs to the storage: when the TensorImpl dies it is destroyed in place and drops its
+// storage reference last; views that share the storage keep the block (and the dead TensorImpl
+// bytes in it) alive until they go too.
 IntrusivePtr<TensorImpl> TensorImpl::make_contiguous(IntArrayRef sizes, ScalarType dtype, Device device) {
   const std::int64_t numel = checked_contiguous_numel(sizes, element_size(dtype));  // meta too, as in PyTorch
   // With elements, every stride is at most numel; without, the strides may still overflow ([0, 2^40, 2^40]).
@@ -100,10 +101,8 @@ IntrusivePtr<TensorImpl> TensorImpl::make_contiguous(IntArrayRef sizes, ScalarTy
 // count in the new dtype is checked. An empty source takes the full check (its strides may not fit).
 IntrusivePtr<TensorImpl> TensorImpl::make_contiguous_like(const TensorImpl& source, ScalarType dtype, Device device) {
   const std::int64_t numel = source.numel_;
-  std::uint64_t nbytes = 0;
-  if (numel == 0 || mul_overflows(static_cast<std::uint64_t>(numel), element_size(dtype), &nbytes) ||
-      nbytes > std::uint64_t{INT64_MAX}) [[unlikely]]
-    return make_contiguous(source.sizes(), dtype, device);
+  if (numel == 0 || contiguous_bytes_overflow(static_cast<std::uint64_t>(numel), element_size(dtype))) [[unlikely]]
+    return make_contiguous(source.sizes(), dtype, device);  // its checks, and its error
   return make_checked(source.sizes(), numel, dtype, device);
 }
 

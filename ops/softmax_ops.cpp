@@ -41,21 +41,23 @@ auto block_of(T* p, std::int64_t len) {
 // Note [A softmax row's maximum is found once]
 // The forward used to find each row's maximum twice: before exp, and again for the shift after it
 // (exp overwrites the row in place). For the seed's 8 x 4 logits those second scans were ~200 of the
-// kernel's ~1500 instructions. The maxima are now kept (on the stack for up to 256 rows, the
-// parallel grain; on the heap past that, which the 300-row test in test_ops_reference.cpp takes).
-// The arithmetic and its order are unchanged, x - (max + log(sum)) with the sum added left to right,
-// so results are bitwise what they were.
+// kernel's ~1500 instructions. The maxima are now kept on the stack, for blocks of up to 256 rows
+// (the parallel grain; a serial call over more rows takes several blocks, which also keeps each
+// block in cache across its three passes). Each block starts a multiple of 256 rows in, so
+// Eigen's exp splits its elements into packets exactly as over the whole run. The arithmetic and its
+// order are unchanged, x - (max + log(sum)) with the sum added left to right, so results are
+// bitwise what they were.
+inline constexpr std::int64_t kSoftmaxBlockRows = 256;
 
-// o[row] = x[row] - (max + log(sum(exp(x[row] - max)))) for `rows` contiguous rows of n
-// (Note [A softmax row's maximum is found once]).
+// One block of at most kSoftmaxBlockRows rows.
 template <typename T>
-void log_softmax_lastdim(T* __restrict o, const T* __restrict x, std::int64_t rows, std::int64_t n) {
-  SmallVector<T, 256> maxes(static_cast<std::size_t>(rows), T(0));
+void log_softmax_lastdim_block(T* __restrict o, const T* __restrict x, std::int64_t rows, std::int64_t n) {
+  T maxes[kSoftmaxBlockRows];
   for (std::int64_t r = 0; r < rows; ++r) {
     const T* xr = x + r * n;
     T max = -std::numeric_limits<T>::infinity();
     for (std::int64_t i = 0; i < n; ++i) max = std::max(max, xr[i]);
-    maxes[static_cast<std::size_t>(r)] = max;
+    maxes[r] = max;
     T* orow = o + r * n;
     for (std::int64_t i = 0; i < n; ++i) orow[i] = xr[i] - max;
   }
@@ -65,9 +67,17 @@ void log_softmax_lastdim(T* __restrict o, const T* __restrict x, std::int64_t ro
     const T* __restrict xr = x + r * n;
     T sum = 0;
     for (std::int64_t i = 0; i < n; ++i) sum += orow[i];
-    const T shift = maxes[static_cast<std::size_t>(r)] + std::log(sum);
+    const T shift = maxes[r] + std::log(sum);
     for (std::int64_t i = 0; i < n; ++i) orow[i] = xr[i] - shift;
   }
+}
+
+// o[row] = x[row] - (max + log(sum(exp(x[row] - max)))) for `rows` contiguous rows of n
+// (Note [A softmax row's maximum is found once]).
+template <typename T>
+void log_softmax_lastdim(T* o, const T* x, std::int64_t rows, std::int64_t n) {
+  for (std::int64_t first = 0; first < rows; first += kSoftmaxBlockRows)
+    log_softmax_lastdim_block(o + first * n, x + first * n, std::min(kSoftmaxBlockRows, rows - first), n);
 }
 
 // o[row] = g[row] - exp(y[row]) * sum(g[row]) for `rows` contiguous rows of n.
