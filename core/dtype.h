@@ -42,7 +42,7 @@ template <> constexpr ScalarType scalar_type_of<double>() { return ScalarType::F
 
 // Calls `fn(T{})` with the C++ type of `t`, like PyTorch's AT_DISPATCH macros but as a function.
 template <typename Fn>
-decltype(auto) visit_dtype(ScalarType t, Fn&& fn) {
+[[gnu::always_inline]] inline decltype(auto) visit_dtype(ScalarType t, Fn&& fn) {
   switch (t) {
     case ScalarType::Bool: return fn(bool{});
     case ScalarType::Int64: return fn(std::int64_t{});
