@@ -28,10 +28,9 @@ int return_index(const FunctionSchema& schema, std::string_view name) {
 }  // namespace
 
 void DerivativeTable::add(const std::vector<DerivativeRow>& rows) {
-  static std::vector<DerivativeRow> storage;  // rows live as long as the table
-  storage.insert(storage.end(), rows.begin(), rows.end());
+  rows_.insert(rows_.end(), rows.begin(), rows.end());
   by_op_.assign(Dispatcher::singleton().ops().size(), ResolvedRow{});
-  for (const DerivativeRow& row : storage) {
+  for (const DerivativeRow& row : rows_) {
     const std::optional<OperatorHandle> op = Dispatcher::singleton().find(row.op, row.overload);
     STRATA_INTERNAL_ASSERT(op.has_value(), "derivative row for unknown op ", row.op, ".", row.overload);
     const FunctionSchema& schema = op->schema();

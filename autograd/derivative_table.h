@@ -109,7 +109,9 @@ void check_fits_in_a_node(const ResolvedRow& row);
 
 class DerivativeTable {
  public:
-  // Resolves `rows` against the registered ops; throws if a row names an unknown op or argument.
+  // Resolves `rows`, with those added before, against the registered ops; throws if a row names an
+  // unknown op or argument. Every resolved row moves, so rows are added at registration, before
+  // any node (which refers to its row) is recorded.
   void add(const std::vector<DerivativeRow>& rows);
   // The row of `op`, or null when the op has none.
   const ResolvedRow* find(const OperatorHandle& op) const {
@@ -119,6 +121,7 @@ class DerivativeTable {
   std::vector<const ResolvedRow*> rows() const;
 
  private:
+  std::vector<DerivativeRow> rows_;  // what by_op_ points into
   std::vector<ResolvedRow> by_op_;
 };
 
