@@ -3,6 +3,8 @@
 // sum_to and dtype handling, AccumulateGrad's rules and sharing, in-place ops, create_graph, and the errors.
 #include <doctest/doctest.h>
 
+#include <array>
+#include <latch>
 #include <sstream>
 #include <thread>
 
@@ -320,7 +322,7 @@ TEST_CASE("a leaf that stops requiring grad keeps its dormant AccumulateGrad out
 
 TEST_CASE("threads recording ops on a shared leaf share and free its AccumulateGrad safely") {
   // Under the sanitizers this catches a lost count or a use after free in the accumulator lookup
-  // (Note [A leaf's accumulator is looked up under a lock]).
+  // (Note [A leaf's accumulator is found without a lock]).
   const Tensor w = leaf({1, 2});
   const Tensor keep = relu(w);  // one graph that holds the accumulator throughout
   std::vector<std::thread> threads;
@@ -355,6 +357,43 @@ TEST_CASE("threads recording ops on a shared leaf share and free its AccumulateG
     });
   for (std::thread& t : leaves) t.join();
   CHECK(keep.grad_fn()->next_edge(0).function->use_count() == 1);
+}
+
+TEST_CASE("threads racing to make, revive and drop a leaf's AccumulateGrad share one node and leave the leaf's count exact") {
+  // Note [A leaf's accumulator is found without a lock]: threads released together on a fresh leaf race
+  // to publish its node (the losers free theirs), then to revive it, to count references to it while
+  // another revives it, and to send it dormant while another looks it up. The node is never replaced,
+  // and every reference a revival took on the leaf is given back (an extra one would leak the leaf, a
+  // missing one is a use after free under the sanitizers). Results are checked after the threads join.
+  constexpr int kThreads = 4;
+  for (int round = 0; round < 40; ++round) {
+    const Tensor w = leaf({1, 2});
+    std::array<const autograd::Node*, kThreads> first{};
+    std::array<bool, kThreads> same{};
+    std::latch start(kThreads);
+    std::vector<std::thread> threads;
+    for (int t = 0; t < kThreads; ++t)
+      threads.emplace_back([&, t] {
+        start.arrive_and_wait();
+        same[t] = true;
+        for (int i = 0; i < 200; ++i) {
+          const Tensor y = relu(w);  // usually revives the node, and sends it dormant as `y` dies
+          const autograd::Node* acc = y.grad_fn()->next_edge(0).function.get();
+          if (i == 0) first[t] = acc;
+          same[t] = same[t] && acc == first[t];
+        }
+      });
+    for (std::thread& t : threads) t.join();
+    for (int t = 0; t < kThreads; ++t) {
+      CHECK(same[t]);
+      CHECK(first[t] == first[0]);
+    }
+    CHECK(w.use_count() == 1);  // no graph is left: only `w` holds the leaf
+    const Tensor y = relu(w);
+    CHECK(y.grad_fn()->next_edge(0).function.get() == first[0]);  // revived once more
+    backward(sum(y));
+    CHECK(w.grad().to_vector<float>() == std::vector<float>{1, 1});
+  }
 }
 
 TEST_CASE("a node's input gradients die before its outputs are delivered, so a passed-through one is added in place") {
