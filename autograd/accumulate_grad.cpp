@@ -74,7 +74,9 @@ AccumulateGrad::AccumulateGrad(const Tensor& variable)
 
 AccumulateGrad::~AccumulateGrad() {}  // `variable_` holds no reference: not destroyed (see the union)
 
-NodePtr AccumulateGrad::revive() {
+// Inline: a recorded op on a leaf whose graphs have all died comes here (in a training step, the first
+// op on each parameter).
+[[gnu::always_inline]] inline NodePtr AccumulateGrad::revive() {
   bool was_dormant = true;
   if (!dormant_.compare_exchange_strong(was_dormant, false, std::memory_order_acquire, std::memory_order_relaxed))
     return NodePtr();
@@ -88,23 +90,33 @@ void AccumulateGrad::fall_dormant() noexcept {
   const Tensor in_transit(IntrusivePtr<TensorImpl>::reclaim(leaf));  // dies here: may free the leaf, and this node
 }
 
-NodePtr grad_accumulator(const Tensor& leaf, AutogradMeta& meta) {
-  Node* found = meta.grad_accumulator.load(std::memory_order_acquire);
-  if (!found) [[unlikely]] {
-    NodePtr made = make_node<AccumulateGrad>(leaf);
-    if (meta.grad_accumulator.compare_exchange_strong(found, made.get(), std::memory_order_acq_rel,
-                                                      std::memory_order_acquire))
-      return made;
-    auto* lost = static_cast<AccumulateGrad*>(made.release());  // another lookup published its node first
-    lost->fall_dormant();
-    delete lost;
-  }
-  auto* node = static_cast<AccumulateGrad*>(found);
+NodePtr AccumulateGrad::make_for(const Tensor& leaf, AutogradMeta& meta) {
+  Node* found = nullptr;
+  NodePtr made = make_node<AccumulateGrad>(leaf);
+  if (meta.grad_accumulator.compare_exchange_strong(found, made.get(), std::memory_order_acq_rel,
+                                                    std::memory_order_acquire))
+    return made;
+  auto* lost = static_cast<AccumulateGrad*>(made.release());  // another lookup published its node first
+  lost->fall_dormant();
+  delete lost;
+  return grad_accumulator(leaf, meta);
+}
+
+NodePtr AccumulateGrad::retain_or_revive_waiting() {
   for (;;) {
-    if (NodePtr alive = NodePtr::retain_if_alive(node)) return alive;
-    if (NodePtr revived = node->revive()) return revived;
     std::this_thread::yield();  // dying or reviving in another thread: a few instructions from done
+    if (NodePtr alive = NodePtr::retain_if_alive(this)) return alive;
+    if (NodePtr revived = revive()) return revived;
   }
+}
+
+NodePtr grad_accumulator(const Tensor& leaf, AutogradMeta& meta) {
+  Node* const found = meta.grad_accumulator.load(std::memory_order_acquire);
+  if (!found) [[unlikely]] return AccumulateGrad::make_for(leaf, meta);
+  auto* node = static_cast<AccumulateGrad*>(found);
+  if (NodePtr alive = NodePtr::retain_if_alive(node)) return alive;
+  if (NodePtr revived = node->revive()) return revived;
+  return node->retain_or_revive_waiting();
 }
 
 void Node::release_found_by_leaf(Node* node) noexcept {

@@ -27,9 +27,15 @@ class AccumulateGrad final : public Node {
   friend NodePtr grad_accumulator(const Tensor& leaf, AutogradMeta& meta);
   friend class Node;  // Node::release_found_by_leaf puts it to sleep
   friend void delete_dormant_accumulator(Node* node) noexcept;
+  // The leaf's first lookup (or one of several racing to be first): makes its node and publishes it
+  // in `meta`, or frees it and uses the node another lookup published.
+  [[gnu::noinline]] static NodePtr make_for(const Tensor& leaf, AutogradMeta& meta);
   // A reference (ours) to a node that was dormant, or null if it was not (Note [A leaf's accumulator
   // is found without a lock]).
   NodePtr revive();
+  // Retries retain_if_alive and revive() until one succeeds, while another thread sends the node dormant
+  // or revives it.
+  [[gnu::noinline]] NodePtr retain_or_revive_waiting();
   // Gives up the node's reference to its leaf and marks it dormant; the node may be freed once this returns.
   void fall_dormant() noexcept;
 

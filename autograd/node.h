@@ -56,8 +56,12 @@ struct InputMetadata {
 
 inline constexpr std::uint64_t kAccumulateGradSequenceNr = std::numeric_limits<std::uint64_t>::max();
 
-// The next value of this thread's sequence counter (PyTorch's at::sequence_number).
-std::uint64_t next_sequence_nr();
+// The next value of this thread's sequence counter (PyTorch's at::sequence_number). Inline: every
+// recorded op takes one.
+namespace detail {
+inline thread_local std::uint64_t sequence_counter = 0;
+}
+inline std::uint64_t next_sequence_nr() { return detail::sequence_counter++; }
 
 class Node : public RefCounted<Node> {
  public:
