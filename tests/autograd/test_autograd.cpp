@@ -3,8 +3,9 @@
 // sum_to and dtype handling, AccumulateGrad's rules and sharing, in-place ops, create_graph, and the errors.
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <array>
-#include <latch>
+#include <atomic>
 #include <sstream>
 #include <thread>
 
@@ -365,16 +366,22 @@ TEST_CASE("threads racing to make, revive and drop a leaf's AccumulateGrad share
   // another revives it, and to send it dormant while another looks it up. The node is never replaced,
   // and every reference a revival took on the leaf is given back (an extra one would leak the leaf, a
   // missing one is a use after free under the sanitizers). Results are checked after the threads join.
-  constexpr int kThreads = 4;
-  for (int round = 0; round < 40; ++round) {
+  // One thread per core (two to four), started by spinning rather than by a latch, whose wake-ups
+  // come one at a time: on two cores (counted once, by hand) lookups then wait for one another about
+  // once a round, and a publication loses its race every 50 to 200 rounds.
+  constexpr int kMaxThreads = 4;
+  const int num_threads = static_cast<int>(std::clamp(std::thread::hardware_concurrency(), 2u, 4u));
+  for (int round = 0; round < 100; ++round) {
     const Tensor w = leaf({1, 2});
-    std::array<const autograd::Node*, kThreads> first{};
-    std::array<bool, kThreads> same{};
-    std::latch start(kThreads);
+    std::array<const autograd::Node*, kMaxThreads> first{};
+    std::array<bool, kMaxThreads> same{};
+    std::atomic<int> ready{0};
     std::vector<std::thread> threads;
-    for (int t = 0; t < kThreads; ++t)
+    for (int t = 0; t < num_threads; ++t)
       threads.emplace_back([&, t] {
-        start.arrive_and_wait();
+        ready.fetch_add(1);
+        while (ready.load() < num_threads) {
+        }
         same[t] = true;
         for (int i = 0; i < 200; ++i) {
           const Tensor y = relu(w);  // usually revives the node, and sends it dormant as `y` dies
@@ -384,7 +391,7 @@ TEST_CASE("threads racing to make, revive and drop a leaf's AccumulateGrad share
         }
       });
     for (std::thread& t : threads) t.join();
-    for (int t = 0; t < kThreads; ++t) {
+    for (int t = 0; t < num_threads; ++t) {
       CHECK(same[t]);
       CHECK(first[t] == first[0]);
     }
