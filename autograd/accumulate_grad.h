@@ -5,6 +5,8 @@
 // accumulator on first use and shares it while any graph holds it; in between it keeps it dormant.
 #pragma once
 
+#include <atomic>
+
 #include "autograd/node.h"
 
 namespace strata {
@@ -16,6 +18,7 @@ namespace strata::autograd {
 class AccumulateGrad final : public Node {
  public:
   explicit AccumulateGrad(const Tensor& variable);
+  ~AccumulateGrad() override;  // only ever dormant (or never shared): `variable_` holds no reference then
   std::string_view name() const override { return "AccumulateGrad"; }
   variable_list apply(std::span<Tensor> grads) override;
   const Tensor& variable() const { return variable_; }
@@ -24,10 +27,26 @@ class AccumulateGrad final : public Node {
   friend NodePtr grad_accumulator(const Tensor& leaf, AutogradMeta& meta);
   friend class Node;  // Node::release_found_by_leaf puts it to sleep
   friend void delete_dormant_accumulator(Node* node) noexcept;
-  // The leaf, held strongly while anyone holds this node (as PyTorch does; the leaf holds this node
-  // without a reference); undefined while dormant (Note [A leaf keeps its accumulator dormant]).
-  Tensor variable_;
-  bool dormant_ = false;  // guarded by the leaf's lock
+  // The leaf's first lookup (or one of several racing to be first): makes its node and publishes it
+  // in `meta`, or frees it and uses the node another lookup published.
+  [[gnu::noinline]] static NodePtr make_for(const Tensor& leaf, AutogradMeta& meta);
+  // A reference (ours) to a node that was dormant, or null if it was not (Note [A leaf's accumulator
+  // is found without a lock]).
+  NodePtr revive();
+  // Retries retain_if_alive and revive() until one succeeds, while another thread sends the node dormant
+  // or revives it.
+  [[gnu::noinline]] NodePtr retain_or_revive_waiting();
+  // Gives up the node's reference to its leaf and marks it dormant; the node may be freed once this returns.
+  void fall_dormant() noexcept;
+
+  // The leaf, written once, here, and never again. The node holds one reference to it while anyone
+  // holds the node (as PyTorch does; the leaf holds this node without a reference) and none while it
+  // is dormant, so the handle is kept in a union and never destroyed as a Tensor (Note [A leaf keeps
+  // its accumulator dormant]).
+  union {
+    Tensor variable_;
+  };
+  std::atomic<bool> dormant_{false};
 };
 
 // The AccumulateGrad node of a leaf that requires grad (created once, then shared, revived when it was

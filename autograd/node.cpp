@@ -1,12 +1,7 @@
-// autograd/node.cpp: sequence numbers and tearing a graph down.
+// autograd/node.cpp: tearing a graph down.
 #include "autograd/node.h"
 
 namespace strata::autograd {
-
-std::uint64_t next_sequence_nr() {
-  thread_local std::uint64_t counter = 0;
-  return counter++;
-}
 
 // Note [Deep graphs are torn down without recursion]
 // A node owns the nodes its edges point at, so dropping the last reference to the head of a chain

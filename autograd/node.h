@@ -29,7 +29,7 @@ class Node;
 // another thread's graph also reaches. A non-atomic count would turn that into a double free. An
 // uncontended atomic increment is one instruction; most transfers are moves, which do not count, and
 // a sole reference is dropped without an atomic (Note [Releasing a sole reference]) except an
-// AccumulateGrad's (Note [A leaf's accumulator is looked up under a lock]).
+// AccumulateGrad's (Note [A leaf's accumulator is found without a lock]).
 // Nodes are allocated from the per-thread small-object pool: operator delete is sized, and a virtual
 // destructor passes it the size of the most derived class.
 using NodePtr = IntrusivePtr<Node>;
@@ -56,8 +56,12 @@ struct InputMetadata {
 
 inline constexpr std::uint64_t kAccumulateGradSequenceNr = std::numeric_limits<std::uint64_t>::max();
 
-// The next value of this thread's sequence counter (PyTorch's at::sequence_number).
-std::uint64_t next_sequence_nr();
+// The next value of this thread's sequence counter (PyTorch's at::sequence_number). Inline: every
+// recorded op takes one.
+namespace detail {
+inline thread_local std::uint64_t sequence_counter = 0;
+}
+inline std::uint64_t next_sequence_nr() { return detail::sequence_counter++; }
 
 class Node : public RefCounted<Node> {
  public:
@@ -66,7 +70,7 @@ class Node : public RefCounted<Node> {
   // For a derived constructor that adds its edges itself (add_next_edge).
   explicit Node(std::uint64_t sequence_nr) : sequence_nr_(sequence_nr) {}
   // A node without next edges that its leaf finds again through a pointer holding no reference
-  // (AccumulateGrad): revivable, Note [A leaf's accumulator is looked up under a lock].
+  // (AccumulateGrad): revivable, Note [A leaf's accumulator is found without a lock].
   struct FoundByLeaf {};
   Node(std::uint64_t sequence_nr, FoundByLeaf) : sequence_nr_(sequence_nr), revivable_(true) {}
   virtual ~Node();  // iterative: Note [Deep graphs are torn down without recursion]

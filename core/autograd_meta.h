@@ -35,18 +35,18 @@ struct AutogradMeta {
   AutogradMeta& operator=(const AutogradMeta&) = delete;
   ~AutogradMeta() {
     if (grad_fn) detail::release_node(grad_fn);
-    if (grad_accumulator) detail::delete_dormant_accumulator(grad_accumulator);
+    if (autograd::Node* acc = grad_accumulator.load(std::memory_order_acquire)) detail::delete_dormant_accumulator(acc);
   }
 
   bool requires_grad = false;                 // set on leaves by requires_grad_()
+  std::uint32_t output_nr = 0;                // which output of grad_fn this tensor is
   Tensor grad;                                // .grad, accumulated by AccumulateGrad
   autograd::Node* grad_fn = nullptr;          // the node that made this tensor (null on leaves); holds a reference
-  // A leaf's AccumulateGrad, made on first use. Not a reference: while graphs hold the node it holds the
-  // leaf; when they let go it stays here, dormant, and this meta frees it (Note [A leaf keeps its
-  // accumulator dormant], Note [A leaf's accumulator is looked up under a lock], autograd/accumulate_grad.cpp).
-  autograd::Node* grad_accumulator = nullptr;
-  std::atomic_flag grad_accumulator_lock;
-  std::uint32_t output_nr = 0;                // which output of grad_fn this tensor is
+  // A leaf's AccumulateGrad, made on first use and kept for the leaf's life. Not a reference: while
+  // graphs hold the node it holds the leaf; when they let go it stays here, dormant, and this meta frees
+  // it (Note [A leaf keeps its accumulator dormant], Note [A leaf's accumulator is found without a lock],
+  // autograd/accumulate_grad.cpp). Atomic: lookups on several threads may race to set it first.
+  std::atomic<autograd::Node*> grad_accumulator{nullptr};
 };
 
 }  // namespace strata

@@ -3,6 +3,9 @@
 // sum_to and dtype handling, AccumulateGrad's rules and sharing, in-place ops, create_graph, and the errors.
 #include <doctest/doctest.h>
 
+#include <algorithm>
+#include <array>
+#include <atomic>
 #include <sstream>
 #include <thread>
 
@@ -320,7 +323,7 @@ TEST_CASE("a leaf that stops requiring grad keeps its dormant AccumulateGrad out
 
 TEST_CASE("threads recording ops on a shared leaf share and free its AccumulateGrad safely") {
   // Under the sanitizers this catches a lost count or a use after free in the accumulator lookup
-  // (Note [A leaf's accumulator is looked up under a lock]).
+  // (Note [A leaf's accumulator is found without a lock]).
   const Tensor w = leaf({1, 2});
   const Tensor keep = relu(w);  // one graph that holds the accumulator throughout
   std::vector<std::thread> threads;
@@ -355,6 +358,49 @@ TEST_CASE("threads recording ops on a shared leaf share and free its AccumulateG
     });
   for (std::thread& t : leaves) t.join();
   CHECK(keep.grad_fn()->next_edge(0).function->use_count() == 1);
+}
+
+TEST_CASE("threads racing to make, revive and drop a leaf's AccumulateGrad share one node and leave the leaf's count exact") {
+  // Note [A leaf's accumulator is found without a lock]: threads released together on a fresh leaf race
+  // to publish its node (the losers free theirs), then to revive it, to count references to it while
+  // another revives it, and to send it dormant while another looks it up. The node is never replaced,
+  // and every reference a revival took on the leaf is given back (an extra one would leak the leaf, a
+  // missing one is a use after free under the sanitizers). Results are checked after the threads join.
+  // One thread per core (two to four), started by spinning rather than by a latch, whose wake-ups
+  // come one at a time: on two cores (counted once, by hand) lookups then wait for one another about
+  // once a round, and a publication loses its race every 50 to 200 rounds.
+  constexpr int kMaxThreads = 4;
+  const int num_threads = static_cast<int>(std::clamp(std::thread::hardware_concurrency(), 2u, 4u));
+  for (int round = 0; round < 100; ++round) {
+    const Tensor w = leaf({1, 2});
+    std::array<const autograd::Node*, kMaxThreads> first{};
+    std::array<bool, kMaxThreads> same{};
+    std::atomic<int> ready{0};
+    std::vector<std::thread> threads;
+    for (int t = 0; t < num_threads; ++t)
+      threads.emplace_back([&, t] {
+        ready.fetch_add(1);
+        while (ready.load() < num_threads) {
+        }
+        same[t] = true;
+        for (int i = 0; i < 200; ++i) {
+          const Tensor y = relu(w);  // usually revives the node, and sends it dormant as `y` dies
+          const autograd::Node* acc = y.grad_fn()->next_edge(0).function.get();
+          if (i == 0) first[t] = acc;
+          same[t] = same[t] && acc == first[t];
+        }
+      });
+    for (std::thread& t : threads) t.join();
+    for (int t = 0; t < num_threads; ++t) {
+      CHECK(same[t]);
+      CHECK(first[t] == first[0]);
+    }
+    CHECK(w.use_count() == 1);  // no graph is left: only `w` holds the leaf
+    const Tensor y = relu(w);
+    CHECK(y.grad_fn()->next_edge(0).function.get() == first[0]);  // revived once more
+    backward(sum(y));
+    CHECK(w.grad().to_vector<float>() == std::vector<float>{1, 1});
+  }
 }
 
 TEST_CASE("a node's input gradients die before its outputs are delivered, so a passed-through one is added in place") {
