@@ -14,6 +14,9 @@ EigenMlp::EigenMlp(const std::vector<std::int64_t>& sizes, unsigned seed) {
     biases_.push_back(RowVector::NullaryExpr(sizes[i + 1], [&] { return u(gen); }));
   }
   activations_.resize(sizes.size());
+  grad_out_.resize(sizes.size());
+  grad_w_ = weights_;
+  grad_b_ = biases_;
 }
 
 const RowMatrix& EigenMlp::forward(const RowMatrix& x) {
@@ -30,8 +33,10 @@ const RowMatrix& EigenMlp::forward(const RowMatrix& x) {
 float EigenMlp::train_step(const RowMatrix& x, const std::vector<std::int64_t>& y, float lr) {
   const RowMatrix& logits = forward(x);
   const Eigen::Index n = logits.rows();
-  // log_softmax, the mean negative log-likelihood and its gradient, row by row.
-  RowMatrix grad(logits.rows(), logits.cols());
+  // log_softmax, the mean negative log-likelihood and its gradient, row by row. Every buffer is a
+  // member sized on the first step, so a step allocates nothing (resize to the same shape is free).
+  RowMatrix& grad = grad_out_.back();
+  grad.resize(logits.rows(), logits.cols());
   float loss = 0;
   for (Eigen::Index i = 0; i < n; ++i) {
     const float m = logits.row(i).maxCoeff();
@@ -43,15 +48,17 @@ float EigenMlp::train_step(const RowMatrix& x, const std::vector<std::int64_t>& 
   }
   // Backward through the layers, updating each as soon as its gradient is known.
   for (std::size_t l = weights_.size(); l-- > 0;) {
-    const RowMatrix grad_w = grad.transpose() * activations_[l];
-    const RowVector grad_b = grad.colwise().sum();
+    const RowMatrix& g = grad_out_[l + 1];
+    grad_w_[l].noalias() = g.transpose() * activations_[l];
+    grad_b_[l].noalias() = g.colwise().sum();
     if (l > 0) {
-      RowMatrix grad_in = grad * weights_[l];
+      RowMatrix& grad_in = grad_out_[l];
+      grad_in.resize(g.rows(), weights_[l].cols());
+      grad_in.noalias() = g * weights_[l];
       grad_in = (activations_[l].array() > 0).select(grad_in, 0.0f);
-      grad.swap(grad_in);
     }
-    weights_[l] -= lr * grad_w;
-    biases_[l] -= lr * grad_b;
+    weights_[l] -= lr * grad_w_[l];
+    biases_[l] -= lr * grad_b_[l];
   }
   return loss / static_cast<float>(n);
 }

@@ -67,8 +67,9 @@ class IntrusivePtr {
   // Gives up this pointer's reference without releasing it: the caller now holds it, as a raw pointer.
   [[nodiscard]] T* release() noexcept { return std::exchange(ptr_, nullptr); }
   // A new reference to an object known through a pointer that holds none, or null if its count has
-  // already reached zero (it is being destroyed). The caller must keep the memory from being freed
-  // meanwhile (a lock the destructor also takes), and the object must say it is `revivable()`.
+  // already reached zero (it is dying, or dormant). The caller must keep the memory from being freed
+  // meanwhile (a leaf's lookup holds the leaf, whose meta alone frees its AccumulateGrad), and the
+  // object must say it is `revivable()`.
   static IntrusivePtr retain_if_alive(T* raw) noexcept {
     std::uint32_t n = raw->refcount_.load(std::memory_order_relaxed);
     while (n != 0 && !raw->refcount_.compare_exchange_weak(n, n + 1, std::memory_order_relaxed)) {
