@@ -5,7 +5,10 @@
 
 #include <atomic>
 #include <cstdint>
+#include <new>
+#include <type_traits>
 
+#include "core/small_object_pool.h"
 #include "core/tensor.h"
 
 namespace strata {
@@ -48,5 +51,14 @@ struct AutogradMeta {
   // autograd/accumulate_grad.cpp). Atomic: lookups on several threads may race to set it first.
   std::atomic<autograd::Node*> grad_accumulator{nullptr};
 };
+
+// A fresh tensor has room for its meta in its block (Note [One allocation per fresh tensor]); a view
+// takes it from the small-object pool, not malloc.
+static_assert(std::is_nothrow_default_constructible_v<AutogradMeta>);
+inline AutogradMeta& TensorImpl::ensure_autograd_meta() {
+  if (!autograd_meta_)
+    autograd_meta_ = new (meta_room_ ? meta_room_ : pool::allocate(sizeof(AutogradMeta))) AutogradMeta();
+  return *autograd_meta_;
+}
 
 }  // namespace strata

@@ -80,7 +80,7 @@ IntrusivePtr<TensorImpl> TensorImpl::make_transposed(const TensorImpl& source, s
 }
 
 [[gnu::always_inline]] inline TensorImpl::~TensorImpl() {
-  if (autograd_meta_) clear_autograd_meta();
+  if (autograd_meta_) destroy_autograd_meta();
 }
 
 // Note [One allocation per fresh tensor]
@@ -133,21 +133,17 @@ void TensorImpl::destroy(TensorImpl* self) noexcept {
   self->~TensorImpl();
 }  // block_owner releases the storage (and the block, if this was the last reference) here
 
-// A tensor without room for its AutogradMeta in its block (a view: four a seed step, the recorded
-// w.t()s among them) takes it from the small-object pool, not malloc.
-static_assert(std::is_nothrow_default_constructible_v<AutogradMeta>);
-AutogradMeta& TensorImpl::ensure_autograd_meta() {
-  if (!autograd_meta_)
-    autograd_meta_ = new (meta_room_ ? meta_room_ : pool::allocate(sizeof(AutogradMeta))) AutogradMeta();
-  return *autograd_meta_;
-}
-
 void TensorImpl::clear_autograd_meta() {
   if (!autograd_meta_) return;
+  destroy_autograd_meta();
+  refresh_autograd_key();
+}
+
+// What a dying tensor does (its key set no longer matters), and clear_autograd_meta.
+void TensorImpl::destroy_autograd_meta() noexcept {
   autograd_meta_->~AutogradMeta();
   if (autograd_meta_ != meta_room_) pool::deallocate(autograd_meta_, sizeof(AutogradMeta));
   autograd_meta_ = nullptr;
-  refresh_autograd_key();
 }
 
 void TensorImpl::refresh_autograd_key() {

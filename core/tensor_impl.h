@@ -80,11 +80,15 @@ class TensorImpl final : public RefCounted<TensorImpl> {
   // Autograd state (see core/autograd_meta.h). requires_grad() is true for leaves that require grad
   // and for tensors with a grad_fn; exactly those carry the Autograd key (Note [Dispatch keys]).
   AutogradMeta* autograd_meta() const { return autograd_meta_; }
+  // Makes the meta on first use. Inline, defined in core/autograd_meta.h (include it to call this):
+  // every recorded op makes one for each output.
   AutogradMeta& ensure_autograd_meta();
   void clear_autograd_meta();
   bool requires_grad() const { return key_set_.has(DispatchKey::Autograd); }
   // Recomputes the Autograd key from the autograd state; autograd calls it after changing that state.
   void refresh_autograd_key();
+  // Sets the Autograd key to what the caller knows the state now needs (a recorded output: on).
+  void set_autograd_key(bool on) { key_set_ = on ? key_set_.add(DispatchKey::Autograd) : key_set_.remove(DispatchKey::Autograd); }
 
   // Wrapper subclass payload (core/interposer.h); setting one adds the Python key.
   TensorSubclass* subclass() const { return subclass_.get(); }
@@ -93,6 +97,7 @@ class TensorImpl final : public RefCounted<TensorImpl> {
  private:
   // make_contiguous once `sizes` are known valid, with `numel` elements whose bytes fit int64.
   static IntrusivePtr<TensorImpl> make_checked(IntArrayRef sizes, std::int64_t numel, ScalarType dtype, Device device);
+  void destroy_autograd_meta() noexcept;  // autograd_meta_ must be set
 
   Storage storage_;
   void* data_ = nullptr;
