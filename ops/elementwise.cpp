@@ -1,4 +1,4 @@
-// ops/elementwise.cpp: broadcast strides and the converting copy.
+// ops/elementwise.cpp: broadcast strides, the converting copy, and the copy an Operand makes.
 #include "ops/elementwise.h"
 
 #include <cstring>
@@ -43,16 +43,10 @@ void copy_elements(const Tensor& dst, const Tensor& src) {
   });
 }
 
-Tensor convert_if_needed(const Tensor& t, ScalarType dtype) {
-  if (t.dtype() == dtype) return t;
-  Tensor out = strata::detail::make_contiguous_tensor(t.sizes(), dtype, t.device());
-  copy_elements(out, t);
-  return out;
-}
-
-void InDtype::convert(ScalarType dtype) {
-  converted_ = convert_if_needed(*tensor_, dtype);
-  tensor_ = &converted_;
+void Operand::copy_as(ScalarType dtype) {
+  copy_ = strata::detail::make_contiguous_tensor(tensor_->sizes(), dtype, tensor_->device());
+  copy_elements(copy_, *tensor_);
+  tensor_ = &copy_;
 }
 
 }  // namespace strata::ops

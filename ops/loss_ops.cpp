@@ -4,7 +4,7 @@
 #include <cmath>
 
 #include "ops/boxing.h"
-#include "ops/contiguous_operand.h"
+#include "ops/operand.h"
 #include "ops/elementwise.h"
 #include "ops/op_table.h"
 
@@ -59,7 +59,8 @@ std::array<TensorSpec, 2> nll_loss_forward_meta(const Tensor& self, const Tensor
 
 void nll_loss_forward_cpu(const Tensor& output, const Tensor& total_weight, const Tensor& self, const Tensor& target,
                           const Tensor& weight, std::int64_t reduction, std::int64_t ignore_index) {
-  const ContiguousOperand x_t(self), t_t(target), w_t(weight);  // Note [Operands are read where they are]
+  // Note [Operands are read where they are]
+  const Operand x_t = Operand::contiguous(self), t_t = Operand::contiguous(target), w_t = Operand::contiguous(weight);
   const NllRows rows = nll_rows(*x_t, *t_t);
   visit_floating(self.dtype(), "nll_loss_forward", [&](auto zero) {
     using T = decltype(zero);
@@ -118,7 +119,9 @@ TensorSpec nll_loss_backward_meta(const Tensor& grad_output, const Tensor& self,
 void nll_loss_backward_cpu(const Tensor& grad_input, const Tensor& grad_output, const Tensor& self,
                            const Tensor& target, const Tensor& weight, std::int64_t reduction,
                            std::int64_t ignore_index, const Tensor& total_weight) {
-  const ContiguousOperand t_t(target), w_t(weight), g_t(grad_output);  // Note [Operands are read where they are]
+  // Note [Operands are read where they are]
+  const Operand t_t = Operand::contiguous(target), w_t = Operand::contiguous(weight),
+                g_t = Operand::contiguous(grad_output);
   const NllRows rows = nll_rows(self, *t_t);
   visit_floating(self.dtype(), "nll_loss_backward", [&](auto zero) {
     using T = decltype(zero);

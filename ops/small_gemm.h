@@ -13,8 +13,15 @@ namespace strata::ops {
 // Columns of the result per strip: two AVX2 registers.
 template <typename T>
 inline constexpr std::int64_t kSmallGemmStrip = 64 / sizeof(T);
-// Products of at most this many multiply-adds (n * k * p) run small_gemm, when it applies.
+// Products of at most this many multiply-adds (n * k * p) run small_gemm or small_gemm_dots, when
+// their layout suits one of them.
 inline constexpr std::int64_t kSmallGemmMaxMacs = 8192;
+
+// Whether an (n x k) @ (k x p) product is small enough for this file's kernels: k > 0 and at most
+// kSmallGemmMaxMacs multiply-adds, with n * k * p compared without forming it.
+inline bool is_small_product(std::int64_t n, std::int64_t k, std::int64_t p) {
+  return k > 0 && k <= kSmallGemmMaxMacs && n * p <= kSmallGemmMaxMacs / k;
+}
 
 // A matrix operand: element (r, c) is data[r * s0 + c * s1].
 template <typename T>

@@ -5,7 +5,7 @@
 #include <cmath>
 
 #include "ops/boxing.h"
-#include "ops/contiguous_operand.h"
+#include "ops/operand.h"
 #include "ops/elementwise.h"
 #include "ops/op_table.h"
 
@@ -103,7 +103,7 @@ TensorSpec log_softmax_meta(const Tensor& self, std::int64_t dim, bool half_to_f
 
 void log_softmax_cpu(const Tensor& out, const Tensor& self, std::int64_t dim, bool) {
   const SoftmaxShape s = softmax_shape(self, dim);
-  const ContiguousOperand in(self);  // Note [Operands are read where they are]
+  const Operand in = Operand::contiguous(self);  // Note [Operands are read where they are]
   visit_floating(out.dtype(), "_log_softmax", [&](auto zero) {
     using T = decltype(zero);
     const T* x = data_of<T>(*in);
@@ -140,7 +140,8 @@ TensorSpec log_softmax_backward_meta(const Tensor& grad_output, const Tensor& ou
 void log_softmax_backward_cpu(const Tensor& out, const Tensor& grad_output, const Tensor& output, std::int64_t dim,
                               ScalarType) {
   const SoftmaxShape s = softmax_shape(output, dim);
-  const ContiguousOperand g(grad_output), y(output);  // Note [Operands are read where they are]
+  // Note [Operands are read where they are]
+  const Operand g = Operand::contiguous(grad_output), y = Operand::contiguous(output);
   visit_floating(output.dtype(), "_log_softmax_backward_data", [&](auto zero) {
     using T = decltype(zero);
     const T* gp = data_of<T>(*g);
