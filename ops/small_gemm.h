@@ -48,9 +48,17 @@ inline void rows_times_strip(T* o, std::int64_t os, const T* x, std::int64_t xs0
       for (std::int64_t q = 0; q < kStrip; ++q) acc[r][q] += s * row[q];
     }
   }
-  for (std::int64_t r = 0; r < R; ++r)
-    for (std::int64_t q = 0; q < kStrip; ++q)
-      o[r * os + q] = accumulate ? o[r * os + q] + alpha * acc[r][q] : alpha * acc[r][q];
+  // One branch for the block, then whole-width rows: with the choice inside the loop GCC split each
+  // row's store into pieces of 8, 4, 2, 1 and 1 lanes and spilled the sums to the stack first.
+  if (accumulate) {
+    for (std::int64_t r = 0; r < R; ++r)
+#pragma omp simd
+      for (std::int64_t q = 0; q < kStrip; ++q) o[r * os + q] += alpha * acc[r][q];
+  } else {
+    for (std::int64_t r = 0; r < R; ++r)
+#pragma omp simd
+      for (std::int64_t q = 0; q < kStrip; ++q) o[r * os + q] = alpha * acc[r][q];
+  }
 }
 
 }  // namespace small_gemm_detail
