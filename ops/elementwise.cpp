@@ -31,7 +31,8 @@ void copy_elements(const Tensor& dst, const Tensor& src) {
       const std::int64_t row = dst.dim() > 0 ? dst.sizes().back() : 1;
       if (dst.is_contiguous() && src.is_contiguous() && src.numel() == row && src.dim() <= dst.dim() &&
           (src.dim() == 0 || src.sizes().back() == row)) {
-        for (std::int64_t r = 0; r < dst.numel() / std::max<std::int64_t>(row, 1); ++r) {
+        const std::int64_t rows = dst.numel() / std::max<std::int64_t>(row, 1);
+        for (std::int64_t r = 0; r < rows; ++r) {
           if constexpr (std::is_same_v<D, S>) std::memcpy(o + r * row, x, static_cast<std::size_t>(row) * sizeof(D));
           else for (std::int64_t j = 0; j < row; ++j) o[r * row + j] = static_cast<D>(x[j]);
         }
