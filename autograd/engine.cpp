@@ -34,31 +34,31 @@ inline bool fits(const Edge& edge, const Tensor& grad) {
   return IntArrayRef(meta.sizes) == grad.sizes() && grad.dtype() == meta.dtype;
 }
 
-// PyTorch's validate_outputs: gradients leaving a node (null: the roots) must fit the inputs they arrive
-// at. The node is named only in an error: a node's name is a virtual call nothing else needs.
-void validate_outputs(const edge_list& edges, variable_list& grads, const Node* node) {
+// validate_outputs' count check, out of line: the message needs the node's name, a virtual call.
+[[gnu::noinline]] void check_gradient_count(const edge_list& edges, const variable_list& grads, const Node* node) {
   STRATA_CHECK(grads.size() == edges.size(), "Function ", name_of(node), " returned an invalid number of gradients - expected ",
                edges.size(), ", but got ", grads.size());
-  for (std::size_t i = 0; i < grads.size(); ++i) {
-    const Edge& edge = edges[i];
-    Tensor& grad = grads[i];
-    if (fits(edge, grad)) continue;
-    const InputMetadata& meta = edge.function->input_metadata(edge.input_nr);
-    if (IntArrayRef(meta.sizes) != grad.sizes()) {
-      STRATA_CHECK(is_expandable_to(meta.sizes, grad.sizes()), "Function ", name_of(node), " returned an invalid gradient at index ",
-                   i, " - got ", shape_str(grad.sizes()), " but expected shape compatible with ", shape_str(meta.sizes));
-      grad = sum_to(grad, meta.sizes);
-    }
-    if (grad.dtype() != meta.dtype) grad = to(grad, meta.dtype);
-  }
 }
 
-// validate_outputs' common case, checked inline: every gradient already fits.
-inline bool all_fit(const edge_list& edges, const variable_list& grads) {
-  if (grads.size() != edges.size()) return false;
+// validate_outputs' repair of gradient i, which does not fit its input: reduced with sum_to if it was
+// broadcast, cast if its dtype differs. Out of line: most gradients fit.
+[[gnu::noinline]] void fit_gradient(const Edge& edge, Tensor& grad, std::size_t i, const Node* node) {
+  const InputMetadata& meta = edge.function->input_metadata(edge.input_nr);
+  if (IntArrayRef(meta.sizes) != grad.sizes()) {
+    STRATA_CHECK(is_expandable_to(meta.sizes, grad.sizes()), "Function ", name_of(node), " returned an invalid gradient at index ",
+                 i, " - got ", shape_str(grad.sizes()), " but expected shape compatible with ", shape_str(meta.sizes));
+    grad = sum_to(grad, meta.sizes);
+  }
+  if (grad.dtype() != meta.dtype) grad = to(grad, meta.dtype);
+}
+
+// PyTorch's validate_outputs: gradients leaving a node (null: the roots) must fit the inputs they arrive
+// at. Inline, so a node whose gradients all fit (the common case) costs one short loop and no call.
+// The node is named only in an error: a node's name is a virtual call nothing else needs.
+inline void validate_outputs(const edge_list& edges, variable_list& grads, const Node* node) {
+  if (grads.size() != edges.size()) [[unlikely]] check_gradient_count(edges, grads, node);
   for (std::size_t i = 0; i < grads.size(); ++i)
-    if (!fits(edges[i], grads[i])) return false;
-  return true;
+    if (!fits(edges[i], grads[i])) [[unlikely]] fit_gradient(edges[i], grads[i], i, node);
 }
 
 // PyTorch's InputBuffer::accumulate: add in place when this buffer holds the only reference to a
@@ -148,11 +148,13 @@ class GraphTask {
   // comparison), so ties (several AccumulateGrads) leave in PyTorch's order.
   void push_ready(std::int32_t t) {
     ready_.push_back(Ready{node(t)->sequence_nr(), t});
-    if (ready_.size() > 1) std::push_heap(ready_.begin(), ready_.end(), earlier);  // a chain never gets here
+    // push_heap over one element is a no-op that still sifts it (~13 instructions a node in a chain);
+    // pop_heap checks for one element itself.
+    if (ready_.size() > 1) std::push_heap(ready_.begin(), ready_.end(), earlier);
   }
   bool has_ready() const { return !ready_.empty(); }
   std::int32_t pop_ready() {
-    if (ready_.size() > 1) std::pop_heap(ready_.begin(), ready_.end(), earlier);
+    std::pop_heap(ready_.begin(), ready_.end(), earlier);
     const std::int32_t t = ready_.back().task;
     ready_.pop_back();
     return t;
@@ -221,7 +223,7 @@ void run_backward(std::span<const Tensor> roots, variable_list grads, bool keep_
     STRATA_CHECK(e.valid(), "element ", i, " of tensors does not require grad and does not have a grad_fn");
     root_edges.push_back(std::move(e));
   }
-  if (!all_fit(root_edges, grads)) validate_outputs(root_edges, grads, nullptr);
+  validate_outputs(root_edges, grads, nullptr);
 
   // A single root starts at its own node, as PyTorch does; several start at a GraphRoot.
   const NodePtr graph_root =
@@ -238,7 +240,7 @@ void run_backward(std::span<const Tensor> roots, variable_list grads, bool keep_
     // after validate_outputs and before any output is delivered (so a gradient passed through
     // unchanged may then be accumulated in place), not at the end of the pass.
     variable_list outputs = node->apply(inputs);
-    if (!all_fit(node->next_edges(), outputs)) validate_outputs(node->next_edges(), outputs, node);
+    validate_outputs(node->next_edges(), outputs, node);
     for (Tensor& g : inputs) g = Tensor();
     if (!keep_graph) node->release_variables();
     task.deliver(t, outputs);

@@ -1,4 +1,4 @@
-// ops/elementwise.cpp: broadcast strides and the converting copy.
+// ops/elementwise.cpp: broadcast strides, the converting copy, and the copy an Operand makes.
 #include "ops/elementwise.h"
 
 #include <cstring>
@@ -31,7 +31,8 @@ void copy_elements(const Tensor& dst, const Tensor& src) {
       const std::int64_t row = dst.dim() > 0 ? dst.sizes().back() : 1;
       if (dst.is_contiguous() && src.is_contiguous() && src.numel() == row && src.dim() <= dst.dim() &&
           (src.dim() == 0 || src.sizes().back() == row)) {
-        for (std::int64_t r = 0; r < dst.numel() / std::max<std::int64_t>(row, 1); ++r) {
+        const std::int64_t rows = dst.numel() / std::max<std::int64_t>(row, 1);
+        for (std::int64_t r = 0; r < rows; ++r) {
           if constexpr (std::is_same_v<D, S>) std::memcpy(o + r * row, x, static_cast<std::size_t>(row) * sizeof(D));
           else for (std::int64_t j = 0; j < row; ++j) o[r * row + j] = static_cast<D>(x[j]);
         }
@@ -43,16 +44,10 @@ void copy_elements(const Tensor& dst, const Tensor& src) {
   });
 }
 
-Tensor convert_if_needed(const Tensor& t, ScalarType dtype) {
-  if (t.dtype() == dtype) return t;
-  Tensor out = strata::detail::make_contiguous_tensor(t.sizes(), dtype, t.device());
-  copy_elements(out, t);
-  return out;
-}
-
-void InDtype::convert(ScalarType dtype) {
-  converted_ = convert_if_needed(*tensor_, dtype);
-  tensor_ = &converted_;
+void Operand::copy_as(ScalarType dtype) {
+  copy_ = strata::detail::make_contiguous_tensor(tensor_->sizes(), dtype, tensor_->device());
+  copy_elements(copy_, *tensor_);
+  tensor_ = &copy_;
 }
 
 }  // namespace strata::ops

@@ -9,6 +9,7 @@
 
 #include "core/parallel.h"
 #include "core/tensor.h"
+#include "ops/operand.h"
 
 namespace strata::ops {
 
@@ -182,35 +183,12 @@ void binary_loop(const Tensor& out, const Tensor& a, const Tensor& b, const Fn& 
   binary_span_threaded(o, x, y, n, fn);
 }
 
-// `t` converted to `dtype` (a new contiguous tensor), or `t` itself when it already has that dtype.
-// Kernels use it to compute in the promoted type; it is not a dispatched op.
-Tensor convert_if_needed(const Tensor& t, ScalarType dtype);
-
-// The same as a kernel argument: `t` itself, borrowed (no reference-count traffic, which costs a
-// tiny op more than its arithmetic), or a converted copy it owns. Use it as a temporary:
-// `binary_loop<T>(out, InDtype(a, dt), InDtype(b, dt), fn)`.
-class InDtype {
- public:
-  InDtype(const Tensor& t, ScalarType dtype) : tensor_(&t) {
-    if (t.dtype() != dtype) convert(dtype);
-  }
-  InDtype(const InDtype&) = delete;
-  InDtype& operator=(const InDtype&) = delete;
-  operator const Tensor&() const { return *tensor_; }
-
- private:
-  void convert(ScalarType dtype);
-
-  Tensor converted_;
-  const Tensor* tensor_;
-};
-
 // binary_loop over `a` and `b` converted to out's dtype where theirs differs (type promotion). When
 // the dtypes agree, the common case, no conversion object is made at all.
 template <typename T, typename Fn>
 void promoting_binary_loop(const Tensor& out, const Tensor& a, const Tensor& b, const Fn& fn) {
   if (a.dtype() == out.dtype() && b.dtype() == out.dtype()) [[likely]] return binary_loop<T>(out, a, b, fn);
-  binary_loop<T>(out, InDtype(a, out.dtype()), InDtype(b, out.dtype()), fn);
+  binary_loop<T>(out, Operand::in_dtype(a, out.dtype()), Operand::in_dtype(b, out.dtype()), fn);
 }
 
 // Copies src (broadcast to dst's shape) into dst, converting the element type: copy_'s kernel.

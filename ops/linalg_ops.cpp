@@ -8,6 +8,7 @@
 #include "ops/boxing.h"
 #include "ops/elementwise.h"
 #include "ops/op_table.h"
+#include "ops/operand.h"
 #include "ops/small_gemm.h"
 
 namespace strata::ops {
@@ -44,9 +45,8 @@ void with_matrix(const Tensor& m, const Fn& fn) {
       return;
     case MatrixLayout::Other: break;
   }
-  const Tensor dense = strata::detail::make_contiguous_tensor(m.sizes(), m.dtype(), m.device());
-  copy_elements(dense, m);
-  fn(ConstMap<RowMatrix<T>>(data_of<T>(dense), rows, cols, Eigen::OuterStride<>(cols)));
+  const Operand dense = Operand::contiguous(m);  // a copy, unless m has no elements to read
+  fn(ConstMap<RowMatrix<T>>(data_of<T>(*dense), rows, cols, Eigen::OuterStride<>(cols)));
 }
 
 // Note [Small products skip Eigen's GEMM]
@@ -78,14 +78,12 @@ void with_matrix(const Tensor& m, const Fn& fn) {
 // Whether small_gemm computes a @ b (above).
 template <typename T>
 bool small_gemm_applies(const Tensor& b, std::int64_t n, std::int64_t k, std::int64_t p) {
-  return b.strides()[1] == 1 && p % kSmallGemmStrip<T> == 0 && k > 0 && k <= kSmallGemmMaxMacs &&
-         n * p <= kSmallGemmMaxMacs / k;
+  return b.strides()[1] == 1 && p % kSmallGemmStrip<T> == 0 && is_small_product(n, k, p);
 }
 
 // Whether small_gemm_dots computes a @ b (float only; Note [Small products skip Eigen's GEMM]).
 bool small_dot_gemm_applies(const Tensor& a, const Tensor& b, std::int64_t n, std::int64_t k, std::int64_t p) {
-  return a.strides()[1] == 1 && b.strides()[0] == 1 && k > 0 && k % 8 == 0 &&
-         k <= kSmallGemmMaxMacs && n * p <= kSmallGemmMaxMacs / k;
+  return a.strides()[1] == 1 && b.strides()[0] == 1 && k % 8 == 0 && is_small_product(n, k, p);
 }
 
 // out (contiguous, n x p) = alpha * a @ b, or += when `accumulate`.

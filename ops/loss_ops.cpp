@@ -4,7 +4,7 @@
 #include <cmath>
 
 #include "ops/boxing.h"
-#include "ops/contiguous_operand.h"
+#include "ops/operand.h"
 #include "ops/elementwise.h"
 #include "ops/op_table.h"
 
@@ -42,6 +42,15 @@ NllRows nll_rows(const Tensor& self, const Tensor& target) {
   return {self.dim() == 1 ? 1 : self.sizes()[0], self.sizes().back(), data_of<std::int64_t>(target)};
 }
 
+// Calls fn(weight_of), where weight_of(c) is w[c], or a constant 1 when there is no weight: the
+// unweighted loops (cross_entropy's) then fold the multiplications by 1 away. x * 1 is x, so the
+// results are the same either way.
+template <typename T, typename Fn>
+void with_class_weight(const T* w, const Fn& fn) {
+  if (w) return fn([w](std::int64_t c) { return w[c]; });
+  fn([](std::int64_t) { return T(1); });
+}
+
 std::int64_t checked_target(std::int64_t t, std::int64_t classes) {
   STRATA_CHECK(t >= 0 && t < classes, "Target ", t, " is out of bounds.");
   return t;
@@ -59,7 +68,8 @@ std::array<TensorSpec, 2> nll_loss_forward_meta(const Tensor& self, const Tensor
 
 void nll_loss_forward_cpu(const Tensor& output, const Tensor& total_weight, const Tensor& self, const Tensor& target,
                           const Tensor& weight, std::int64_t reduction, std::int64_t ignore_index) {
-  const ContiguousOperand x_t(self), t_t(target), w_t(weight);  // Note [Operands are read where they are]
+  // Note [Operands are read where they are]
+  const Operand x_t = Operand::contiguous(self), t_t = Operand::contiguous(target), w_t = Operand::contiguous(weight);
   const NllRows rows = nll_rows(*x_t, *t_t);
   visit_floating(self.dtype(), "nll_loss_forward", [&](auto zero) {
     using T = decltype(zero);
@@ -80,14 +90,16 @@ void nll_loss_forward_cpu(const Tensor& output, const Tensor& total_weight, cons
       return;
     }
     double loss = 0, weight_sum = 0;
-    for (std::int64_t i = 0; i < rows.batch; ++i) {
-      const std::int64_t t = rows.target[i];
-      if (t == ignore_index) continue;
-      const std::int64_t c = checked_target(t, rows.classes);
-      const double wc = w ? static_cast<double>(w[c]) : 1.0;
-      weight_sum += wc;
-      loss -= static_cast<double>(x[i * rows.classes + c]) * wc;
-    }
+    with_class_weight(w, [&](auto weight_of) {
+      for (std::int64_t i = 0; i < rows.batch; ++i) {
+        const std::int64_t t = rows.target[i];
+        if (t == ignore_index) continue;
+        const std::int64_t c = checked_target(t, rows.classes);
+        const double wc = static_cast<double>(weight_of(c));
+        weight_sum += wc;
+        loss -= static_cast<double>(x[i * rows.classes + c]) * wc;
+      }
+    });
     if (reduction == kReductionMean) loss /= weight_sum;  // 0/0 gives nan when every target is ignored
     *out = static_cast<T>(loss);
     *data_of<T>(total_weight) = static_cast<T>(weight_sum);
@@ -118,7 +130,9 @@ TensorSpec nll_loss_backward_meta(const Tensor& grad_output, const Tensor& self,
 void nll_loss_backward_cpu(const Tensor& grad_input, const Tensor& grad_output, const Tensor& self,
                            const Tensor& target, const Tensor& weight, std::int64_t reduction,
                            std::int64_t ignore_index, const Tensor& total_weight) {
-  const ContiguousOperand t_t(target), w_t(weight), g_t(grad_output);  // Note [Operands are read where they are]
+  // Note [Operands are read where they are]
+  const Operand t_t = Operand::contiguous(target), w_t = Operand::contiguous(weight),
+                g_t = Operand::contiguous(grad_output);
   const NllRows rows = nll_rows(self, *t_t);
   visit_floating(self.dtype(), "nll_loss_backward", [&](auto zero) {
     using T = decltype(zero);
@@ -129,13 +143,14 @@ void nll_loss_backward_cpu(const Tensor& grad_input, const Tensor& grad_output, 
     const bool per_row = reduction == kReductionNone && self.dim() == 2;
     const T total = total_weight.item<T>();
     const T scale = -(reduction == kReductionMean ? g[0] / total : g[0]);
-    for (std::int64_t i = 0; i < rows.batch; ++i) {
-      const std::int64_t t = rows.target[i];
-      if (t == ignore_index) continue;
-      const std::int64_t c = checked_target(t, rows.classes);
-      const T wc = w ? w[c] : T(1);
-      gi[i * rows.classes + c] = per_row ? -wc * g[i] : wc * scale;
-    }
+    with_class_weight(w, [&](auto weight_of) {
+      for (std::int64_t i = 0; i < rows.batch; ++i) {
+        const std::int64_t t = rows.target[i];
+        if (t == ignore_index) continue;
+        const std::int64_t c = checked_target(t, rows.classes);
+        gi[i * rows.classes + c] = per_row ? -weight_of(c) * g[i] : weight_of(c) * scale;
+      }
+    });
   });
 }
 

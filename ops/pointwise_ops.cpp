@@ -89,7 +89,7 @@ void mul_scalar_cpu(const Tensor& out, const Tensor& self, Scalar other) {
   visit_dtype(out.dtype(), [&](auto zero) {
     using T = decltype(zero);
     const T s = other.to<T>();
-    unary_loop<T>(out, InDtype(self, out.dtype()), [s](T x) { return wrapping_mul(x, s); });
+    unary_loop<T>(out, Operand::in_dtype(self, out.dtype()), [s](T x) { return wrapping_mul(x, s); });
   });
 }
 

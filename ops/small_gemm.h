@@ -13,8 +13,15 @@ namespace strata::ops {
 // Columns of the result per strip: two AVX2 registers.
 template <typename T>
 inline constexpr std::int64_t kSmallGemmStrip = 64 / sizeof(T);
-// Products of at most this many multiply-adds (n * k * p) run small_gemm, when it applies.
+// Products of at most this many multiply-adds (n * k * p) run small_gemm or small_gemm_dots, when
+// their layout suits one of them.
 inline constexpr std::int64_t kSmallGemmMaxMacs = 8192;
+
+// Whether an (n x k) @ (k x p) product is small enough for this file's kernels: k > 0 and at most
+// kSmallGemmMaxMacs multiply-adds, with n * k * p compared without forming it.
+inline bool is_small_product(std::int64_t n, std::int64_t k, std::int64_t p) {
+  return k > 0 && k <= kSmallGemmMaxMacs && n * p <= kSmallGemmMaxMacs / k;
+}
 
 // A matrix operand: element (r, c) is data[r * s0 + c * s1].
 template <typename T>
@@ -41,9 +48,17 @@ inline void rows_times_strip(T* o, std::int64_t os, const T* x, std::int64_t xs0
       for (std::int64_t q = 0; q < kStrip; ++q) acc[r][q] += s * row[q];
     }
   }
-  for (std::int64_t r = 0; r < R; ++r)
-    for (std::int64_t q = 0; q < kStrip; ++q)
-      o[r * os + q] = accumulate ? o[r * os + q] + alpha * acc[r][q] : alpha * acc[r][q];
+  // One branch for the block, then whole-width rows: with the choice inside the loop GCC split each
+  // row's store into pieces of 8, 4, 2, 1 and 1 lanes and spilled the sums to the stack first.
+  if (accumulate) {
+    for (std::int64_t r = 0; r < R; ++r)
+#pragma omp simd
+      for (std::int64_t q = 0; q < kStrip; ++q) o[r * os + q] += alpha * acc[r][q];
+  } else {
+    for (std::int64_t r = 0; r < R; ++r)
+#pragma omp simd
+      for (std::int64_t q = 0; q < kStrip; ++q) o[r * os + q] = alpha * acc[r][q];
+  }
 }
 
 }  // namespace small_gemm_detail

@@ -254,39 +254,43 @@ TEST_CASE("sum over dims, with and without keepdim, matches a reference loop") {
 // The last-dimension path takes exp over blocks of rows (Note [Softmax rows take exp a block at a time]):
 // many rows (more than one parallel grain), a row length that is no multiple of the SIMD width, and
 // -inf logits, which must come out -inf in the forward and contribute exp(-inf) = 0 in the backward.
+// Rows of 4 take the fixed-width instantiation (Note [Short softmax rows have a fixed width]), rows of 7
+// the general one.
 TEST_CASE("_log_softmax along the last dimension handles many rows and -inf logits") {
-  for (ScalarType dtype : {ScalarType::Float32, ScalarType::Float64}) {
-    INFO(dtype);
-    manual_seed(7);
-    const Tensor x = mul(randn({300, 7}, {.dtype = dtype}), scalar_tensor(5.0, dtype));
-    fill_(as_strided(x, {300}, {7}, 2), -INFINITY);
-    const Tensor out = _log_softmax(x, -1);
-    const Tensor grad = randn({300, 7}, {.dtype = dtype});
-    const Tensor grad_in = _log_softmax_backward_data(grad, out, 1, dtype);
-    const std::vector<double> xv = x.to_vector<double>(), ov = out.to_vector<double>(), gv = grad.to_vector<double>(),
-                              giv = grad_in.to_vector<double>();
-    double worst = 0;
-    for (std::size_t r = 0; r < 300; ++r) {
-      double m = -INFINITY, s = 0, gs = 0;
-      for (std::size_t i = 0; i < 7; ++i) m = std::max(m, xv[r * 7 + i]);
-      for (std::size_t i = 0; i < 7; ++i) s += std::exp(xv[r * 7 + i] - m);
-      for (std::size_t i = 0; i < 7; ++i) gs += gv[r * 7 + i];
-      for (std::size_t i = 0; i < 7; ++i) {
-        const std::size_t k = r * 7 + i;
-        const double expected = xv[k] - m - std::log(s);
-        if (std::isinf(expected)) CHECK(ov[k] == -INFINITY);
-        else worst = std::max(worst, std::abs(ov[k] - expected));
-        worst = std::max(worst, std::abs(giv[k] - (gv[k] - std::exp(ov[k]) * gs)));
+  for (std::int64_t len : {4, 7})
+    for (ScalarType dtype : {ScalarType::Float32, ScalarType::Float64}) {
+      INFO(dtype, " rows of ", len);
+      const auto n = static_cast<std::size_t>(len);
+      manual_seed(7);
+      const Tensor x = mul(randn({300, len}, {.dtype = dtype}), scalar_tensor(5.0, dtype));
+      fill_(as_strided(x, {300}, {len}, 2), -INFINITY);
+      const Tensor out = _log_softmax(x, -1);
+      const Tensor grad = randn({300, len}, {.dtype = dtype});
+      const Tensor grad_in = _log_softmax_backward_data(grad, out, 1, dtype);
+      const std::vector<double> xv = x.to_vector<double>(), ov = out.to_vector<double>(), gv = grad.to_vector<double>(),
+                                giv = grad_in.to_vector<double>();
+      double worst = 0;
+      for (std::size_t r = 0; r < 300; ++r) {
+        double m = -INFINITY, s = 0, gs = 0;
+        for (std::size_t i = 0; i < n; ++i) m = std::max(m, xv[r * n + i]);
+        for (std::size_t i = 0; i < n; ++i) s += std::exp(xv[r * n + i] - m);
+        for (std::size_t i = 0; i < n; ++i) gs += gv[r * n + i];
+        for (std::size_t i = 0; i < n; ++i) {
+          const std::size_t k = r * n + i;
+          const double expected = xv[k] - m - std::log(s);
+          if (std::isinf(expected)) CHECK(ov[k] == -INFINITY);
+          else worst = std::max(worst, std::abs(ov[k] - expected));
+          worst = std::max(worst, std::abs(giv[k] - (gv[k] - std::exp(ov[k]) * gs)));
+        }
       }
+      CHECK(worst <= 1e-5);
     }
-    CHECK(worst <= 1e-5);
-  }
 }
 
 TEST_CASE("_log_softmax and its backward match the formulas along any dimension") {
   for (std::int64_t dim : {0, 1, -1})
     for (bool transposed : {false, true})
-      for (std::int64_t n : {1, 4, 9}) {
+      for (std::int64_t n : {1, 3, 4, 5, 9}) {
         const std::string where = "dim=" + std::to_string(dim) + (transposed ? " transposed" : "") + " n=" + std::to_string(n);
         auto build = [&](Device d) {
           return Inputs{transposed ? t(randn({n, 5}, {.device = d})) : mul(randn({5, n}, {.device = d}), scalar_tensor(10.0, ScalarType::Float32))};
