@@ -188,7 +188,7 @@ class GraphTask {
       if (tasks_[static_cast<std::size_t>(slots_[i])].node == n) return slots_[i];
     const auto t = static_cast<std::int32_t>(tasks_.size());
     tasks_.push_back(Task{n, 0, 0, static_cast<std::uint32_t>(inputs_.size())});
-    for (std::size_t k = n->num_inputs(); k > 0; --k) inputs_.emplace_back();  // grows geometrically
+    for (std::size_t k = n->num_inputs(); k > 0; --k) inputs_.emplace_back();  // cheaper than resize, which copies a default value
     slots_[i] = t;
     return t;
   }
