@@ -5,9 +5,13 @@
 
 namespace strata::autograd {
 
-Tensor maybe_multiply(Tensor t, const Scalar& s) {
+Tensor maybe_multiply(const Tensor& t, const Scalar& s) {
   if (s.to_double() == 1.0) return t;
   return mul(t, s);  // mul.Scalar, as C++'s `t * s` dispatches
+}
+Tensor maybe_multiply(Tensor&& t, const Scalar& s) {
+  if (s.to_double() == 1.0) return std::move(t);
+  return mul(t, s);
 }
 
 Tensor mm_mat1_backward(const Tensor& grad, const Tensor& mat2, IntArrayRef mat1_sizes, IntArrayRef mat1_strides,

@@ -9,9 +9,10 @@
 
 namespace strata::autograd {
 
-// t * s, or t itself when s is 1 (no op dispatched). Takes t by value: the formulas pass products
-// they just made, which then move through without a reference-count round trip.
-Tensor maybe_multiply(Tensor t, const Scalar& s);
+// t * s, or t itself when s is 1 (no op dispatched). A product a formula just made moves through
+// without a reference-count round trip; a gradient it was given is copied only when returned.
+Tensor maybe_multiply(Tensor&& t, const Scalar& s);       // a fresh product: returned as it is
+Tensor maybe_multiply(const Tensor& t, const Scalar& s);  // a gradient: copied only when returned
 
 // Gradient of mat1 in mat1 @ mat2: grad @ mat2^T, computed as (mat2 @ grad^T)^T when mat1 was
 // column-major, so the gradient comes out column-major too.

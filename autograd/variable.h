@@ -29,7 +29,7 @@ inline void set_gradient_edge(const Tensor& t, Edge e) {
   // The meta's reference (Note [Core releases a grad_fn through autograd]); the old one dies at the end.
   const NodePtr old = NodePtr::reclaim(std::exchange(meta.grad_fn, e.function.release()));
   meta.output_nr = e.input_nr;
-  t.impl()->set_autograd_key(meta.grad_fn || meta.requires_grad);
+  t.impl()->refresh_autograd_key();
 }
 // Points `e`, an invalid edge, at the edge a gradient for `t` flows along (its grad_fn, or a leaf's
 // AccumulateGrad); leaves it invalid when `t` does not require grad. Inline: every recorded op asks it

@@ -15,7 +15,7 @@ EigenMlp::EigenMlp(const std::vector<std::int64_t>& sizes, unsigned seed) {
   }
   activations_.resize(sizes.size());
   grad_out_.resize(sizes.size());
-  grad_w_ = weights_;
+  grad_w_ = weights_;  // gradient buffers of the parameters' shapes
   grad_b_ = biases_;
 }
 

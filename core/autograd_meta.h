@@ -61,4 +61,9 @@ inline AutogradMeta& TensorImpl::ensure_autograd_meta() {
   return *autograd_meta_;
 }
 
+inline void TensorImpl::refresh_autograd_key() {
+  const bool needs = autograd_meta_ && (autograd_meta_->requires_grad || autograd_meta_->grad_fn);
+  key_set_ = needs ? key_set_.add(DispatchKey::Autograd) : key_set_.remove(DispatchKey::Autograd);
+}
+
 }  // namespace strata

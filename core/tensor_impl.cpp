@@ -146,11 +146,6 @@ void TensorImpl::destroy_autograd_meta() noexcept {
   autograd_meta_ = nullptr;
 }
 
-void TensorImpl::refresh_autograd_key() {
-  const bool needs = autograd_meta_ && (autograd_meta_->requires_grad || autograd_meta_->grad_fn);
-  key_set_ = needs ? key_set_.add(DispatchKey::Autograd) : key_set_.remove(DispatchKey::Autograd);
-}
-
 void TensorImpl::set_subclass(IntrusivePtr<TensorSubclass> subclass) {
   subclass_ = std::move(subclass);
   key_set_ = subclass_ ? key_set_.add(DispatchKey::Python) : key_set_.remove(DispatchKey::Python);

@@ -86,9 +86,8 @@ class TensorImpl final : public RefCounted<TensorImpl> {
   void clear_autograd_meta();
   bool requires_grad() const { return key_set_.has(DispatchKey::Autograd); }
   // Recomputes the Autograd key from the autograd state; autograd calls it after changing that state.
+  // Inline, defined in core/autograd_meta.h, as every recorded op calls it for each output.
   void refresh_autograd_key();
-  // Sets the Autograd key to what the caller knows the state now needs (a recorded output: on).
-  void set_autograd_key(bool on) { key_set_ = on ? key_set_.add(DispatchKey::Autograd) : key_set_.remove(DispatchKey::Autograd); }
 
   // Wrapper subclass payload (core/interposer.h); setting one adds the Python key.
   TensorSubclass* subclass() const { return subclass_.get(); }

@@ -49,7 +49,6 @@ void check_inplace(const Tensor& self, const Tensor& other) {
 // into its unboxed and boxed kernels, the spec's empty shape vectors fold away. So the metas here,
 // and the spec helpers they share, are always inline; broadcasting, rare and larger, stays out of
 // line. (Measured: a 1-element add went from 505 to 475 instructions.)
-// Operands of one shape (the common case) are answered inline, broadcasting out of line.
 [[gnu::noinline]] TensorSpec broadcast_binary_spec(const Tensor& self, const Tensor& other, ScalarType dtype) {
   DimVector shape = broadcast_shapes(self.sizes(), other.sizes());
   DimVector strides = output_strides(shape, {&self, &other});

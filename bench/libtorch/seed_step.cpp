@@ -33,12 +33,10 @@ int main() {
   for (int i = 0; i < 200; ++i) step();
   auto a = torch::ones({1}), b = torch::ones({1});
   auto g = torch::ones({1}, torch::requires_grad());
-  {
-    const double s = median_ns(step, 31, 200);
-    const double add = median_ns([&] { auto c = a + b; }, 31, 20000);
-    const double gadd = median_ns([&] { auto c = g + b; }, 31, 20000);
-    torch::NoGradGuard ng;
-    const double fwd = median_ns([&] { auto o = model->forward(x); }, 31, 2000);
-    std::printf("{\"libtorch_seed_step_us\": %.2f, \"libtorch_seed_forward_us\": %.2f, \"libtorch_add_1elem_ns\": %.0f, \"libtorch_add_1elem_grad_ns\": %.0f}\n", s / 1000, fwd / 1000, add, gadd);
-  }
+  const double s = median_ns(step, 31, 200);
+  const double add = median_ns([&] { auto c = a + b; }, 31, 20000);
+  const double gadd = median_ns([&] { auto c = g + b; }, 31, 20000);
+  torch::NoGradGuard ng;
+  const double fwd = median_ns([&] { auto o = model->forward(x); }, 31, 2000);
+  std::printf("{\"libtorch_seed_step_us\": %.2f, \"libtorch_seed_forward_us\": %.2f, \"libtorch_add_1elem_ns\": %.0f, \"libtorch_add_1elem_grad_ns\": %.0f}\n", s / 1000, fwd / 1000, add, gadd);
 }
