@@ -150,11 +150,11 @@ class GraphTask {
     ready_.push_back(Ready{node(t)->sequence_nr(), t});
     // push_heap over one element is a no-op that still sifts it (~13 instructions a node in a chain);
     // pop_heap checks for one element itself.
-    if (ready_.size() > 1) std::push_heap(ready_.begin(), ready_.end(), earlier);
+    if (ready_.size() > 1) std::push_heap(ready_.begin(), ready_.end(), Earlier{});
   }
   bool has_ready() const { return !ready_.empty(); }
   std::int32_t pop_ready() {
-    std::pop_heap(ready_.begin(), ready_.end(), earlier);
+    std::pop_heap(ready_.begin(), ready_.end(), Earlier{});
     const std::int32_t t = ready_.back().task;
     ready_.pop_back();
     return t;
@@ -176,7 +176,11 @@ class GraphTask {
     std::uint64_t sequence_nr;
     std::int32_t task;
   };
-  static bool earlier(const Ready& a, const Ready& b) { return a.sequence_nr < b.sequence_nr; }
+  // A function object, not a function: the heap algorithms inline its call (a function pointer they
+  // called out of line, twice per sift step).
+  struct Earlier {
+    bool operator()(const Ready& a, const Ready& b) const { return a.sequence_nr < b.sequence_nr; }
+  };
 
   static std::size_t hash(const Node* n) { return (reinterpret_cast<std::uintptr_t>(n) >> 4) * 0x9E3779B97F4A7C15ULL >> 32; }
 
