@@ -136,7 +136,8 @@ variable_list AccumulateGrad::apply(std::span<Tensor> grads) {
 }
 
 bool obeys_layout_contract(const Tensor& grad, const Tensor& variable) {
-  if (!variable.is_non_overlapping_and_dense()) return grad.is_contiguous();
+  // A contiguous leaf (the common case, read from its cached flag) is non-overlapping and dense.
+  if (!variable.is_contiguous() && !variable.is_non_overlapping_and_dense()) return grad.is_contiguous();
   for (std::size_t d = 0; d < grad.sizes().size(); ++d) {
     if (grad.sizes()[d] != 1) {
       if (grad.strides()[d] != variable.strides()[d]) return false;
