@@ -16,9 +16,11 @@
 namespace strata::autograd {
 
 class FormulaNode;
+struct TensorGeometry;
 
 // What a backward formula sees, by schema name, as in derivatives.yaml
-// (Note [Formulas name what they read; rows resolve the names once]).
+// (Note [Formulas name what they read; rows resolve the names once]). The readers are defined inline in
+// autograd/formula_node.h, which a file that runs formulas includes.
 class BackwardContext {
  public:
   BackwardContext(FormulaNode& node, std::span<const Tensor> grads) : node_(node), grads_(grads) {}
@@ -38,6 +40,8 @@ class BackwardContext {
   ScalarType dtype(ArgName name) const;
 
  private:
+  const TensorGeometry& geometry(ArgName name) const;
+
   FormulaNode& node_;
   std::span<const Tensor> grads_;
 };

@@ -4,6 +4,7 @@
 #include <optional>
 
 #include "autograd/derivative_table.h"
+#include "autograd/formula_node.h"
 #include "autograd/functions_manual.h"
 #include "ops/functions.h"
 

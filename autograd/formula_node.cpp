@@ -77,42 +77,4 @@ void FormulaNode::release_variables() {
   for (std::size_t k = 0; k < num_saved(); ++k) saved_[k].reset();
 }
 
-namespace {
-// Where `name` is among a row's names, by hash (Note [Formulas name what they read; rows resolve the
-// names once]); hashes.size() if it is not there.
-std::size_t position_in(const SmallVector<std::uint32_t, 8>& hashes, ArgName name) {
-  std::size_t k = 0;
-  while (k < hashes.size() && hashes[k] != name.hash()) ++k;
-  return k;
-}
-}  // namespace
-
-// ---- BackwardContext ----
-
-Tensor BackwardContext::saved(ArgName name) const {
-  const std::size_t k = position_in(node_.row_.saved_hashes, name);
-  STRATA_INTERNAL_ASSERT(k < node_.num_saved(), node_.name(), ": ", name.str(), " was not saved");
-  const SavedVariable& s = node_.saved_[k];
-  return s.needs_saved_for() ? s.unpack(&node_) : s.unpack();
-}
-
-const IValue& BackwardContext::arg(ArgName name) const {
-  const std::size_t i = position_in(node_.row_.argument_hashes, name);
-  STRATA_INTERNAL_ASSERT(i < node_.num_args(), node_.name(), ": no non-tensor argument named ", name.str());
-  return node_.args_[i];
-}
-
-namespace {
-const TensorGeometry& geometry_of(const FormulaNode& node, const RowSlots<TensorGeometry, kMaxRecordedGeometry>& geometry,
-                                  ArgName name) {
-  const std::size_t k = position_in(node.row().geometry_hashes, name);
-  STRATA_INTERNAL_ASSERT(k < node.row().geometry_args.size(), node.name(), ": ", name.str(), " has no recorded geometry (add it to the row's geometry)");
-  return geometry[k];
-}
-}  // namespace
-
-IntArrayRef BackwardContext::sizes(ArgName name) const { return geometry_of(node_, node_.geometry_, name).sizes; }
-IntArrayRef BackwardContext::strides(ArgName name) const { return geometry_of(node_, node_.geometry_, name).strides; }
-ScalarType BackwardContext::dtype(ArgName name) const { return geometry_of(node_, node_.geometry_, name).dtype; }
-
 }  // namespace strata::autograd

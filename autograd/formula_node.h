@@ -56,4 +56,42 @@ class FormulaNode final : public Node {
   RowSlots<SavedVariable, kMaxSavedVariables> saved_;        // per row().row->saved name
 };
 
+// ---- BackwardContext ----
+// Inline: formulas read a few dozen names a training step, and a call per name cost more than the
+// lookup itself.
+
+namespace detail {
+// Where `name` is among a row's names, by hash (Note [Formulas name what they read; rows resolve the
+// names once]); hashes.size() if it is not there.
+inline std::size_t position_in(const SmallVector<std::uint32_t, 8>& hashes, ArgName name) {
+  std::size_t k = 0;
+  while (k < hashes.size() && hashes[k] != name.hash()) ++k;
+  return k;
+}
+}  // namespace detail
+
+inline Tensor BackwardContext::saved(ArgName name) const {
+  const std::size_t k = detail::position_in(node_.row_.saved_hashes, name);
+  STRATA_INTERNAL_ASSERT(k < node_.num_saved(), node_.name(), ": ", name.str(), " was not saved");
+  const SavedVariable& s = node_.saved_[k];
+  return s.needs_saved_for() ? s.unpack(&node_) : s.unpack();
+}
+
+inline const IValue& BackwardContext::arg(ArgName name) const {
+  const std::size_t i = detail::position_in(node_.row_.argument_hashes, name);
+  STRATA_INTERNAL_ASSERT(i < node_.num_args(), node_.name(), ": no non-tensor argument named ", name.str());
+  return node_.args_[i];
+}
+
+inline const TensorGeometry& BackwardContext::geometry(ArgName name) const {
+  const std::size_t k = detail::position_in(node_.row_.geometry_hashes, name);
+  STRATA_INTERNAL_ASSERT(k < node_.num_geometry(), node_.name(), ": ", name.str(),
+                         " has no recorded geometry (add it to the row's geometry)");
+  return node_.geometry_[k];
+}
+
+inline IntArrayRef BackwardContext::sizes(ArgName name) const { return geometry(name).sizes; }
+inline IntArrayRef BackwardContext::strides(ArgName name) const { return geometry(name).strides; }
+inline ScalarType BackwardContext::dtype(ArgName name) const { return geometry(name).dtype; }
+
 }  // namespace strata::autograd
