@@ -73,8 +73,7 @@ inline std::size_t position_in(const SmallVector<std::uint32_t, 8>& hashes, ArgN
 inline Tensor BackwardContext::saved(ArgName name) const {
   const std::size_t k = detail::position_in(node_.row_.saved_hashes, name);
   STRATA_INTERNAL_ASSERT(k < node_.num_saved(), node_.name(), ": ", name.str(), " was not saved");
-  const SavedVariable& s = node_.saved_[k];
-  return s.needs_saved_for() ? s.unpack(&node_) : s.unpack();
+  return node_.saved_[k].unpack(&node_);  // the node is the history of a saved output
 }
 
 inline const IValue& BackwardContext::arg(ArgName name) const {

@@ -49,7 +49,7 @@ void SavedVariable::throw_modified_error(const Node* saved_for) const {
   throw Error(message.str());
 }
 
-Tensor SavedVariable::unpack(Node* saved_for) const {
+Tensor SavedVariable::unpack_other(Node* saved_for) const {
   if (!saved_) return Tensor();
   STRATA_CHECK(data_.defined(),
                "Trying to backward through the graph a second time (or directly access saved tensors after they "

@@ -18,13 +18,17 @@ class SavedVariable {
   // Throws PyTorch's "backward through the graph a second time" error after reset(), and its
   // "modified by an inplace operation" error if the tensor was written in place since it was saved
   // (Note [Version counters live in the storage]).
-  Tensor unpack(Node* saved_for = nullptr) const;
+  // Inline: most saved tensors are inputs, kept as themselves and unchanged since.
+  Tensor unpack(Node* saved_for = nullptr) const {
+    if (saved_original_ && data_.defined() && data_.impl()->version() == saved_version_) [[likely]] return data_;
+    return unpack_other(saved_for);
+  }
   void reset() { data_ = Tensor(); }
   bool was_saved() const { return saved_; }
-  // Whether unpack() needs the node doing the unpacking (a saved non-leaf output gets it as grad_fn).
-  bool needs_saved_for() const { return saved_ && !saved_original_; }
 
  private:
+  // unpack() of anything else: None, a freed or modified tensor (errors), a saved output.
+  Tensor unpack_other(Node* saved_for) const;
   [[noreturn]] void throw_modified_error(const Node* saved_for) const;
 
   Tensor data_;
