@@ -6,18 +6,23 @@ namespace strata::autograd {
 // Note [Deep graphs are torn down without recursion]
 // A node owns the nodes its edges point at, so dropping the last reference to the head of a chain
 // of a million ops would destroy a million nodes recursively, each from inside the one before, and
-// overflow the stack. (PyTorch's deleteNode solves the same problem.) Instead a dying node moves
-// every edge it holds the last reference to onto a local work list and lets them die one at a time
-// from the loop: each of those finds its own edges already taken, so the nesting stays two deep.
-// Saved tensors also hold nodes (a saved input's grad_fn), so a node on the work list releases them
-// before its edges are taken; for the node being destroyed the derived class has already done so.
-// A node without edges (a leaf's AccumulateGrad, the commonest one) cannot continue a chain, so it
-// skips the work list and dies as its edge is released: still two deep, and cheaper for tiny graphs.
-// So does everything until the first edge that would continue a chain: the destructor itself only
-// walks its edges, and the work list is set up out of line, by the first node whose edge continues a
-// chain (once per graph dropped, for a graph more than two deep). That path is not marked cold: it
-// runs every training step, and optimising it for size cost ~230 instructions a seed step.
+// overflow the stack. (PyTorch's deleteNode solves the same problem.) So recursion is bounded: the
+// first kRecursiveTeardownDepth nodes of a chain die nested, each inside the destructor of the one
+// above as it releases its edge (this thread's teardown_depth counts the levels), and a node that
+// many levels down moves every edge it holds the last reference to onto a local work list and lets
+// them die one at a time from the loop: each of those finds its own edges already taken, so the
+// nesting grows by two at most. Saved tensors also hold nodes (a saved input's grad_fn), so a node
+// on the work list releases them before its edges are taken; for a node being destroyed the derived
+// class has already done so. A node without edges (a leaf's AccumulateGrad, the commonest one)
+// cannot continue a chain and dies as its edge is released. A training step's graph (tens of nodes)
+// thus dies without the work list, which cost each node another virtual release_variables, a move
+// of each edge and a push and pop (~100 instructions a node); the work list is set up out of line.
 namespace {
+// How deep a chain dies by plain recursion: some hundred bytes of stack a level.
+constexpr std::uint32_t kRecursiveTeardownDepth = 64;
+// How many destructors of this thread are releasing an edge that continues a chain, one inside the other.
+thread_local std::uint32_t teardown_depth = 0;
+
 // Releases each edge; one holding the last reference to a node with edges of its own is kept in
 // `out` instead of dying here. Edges are released in turn, so of two edges to the same node
 // (mul(y, y)) the second is the last.
@@ -35,9 +40,15 @@ void take_sole_edges(Edge* first, Edge* last, WorkList& out) {
 
 Node::~Node() {
   for (Edge& e : next_edges_) {
-    if (continues_chain(e.function)) [[unlikely]] {
-      tear_down_from(&e);
-      return;
+    if (continues_chain(e.function)) {
+      if (teardown_depth == kRecursiveTeardownDepth) [[unlikely]] {
+        tear_down_from(&e);
+        return;
+      }
+      ++teardown_depth;
+      e.function.reset();  // the node below dies here, one level deeper
+      --teardown_depth;
+      continue;
     }
     e.function.reset();
   }

@@ -73,7 +73,7 @@ class Node : public RefCounted<Node> {
   // (AccumulateGrad): revivable, Note [A leaf's accumulator is found without a lock].
   struct FoundByLeaf {};
   Node(std::uint64_t sequence_nr, FoundByLeaf) : sequence_nr_(sequence_nr), revivable_(true) {}
-  virtual ~Node();  // iterative: Note [Deep graphs are torn down without recursion]
+  virtual ~Node();  // bounded recursion: Note [Deep graphs are torn down without recursion]
   Node(const Node&) = delete;
   Node& operator=(const Node&) = delete;
   static void* operator new(std::size_t bytes) { return pool::allocate(bytes); }
