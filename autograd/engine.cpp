@@ -103,6 +103,15 @@ inline void accumulate_input(Tensor& old, Tensor&& grad) {
 // node to build, move or destroy; a node reads its gradients in place (Node::apply takes a span) and
 // the pass drops them right after it ran, as PyTorch drops its InputBuffer.
 // Everything has inline room for graphs of a few dozen nodes, and grows on the heap past that.
+//
+// Note [A node held once is reached once]
+// Each edge holds a reference to the node it leads to, and no edge changes during a pass, so a node
+// whose count is 1 is held by exactly the edge the walk reached it through: no other edge leads to
+// it, and the walk never looks for it again. It is added without probing the table (growing the
+// table inserts it all the same). A count other threads change meanwhile, taking or dropping
+// references of their own, never falls below the number of this graph's edges to the node. In a
+// training step about half the nodes are held once (a leaf's AccumulateGrad, an op whose output
+// nothing saved).
 class GraphTask {
  public:
   explicit GraphTask(Node* root) {
@@ -184,16 +193,24 @@ class GraphTask {
 
   static std::size_t hash(const Node* n) { return (reinterpret_cast<std::uintptr_t>(n) >> 4) * 0x9E3779B97F4A7C15ULL >> 32; }
 
-  // n's task, added (with its input buffer) if n was not seen yet: one probe of the table either way.
-  std::int32_t find_or_add(Node* n) {
+  // n's task, added (with its input buffer) if n was not seen yet: one probe of the table either way,
+  // or none for a node held once (Note [A node held once is reached once]).
+  [[gnu::always_inline]] std::int32_t find_or_add(Node* n) {
     if (2 * (tasks_.size() + 1) > slots_.size()) grow();  // before probing: the probe's slot is where n goes
+    if (n->use_count() == 1) return add(n);
     std::size_t i = hash(n) & (slots_.size() - 1);
     for (; slots_[i] >= 0; i = (i + 1) & (slots_.size() - 1))
       if (tasks_[static_cast<std::size_t>(slots_[i])].node == n) return slots_[i];
+    const std::int32_t t = add(n);
+    slots_[i] = t;
+    return t;
+  }
+
+  // A new task for n, with its input buffer. Both always inline: out of line, the walk spilled more.
+  [[gnu::always_inline]] std::int32_t add(Node* n) {
     const auto t = static_cast<std::int32_t>(tasks_.size());
     tasks_.push_back(Task{n, 0, 0, static_cast<std::uint32_t>(inputs_.size())});
     for (std::size_t k = n->num_inputs(); k > 0; --k) inputs_.emplace_back();  // cheaper than resize, which copies a default value
-    slots_[i] = t;
     return t;
   }
 
