@@ -246,10 +246,10 @@ void run_backward(std::span<const Tensor> roots, variable_list grads, bool keep_
   }
   validate_outputs(root_edges, grads, nullptr);
 
-  // A single root starts at its own node, as PyTorch does; several start at a GraphRoot.
-  const NodePtr graph_root =
-      root_edges.size() == 1 ? root_edges[0].function : make_node<GraphRoot>(root_edges, std::move(grads));
-  GraphTask task(graph_root.get());
+  // A single root starts at its own node, as PyTorch does (root_edges holds it for the pass); several
+  // start at a GraphRoot.
+  const NodePtr graph_root = root_edges.size() == 1 ? NodePtr() : make_node<GraphRoot>(root_edges, std::move(grads));
+  GraphTask task(graph_root ? graph_root.get() : root_edges[0].function.get());
   if (root_edges.size() == 1) accumulate_input(task.inputs(0)[root_edges[0].input_nr], std::move(grads[0]));
   task.push_ready(0);
 
