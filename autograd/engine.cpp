@@ -236,7 +236,7 @@ class GraphTask {
 
 }  // namespace
 
-void run_backward(std::span<const Tensor> roots, variable_list grads, bool keep_graph, bool create_graph) {
+void run_backward(std::span<const Tensor> roots, variable_list&& grads, bool keep_graph, bool create_graph) {
   GradModeGuard grad_mode(create_graph);
   edge_list root_edges;
   for (std::size_t i = 0; i < roots.size(); ++i) {

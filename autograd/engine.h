@@ -12,8 +12,8 @@
 
 namespace strata::autograd {
 
-// Backpropagates `grads` (one per root, already shaped like the root) from `roots`.
+// Backpropagates `grads` (one per root, already shaped like the root; moved from) from `roots`.
 // keep_graph=false frees saved tensors as nodes run; create_graph=true records the backward ops.
-void run_backward(std::span<const Tensor> roots, variable_list grads, bool keep_graph, bool create_graph);
+void run_backward(std::span<const Tensor> roots, variable_list&& grads, bool keep_graph, bool create_graph);
 
 }  // namespace strata::autograd
