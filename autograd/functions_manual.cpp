@@ -5,15 +5,6 @@
 
 namespace strata::autograd {
 
-Tensor maybe_multiply(const Tensor& t, const Scalar& s) {
-  if (s.to_double() == 1.0) return t;
-  return mul(t, s);  // mul.Scalar, as C++'s `t * s` dispatches
-}
-Tensor maybe_multiply(Tensor&& t, const Scalar& s) {
-  if (s.to_double() == 1.0) return std::move(t);
-  return mul(t, s);
-}
-
 Tensor mm_mat1_backward(const Tensor& grad, const Tensor& mat2, IntArrayRef mat1_sizes, IntArrayRef mat1_strides,
                         const Scalar& alpha) {
   if (mat1_strides[0] == 1 && mat1_strides[1] == mat1_sizes[0]) {

@@ -6,13 +6,21 @@
 #include <optional>
 
 #include "core/tensor.h"
+#include "ops/functions.h"
 
 namespace strata::autograd {
 
 // t * s, or t itself when s is 1 (no op dispatched). A product a formula just made moves through
 // without a reference-count round trip; a gradient it was given is copied only when returned.
-Tensor maybe_multiply(Tensor&& t, const Scalar& s);       // a fresh product: returned as it is
-Tensor maybe_multiply(const Tensor& t, const Scalar& s);  // a gradient: copied only when returned
+// Inline: most calls (alpha and beta of 1) return t, and a call cost more than the test.
+inline Tensor maybe_multiply(Tensor&& t, const Scalar& s) {  // a fresh product: returned as it is
+  if (s.to_double() == 1.0) return std::move(t);
+  return mul(t, s);  // mul.Scalar, as C++'s `t * s` dispatches
+}
+inline Tensor maybe_multiply(const Tensor& t, const Scalar& s) {  // a gradient: copied only when returned
+  if (s.to_double() == 1.0) return t;
+  return mul(t, s);
+}
 
 // Gradient of mat1 in mat1 @ mat2: grad @ mat2^T, computed as (mat2 @ grad^T)^T when mat1 was
 // column-major, so the gradient comes out column-major too.
