@@ -73,6 +73,11 @@ variable_list FormulaNode::apply(std::span<Tensor> grads) {
   return grad_inputs;
 }
 
+void detail::throw_unrecorded(const Node& node, std::string_view before, std::string_view name, std::string_view after) {
+  strata::detail::throw_internal("the row records every name its formulas read", __FILE__, __LINE__,
+                                 strata::detail::str_cat(node.name(), ": ", before, name, after));
+}
+
 void FormulaNode::release_variables() {
   for (std::size_t k = 0; k < num_saved(); ++k) saved_[k].reset();
 }

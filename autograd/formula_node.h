@@ -68,24 +68,28 @@ inline std::size_t position_in(const SmallVector<std::uint32_t, 8>& hashes, ArgN
   while (k < hashes.size() && hashes[k] != name.hash()) ++k;
   return k;
 }
+// The internal error of a formula reading a name its row does not record: "<node>: <before><name><after>".
+// A plain cold call, not STRATA_INTERNAL_ASSERT, whose lambda kept the name in memory on every read.
+[[noreturn, gnu::cold, gnu::noinline]] void throw_unrecorded(const Node& node, std::string_view before, std::string_view name,
+                                                             std::string_view after);
 }  // namespace detail
 
 inline Tensor BackwardContext::saved(ArgName name) const {
   const std::size_t k = detail::position_in(node_.row_.saved_hashes, name);
-  STRATA_INTERNAL_ASSERT(k < node_.num_saved(), node_.name(), ": ", name.str(), " was not saved");
+  if (k >= node_.num_saved()) [[unlikely]] detail::throw_unrecorded(node_, "", name.str(), " was not saved");
   return node_.saved_[k].unpack(&node_);  // the node is the history of a saved output
 }
 
 inline const IValue& BackwardContext::arg(ArgName name) const {
   const std::size_t i = detail::position_in(node_.row_.argument_hashes, name);
-  STRATA_INTERNAL_ASSERT(i < node_.num_args(), node_.name(), ": no non-tensor argument named ", name.str());
+  if (i >= node_.num_args()) [[unlikely]] detail::throw_unrecorded(node_, "no non-tensor argument named ", name.str(), "");
   return node_.args_[i];
 }
 
 inline const TensorGeometry& BackwardContext::geometry(ArgName name) const {
   const std::size_t k = detail::position_in(node_.row_.geometry_hashes, name);
-  STRATA_INTERNAL_ASSERT(k < node_.num_geometry(), node_.name(), ": ", name.str(),
-                         " has no recorded geometry (add it to the row's geometry)");
+  if (k >= node_.num_geometry()) [[unlikely]]
+    detail::throw_unrecorded(node_, "", name.str(), " has no recorded geometry (add it to the row's geometry)");
   return node_.geometry_[k];
 }
 
