@@ -126,7 +126,7 @@ Tensor make_transposed(const Tensor& base, std::size_t dim0, std::size_t dim1) {
 }
 
 Tensor make_alias(const Tensor& base) {
-  return Tensor(IntrusivePtr<TensorImpl>::make(*base.impl(), TensorImpl::Alias{}));
+  return Tensor(TensorImpl::make_alias(*base.impl()));
 }
 
 }  // namespace detail
