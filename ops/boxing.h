@@ -151,6 +151,14 @@ decltype(auto) invoke_unboxed(const Fn& fn, const IValue* args, std::index_seque
 template <auto Sig>
 constexpr std::size_t arity = FnTraits<decltype(Sig)>::arity;
 
+// The arguments unboxed once, as the parameter types of `Sig` (references stay references): a
+// functional or in-place kernel hands the same values to its meta (or check) and compute functions.
+template <auto Sig, std::size_t... I>
+typename FnTraits<decltype(Sig)>::Args unbox_arguments(const IValue* args, std::index_sequence<I...>) {
+  using Args = typename FnTraits<decltype(Sig)>::Args;
+  return Args(Unbox<std::tuple_element_t<I, Args>>::get(args[I])...);
+}
+
 template <typename T>
 struct SpecCount : std::integral_constant<std::size_t, 1> {};
 template <std::size_t N>
@@ -174,14 +182,14 @@ void functional_kernel(const OperatorHandle& op, DispatchKeySet, Stack& stack) {
   constexpr std::size_t n = arity<Meta>;
   const IValue* args = stack.data() + stack.size() - n;
   if constexpr (D == Device::CPU) check_cpu_inputs(op, args);
-  auto spec = invoke_unboxed<Meta>(Meta, args, std::make_index_sequence<n>{});
+  const auto unboxed = unbox_arguments<Meta>(args, std::make_index_sequence<n>{});
+  auto spec = std::apply(Meta, unboxed);
   constexpr std::size_t k = SpecCount<std::decay_t<decltype(spec)>>::value;
   std::array<Tensor, k> outs;
   if constexpr (k == 1) outs[0] = allocate(std::move(spec), D);
   else for (std::size_t i = 0; i < k; ++i) outs[i] = allocate(std::move(spec[i]), D);
   if constexpr (D == Device::CPU) {
-    std::apply([&](const auto&... o) { invoke_unboxed<Meta>(Compute, args, std::make_index_sequence<n>{}, o...); },
-               outs);
+    std::apply([&](const auto&... o) { std::apply([&](const auto&... a) { Compute(o..., a...); }, unboxed); }, outs);
   }
   stack.truncate(stack.size() - n);
   for (Tensor& t : outs) stack.emplace_back(std::move(t));
@@ -206,9 +214,10 @@ void inplace_kernel(const OperatorHandle& op, DispatchKeySet, Stack& stack) {
   constexpr std::size_t n = arity<Check>;
   const IValue* args = stack.data() + stack.size() - n;
   if constexpr (D == Device::CPU) check_cpu_inputs(op, args);
-  invoke_unboxed<Check>(Check, args, std::make_index_sequence<n>{});
+  const auto unboxed = unbox_arguments<Check>(args, std::make_index_sequence<n>{});
+  std::apply(Check, unboxed);
   if constexpr (D == Device::CPU) {
-    invoke_unboxed<Check>(Compute, args, std::make_index_sequence<n>{});
+    std::apply(Compute, unboxed);
     args[0].to_tensor().impl()->bump_version();
   }
   Tensor self = args[0].to_tensor();
