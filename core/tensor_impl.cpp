@@ -78,6 +78,15 @@ IntrusivePtr<TensorImpl> TensorImpl::make_transposed(const TensorImpl& source, s
   return impl;
 }
 
+namespace detail {
+// Defined here rather than in tensor.cpp, so the TensorImpl functions they wrap inline into them:
+// every t, transpose and detach makes one of these.
+Tensor make_alias(const Tensor& base) { return Tensor(TensorImpl::make_alias(*base.impl())); }
+Tensor make_transposed(const Tensor& base, std::size_t dim0, std::size_t dim1) {
+  return Tensor(TensorImpl::make_transposed(*base.impl(), dim0, dim1));
+}
+}  // namespace detail
+
 // Inlined into make_contiguous, its only caller: a fresh tensor's construction is one function.
 [[gnu::always_inline]] inline TensorImpl::TensorImpl(Storage&& storage, IntArrayRef sizes, Contiguous geometry, ScalarType dtype,
                                                      Device device)
