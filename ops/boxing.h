@@ -176,6 +176,21 @@ inline void check_cpu_inputs(const OperatorHandle& op, const IValue* args) {
   }
 }
 
+// Replaces a kernel's `n` arguments, already read, at the end of `stack` with its outputs. With no
+// more outputs than arguments (every op here) the outputs take the argument slots in place: no
+// capacity check, and no call to the stack's out-of-line emplace_back.
+template <std::size_t n, std::size_t k>
+void replace_arguments(Stack& stack, std::array<Tensor, k>&& outs) {
+  if constexpr (k <= n) {
+    IValue* slots = stack.data() + stack.size() - n;
+    for (std::size_t i = 0; i < k; ++i) slots[i] = IValue(std::move(outs[i]));
+    stack.truncate(stack.size() - (n - k));
+  } else {
+    stack.truncate(stack.size() - n);
+    for (Tensor& t : outs) stack.emplace_back(std::move(t));
+  }
+}
+
 // CPU and Meta kernels of a functional op.
 template <auto Meta, auto Compute, Device D>
 void functional_kernel(const OperatorHandle& op, DispatchKeySet, Stack& stack) {
@@ -191,8 +206,7 @@ void functional_kernel(const OperatorHandle& op, DispatchKeySet, Stack& stack) {
   if constexpr (D == Device::CPU) {
     std::apply([&](const auto&... o) { std::apply([&](const auto&... a) { Compute(o..., a...); }, unboxed); }, outs);
   }
-  stack.truncate(stack.size() - n);
-  for (Tensor& t : outs) stack.emplace_back(std::move(t));
+  replace_arguments<n>(stack, std::move(outs));
 }
 
 Tensor make_view_of(const Tensor& base, ViewSpec&& spec);
@@ -204,9 +218,7 @@ void view_kernel(const OperatorHandle&, DispatchKeySet, Stack& stack) {
   constexpr std::size_t n = arity<Geometry>;
   const IValue* args = stack.data() + stack.size() - n;
   auto spec = invoke_unboxed<Geometry>(Geometry, args, std::make_index_sequence<n>{});  // ViewSpec, SameGeometry or SwappedDims
-  Tensor out = make_view_of(args[0].to_tensor(), std::move(spec));
-  stack.truncate(stack.size() - n);
-  stack.emplace_back(std::move(out));
+  replace_arguments<n>(stack, std::array<Tensor, 1>{make_view_of(args[0].to_tensor(), std::move(spec))});
 }
 
 template <auto Check, auto Compute, Device D>
@@ -220,9 +232,7 @@ void inplace_kernel(const OperatorHandle& op, DispatchKeySet, Stack& stack) {
     std::apply(Compute, unboxed);
     args[0].to_tensor().impl()->bump_version();
   }
-  Tensor self = args[0].to_tensor();
-  stack.truncate(stack.size() - n);
-  stack.emplace_back(std::move(self));
+  replace_arguments<n>(stack, std::array<Tensor, 1>{args[0].to_tensor()});
 }
 
 // The unboxed CPU forms (Note [Unboxed fast path]): the same meta and compute, called with typed
