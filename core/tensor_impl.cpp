@@ -45,7 +45,7 @@ TensorImpl::TensorImpl(Storage storage, std::int64_t storage_offset, DimVector&&
       key_set_(backend_key(source.device_)) {}
 
 // The pool block operator new would give, filled in place: with the allocation and the copy inline,
-// make_alias and make_transposed are one function each (exported functions are not inlined here).
+// make_alias and make_transposed are one function each.
 [[gnu::always_inline]] inline IntrusivePtr<TensorImpl> TensorImpl::alias_of(const TensorImpl& source) {
   void* place = pool::allocate(sizeof(TensorImpl));
   TensorImpl* impl;
