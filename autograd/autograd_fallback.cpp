@@ -12,7 +12,8 @@ namespace strata::autograd {
 
 namespace {
 
-void redispatch_below(const OperatorHandle& op, DispatchKeySet keys, Stack& stack) {
+// Inline: every op the handler sees goes below through here.
+[[gnu::always_inline]] inline void redispatch_below(const OperatorHandle& op, DispatchKeySet keys, Stack& stack) {
   ExcludeKeyGuard below(DispatchKey::Autograd);
   op.redispatch(keys.after(DispatchKey::Autograd), stack);
 }

@@ -185,11 +185,13 @@ DimVector infer_size(IntArrayRef shape, std::int64_t numel) {
 std::optional<DimVector> view_strides(IntArrayRef old_shape, IntArrayRef old_stride, IntArrayRef new_shape) {
   if (old_shape.empty()) return DimVector(new_shape.size(), 1);
   const std::int64_t numel = numel_of(old_shape);
-  DimVector new_stride(new_shape.size(), 0);
   if (numel == 0) {
     if (std::equal(old_shape.begin(), old_shape.end(), new_shape.begin(), new_shape.end())) return DimVector(old_stride);
     return contiguous_strides(new_shape);
   }
+  // Not zeroed: the walk below writes every entry before it returns them (view_d reaches -1).
+  DimVector new_stride;
+  new_stride.resize_for_overwrite(new_shape.size());
   std::int64_t view_d = static_cast<std::int64_t>(new_shape.size()) - 1;
   std::int64_t chunk_base_stride = old_stride.back();
   std::int64_t tensor_numel = 1;

@@ -121,13 +121,7 @@ Tensor make_view(const Tensor& base, IntArrayRef sizes, IntArrayRef strides, std
                                                DimVector(strides), base.dtype(), base.device()));
 }
 
-Tensor make_transposed(const Tensor& base, std::size_t dim0, std::size_t dim1) {
-  return Tensor(TensorImpl::make_transposed(*base.impl(), dim0, dim1));
-}
-
-Tensor make_alias(const Tensor& base) {
-  return Tensor(IntrusivePtr<TensorImpl>::make(*base.impl(), TensorImpl::Alias{}));
-}
+// make_transposed and make_alias are in tensor_impl.cpp, where the TensorImpl functions they wrap inline.
 
 }  // namespace detail
 }  // namespace strata

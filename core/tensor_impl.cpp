@@ -32,7 +32,8 @@ TensorImpl::TensorImpl(Storage storage, std::int64_t storage_offset, DimVector&&
   }
 }
 
-TensorImpl::TensorImpl(const TensorImpl& source, Alias)
+// Inlined into alias_of, its only caller.
+[[gnu::always_inline]] inline TensorImpl::TensorImpl(const TensorImpl& source, Alias)
     : storage_(source.storage_),
       data_(source.data_),
       storage_offset_(source.storage_offset_),
@@ -43,17 +44,48 @@ TensorImpl::TensorImpl(const TensorImpl& source, Alias)
       is_contiguous_(source.is_contiguous_),
       key_set_(backend_key(source.device_)) {}
 
+// The pool block operator new would give, filled in place: with the allocation and the copy inline,
+// make_alias and make_transposed are one function each.
+[[gnu::always_inline]] inline IntrusivePtr<TensorImpl> TensorImpl::alias_of(const TensorImpl& source) {
+  void* place = pool::allocate(sizeof(TensorImpl));
+  TensorImpl* impl;
+  try {
+    impl = new (place) TensorImpl(source, Alias{});
+  } catch (...) {  // a geometry of more than five dimensions failed to allocate
+    pool::deallocate(place, sizeof(TensorImpl));
+    throw;
+  }
+  return IntrusivePtr<TensorImpl>::adopt(impl);
+}
+
+IntrusivePtr<TensorImpl> TensorImpl::make_alias(const TensorImpl& source) { return alias_of(source); }
+
+// Note [A transpose's contiguity]
+// Swapping two dimensions of sizes above 1 in a contiguous tensor with elements never leaves it
+// contiguous: the outer one's stride, now at the inner position, is at least twice what that position
+// needs. That is the common transpose (t() of a weight or an input), so only the others run the
+// general check (a size-1 dimension, an empty tensor, or a source already transposed).
 IntrusivePtr<TensorImpl> TensorImpl::make_transposed(const TensorImpl& source, std::size_t dim0, std::size_t dim1) {
-  auto impl = IntrusivePtr<TensorImpl>::make(source, Alias{});
+  IntrusivePtr<TensorImpl> impl = alias_of(source);
   if (dim0 != dim1) {
     std::int64_t* sizes = impl->geometry_.sizes_data();
     std::int64_t* strides = impl->geometry_.strides_data();
     std::swap(sizes[dim0], sizes[dim1]);
     std::swap(strides[dim0], strides[dim1]);
-    impl->is_contiguous_ = is_contiguous_layout(impl->sizes(), impl->strides());
+    if (source.is_contiguous_ && source.numel_ > 0 && sizes[dim0] > 1 && sizes[dim1] > 1) impl->is_contiguous_ = false;
+    else impl->is_contiguous_ = is_contiguous_layout(impl->sizes(), impl->strides());
   }
   return impl;
 }
+
+namespace detail {
+// Defined here rather than in tensor.cpp, so the TensorImpl functions they wrap inline into them:
+// every t, transpose and detach makes one of these.
+Tensor make_alias(const Tensor& base) { return Tensor(TensorImpl::make_alias(*base.impl())); }
+Tensor make_transposed(const Tensor& base, std::size_t dim0, std::size_t dim1) {
+  return Tensor(TensorImpl::make_transposed(*base.impl(), dim0, dim1));
+}
+}  // namespace detail
 
 // Inlined into make_contiguous, its only caller: a fresh tensor's construction is one function.
 [[gnu::always_inline]] inline TensorImpl::TensorImpl(Storage&& storage, IntArrayRef sizes, Contiguous geometry, ScalarType dtype,

@@ -32,8 +32,7 @@ class TensorImpl final : public RefCounted<TensorImpl> {
   inline TensorImpl(Storage&& storage, IntArrayRef sizes, Contiguous geometry, ScalarType dtype, Device device);
   // A view with `source`'s storage and geometry (detach): its numel and contiguity are copied, not
   // recomputed. No autograd state, subclass or version of its own is taken from `source`.
-  struct Alias {};
-  TensorImpl(const TensorImpl& source, Alias);
+  static IntrusivePtr<TensorImpl> make_alias(const TensorImpl& source);
   // A view with `source`'s storage and geometry but dimensions `dim0` and `dim1` (in range) swapped.
   static IntrusivePtr<TensorImpl> make_transposed(const TensorImpl& source, std::size_t dim0, std::size_t dim1);
   inline ~TensorImpl();
@@ -94,6 +93,10 @@ class TensorImpl final : public RefCounted<TensorImpl> {
   void set_subclass(IntrusivePtr<TensorSubclass> subclass);
 
  private:
+  // make_alias's and make_transposed's copy of `source`. Both inline, defined in tensor_impl.cpp.
+  struct Alias {};
+  inline TensorImpl(const TensorImpl& source, Alias);
+  static inline IntrusivePtr<TensorImpl> alias_of(const TensorImpl& source);
   // make_contiguous once `sizes` are known valid, with `numel` elements whose bytes fit int64.
   static IntrusivePtr<TensorImpl> make_checked(IntArrayRef sizes, std::int64_t numel, ScalarType dtype, Device device);
   void destroy_autograd_meta() noexcept;  // autograd_meta_ must be set

@@ -151,6 +151,14 @@ decltype(auto) invoke_unboxed(const Fn& fn, const IValue* args, std::index_seque
 template <auto Sig>
 constexpr std::size_t arity = FnTraits<decltype(Sig)>::arity;
 
+// The arguments unboxed once, as the parameter types of `Sig` (references stay references): a
+// functional or in-place kernel hands the same values to its meta (or check) and compute functions.
+template <auto Sig, std::size_t... I>
+typename FnTraits<decltype(Sig)>::Args unbox_arguments(const IValue* args, std::index_sequence<I...>) {
+  using Args = typename FnTraits<decltype(Sig)>::Args;
+  return Args(Unbox<std::tuple_element_t<I, Args>>::get(args[I])...);
+}
+
 template <typename T>
 struct SpecCount : std::integral_constant<std::size_t, 1> {};
 template <std::size_t N>
@@ -168,23 +176,37 @@ inline void check_cpu_inputs(const OperatorHandle& op, const IValue* args) {
   }
 }
 
+// Replaces a kernel's `n` arguments, already read, at the end of `stack` with its outputs. With no
+// more outputs than arguments (every op here) the outputs take the argument slots in place: no
+// capacity check, and no call to the stack's out-of-line emplace_back.
+template <std::size_t n, std::size_t k>
+void replace_arguments(Stack& stack, std::array<Tensor, k>&& outs) {
+  if constexpr (k <= n) {
+    IValue* slots = stack.data() + stack.size() - n;
+    for (std::size_t i = 0; i < k; ++i) slots[i] = IValue(std::move(outs[i]));
+    stack.truncate(stack.size() - (n - k));
+  } else {
+    stack.truncate(stack.size() - n);
+    for (Tensor& t : outs) stack.emplace_back(std::move(t));
+  }
+}
+
 // CPU and Meta kernels of a functional op.
 template <auto Meta, auto Compute, Device D>
 void functional_kernel(const OperatorHandle& op, DispatchKeySet, Stack& stack) {
   constexpr std::size_t n = arity<Meta>;
   const IValue* args = stack.data() + stack.size() - n;
   if constexpr (D == Device::CPU) check_cpu_inputs(op, args);
-  auto spec = invoke_unboxed<Meta>(Meta, args, std::make_index_sequence<n>{});
+  const auto unboxed = unbox_arguments<Meta>(args, std::make_index_sequence<n>{});
+  auto spec = std::apply(Meta, unboxed);
   constexpr std::size_t k = SpecCount<std::decay_t<decltype(spec)>>::value;
   std::array<Tensor, k> outs;
   if constexpr (k == 1) outs[0] = allocate(std::move(spec), D);
   else for (std::size_t i = 0; i < k; ++i) outs[i] = allocate(std::move(spec[i]), D);
   if constexpr (D == Device::CPU) {
-    std::apply([&](const auto&... o) { invoke_unboxed<Meta>(Compute, args, std::make_index_sequence<n>{}, o...); },
-               outs);
+    std::apply([&](const auto&... o) { std::apply([&](const auto&... a) { Compute(o..., a...); }, unboxed); }, outs);
   }
-  stack.truncate(stack.size() - n);
-  for (Tensor& t : outs) stack.emplace_back(std::move(t));
+  replace_arguments<n>(stack, std::move(outs));
 }
 
 Tensor make_view_of(const Tensor& base, ViewSpec&& spec);
@@ -196,9 +218,7 @@ void view_kernel(const OperatorHandle&, DispatchKeySet, Stack& stack) {
   constexpr std::size_t n = arity<Geometry>;
   const IValue* args = stack.data() + stack.size() - n;
   auto spec = invoke_unboxed<Geometry>(Geometry, args, std::make_index_sequence<n>{});  // ViewSpec, SameGeometry or SwappedDims
-  Tensor out = make_view_of(args[0].to_tensor(), std::move(spec));
-  stack.truncate(stack.size() - n);
-  stack.emplace_back(std::move(out));
+  replace_arguments<n>(stack, std::array<Tensor, 1>{make_view_of(args[0].to_tensor(), std::move(spec))});
 }
 
 template <auto Check, auto Compute, Device D>
@@ -206,14 +226,13 @@ void inplace_kernel(const OperatorHandle& op, DispatchKeySet, Stack& stack) {
   constexpr std::size_t n = arity<Check>;
   const IValue* args = stack.data() + stack.size() - n;
   if constexpr (D == Device::CPU) check_cpu_inputs(op, args);
-  invoke_unboxed<Check>(Check, args, std::make_index_sequence<n>{});
+  const auto unboxed = unbox_arguments<Check>(args, std::make_index_sequence<n>{});
+  std::apply(Check, unboxed);
   if constexpr (D == Device::CPU) {
-    invoke_unboxed<Check>(Compute, args, std::make_index_sequence<n>{});
+    std::apply(Compute, unboxed);
     args[0].to_tensor().impl()->bump_version();
   }
-  Tensor self = args[0].to_tensor();
-  stack.truncate(stack.size() - n);
-  stack.emplace_back(std::move(self));
+  replace_arguments<n>(stack, std::array<Tensor, 1>{args[0].to_tensor()});
 }
 
 // The unboxed CPU forms (Note [Unboxed fast path]): the same meta and compute, called with typed

@@ -30,12 +30,12 @@ SwappedDims t_geometry(const Tensor& self) {
 
 // ---- view ----
 ViewSpec view_geometry(const Tensor& self, IntArrayRef size) {
-  const DimVector shape = infer_size(size, self.numel());
+  DimVector shape = infer_size(size, self.numel());
   std::optional<DimVector> stride = view_strides(self.sizes(), self.strides(), shape);
   STRATA_CHECK(stride.has_value(),
                "view size is not compatible with input tensor's size and stride (at least one dimension spans across "
                "two contiguous subspaces). Use .reshape(...) instead.");
-  return {shape, std::move(*stride), self.storage_offset()};
+  return {std::move(shape), std::move(*stride), self.storage_offset()};
 }
 
 // ---- expand ----

@@ -446,6 +446,9 @@ TEST_CASE("view ops alias their input's storage with PyTorch's geometry") {
   CHECK(transpose(a, 1, 1).is_contiguous());
   CHECK(strides_of(transpose(a, -1, -1)) == strides_of(a));
   CHECK(strides_of(transpose(empty({2, 3, 4}), 2, 0)) == std::vector<std::int64_t>{1, 4, 12});
+  CHECK_FALSE(transpose(empty({2, 3, 4}), 2, 0).is_contiguous());  // Note [A transpose's contiguity]
+  CHECK(transpose(empty({2, 1, 4}), 1, 0).is_contiguous());         // a size-1 dimension moves
+  CHECK(t(empty({0, 3})).is_contiguous());                           // no elements
   CHECK(sizes_of(t(scalar_tensor(1.0, ScalarType::Float32))).empty());
   CHECK(t(tensor<float>({1, 2, 3})).to_vector<float>() == std::vector<float>{1, 2, 3});
   const Tensor dm = detach(t(empty({2, 3}, {.device = Device::Meta})));
