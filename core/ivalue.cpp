@@ -55,7 +55,7 @@ double IValue::to_double() const {
   return p_.d;
 }
 
-std::int64_t IValue::to_int() const {
+std::int64_t IValue::to_int_slow() const {
   if (tag_ == Tag::Bool) return p_.b;
   check(Tag::Int);
   return p_.i;
@@ -66,8 +66,7 @@ bool IValue::to_bool() const {
   return p_.b;
 }
 
-Scalar IValue::to_scalar() const {
-  if (tag_ == Tag::Int) return Scalar(p_.i);
+Scalar IValue::to_scalar_slow() const {
   if (tag_ == Tag::Bool) return Scalar(p_.b);
   check(Tag::Double);
   return Scalar(p_.d);

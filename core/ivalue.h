@@ -119,9 +119,18 @@ class IValue {
   }
   bool is_borrowed() const { return borrowed_; }
   double to_double() const;   // accepts Int and Double
-  std::int64_t to_int() const;
+  // to_int and to_scalar run for every number a kernel unboxes or a formula reads: the common tags
+  // inline, Bool and the wrong-tag error out of line.
+  std::int64_t to_int() const {
+    if (tag_ == Tag::Int) [[likely]] return p_.i;
+    return to_int_slow();
+  }
   bool to_bool() const;
-  Scalar to_scalar() const;
+  Scalar to_scalar() const {
+    if (tag_ == Tag::Int) return Scalar(p_.i);
+    if (tag_ == Tag::Double) return Scalar(p_.d);
+    return to_scalar_slow();
+  }
   IntArrayRef to_int_list() const;
   const std::vector<Tensor>& to_tensor_list() const;
   std::vector<Tensor>& to_tensor_list();
@@ -139,6 +148,8 @@ class IValue {
     if (tag_ != expected) [[unlikely]] throw_wrong_tag(expected);
   }
   [[noreturn]] void throw_wrong_tag(Tag expected) const;
+  std::int64_t to_int_slow() const;  // Bool, or throws
+  Scalar to_scalar_slow() const;     // Bool, or throws
   bool holds_object() const { return tag_ > Tag::Tensor; }
   // Trivial payloads live in `d` (Double), `b` (Bool) or `i` (everything else, None included).
   void copy_trivial(const IValue& o) {
