@@ -9,11 +9,12 @@
 
 namespace strata::autograd {
 
-// Sizes, strides and dtype of a tensor input at forward time.
+// Sizes, strides and dtype of a tensor input at forward time. The tensor's own packed sizes and
+// strides are copied whole (an inline geometry is one fixed-size copy) rather than into two
+// DimVectors (Note [Sizes and strides share one buffer]).
 struct TensorGeometry {
-  explicit TensorGeometry(const Tensor& t) : sizes(t.sizes()), strides(t.strides()), dtype(t.dtype()) {}
-  DimVector sizes;
-  DimVector strides;
+  explicit TensorGeometry(const Tensor& t) : geometry(t.impl()->sizes_and_strides()), dtype(t.dtype()) {}
+  SizesAndStrides geometry;
   ScalarType dtype;
 };
 
@@ -93,8 +94,8 @@ inline const TensorGeometry& BackwardContext::geometry(ArgName name) const {
   return node_.geometry_[k];
 }
 
-inline IntArrayRef BackwardContext::sizes(ArgName name) const { return geometry(name).sizes; }
-inline IntArrayRef BackwardContext::strides(ArgName name) const { return geometry(name).strides; }
+inline IntArrayRef BackwardContext::sizes(ArgName name) const { return geometry(name).geometry.sizes(); }
+inline IntArrayRef BackwardContext::strides(ArgName name) const { return geometry(name).geometry.strides(); }
 inline ScalarType BackwardContext::dtype(ArgName name) const { return geometry(name).dtype; }
 
 }  // namespace strata::autograd

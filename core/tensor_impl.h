@@ -54,6 +54,7 @@ class TensorImpl final : public RefCounted<TensorImpl> {
   IntArrayRef sizes() const { return geometry_.sizes(); }
   IntArrayRef strides() const { return geometry_.strides(); }
   std::int64_t dim() const { return static_cast<std::int64_t>(geometry_.size()); }
+  const SizesAndStrides& sizes_and_strides() const { return geometry_; }
   std::int64_t numel() const { return numel_; }
   ScalarType dtype() const { return dtype_; }
   Device device() const { return device_; }
