@@ -55,7 +55,7 @@ FormulaNode::~FormulaNode() {
 void FormulaNode::save_named_outputs(const IValue* returns) {
   for (std::size_t k = 0; k < row_.saved_returns.size(); ++k) {
     const int ret = row_.saved_returns[k];
-    if (ret >= 0) saved_[k] = SavedVariable(returns[ret].to_tensor(), true);
+    if (ret >= 0) saved_[k].save(returns[ret].to_tensor(), true);  // the constructor left slot k empty
   }
 }
 

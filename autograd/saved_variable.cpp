@@ -7,18 +7,19 @@
 
 namespace strata::autograd {
 
-SavedVariable::SavedVariable(const Tensor& t, bool is_output) {
+void SavedVariable::save(const Tensor& t, bool is_output) {
   if (!t.defined()) return;
-  saved_ = true;
-  saved_version_ = t.impl()->version();
+  const std::uint32_t version = t.impl()->version();
   if (!is_output || t.is_leaf()) {
-    saved_original_ = true;
     data_ = t;
-    return;
+    saved_original_ = true;
+  } else {
+    data_ = shallow_copy_and_detach(t);  // PyTorch's tensor_data(); if it throws, this stays empty
+    requires_grad_ = t.requires_grad();
+    output_nr_ = t.impl()->autograd_meta()->output_nr;
   }
-  requires_grad_ = t.requires_grad();
-  output_nr_ = t.impl()->autograd_meta()->output_nr;
-  data_ = shallow_copy_and_detach(t);  // PyTorch's tensor_data()
+  saved_ = true;
+  saved_version_ = version;
 }
 
 namespace {

@@ -12,7 +12,10 @@ namespace strata::autograd {
 class SavedVariable {
  public:
   SavedVariable() = default;
-  SavedVariable(const Tensor& t, bool is_output);
+  SavedVariable(const Tensor& t, bool is_output) { save(t, is_output); }
+  // Saves `t` into this empty (default-constructed) variable. A node saves its outputs this way,
+  // after the call, into slots its constructor left empty: no temporary to move in and destroy.
+  void save(const Tensor& t, bool is_output);
 
   // The saved tensor; `saved_for` is the node doing the unpacking (the grad_fn of a saved output).
   // Throws PyTorch's "backward through the graph a second time" error after reset(), and its
