@@ -8,16 +8,11 @@
 namespace strata::autograd {
 
 void SavedVariable::save(const Tensor& t, bool is_output) {
-  if (!t.defined()) return;
+  if (!is_output || !t.defined() || t.is_leaf()) return save_as_itself(t);
   const std::uint32_t version = t.impl()->version();
-  if (!is_output || t.is_leaf()) {
-    data_ = t;
-    saved_original_ = true;
-  } else {
-    data_ = shallow_copy_and_detach(t);  // PyTorch's tensor_data(); if it throws, this stays empty
-    requires_grad_ = t.requires_grad();
-    output_nr_ = t.impl()->autograd_meta()->output_nr;
-  }
+  data_ = shallow_copy_and_detach(t);  // PyTorch's tensor_data(); if it throws, this stays empty
+  requires_grad_ = t.requires_grad();
+  output_nr_ = t.impl()->autograd_meta()->output_nr;
   saved_ = true;
   saved_version_ = version;
 }

@@ -12,7 +12,10 @@ namespace strata::autograd {
 class SavedVariable {
  public:
   SavedVariable() = default;
-  SavedVariable(const Tensor& t, bool is_output) { save(t, is_output); }
+  SavedVariable(const Tensor& t, bool is_output) {
+    if (is_output) save(t, true);
+    else save_as_itself(t);
+  }
   // Saves `t` into this empty (default-constructed) variable. A node saves its outputs this way,
   // after the call, into slots its constructor left empty: no temporary to move in and destroy.
   void save(const Tensor& t, bool is_output);
@@ -30,6 +33,14 @@ class SavedVariable {
   bool was_saved() const { return saved_; }
 
  private:
+  // An input or a leaf is kept as itself. Inline: most saved tensors are inputs.
+  void save_as_itself(const Tensor& t) {
+    if (!t.defined()) return;
+    saved_version_ = t.impl()->version();
+    data_ = t;
+    saved_ = true;
+    saved_original_ = true;
+  }
   // unpack() of anything else: None, a freed or modified tensor (errors), a saved output.
   Tensor unpack_other(Node* saved_for) const;
   [[noreturn]] void throw_modified_error(const Node* saved_for) const;
