@@ -135,7 +135,9 @@ variable_list AccumulateGrad::apply(std::span<Tensor> grads) {
   return {};
 }
 
-bool obeys_layout_contract(const Tensor& grad, const Tensor& variable) {
+namespace {
+// obeys_layout_contract, inlined into accumulate_grad's steal test (once per leaf per backward pass).
+[[gnu::always_inline]] inline bool layout_contract_holds(const Tensor& grad, const Tensor& variable) {
   // A contiguous leaf (the common case, read from its cached flag) is non-overlapping and dense.
   if (!variable.is_contiguous() && !variable.is_non_overlapping_and_dense()) return grad.is_contiguous();
   for (std::size_t d = 0; d < grad.sizes().size(); ++d) {
@@ -147,6 +149,9 @@ bool obeys_layout_contract(const Tensor& grad, const Tensor& variable) {
   }
   return true;
 }
+}  // namespace
+
+bool obeys_layout_contract(const Tensor& grad, const Tensor& variable) { return layout_contract_holds(grad, variable); }
 
 namespace {
 // PyTorch's clone_obey_contract: a copy of new_grad in the leaf's layout.
@@ -166,7 +171,7 @@ void accumulate_grad(const Tensor& variable, Tensor new_grad) {
     // Steal when this is the only reference (the engine moved it here) and its layout fits. The
     // detach() is PyTorch 2.8's: two dispatched detaches under the interposer
     // (Note [Detach and the interposer]).
-    if (!is_grad_enabled() && new_grad.use_count() <= 1 && obeys_layout_contract(new_grad, variable)) {
+    if (!is_grad_enabled() && new_grad.use_count() <= 1 && layout_contract_holds(new_grad, variable)) {
       variable_grad = detach(new_grad);
     } else {
       variable_grad = clone_obey_contract(new_grad, variable);
