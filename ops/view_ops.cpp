@@ -47,12 +47,11 @@ SwappedDims t_geometry(const Tensor& self) {
 
 // ---- view ----
 ReshapedGeometry view_geometry(const Tensor& self, IntArrayRef size) {
-  DimVector shape = infer_size(size, self.numel());
-  std::optional<DimVector> stride = view_strides(self.sizes(), self.strides(), shape);
-  STRATA_CHECK(stride.has_value(),
+  ReshapedGeometry view{infer_size(size, self.numel()), {}};
+  STRATA_CHECK(view_strides(self.sizes(), self.strides(), view.sizes, self.numel(), view.strides),
                "view size is not compatible with input tensor's size and stride (at least one dimension spans across "
                "two contiguous subspaces). Use .reshape(...) instead.");
-  return {std::move(shape), std::move(*stride)};
+  return view;
 }
 
 // ---- expand ----
