@@ -183,14 +183,24 @@ DimVector infer_size(IntArrayRef shape, std::int64_t numel) {
 }
 
 std::optional<DimVector> view_strides(IntArrayRef old_shape, IntArrayRef old_stride, IntArrayRef new_shape) {
-  if (old_shape.empty()) return DimVector(new_shape.size(), 1);
-  const std::int64_t numel = numel_of(old_shape);
+  DimVector new_stride;
+  if (!view_strides(old_shape, old_stride, new_shape, old_shape.empty() ? 1 : numel_of(old_shape), new_stride))
+    return std::nullopt;
+  return new_stride;
+}
+
+bool view_strides(IntArrayRef old_shape, IntArrayRef old_stride, IntArrayRef new_shape, std::int64_t numel,
+                  DimVector& new_stride) {
+  if (old_shape.empty()) {
+    new_stride = DimVector(new_shape.size(), 1);
+    return true;
+  }
   if (numel == 0) {
-    if (std::equal(old_shape.begin(), old_shape.end(), new_shape.begin(), new_shape.end())) return DimVector(old_stride);
-    return contiguous_strides(new_shape);
+    if (std::equal(old_shape.begin(), old_shape.end(), new_shape.begin(), new_shape.end())) new_stride = DimVector(old_stride);
+    else new_stride = contiguous_strides(new_shape);
+    return true;
   }
   // Not zeroed: the walk below writes every entry before it returns them (view_d reaches -1).
-  DimVector new_stride;
   new_stride.resize_for_overwrite(new_shape.size());
   std::int64_t view_d = static_cast<std::int64_t>(new_shape.size()) - 1;
   std::int64_t chunk_base_stride = old_stride.back();
@@ -206,7 +216,7 @@ std::optional<DimVector> view_strides(IntArrayRef old_shape, IntArrayRef old_str
         view_numel *= new_shape[static_cast<std::size_t>(view_d)];
         --view_d;
       }
-      if (view_numel != tensor_numel) return std::nullopt;
+      if (view_numel != tensor_numel) return false;
       if (tensor_d > 0) {
         chunk_base_stride = old_stride[td - 1];
         tensor_numel = 1;
@@ -214,8 +224,7 @@ std::optional<DimVector> view_strides(IntArrayRef old_shape, IntArrayRef old_str
       }
     }
   }
-  if (view_d != -1) return std::nullopt;
-  return new_stride;
+  return view_d == -1;
 }
 
 std::int64_t wrap_dim(std::int64_t dim, std::int64_t ndim) {

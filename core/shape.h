@@ -68,6 +68,10 @@ DimVector infer_size(IntArrayRef shape, std::int64_t numel);
 // PyTorch's computeStride: strides that let `new_shape` view memory laid out as (old_shape, old_stride),
 // or nullopt when a new dimension would span two non-contiguous chunks (then only a copy can reshape).
 std::optional<DimVector> view_strides(IntArrayRef old_shape, IntArrayRef old_stride, IntArrayRef new_shape);
+// The same written to `new_stride` (false for nullopt), given the old tensor's numel: view's form,
+// which has both at hand and saves recounting the numel and moving the strides out of an optional.
+bool view_strides(IntArrayRef old_shape, IntArrayRef old_stride, IntArrayRef new_shape, std::int64_t numel,
+                  DimVector& new_stride);
 
 // Wraps a possibly negative dimension into [0, ndim); PyTorch's "Dimension out of range" error otherwise.
 std::int64_t wrap_dim(std::int64_t dim, std::int64_t ndim);

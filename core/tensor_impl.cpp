@@ -78,6 +78,35 @@ IntrusivePtr<TensorImpl> TensorImpl::make_transposed(const TensorImpl& source, s
   return impl;
 }
 
+// Note [A view's contiguity]
+// view_strides gives strides that address each element where `source` had it (element i of the view,
+// counted in row-major order, is element i of the source). A contiguous source has element i at
+// offset i, so the view does too: it is contiguous (is_contiguous_layout skips size-1 dimensions,
+// whose strides view_strides may carry over, and passes any tensor without elements). Only a view of
+// a non-contiguous source runs the check.
+[[gnu::always_inline]] inline TensorImpl::TensorImpl(const TensorImpl& source, IntArrayRef sizes, IntArrayRef strides)
+    : storage_(source.storage_),
+      data_(source.data_),  // same offset and numel, so the same first element
+      storage_offset_(source.storage_offset_),
+      geometry_(sizes.size()),
+      numel_(source.numel_),
+      dtype_(source.dtype_),
+      device_(source.device_),
+      is_contiguous_(source.is_contiguous_ || is_contiguous_layout(sizes, strides)),
+      key_set_(backend_key(source.device_)) {
+  std::int64_t* out_sizes = geometry_.sizes_data();
+  std::int64_t* out_strides = geometry_.strides_data();
+  for (std::size_t i = 0; i < sizes.size(); ++i) {
+    out_sizes[i] = sizes[i];
+    out_strides[i] = strides[i];
+  }
+}
+
+IntrusivePtr<TensorImpl> TensorImpl::make_reshaped(const TensorImpl& source, IntArrayRef sizes, IntArrayRef strides) {
+  STRATA_INTERNAL_ASSERT(sizes.size() == strides.size(), "sizes and strides differ in length");
+  return IntrusivePtr<TensorImpl>::adopt(new TensorImpl(source, sizes, strides));  // from the pool, like any view
+}
+
 namespace detail {
 // Defined here rather than in tensor.cpp, so the TensorImpl functions they wrap inline into them:
 // every t, transpose and detach makes one of these.

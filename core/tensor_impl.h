@@ -35,6 +35,10 @@ class TensorImpl final : public RefCounted<TensorImpl> {
   static IntrusivePtr<TensorImpl> make_alias(const TensorImpl& source);
   // A view with `source`'s storage and geometry but dimensions `dim0` and `dim1` (in range) swapped.
   static IntrusivePtr<TensorImpl> make_transposed(const TensorImpl& source, std::size_t dim0, std::size_t dim1);
+  // A view with `source`'s storage and offset and the same elements in the same order, laid out by
+  // `sizes` (whose product is source's numel) and `strides` (from view_strides): view's output. Its
+  // numel is copied, and its contiguity too when source is contiguous (Note [A view's contiguity]).
+  static IntrusivePtr<TensorImpl> make_reshaped(const TensorImpl& source, IntArrayRef sizes, IntArrayRef strides);
   inline ~TensorImpl();
 
   // A fresh, uninitialised, contiguous tensor. On the CPU its TensorImpl, storage header and data
@@ -97,6 +101,7 @@ class TensorImpl final : public RefCounted<TensorImpl> {
   // make_alias's and make_transposed's copy of `source`. Both inline, defined in tensor_impl.cpp.
   struct Alias {};
   inline TensorImpl(const TensorImpl& source, Alias);
+  inline TensorImpl(const TensorImpl& source, IntArrayRef sizes, IntArrayRef strides);  // make_reshaped's
   static inline IntrusivePtr<TensorImpl> alias_of(const TensorImpl& source);
   // make_contiguous once `sizes` are known valid, with `numel` elements whose bytes fit int64.
   static IntrusivePtr<TensorImpl> make_checked(IntArrayRef sizes, std::int64_t numel, ScalarType dtype, Device device);

@@ -10,6 +10,7 @@
 #include <string_view>
 
 #include "core/ivalue.h"
+#include "core/small_object_pool.h"
 
 namespace strata::ops {
 
@@ -18,6 +19,9 @@ namespace strata::ops {
 class RecordFunction final : public CustomObject {
  public:
   RecordFunction(IValue name, IValue args) : name_(std::move(name)), args_(std::move(args)) {}
+  // One is made and freed per scope (every optimizer step): the per-thread pool saves malloc and free.
+  static void* operator new(std::size_t bytes) { return pool::allocate(bytes); }
+  static void operator delete(void* p, std::size_t bytes) noexcept { pool::deallocate(p, bytes); }
   std::string_view type_name() const override { return "__torch__.torch.classes.profiler._RecordFunction"; }
   std::string_view name() const { return name_.to_string_view(); }
   std::optional<std::string_view> args() const {

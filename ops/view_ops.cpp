@@ -9,7 +9,24 @@
 
 namespace strata::ops {
 
+namespace detail {
+// Note [A view op's output keeps its input's numel]
+// view's sizes have its input's numel and its strides (view_strides) keep each element where it was,
+// so TensorImpl::make_reshaped copies the numel (and the contiguity of a contiguous input) instead of
+// recomputing them as make_view_of(ViewSpec) does; the storage offset is the input's too. view_kernel
+// and UnboxedView find this make_view_of through argument-dependent lookup, like the ones in boxing.h.
+struct ReshapedGeometry {
+  DimVector sizes;
+  DimVector strides;
+};
+inline Tensor make_view_of(const Tensor& base, ReshapedGeometry&& geometry) {
+  return Tensor(TensorImpl::make_reshaped(*base.impl(), geometry.sizes, geometry.strides));
+}
+}  // namespace detail
+
 namespace {
+
+using detail::ReshapedGeometry;
 
 ViewSpec same_geometry(const Tensor& self) {
   return {DimVector(self.sizes()), DimVector(self.strides()), self.storage_offset()};
@@ -29,13 +46,12 @@ SwappedDims t_geometry(const Tensor& self) {
 }
 
 // ---- view ----
-ViewSpec view_geometry(const Tensor& self, IntArrayRef size) {
-  DimVector shape = infer_size(size, self.numel());
-  std::optional<DimVector> stride = view_strides(self.sizes(), self.strides(), shape);
-  STRATA_CHECK(stride.has_value(),
+ReshapedGeometry view_geometry(const Tensor& self, IntArrayRef size) {
+  ReshapedGeometry view{infer_size(size, self.numel()), {}};
+  STRATA_CHECK(view_strides(self.sizes(), self.strides(), view.sizes, self.numel(), view.strides),
                "view size is not compatible with input tensor's size and stride (at least one dimension spans across "
                "two contiguous subspaces). Use .reshape(...) instead.");
-  return {std::move(shape), std::move(*stride), self.storage_offset()};
+  return view;
 }
 
 // ---- expand ----

@@ -148,6 +148,13 @@ TEST_CASE("shape helpers broadcast and wrap as PyTorch does") {
   CHECK_THROWS_WITH_AS(infer_size(IntArrayRef{3, 5}, 16), "shape '[3, 5]' is invalid for input of size 16", Error);
   CHECK_FALSE(view_strides(IntArrayRef{3, 2}, IntArrayRef{1, 3}, IntArrayRef{6}).has_value());
   CHECK(view_strides(IntArrayRef{4, 6}, IntArrayRef{6, 1}, IntArrayRef{2, 2, 6}).value() == DimVector{12, 6, 1});
+  // The form given the numel writes the same strides, for 0-d, empty and viewable inputs.
+  DimVector out;
+  CHECK_FALSE(view_strides(IntArrayRef{3, 2}, IntArrayRef{1, 3}, IntArrayRef{6}, 6, out));
+  CHECK((view_strides(IntArrayRef{4, 6}, IntArrayRef{6, 1}, IntArrayRef{2, 2, 6}, 24, out) && out == DimVector{12, 6, 1}));
+  CHECK((view_strides(IntArrayRef{}, IntArrayRef{}, IntArrayRef{1, 1}, 1, out) && out == DimVector{1, 1}));
+  CHECK((view_strides(IntArrayRef{0, 3}, IntArrayRef{7, 2}, IntArrayRef{0, 3}, 0, out) && out == DimVector{7, 2}));
+  CHECK((view_strides(IntArrayRef{0, 3}, IntArrayRef{7, 2}, IntArrayRef{3, 0}, 0, out) && out == DimVector{1, 1}));
 }
 
 namespace {

@@ -6,6 +6,8 @@
 
 #include "core/interposer.h"
 #include "ops/functions.h"
+#include "ops/op_table.h"
+#include "ops/record_function.h"
 #include "tests/test_helpers.h"
 
 using namespace strata;
@@ -243,4 +245,30 @@ TEST_CASE("an in-place op refuses outputs that repeat a location and inputs that
   CHECK(y.to_vector<float>() == std::vector<float>{3, 4, 5, 3, 4, 5});
   add_(y, y);
   CHECK(y.to_vector<float>() == std::vector<float>{6, 8, 10, 6, 8, 10});
+}
+
+TEST_CASE("record-function scopes: observers see each scope, and the exit op takes only a _RecordFunction") {
+  struct Seen final : ops::RecordFunctionObserver {
+    std::vector<std::string> events;
+    void on_enter(const ops::RecordFunction& r) override { events.push_back("enter " + std::string(r.name())); }
+    void on_exit(const ops::RecordFunction& r) override {
+      events.push_back("exit " + std::string(r.name()) + (r.ended() && r.end() >= r.start() ? " ended" : ""));
+    }
+  } seen;
+  ops::add_record_function_observer(&seen);
+  {
+    ops::RecordFunctionScope outer(std::string_view("outer"));
+    ops::RecordFunctionScope inner(std::string_view("inner"));
+    inner.exit();
+  }
+  ops::remove_record_function_observer(&seen);
+  CHECK(seen.events == std::vector<std::string>{"enter outer", "enter inner", "exit inner ended", "exit outer ended"});
+
+  struct Other final : CustomObject {
+    std::string_view type_name() const override { return "__torch__.Other"; }
+  };
+  Stack stack;
+  stack.emplace_back(IntrusivePtr<CustomObject>::reclaim(IntrusivePtr<Other>::make().release()));
+  CHECK_THROWS_WITH_AS(ops::op("profiler::_record_function_exit", "_RecordFunction").call(stack),
+                       doctest::Contains("expected a _RecordFunction handle but got __torch__.Other"), Error);
 }

@@ -455,6 +455,24 @@ TEST_CASE("view ops alias their input's storage with PyTorch's geometry") {
   CHECK(dm.is_meta());
   CHECK(strides_of(dm) == std::vector<std::int64_t>{1, 3});
   CHECK_FALSE(dm.is_contiguous());
+  // view copies its input's numel, and its contiguity when the input is contiguous (Note [A view's
+  // contiguity]): both match a recomputation, for sources with odd size-1 strides, offsets, no elements.
+  struct ViewCase {
+    Tensor src;
+    std::vector<std::int64_t> shape;
+  };
+  for (const ViewCase& c : {ViewCase{as_strided(a, {3, 1}, {1, 5}, 0), {3}}, ViewCase{as_strided(a, {3, 1}, {1, 5}, 0), {1, 3, 1}},
+                            ViewCase{as_strided(a, {1, 3}, {7, 1}, 2), {3, 1}}, ViewCase{at, {3, 1, 2}}, ViewCase{at, {1, 3, 2}},
+                            ViewCase{as_strided(a, {2, 2}, {1, 2}, 1), {2, 2}}, ViewCase{empty({0, 3}), {3, 0}},
+                            ViewCase{as_strided(a, {0, 3}, {3, 1}, 5), {-1}}, ViewCase{scalar_tensor(1.0, ScalarType::Float32), {1, 1}},
+                            ViewCase{a, {6, 1}}}) {
+    const Tensor v = view(c.src, c.shape);
+    CHECK(v.numel() == numel_of(v.sizes()));
+    CHECK(v.is_contiguous() == is_contiguous_layout(v.sizes(), v.strides()));
+    CHECK(v.storage_offset() == c.src.storage_offset());
+    CHECK(v.to_vector<float>() == c.src.to_vector<float>());
+  }
+  CHECK(strides_of(view(as_strided(a, {3, 1}, {1, 5}, 0), {3, 1})) == std::vector<std::int64_t>{1, 5});  // kept, as in PyTorch
   CHECK(reshape(at, {6}).to_vector<float>() == std::vector<float>{0, 3, 1, 4, 2, 5});  // needs a copy
   CHECK(reshape(a, {3, 2}).impl()->storage().get() == a.impl()->storage().get());     // a view
   CHECK(contiguous(at).is_contiguous());
