@@ -1,0 +1,69 @@
+// bench/callgrind/loops.cpp: the loops scripts/count-instructions runs under callgrind. Instruction
+// counts do not depend on the machine's load, so they compare two builds where wall-clock timings on
+// a shared machine cannot. Usage: loops MODE ITERATIONS, MODE one of add, add-grad, forward, step (the
+// seed configuration's 1-element add, recorded add, no-grad forward and training step).
+#include <cstdlib>
+#include <cstring>
+#include <iostream>
+
+#include "autograd/backward.h"
+#include "autograd/grad_mode.h"
+#include "autograd/variable.h"
+#include "nn/functional.h"
+#include "nn/layers.h"
+#include "ops/functions.h"
+#include "optim/sgd.h"
+#include "tracer/seed_experiment.h"
+
+namespace {
+
+using namespace strata;
+
+template <typename T>
+void keep(const T& value) {
+  asm volatile("" : : "g"(&value) : "memory");
+}
+
+void add_loop(bool grad, long n) {
+  const Tensor a = tensor<float>({1.5f}), b = tensor<float>({2.5f});
+  if (grad) requires_grad_(a);
+  for (long i = 0; i < n; ++i) keep(add(a, b));
+}
+
+void seed_loop(bool train, long n) {
+  const tracer::SeedConfig config{0, {16, 32, 4}, 8, 0.1};
+  manual_seed(config.seed);
+  auto model = nn::make_mlp(config.sizes);
+  auto [x, y] = tracer::make_batch(config);
+  optim::SGD opt(model->parameters(), {.lr = config.lr});
+  for (long i = 0; i < n; ++i) {
+    if (!train) {
+      autograd::NoGradGuard no_grad;
+      keep((*model)(x));
+      continue;
+    }
+    opt.zero_grad();
+    const Tensor loss = nn::functional::cross_entropy((*model)(x), y);
+    backward(loss);
+    opt.step();
+  }
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  const long n = argc == 3 ? std::strtol(argv[2], nullptr, 10) : -1;
+  const char* mode = argc == 3 ? argv[1] : "";
+  if (n < 0) {
+    std::cerr << "usage: loops add|add-grad|forward|step ITERATIONS\n";
+    return 2;
+  }
+  if (!std::strcmp(mode, "add")) add_loop(false, n);
+  else if (!std::strcmp(mode, "add-grad")) add_loop(true, n);
+  else if (!std::strcmp(mode, "forward")) seed_loop(false, n);
+  else if (!std::strcmp(mode, "step")) seed_loop(true, n);
+  else {
+    std::cerr << "loops: unknown mode '" << mode << "' (add, add-grad, forward or step)\n";
+    return 2;
+  }
+}
