@@ -44,18 +44,10 @@ TensorImpl::TensorImpl(Storage storage, std::int64_t storage_offset, DimVector&&
       is_contiguous_(source.is_contiguous_),
       key_set_(backend_key(source.device_)) {}
 
-// The pool block operator new would give, filled in place: with the allocation and the copy inline,
-// make_alias and make_transposed are one function each.
+// A pooled copy of `source` (TensorImpl's operator new; a throwing constructor returns the block).
+// Inline, with the allocation and the copy: make_alias and make_transposed are one function each.
 [[gnu::always_inline]] inline IntrusivePtr<TensorImpl> TensorImpl::alias_of(const TensorImpl& source) {
-  void* place = pool::allocate(sizeof(TensorImpl));
-  TensorImpl* impl;
-  try {
-    impl = new (place) TensorImpl(source, Alias{});
-  } catch (...) {  // a geometry of more than five dimensions failed to allocate
-    pool::deallocate(place, sizeof(TensorImpl));
-    throw;
-  }
-  return IntrusivePtr<TensorImpl>::adopt(impl);
+  return IntrusivePtr<TensorImpl>::adopt(new TensorImpl(source, Alias{}));
 }
 
 IntrusivePtr<TensorImpl> TensorImpl::make_alias(const TensorImpl& source) { return alias_of(source); }
@@ -79,11 +71,12 @@ IntrusivePtr<TensorImpl> TensorImpl::make_transposed(const TensorImpl& source, s
 }
 
 // Note [A view's contiguity]
-// view_strides gives strides that address each element where `source` had it (element i of the view,
-// counted in row-major order, is element i of the source). A contiguous source has element i at
-// offset i, so the view does too: it is contiguous (is_contiguous_layout skips size-1 dimensions,
-// whose strides view_strides may carry over, and passes any tensor without elements). Only a view of
-// a non-contiguous source runs the check.
+// view's sizes have its input's numel, and view_strides gives strides that address each element where
+// `source` had it (element i of the view, counted in row-major order, is element i of the source). So
+// make_reshaped copies the numel, offset and first-element address instead of recomputing them. A
+// contiguous source has element i at offset i, so the view does too: it is contiguous
+// (is_contiguous_layout skips size-1 dimensions, whose strides view_strides may carry over, and passes
+// any tensor without elements). Only a view of a non-contiguous source runs the check.
 [[gnu::always_inline]] inline TensorImpl::TensorImpl(const TensorImpl& source, IntArrayRef sizes, IntArrayRef strides)
     : storage_(source.storage_),
       data_(source.data_),  // same offset and numel, so the same first element

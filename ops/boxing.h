@@ -54,7 +54,7 @@ struct ViewSpec {
 // contiguity, for detach), instead of building a ViewSpec and recomputing both from it. These are
 // the seed step's commonest views (six t; four detaches from AccumulateGrad, two each under a mode):
 // copying cut the step by ~3.6k of ~66k instructions when it came in. view keeps its input's numel the
-// same way (Note [A view op's output keeps its input's numel], ops/view_ops.cpp).
+// same way (Note [A view's contiguity], core/tensor_impl.cpp).
 struct SameGeometry {};
 struct SwappedDims {
   std::size_t dim0, dim1;  // in range, or both 0 for a 0-d input

@@ -10,11 +10,10 @@
 namespace strata::ops {
 
 namespace detail {
-// Note [A view op's output keeps its input's numel]
-// view's sizes have its input's numel and its strides (view_strides) keep each element where it was,
-// so TensorImpl::make_reshaped copies the numel (and the contiguity of a contiguous input) instead of
-// recomputing them as make_view_of(ViewSpec) does; the storage offset is the input's too. view_kernel
-// and UnboxedView find this make_view_of through argument-dependent lookup, like the ones in boxing.h.
+// view's output: TensorImpl::make_reshaped keeps its input's numel and offset, and its contiguity when
+// the input is contiguous (Note [A view's contiguity]), where make_view_of(ViewSpec) recomputes them.
+// view_kernel and UnboxedView find this make_view_of through argument-dependent lookup, like the ones
+// in boxing.h.
 struct ReshapedGeometry {
   DimVector sizes;
   DimVector strides;
