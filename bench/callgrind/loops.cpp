@@ -1,7 +1,8 @@
 // bench/callgrind/loops.cpp: the loops scripts/count-instructions runs under callgrind. Instruction
 // counts do not depend on the machine's load, so they compare two builds where wall-clock timings on
 // a shared machine cannot. Usage: loops MODE ITERATIONS, MODE one of add, add-grad, forward, step (the
-// seed configuration's 1-element add, recorded add, no-grad forward and training step).
+// seed configuration's 1-element add, recorded add, no-grad forward and training step) or eigen-step
+// (strata-bench's hand-written Eigen step of the same shapes, for comparison).
 #include <cstdlib>
 #include <cstring>
 #include <iostream>
@@ -9,6 +10,7 @@
 #include "autograd/backward.h"
 #include "autograd/grad_mode.h"
 #include "autograd/variable.h"
+#include "bench/eigen_baselines.h"
 #include "nn/functional.h"
 #include "nn/layers.h"
 #include "ops/functions.h"
@@ -49,21 +51,29 @@ void seed_loop(bool train, long n) {
   }
 }
 
+void eigen_step_loop(long n) {
+  bench::EigenMlp mlp({16, 32, 4}, 1);
+  const bench::RowMatrix x = bench::RowMatrix::Random(8, 16);
+  const std::vector<std::int64_t> y{0, 1, 2, 3, 0, 1, 2, 3};
+  for (long i = 0; i < n; ++i) keep(mlp.train_step(x, y, 0.1f));
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
   const long n = argc == 3 ? std::strtol(argv[2], nullptr, 10) : -1;
   const char* mode = argc == 3 ? argv[1] : "";
   if (n < 0) {
-    std::cerr << "usage: loops add|add-grad|forward|step ITERATIONS\n";
+    std::cerr << "usage: loops add|add-grad|forward|step|eigen-step ITERATIONS\n";
     return 2;
   }
   if (!std::strcmp(mode, "add")) add_loop(false, n);
   else if (!std::strcmp(mode, "add-grad")) add_loop(true, n);
   else if (!std::strcmp(mode, "forward")) seed_loop(false, n);
   else if (!std::strcmp(mode, "step")) seed_loop(true, n);
+  else if (!std::strcmp(mode, "eigen-step")) eigen_step_loop(n);
   else {
-    std::cerr << "loops: unknown mode '" << mode << "' (add, add-grad, forward or step)\n";
+    std::cerr << "loops: unknown mode '" << mode << "' (add, add-grad, forward, step or eigen-step)\n";
     return 2;
   }
 }
