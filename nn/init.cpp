@@ -13,6 +13,7 @@
 namespace strata::nn::init {
 
 std::pair<std::int64_t, std::int64_t> calculate_fan_in_and_fan_out(const Tensor& t) {
+  STRATA_CHECK(t.defined(), "calculate_fan_in_and_fan_out: expected a defined tensor, got an undefined Tensor");
   STRATA_CHECK(t.dim() >= 2, "Fan in and fan out can not be computed for tensor with fewer than 2 dimensions");
   std::int64_t receptive_field = 1;
   for (std::int64_t d = 2; d < t.dim(); ++d) receptive_field *= t.size(d);
@@ -39,6 +40,7 @@ const Tensor& uniform_(const Tensor& t, double a, double b, const Generator* gen
 
 const Tensor& kaiming_uniform_(const Tensor& t, double a, std::string_view mode, std::string_view nonlinearity,
                                const Generator* generator) {
+  STRATA_CHECK(t.defined(), "kaiming_uniform_: expected a defined tensor, got an undefined Tensor");
   if (t.numel() == 0) return t;  // PyTorch warns "Initializing zero-element tensors is a no-op"
   std::string lower(mode);  // torch.nn.init's _calculate_correct_fan lowercases the mode first
   for (char& c : lower) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));

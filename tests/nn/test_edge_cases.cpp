@@ -100,3 +100,23 @@ TEST_CASE("nll_loss and cross_entropy check targets as PyTorch does") {
   CHECK_THROWS_WITH_AS(F::cross_entropy(logits, tensor<float>({0, 1})),
                        "[aten::nll_loss_forward] expected scalar type int64 for target but found float32", Error);
 }
+
+TEST_CASE("composites refuse an undefined tensor with the dispatcher's message instead of crashing") {
+  const Tensor x = randn({2, 3}), target = tensor<std::int64_t>({0, 1});
+  const char* none = "Expected a proper Tensor but got None (or an undefined Tensor in C++) for argument #";
+  auto message = [&](const char* op, int position, const char* name) {
+    return std::string("[") + op + "] " + none + std::to_string(position) + " '" + name + "'";
+  };
+  CHECK_THROWS_WITH_AS(F::linear(Tensor(), x), message("aten::linear", 0, "input").c_str(), Error);
+  CHECK_THROWS_WITH_AS(F::linear(x, Tensor()), message("aten::linear", 1, "weight").c_str(), Error);
+  CHECK_THROWS_WITH_AS(F::matmul(x, Tensor()), message("aten::matmul", 1, "other").c_str(), Error);
+  CHECK_THROWS_WITH_AS(F::log_softmax(Tensor(), 0, ScalarType::Float64), message("aten::log_softmax", 0, "self").c_str(),
+                       Error);
+  CHECK_THROWS_WITH_AS(F::nll_loss(x, Tensor()), message("aten::nll_loss_nd", 1, "target").c_str(), Error);
+  CHECK_THROWS_WITH_AS(F::cross_entropy(Tensor(), target), message("aten::cross_entropy_loss", 0, "self").c_str(), Error);
+  CHECK_THROWS_WITH_AS(F::cross_entropy(x, Tensor()), message("aten::cross_entropy_loss", 1, "target").c_str(), Error);
+  CHECK_THROWS_WITH_AS(nn::init::kaiming_uniform_(Tensor()),
+                       "kaiming_uniform_: expected a defined tensor, got an undefined Tensor", Error);
+  CHECK_THROWS_WITH_AS(nn::init::calculate_fan_in_and_fan_out(Tensor()),
+                       "calculate_fan_in_and_fan_out: expected a defined tensor, got an undefined Tensor", Error);
+}
