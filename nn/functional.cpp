@@ -7,25 +7,54 @@
 
 namespace strata::nn::functional {
 
+namespace {
+// Note [Composites check for undefined arguments]
+// A dispatched op refuses an undefined Tensor() where its schema wants a Tensor (Note [Boxed calls
+// are checked where keys are read]), but a composite never reaches the dispatcher and reads its
+// arguments' shapes first, so it checks them itself, in the dispatcher's words, named after the
+// aten composite it mirrors. Python cannot pass None there at all (a TypeError).
+void check_defined(const Tensor& t, const char* op, int position, const char* name) {
+  if (t.defined()) [[likely]] return;
+  Error e(detail::str_cat("Expected a proper Tensor but got None (or an undefined Tensor in C++) for argument #", position,
+                          " '", name, "'"));
+  e.set_op(op);
+  throw e;
+}
+
+// The number of rows a tensor folds into when all but its last dimension are flattened.
+std::int64_t leading_rows(const Tensor& input) {
+  std::int64_t rows = 1;
+  for (std::int64_t d = 0; d + 1 < input.dim(); ++d) rows *= input.size(d);
+  return rows;
+}
+}  // namespace
+
 Tensor matmul(const Tensor& input, const Tensor& other) {
+  check_defined(input, "aten::matmul", 0, "self");
+  check_defined(other, "aten::matmul", 1, "other");
   STRATA_CHECK(other.dim() == 2, "matmul: strata supports a 2-D second operand, got ", other.dim(), "-D");
   STRATA_CHECK(input.dim() >= 1, "both arguments to matmul need to be at least 1D, but they are ", input.dim(), "D and ",
                other.dim(), "D");
   if (input.dim() == 2) return mm(input, other);
   if (input.dim() == 1) return squeeze(mm(unsqueeze(input, 0), other), 0);
   // Fold the leading dimensions into rows, multiply, unfold (PyTorch's _matmul_impl for N-D @ 2-D).
+  // The row count is a product, not -1: reshape cannot infer -1 next to a last dimension of 0.
   DimVector out_sizes(input.sizes());
   out_sizes.back() = other.size(1);
-  const Tensor folded = reshape(input, {-1, input.size(-1)});
+  const Tensor folded = reshape(input, {leading_rows(input), input.size(-1)});
   return view(mm(folded, other), out_sizes);
 }
 
+// PyTorch 2.8's at::linear: a contiguous 3-D input always takes the flattened addmm (the bias then
+// broadcasts against the [rows, out] product, whatever its rank); other ranks only with a 1-D bias.
 Tensor linear(const Tensor& input, const Tensor& weight, const Tensor& bias) {
+  check_defined(input, "aten::linear", 0, "input");
+  check_defined(weight, "aten::linear", 1, "weight");
+  STRATA_CHECK(input.dim() != 0 && weight.dim() != 0, "both arguments to linear need to be at least 1D, but they are ",
+               input.dim(), "D and ", weight.dim(), "D");
   if (input.dim() == 2 && bias.defined()) return addmm(bias, input, t(weight));
-  if (bias.defined() && input.is_contiguous() && bias.dim() == 1) {
-    std::int64_t rows = 1;
-    for (std::int64_t d = 0; d + 1 < input.dim(); ++d) rows *= input.size(d);
-    const Tensor flat = reshape(input, {rows, input.size(-1)});  // before t(weight), as PyTorch orders them
+  if (bias.defined() && input.is_contiguous() && (input.dim() == 3 || bias.dim() == 1)) {
+    const Tensor flat = reshape(input, {leading_rows(input), input.size(-1)});  // before t(weight), as PyTorch
     const Tensor result = addmm(bias, flat, t(weight));
     DimVector out_sizes(input.sizes());
     out_sizes.back() = result.size(1);
@@ -42,22 +71,35 @@ Tensor linear(const Tensor& input, const Tensor& weight, const Tensor& bias) {
 Tensor relu(const Tensor& input) { return strata::relu(input); }
 
 Tensor log_softmax(const Tensor& input, std::int64_t dim, std::optional<ScalarType> dtype) {
+  check_defined(input, "aten::log_softmax", 0, "self");
   return _log_softmax(dtype ? to(input, *dtype) : input, dim, false);
 }
 
+// PyTorch's nll_loss_nd reads target.sizes()[0] unchecked; for a 0-d target that slot holds the 0
+// a 0-d TensorImpl keeps there, so a 2-D input's check reports a target batch_size of 0.
 Tensor nll_loss(const Tensor& input, const Tensor& target, const LossOptions& options) {
+  check_defined(input, "aten::nll_loss_nd", 0, "self");
+  check_defined(target, "aten::nll_loss_nd", 1, "target");
   STRATA_CHECK(input.dim() >= 1, "Expected 1 or more dimensions (got ", input.dim(), ")");
+  const std::int64_t target_batch = target.dim() > 0 ? target.size(0) : 0;
+  STRATA_CHECK(input.dim() == 1 || input.size(0) == target_batch, "Expected input batch_size (", input.size(0),
+               ") to match target batch_size (", target_batch, ").");
   STRATA_CHECK(input.dim() <= 2, "nll_loss: strata supports 1-D and 2-D input (got ", input.dim(), "-D)");
-  STRATA_CHECK(input.dim() == 1 || target.dim() == 0 || input.size(0) == target.size(0), "Expected input batch_size (",
-               input.size(0), ") to match target batch_size (", target.dim() > 0 ? target.size(0) : 1, ").");
   return std::get<0>(nll_loss_forward(input, target, options.weight, static_cast<std::int64_t>(options.reduction),
                                       options.ignore_index));
 }
 
+// PyTorch takes a target shaped like the input for class probabilities (and wants it floating);
+// any other target is class indices, whose dtype nll_loss checks.
 Tensor cross_entropy(const Tensor& input, const Tensor& target, const LossOptions& options) {
-  STRATA_CHECK(is_integral(target.dtype(), /*include_bool=*/false),
-               "cross_entropy: strata supports class-index (int64) targets, got ", target.dtype(),
-               " (class probabilities are not supported)");
+  check_defined(input, "aten::cross_entropy_loss", 0, "self");
+  check_defined(target, "aten::cross_entropy_loss", 1, "target");
+  if (input.sizes() == target.sizes()) {
+    STRATA_CHECK(is_floating_point(target.dtype()), "Expected floating point type for target with class probabilities, got ",
+                 target.dtype());
+    STRATA_CHECK(false, "cross_entropy: strata supports class-index (int64) targets; a ", target.dtype(),
+                 " target shaped like the input holds class probabilities, which are not supported");
+  }
   const std::int64_t class_dim = input.dim() == 1 ? 0 : 1;
   return nll_loss(log_softmax(input, class_dim, input.dtype()), target, options);
 }

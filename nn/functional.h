@@ -12,8 +12,9 @@ namespace strata::nn::functional {
 
 enum class Reduction : std::int64_t { None = 0, Mean = 1, Sum = 2 };
 
-// y = input @ weight^T + bias. 2-D input with bias: addmm(bias, input, weight.t()); contiguous input
-// of other ranks with bias is flattened to 2-D and back; without bias: matmul then (no add).
+// y = input @ weight^T + bias. 2-D input with bias: addmm(bias, input, weight.t()); a contiguous 3-D
+// input with bias, or a contiguous input of another rank with a 1-D bias, is flattened to 2-D and
+// back; otherwise matmul, then an add of the bias.
 Tensor linear(const Tensor& input, const Tensor& weight, const Tensor& bias = Tensor());
 // input @ other for 1-D/2-D/N-D input and a 2-D other (the cases linear needs).
 Tensor matmul(const Tensor& input, const Tensor& other);

@@ -11,8 +11,6 @@ namespace strata::nn {
 
 Linear::Linear(std::int64_t in_features, std::int64_t out_features, bool bias)
     : in_features_(in_features), out_features_(out_features) {
-  STRATA_CHECK(in_features >= 0 && out_features >= 0, "Linear: in_features (", in_features, ") and out_features (",
-               out_features, ") must be non-negative");
   weight_ = register_parameter("weight", empty({out_features, in_features}));
   if (bias) bias_ = register_parameter("bias", empty({out_features}));
   init::kaiming_uniform_(weight_, std::sqrt(5.0));

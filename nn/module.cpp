@@ -1,6 +1,7 @@
 // nn/module.cpp: parameter bookkeeping and repr.
 #include "nn/module.h"
 
+#include <algorithm>
 #include <sstream>
 
 #include "autograd/variable.h"
@@ -8,12 +9,29 @@
 
 namespace strata::nn {
 
+// Note [Shared parameters are listed once]
+// PyTorch's named_parameters() (remove_duplicate=True) walks the modules in pre-order, visiting a
+// module reached twice (Sequential(lin, lin)) once, and yields a parameter tensor once, under the
+// first name that reaches it. parameters() is what an optimizer is built from, so listing a shared
+// Linear twice would make SGD update it twice per step and zero_grad zero it twice.
 std::vector<std::pair<std::string, Tensor>> Module::named_parameters(bool recurse) const {
-  std::vector<std::pair<std::string, Tensor>> out = params_;
-  if (!recurse) return out;
-  for (const auto& [child_name, child] : children_)
-    for (auto& [name, p] : child->named_parameters(true)) out.emplace_back(child_name + "." + name, p);
+  std::vector<const Module*> seen_modules;
+  std::vector<std::pair<std::string, Tensor>> out;
+  collect_parameters("", recurse, seen_modules, out);
   return out;
+}
+
+void Module::collect_parameters(const std::string& prefix, bool recurse, std::vector<const Module*>& seen_modules,
+                                std::vector<std::pair<std::string, Tensor>>& out) const {
+  if (std::find(seen_modules.begin(), seen_modules.end(), this) != seen_modules.end()) return;
+  seen_modules.push_back(this);
+  for (const auto& [name, p] : params_) {
+    const bool seen = std::any_of(out.begin(), out.end(), [&](const auto& named) { return named.second.is_same(p); });
+    if (!seen) out.emplace_back(prefix + name, p);
+  }
+  if (!recurse) return;
+  for (const auto& [child_name, child] : children_)
+    child->collect_parameters(prefix + child_name + ".", true, seen_modules, out);
 }
 
 std::vector<Tensor> Module::parameters(bool recurse) const {
@@ -22,12 +40,19 @@ std::vector<Tensor> Module::parameters(bool recurse) const {
   return out;
 }
 
+void zero_grad_(const Tensor& param, bool set_to_none) {
+  const Tensor& grad = param.grad();
+  if (!grad.defined()) return;
+  if (set_to_none) return set_grad(param, Tensor());
+  // A gradient made with create_graph=True has a history; PyTorch cuts it (detach_) before zeroing,
+  // so the zeroing is not recorded and the gradient stays the same tensor.
+  if (grad.grad_fn()) autograd::set_gradient_edge(grad, autograd::Edge());
+  autograd::set_requires_grad(grad, false);
+  zero_(grad);
+}
+
 void Module::zero_grad(bool set_to_none) {
-  for (const Tensor& p : parameters()) {
-    if (!p.grad().defined()) continue;
-    if (set_to_none) set_grad(p, Tensor());
-    else zero_(p.grad());
-  }
+  for (const Tensor& p : parameters()) zero_grad_(p, set_to_none);
 }
 
 Module& Module::train(bool on) {

@@ -17,12 +17,15 @@ class Module {
   virtual Tensor forward(const Tensor& input) = 0;
   Tensor operator()(const Tensor& input) { return forward(input); }
 
-  // Parameters in registration order, this module's first, then each child's ("0.weight", ...).
+  // Parameters in registration order, this module's first, then each child's ("0.weight", ...); a
+  // parameter or module reached twice is listed once, under its first name (Note [Shared parameters
+  // are listed once]).
   std::vector<std::pair<std::string, Tensor>> named_parameters(bool recurse = true) const;
   std::vector<Tensor> parameters(bool recurse = true) const;
   const std::vector<std::pair<std::string, std::shared_ptr<Module>>>& named_children() const { return children_; }
 
-  // set_to_none=true drops the gradients (PyTorch's default); false zeroes them in place.
+  // set_to_none=true drops the gradients (PyTorch's default); false detaches them in place and zeroes
+  // them (nn::zero_grad_).
   void zero_grad(bool set_to_none = true);
   Module& train(bool on = true);
   Module& eval() { return train(false); }
@@ -45,9 +48,16 @@ class Module {
   }
 
  private:
+  void collect_parameters(const std::string& prefix, bool recurse, std::vector<const Module*>& seen_modules,
+                          std::vector<std::pair<std::string, Tensor>>& out) const;
+
   std::vector<std::pair<std::string, Tensor>> params_;
   std::vector<std::pair<std::string, std::shared_ptr<Module>>> children_;
   bool training_ = true;
 };
+
+// One parameter's share of zero_grad (Module's and Optimizer's): drop the gradient, or detach it in
+// place (p.grad.detach_(), or requires_grad_(False) when it has no history) and zero it.
+void zero_grad_(const Tensor& param, bool set_to_none);
 
 }  // namespace strata::nn

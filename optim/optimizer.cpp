@@ -3,6 +3,7 @@
 
 #include "autograd/grad_mode.h"
 #include "autograd/variable.h"
+#include "nn/module.h"
 #include "ops/functions.h"
 #include "ops/record_function.h"
 
@@ -10,7 +11,10 @@ namespace strata::optim {
 
 Optimizer::Optimizer(std::vector<Tensor> params) : params_(std::move(params)) {
   STRATA_CHECK(!params_.empty(), "optimizer got an empty parameter list");
-  for (const Tensor& p : params_) STRATA_CHECK(p.defined(), "optimizer got an undefined parameter");
+  for (const Tensor& p : params_) {
+    STRATA_CHECK(p.defined(), "optimizer got an undefined parameter");
+    STRATA_CHECK(p.is_leaf(), "can't optimize a non-leaf Tensor");  // torch.optim's add_param_group
+  }
 }
 
 void Optimizer::step() {
@@ -24,11 +28,7 @@ void Optimizer::step() {
 }
 
 void Optimizer::zero_grad(bool set_to_none) {
-  for (const Tensor& p : params_) {
-    if (!p.grad().defined()) continue;
-    if (set_to_none) set_grad(p, Tensor());
-    else zero_(p.grad());
-  }
+  for (const Tensor& p : params_) nn::zero_grad_(p, set_to_none);
 }
 
 }  // namespace strata::optim

@@ -25,8 +25,9 @@ class SGD final : public Optimizer {
  public:
   SGD(std::vector<Tensor> params, SGDOptions options);
   const SGDOptions& options() const { return options_; }
-  // The momentum buffer of parameter i (undefined before the first step with momentum).
-  const Tensor& momentum_buffer(std::size_t i) const { return momentum_buffers_[i]; }
+  // The momentum buffer of parameter i (undefined before the first step with momentum); a parameter
+  // listed twice has one buffer (Note [Momentum buffers belong to the parameter]).
+  const Tensor& momentum_buffer(std::size_t i) const { return momentum_buffers_[state_index_[i]]; }
 
  protected:
   std::string class_name() const override { return "SGD"; }
@@ -34,7 +35,9 @@ class SGD final : public Optimizer {
 
  private:
   SGDOptions options_;
-  std::vector<Tensor> momentum_buffers_;
+  std::vector<Tensor> momentum_buffers_;   // indexed by state_index_
+  std::vector<std::size_t> state_index_;   // params()[i]'s state: the index of its first occurrence
+  std::vector<Tensor> step_buffers_;       // update()'s list of buffers, empty between steps
 };
 
 }  // namespace strata::optim
