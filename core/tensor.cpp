@@ -14,6 +14,16 @@ void Tensor::throw_bad_dim(std::int64_t d) const {
   detail::throw_internal("dim_index", __FILE__, __LINE__, detail::str_cat("dimension ", d, " is in range"));
 }
 
+// Note [An undefined tensor answers or refuses]
+// Tensor() is PyTorch's undefined tensor: an absent optional argument, or a gradient not computed
+// yet. Its autograd queries answer as PyTorch's do (requires_grad() false, is_leaf() true, grad() and
+// grad_fn() empty), since code asks them of gradients that may not exist. Every function that takes
+// a tensor refuses an undefined one with a named error: a dispatched op through the dispatcher's check
+// (Note [Boxed calls are checked where keys are read]), a composite (reshape, linear, ...) itself,
+// data access and item() here. The metadata accessors (sizes(), dim(), dtype(), ...) are the one
+// exception: they read a defined tensor's impl with no check, as a C++ handle's operator-> does,
+// because they sit inside every kernel and every dispatch (a null check in each cost the seed step
+// 1.3% of its instructions and a 1-element add 5.6%). Ask defined() first.
 void Tensor::check_data_access(ScalarType expected) const {
   STRATA_CHECK(defined(), "cannot access the data of an undefined tensor");
   STRATA_CHECK(!subclass(), "cannot access the data of a ", subclass()->type_name(),
@@ -60,17 +70,20 @@ template std::vector<std::int64_t> Tensor::to_vector<std::int64_t>() const;
 template std::vector<bool> Tensor::to_vector<bool>() const;
 
 bool Tensor::is_leaf() const {
+  if (!impl_) return true;
   const AutogradMeta* meta = impl_->autograd_meta();
   return !meta || !meta->grad_fn;
 }
 
 const Tensor& Tensor::grad() const {
   static const Tensor undefined;
+  if (!impl_) return undefined;
   const AutogradMeta* meta = impl_->autograd_meta();
   return meta ? meta->grad : undefined;
 }
 
 autograd::Node* Tensor::grad_fn() const {
+  if (!impl_) return nullptr;
   const AutogradMeta* meta = impl_->autograd_meta();
   return meta ? meta->grad_fn : nullptr;
 }

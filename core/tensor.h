@@ -30,6 +30,7 @@ class Tensor {
   std::uint32_t use_count() const { return impl_.use_count(); }
   bool is_same(const Tensor& other) const { return impl_ == other.impl_; }
 
+  // Metadata. A defined tensor's only (Note [An undefined tensor answers or refuses]).
   IntArrayRef sizes() const { return impl_->sizes(); }
   IntArrayRef strides() const { return impl_->strides(); }
   std::int64_t dim() const { return impl_->dim(); }
@@ -65,8 +66,9 @@ class Tensor {
   template <typename T>
   std::vector<T> to_vector() const;
 
-  // Autograd state, read-only here (see autograd/variable.h for requires_grad_ and backward).
-  bool requires_grad() const { return impl_->requires_grad(); }
+  // Autograd state, read-only here (see autograd/variable.h for requires_grad_ and backward). An
+  // undefined Tensor answers as PyTorch's does: no grad, no grad_fn, a leaf that does not require grad.
+  bool requires_grad() const { return impl_ && impl_->requires_grad(); }
   bool is_leaf() const;
   const Tensor& grad() const;  // undefined Tensor when no gradient has been accumulated
   autograd::Node* grad_fn() const;  // null on leaves and plain tensors

@@ -8,19 +8,6 @@
 namespace strata::nn::functional {
 
 namespace {
-// Note [Composites check for undefined arguments]
-// A dispatched op refuses an undefined Tensor() where its schema wants a Tensor (Note [Boxed calls
-// are checked where keys are read]), but a composite never reaches the dispatcher and reads its
-// arguments' shapes first, so it checks them itself, in the dispatcher's words, named after the
-// aten composite it mirrors. Python cannot pass None there at all (a TypeError).
-void check_defined(const Tensor& t, const char* op, int position, const char* name) {
-  if (t.defined()) [[likely]] return;
-  Error e(detail::str_cat("Expected a proper Tensor but got None (or an undefined Tensor in C++) for argument #", position,
-                          " '", name, "'"));
-  e.set_op(op);
-  throw e;
-}
-
 // The number of rows a tensor folds into when all but its last dimension are flattened.
 std::int64_t leading_rows(const Tensor& input) {
   std::int64_t rows = 1;
@@ -30,8 +17,8 @@ std::int64_t leading_rows(const Tensor& input) {
 }  // namespace
 
 Tensor matmul(const Tensor& input, const Tensor& other) {
-  check_defined(input, "aten::matmul", 0, "self");
-  check_defined(other, "aten::matmul", 1, "other");
+  detail::check_defined(input, "aten::matmul", 0, "self");
+  detail::check_defined(other, "aten::matmul", 1, "other");
   STRATA_CHECK(other.dim() == 2, "matmul: strata supports a 2-D second operand, got ", other.dim(), "-D");
   STRATA_CHECK(input.dim() >= 1, "both arguments to matmul need to be at least 1D, but they are ", input.dim(), "D and ",
                other.dim(), "D");
@@ -48,8 +35,8 @@ Tensor matmul(const Tensor& input, const Tensor& other) {
 // PyTorch 2.8's at::linear: a contiguous 3-D input always takes the flattened addmm (the bias then
 // broadcasts against the [rows, out] product, whatever its rank); other ranks only with a 1-D bias.
 Tensor linear(const Tensor& input, const Tensor& weight, const Tensor& bias) {
-  check_defined(input, "aten::linear", 0, "input");
-  check_defined(weight, "aten::linear", 1, "weight");
+  detail::check_defined(input, "aten::linear", 0, "input");
+  detail::check_defined(weight, "aten::linear", 1, "weight");
   STRATA_CHECK(input.dim() != 0 && weight.dim() != 0, "both arguments to linear need to be at least 1D, but they are ",
                input.dim(), "D and ", weight.dim(), "D");
   if (input.dim() == 2 && bias.defined()) return addmm(bias, input, t(weight));
@@ -71,15 +58,15 @@ Tensor linear(const Tensor& input, const Tensor& weight, const Tensor& bias) {
 Tensor relu(const Tensor& input) { return strata::relu(input); }
 
 Tensor log_softmax(const Tensor& input, std::int64_t dim, std::optional<ScalarType> dtype) {
-  check_defined(input, "aten::log_softmax", 0, "self");
+  detail::check_defined(input, "aten::log_softmax", 0, "self");
   return _log_softmax(dtype ? to(input, *dtype) : input, dim, false);
 }
 
 // PyTorch's nll_loss_nd reads target.sizes()[0] unchecked; for a 0-d target that slot holds the 0
 // a 0-d TensorImpl keeps there, so a 2-D input's check reports a target batch_size of 0.
 Tensor nll_loss(const Tensor& input, const Tensor& target, const LossOptions& options) {
-  check_defined(input, "aten::nll_loss_nd", 0, "self");
-  check_defined(target, "aten::nll_loss_nd", 1, "target");
+  detail::check_defined(input, "aten::nll_loss_nd", 0, "self");
+  detail::check_defined(target, "aten::nll_loss_nd", 1, "target");
   STRATA_CHECK(input.dim() >= 1, "Expected 1 or more dimensions (got ", input.dim(), ")");
   const std::int64_t target_batch = target.dim() > 0 ? target.size(0) : 0;
   STRATA_CHECK(input.dim() == 1 || input.size(0) == target_batch, "Expected input batch_size (", input.size(0),
@@ -92,8 +79,8 @@ Tensor nll_loss(const Tensor& input, const Tensor& target, const LossOptions& op
 // PyTorch takes a target shaped like the input for class probabilities (and wants it floating);
 // any other target is class indices, whose dtype nll_loss checks.
 Tensor cross_entropy(const Tensor& input, const Tensor& target, const LossOptions& options) {
-  check_defined(input, "aten::cross_entropy_loss", 0, "self");
-  check_defined(target, "aten::cross_entropy_loss", 1, "target");
+  detail::check_defined(input, "aten::cross_entropy_loss", 0, "self");
+  detail::check_defined(target, "aten::cross_entropy_loss", 1, "target");
   if (input.sizes() == target.sizes()) {
     STRATA_CHECK(is_floating_point(target.dtype()), "Expected floating point type for target with class probabilities, got ",
                  target.dtype());

@@ -59,7 +59,23 @@ Tensor squeeze(const Tensor& self, std::int64_t dim) {
 }
 
 // ---- composites ----
+// Note [Composites check for undefined arguments]
+// A dispatched op refuses an undefined Tensor() where its schema wants a Tensor (Note [Boxed calls
+// are checked where keys are read]), but a composite never reaches the dispatcher and reads its
+// arguments' metadata first, which a Tensor() does not have (Note [An undefined tensor answers or
+// refuses]). So each composite checks its Tensor arguments itself, in the dispatcher's words, named
+// after the aten composite it mirrors. Python cannot pass None there at all (a TypeError).
+namespace detail {
+void throw_undefined_argument(const char* op, int position, const char* name) {
+  Error e(str_cat("Expected a proper Tensor but got None (or an undefined Tensor in C++) for argument #", position, " '",
+                  name, "'"));
+  e.set_op(op);
+  throw e;
+}
+}  // namespace detail
+
 Tensor sum_to(const Tensor& self, IntArrayRef shape) {
+  detail::check_defined(self, "aten::sum_to", 0, "self");
   if (shape.empty()) return sum(self);
   const IntArrayRef sizes = self.sizes();
   const std::size_t leading = sizes.size() - shape.size();
@@ -72,15 +88,20 @@ Tensor sum_to(const Tensor& self, IntArrayRef shape) {
 }
 
 Tensor to(const Tensor& self, ScalarType dtype) {
+  detail::check_defined(self, "aten::to", 0, "self");
   if (self.dtype() == dtype) return self;
   static const TypedOperator<Tensor(const Tensor&, OptDtype, OptLayout, OptDevice, OptBool, bool, OptFormat)> op(
       "aten::_to_copy");
   return op(self, dtype, std::nullopt, std::nullopt, std::nullopt, false, std::nullopt);
 }
 
-Tensor contiguous(const Tensor& self) { return self.is_contiguous() ? self : clone(self, MemoryFormat::Contiguous); }
+Tensor contiguous(const Tensor& self) {
+  detail::check_defined(self, "aten::contiguous", 0, "self");
+  return self.is_contiguous() ? self : clone(self, MemoryFormat::Contiguous);
+}
 
 Tensor reshape(const Tensor& self, IntArrayRef shape) {
+  detail::check_defined(self, "aten::reshape", 0, "self");
   const DimVector sizes = infer_size(shape, self.numel());
   if (view_strides(self.sizes(), self.strides(), sizes)) return view(self, sizes);
   return view(clone(self, MemoryFormat::Contiguous), sizes);

@@ -32,6 +32,16 @@ Tensor unsqueeze(const Tensor& self, std::int64_t dim);
 Tensor squeeze(const Tensor& self, std::int64_t dim);
 // detach() is in ops/detach.h.
 
+namespace detail {
+// A composite's check of a Tensor argument (Note [Composites check for undefined arguments]): an
+// undefined one is refused with the dispatcher's words, named after the aten op `op` the composite
+// mirrors ("aten::reshape"); `position` and `name` are the schema's.
+[[noreturn, gnu::cold]] void throw_undefined_argument(const char* op, int position, const char* name);
+inline void check_defined(const Tensor& t, const char* op, int position, const char* name) {
+  if (!t.defined()) [[unlikely]] throw_undefined_argument(op, position, name);
+}
+}  // namespace detail
+
 // Composites: a view when the layout allows, else a contiguous copy (as PyTorch's reshape/contiguous).
 Tensor reshape(const Tensor& self, IntArrayRef shape);
 Tensor contiguous(const Tensor& self);

@@ -155,7 +155,7 @@ void neg_cpu(const Tensor& out, const Tensor& self) {
 
 // ---- relu (NaN propagates, as clamp_min does) ----
 [[gnu::always_inline]] inline TensorSpec relu_meta(const Tensor& self) {
-  STRATA_CHECK(self.dtype() != ScalarType::Bool, "\"clamp_min\" not implemented for 'bool' (relu of a bool tensor)");
+  STRATA_CHECK(self.dtype() != ScalarType::Bool, "Boolean inputs not supported for relu");
   return unary_spec(self, self.dtype());
 }
 void relu_cpu(const Tensor& out, const Tensor& self) {

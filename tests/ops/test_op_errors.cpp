@@ -60,7 +60,7 @@ TEST_CASE("pointwise errors") {
                        "[aten::neg] Negation, the `-` operator, on a bool tensor is not supported. If you are trying to "
                        "invert a mask, use the `~` or `logical_not()` operator instead.",
                        Error);
-  CHECK_THROWS_WITH_AS(relu(b8({2})), "[aten::relu] \"clamp_min\" not implemented for 'bool' (relu of a bool tensor)", Error);
+  CHECK_THROWS_WITH_AS(relu(b8({2})), "[aten::relu] Boolean inputs not supported for relu", Error);
   CHECK_THROWS_WITH_AS(threshold_backward(f32({2}), f32({3}), 0),
                        "[aten::threshold_backward] The size of tensor a (2) must match the size of tensor b (3) at "
                        "non-singleton dimension 0",
@@ -196,6 +196,24 @@ TEST_CASE("an undefined tensor where the schema requires one is an error on both
                        Error);
   // An optional tensor may be absent.
   CHECK(std::get<0>(nll_loss_forward(f32({2, 3}), i64({2}), Tensor(), 1, -100)).defined());
+}
+
+// Note [An undefined tensor answers or refuses]: composites check their arguments themselves, and an
+// undefined tensor's autograd queries answer as PyTorch's do. Before, each of these dereferenced null.
+TEST_CASE("composites refuse an undefined tensor; its autograd queries answer") {
+  const auto message = [](const char* op) {
+    return std::string("[") + op + "] Expected a proper Tensor but got None (or an undefined Tensor in C++) for argument #0 'self'";
+  };
+  CHECK_THROWS_WITH_AS(reshape(Tensor(), {2}), message("aten::reshape").c_str(), Error);
+  CHECK_THROWS_WITH_AS(contiguous(Tensor()), message("aten::contiguous").c_str(), Error);
+  CHECK_THROWS_WITH_AS(to(Tensor(), ScalarType::Float64), message("aten::to").c_str(), Error);
+  CHECK_THROWS_WITH_AS(sum_to(Tensor(), {2}), message("aten::sum_to").c_str(), Error);
+  const Tensor undefined;
+  CHECK_FALSE(undefined.requires_grad());
+  CHECK(undefined.is_leaf());
+  CHECK_FALSE(undefined.grad().defined());
+  CHECK(undefined.grad_fn() == nullptr);
+  CHECK_THROWS_WITH_AS(undefined.item(), "item() on an undefined tensor", Error);
 }
 
 TEST_CASE("a boxed call with too few arguments is an error, not a read past the stack") {
