@@ -38,6 +38,7 @@ class BackwardContext {
   IntArrayRef sizes(ArgName name) const;
   IntArrayRef strides(ArgName name) const;
   ScalarType dtype(ArgName name) const;
+  std::int64_t storage_offset(ArgName name) const;
 
  private:
   const TensorGeometry& geometry(ArgName name) const;
