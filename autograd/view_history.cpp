@@ -26,6 +26,7 @@ void check_inplace(const Tensor& self) {
 // edge, recording the base's geometry and the view's sizes, strides and offset (the derivative row of
 // as_strided, called as `base.as_strided(view.sizes(), view.strides(), view.storage_offset())`).
 void regenerate_view_grad_fn(const Tensor& view, AutogradMeta& meta) {
+  if (!meta.grad_fn && !meta.view.base.requires_grad()) return;  // a view without history of a base without one
   static const OperatorHandle as_strided = *Dispatcher::singleton().find("aten::as_strided", "");
   const ResolvedRow* row = derivative_table().find(as_strided);  // looked up each time: rows move when added
   STRATA_INTERNAL_ASSERT(row && row->kind == Differentiability::Formula, "as_strided has a derivative formula");

@@ -22,7 +22,9 @@ namespace strata::autograd {
 //   Tensor::grad_fn() or taking the view's gradient edge (a recorded op's input, a backward root).
 // Only tensors autograd records have this state: a view of a tensor that did not require grad when
 // the view was taken is a plain tensor (strata puts the Autograd key only on tensors that require
-// grad, Note [Dispatch keys]), so an in-place op through it does not reach its base's history.
+// grad, Note [Dispatch keys]), so an in-place op through it does not reach its base's history. The
+// one place strata itself writes into such a view, CopySlices' backward under create_graph, gives
+// the view this state by hand. A view without history whose base has none either keeps none.
 
 // The view state of `t`, or null when it is not a differentiable view.
 inline const ViewInfo* view_info(const Tensor& t) {
@@ -36,8 +38,9 @@ inline Tensor base_of(const Tensor& self) {
   return info ? info->base : self;
 }
 
-// Makes `view`, a recorded view op's output whose history is already set, a differentiable view of
-// `base` (base_of the op's input), at the current version.
+// Makes `view` a differentiable view of `base` (base_of the view op's input), at the current version:
+// a recorded view op's output, whose history is already set, or a view with no history that an
+// in-place op must see through (CopySlices' slice of the base's gradient under create_graph).
 void make_differentiable_view(const Tensor& view, Tensor&& base);
 
 // PyTorch's check_inplace, for an in-place op recorded with grad mode on and an input that requires
