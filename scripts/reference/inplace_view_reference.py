@@ -106,6 +106,18 @@ def main():
     case.update({"x_grad_twice": x.grad.tolist(), "w_grad_twice": w.grad.tolist()})
     out["two_inplace_ops_on_a_view"] = case
 
+    # A root base with a storage offset (a plain view given a history by copy_), written through a view.
+    x = leaf([1.0, 2.0, 3.0, 4.0])
+    w = leaf([[1.0, -1.0], [0.5, 2.0]])
+    b = torch.zeros(6).as_strided((4,), (1,), 2)
+    b.copy_(x)
+    v = b.view(2, 2)
+    v.mul_(w)
+    case = {"b": name(b), "v": name(v)}
+    ((b * torch.tensor([1.0, 2.0, 3.0, 4.0])).sum() + (v * c).sum()).backward()
+    case.update({"x_grad": x.grad.tolist(), "w_grad": w.grad.tolist()})
+    out["base_with_offset"] = case
+
     # The ops a mode sees during a CopySlices backward.
     x = leaf([1.0, 2.0, 3.0, 4.0])
     w = leaf([[1.0, -1.0], [0.5, 2.0]])
