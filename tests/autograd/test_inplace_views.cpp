@@ -317,3 +317,25 @@ TEST_CASE("a root base with a storage offset, written through a view") {
   check_grad(x, g["x_grad"]);
   check_grad(w, g["w_grad"]);
 }
+
+TEST_CASE("a mode that answers a view op with its input makes no view of a tensor on itself") {
+  struct SelfForView : DispatchMode {
+    std::string_view name() const override { return "SelfForView"; }
+    void dispatch(const OperatorHandle& op, Stack& stack) override {
+      if (op.str() != "aten.view.default") return op.call(stack);
+      IValue self = stack[stack.size() - 2];
+      stack.truncate(stack.size() - 2);
+      stack.push_back(std::move(self));
+    }
+  };
+  const Tensor x = leaf({1, 2, 3, 4});
+  const Tensor y = times(x, 2);
+  SelfForView mode;
+  Tensor v;
+  {
+    ModeGuard guard(mode);
+    v = view(y, {4});
+  }
+  CHECK(v.is_same(y));
+  CHECK(autograd::view_info(y) == nullptr);  // not a view of itself: its meta holds no reference to it
+}
