@@ -7,6 +7,7 @@
 #include "autograd/grad_mode.h"
 #include "autograd/registration.h"
 #include "autograd/variable.h"
+#include "autograd/view_history.h"
 
 namespace strata::autograd {
 
@@ -34,6 +35,33 @@ bool any_input_requires_grad(const ResolvedRow& row, const IValue* args) {
   redispatch_below(op, keys, stack);
 }
 
+// An in-place op or a differentiable view op: its one output aliases self, so autograd keeps track of
+// what the write or the view shares (Note [Views share their base's history]). Out of line: the
+// common op pays one test for these.
+[[gnu::noinline]] void record_aliasing_op(const ResolvedRow& row, const OperatorHandle& op, DispatchKeySet keys, Stack& stack,
+                                          const IValue* args) {
+  const Tensor& self = args[0].to_tensor();
+  if (row.inplace) check_inplace(self);
+  NodePtr owner = make_node<FormulaNode>(row, args);
+  auto& node = static_cast<FormulaNode&>(*owner);
+  Tensor base = row.is_view ? base_of(self) : Tensor();  // found now: the call replaces its arguments
+
+  redispatch_below(op, keys, stack);
+
+  const IValue* returns = stack.data() + stack.size() - row.num_returns;
+  const Tensor& out = returns[0].to_tensor();
+  node.add_input_metadata(out);
+  if (is_floating_point(out.dtype())) {
+    if (row.inplace) {
+      rebase_history(out, Edge{std::move(owner), 0});  // self's history, or its base's if it is a view
+    } else {
+      set_gradient_edge(out, Edge{std::move(owner), 0});
+      make_differentiable_view(out, std::move(base));
+    }
+  }
+  node.save_outputs(returns);
+}
+
 }  // namespace
 
 void autograd_fallback(const OperatorHandle& op, DispatchKeySet keys, Stack& stack) {
@@ -55,10 +83,9 @@ void autograd_fallback(const OperatorHandle& op, DispatchKeySet keys, Stack& sta
   }
   STRATA_CHECK(row->kind != Differentiability::NotImplemented, "the derivative for '", op.name().qualified(),
                "' is not implemented.");
-  if (row->inplace) {
-    const Tensor& self = args[0].to_tensor();
-    STRATA_CHECK(!(self.is_leaf() && self.requires_grad()),
-                 "a leaf Variable that requires grad is being used in an in-place operation.");
+  if (row->aliases_self) [[unlikely]] {
+    record_aliasing_op(*row, op, keys, stack, args);
+    return;
   }
 
   NodePtr owner = make_node<FormulaNode>(*row, args);
@@ -71,8 +98,8 @@ void autograd_fallback(const OperatorHandle& op, DispatchKeySet keys, Stack& sta
   for (std::size_t k = 0; k < num_outputs; ++k) {
     const Tensor& out = returns[row->row->outputs[k]].to_tensor();
     node.add_input_metadata(out);
-    // Only floating outputs carry gradients; an in-place op's output is self, whose history is replaced.
-    // The last output takes this function's own reference to the node (one count fewer to take and drop).
+    // Only floating outputs carry gradients. The last output takes this function's own reference to
+    // the node (one count fewer to take and drop).
     if (is_floating_point(out.dtype()))
       set_gradient_edge(out, Edge{k + 1 == num_outputs ? std::move(owner) : NodePtr(owner), static_cast<std::uint32_t>(k)});
   }

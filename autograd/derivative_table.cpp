@@ -74,6 +74,13 @@ void DerivativeTable::add(const std::vector<DerivativeRow>& rows) {
       add_hash(resolved.argument_hashes, argument.name, row.node_name);
     }
     resolved.inplace = !schema.arguments().empty() && schema.arguments()[0].type.is_write();
+    resolved.is_view = schema.returns().size() == 1 && !schema.arguments().empty() &&
+                       !schema.arguments()[0].type.alias.empty() && !schema.arguments()[0].type.is_write() &&
+                       schema.returns()[0].type.alias == schema.arguments()[0].type.alias;
+    resolved.aliases_self = resolved.inplace || resolved.is_view;
+    STRATA_INTERNAL_ASSERT(!resolved.aliases_self || row.kind != Differentiability::Formula ||
+                               (schema.returns().size() == 1 && row.outputs == std::vector<int>{0}),
+                           row.node_name, ": an in-place or view op has one differentiable output, its first return");
     resolved.kind = row.kind;
     resolved.saves_outputs = std::any_of(resolved.saved_returns.begin(), resolved.saved_returns.end(), [](std::int8_t r) { return r >= 0; });
     resolved.num_arguments = static_cast<std::uint32_t>(schema.arguments().size());

@@ -38,6 +38,7 @@ class BackwardContext {
   IntArrayRef sizes(ArgName name) const;
   IntArrayRef strides(ArgName name) const;
   ScalarType dtype(ArgName name) const;
+  std::int64_t storage_offset(ArgName name) const;
 
  private:
   const TensorGeometry& geometry(ArgName name) const;
@@ -100,6 +101,10 @@ struct ResolvedRow {
   SmallVector<std::uint32_t, 8> saved_hashes;
   SmallVector<std::uint32_t, 8> geometry_hashes;
   bool inplace = false;                      // writes its first argument and returns it
+  // Returns an alias of its first argument without writing it (Tensor(a) self -> Tensor(a)): a
+  // differentiable view op, whose recorded output gets view state (autograd/view_history.h).
+  bool is_view = false;
+  bool aliases_self = false;                 // inplace or is_view: one output, which aliases self
   // Copied from the row and the schema, so the autograd handler reads them from one place.
   Differentiability kind = Differentiability::Formula;
   bool saves_outputs = false;                // some saved_returns entry is >= 0

@@ -46,8 +46,17 @@ std::vector<DerivativeRow> view_rows() {
       {.op = "aten::squeeze", .overload = "dim", .node_name = "SqueezeBackward1",
        .formulas = {{"self", [](C c) { return unsqueeze_to(c.grad(), c.integer("dim"), c.sizes("self")); }}},
        .geometry = {"self"}},
-      // - name: as_strided(...)  (as_strided_backward: not in strata yet)
-      {.op = "aten::as_strided", .node_name = "AsStridedBackward0", .kind = D::NotImplemented, .formulas = {{"self"}}},
+      // - name: as_strided(Tensor(a) self, SymInt[] size, SymInt[] stride, SymInt? storage_offset=None) -> Tensor(a)
+      //   self: as_strided_backward(grad, self_geometry, size, stride, storage_offset)
+      {.op = "aten::as_strided", .node_name = "AsStridedBackward0",
+       .formulas = {{"self",
+                     [](C c) {
+                       const IValue& offset = c.arg("storage_offset");
+                       return as_strided_backward(c.grad(), c.sizes("self"), c.strides("self"), c.storage_offset("self"),
+                                                  c.arg("size").to_int_list(), c.arg("stride").to_int_list(),
+                                                  offset.is_none() ? std::nullopt : std::optional<std::int64_t>(offset.to_int()));
+                     }}},
+       .geometry = {"self"}},
       // - name: detach(Tensor(a) self)                   output_differentiability: [False]
       {.op = "aten::detach", .kind = D::NonDifferentiable},
   };

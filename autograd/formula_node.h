@@ -9,12 +9,15 @@
 
 namespace strata::autograd {
 
-// Sizes, strides and dtype of a tensor input at forward time. The tensor's own packed sizes and
-// strides are copied whole (an inline geometry is one fixed-size copy) rather than into two
-// DimVectors (Note [Sizes and strides share one buffer]).
+// Sizes, strides, storage offset and dtype of a tensor input at forward time (PyTorch's
+// TensorGeometry and options). The tensor's own packed sizes and strides are copied whole (an inline
+// geometry is one fixed-size copy) rather than into two DimVectors (Note [Sizes and strides share one
+// buffer]).
 struct TensorGeometry {
-  explicit TensorGeometry(const Tensor& t) : geometry(t.impl()->sizes_and_strides()), dtype(t.dtype()) {}
+  explicit TensorGeometry(const Tensor& t)
+      : geometry(t.impl()->sizes_and_strides()), storage_offset(t.storage_offset()), dtype(t.dtype()) {}
   SizesAndStrides geometry;
+  std::int64_t storage_offset;
   ScalarType dtype;
 };
 
@@ -97,5 +100,6 @@ inline const TensorGeometry& BackwardContext::geometry(ArgName name) const {
 inline IntArrayRef BackwardContext::sizes(ArgName name) const { return geometry(name).geometry.sizes(); }
 inline IntArrayRef BackwardContext::strides(ArgName name) const { return geometry(name).geometry.strides(); }
 inline ScalarType BackwardContext::dtype(ArgName name) const { return geometry(name).dtype; }
+inline std::int64_t BackwardContext::storage_offset(ArgName name) const { return geometry(name).storage_offset; }
 
 }  // namespace strata::autograd

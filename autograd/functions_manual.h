@@ -33,6 +33,11 @@ Tensor mm_mat2_backward(const Tensor& grad, const Tensor& mat1, IntArrayRef mat2
 // Gradient of sum over `dims`: grad unsqueezed back at reduced dims (if not keepdim), expanded to sizes.
 Tensor sum_backward(const Tensor& grad, IntArrayRef sizes, std::optional<IntArrayRef> dims, bool keepdim);
 
+// Gradient of as_strided(input, sizes, strides, storage_offset) given the input's geometry
+// (autograd/as_strided_backward.cpp). Throws for geometries whose elements may overlap.
+Tensor as_strided_backward(Tensor grad, IntArrayRef input_sizes, IntArrayRef input_strides, std::int64_t input_offset,
+                           IntArrayRef sizes, IntArrayRef strides, std::optional<std::int64_t> storage_offset);
+
 // grad.unsqueeze(dim) if sizes[dim] == 1 (the gradient of squeeze.dim), else grad.
 Tensor unsqueeze_to(const Tensor& grad, std::int64_t dim, IntArrayRef sizes);
 

@@ -5,6 +5,7 @@
 
 #include "autograd/accumulate_grad.h"
 #include "autograd/derivative_table.h"
+#include "autograd/view_history.h"
 #include "core/autograd_meta.h"
 #include "core/tensor_format.h"
 #include "ops/op_table.h"
@@ -19,6 +20,7 @@ void register_autograd() {
     Dispatcher::singleton().register_fallback(DispatchKey::Autograd, KernelFunction{&autograd_fallback, "autograd"});
     strata::detail::release_node = [](Node* node) noexcept { NodePtr::reclaim(node); };  // Note [Core releases a grad_fn through autograd]
     strata::detail::delete_dormant_accumulator = &delete_dormant_accumulator;  // Note [A leaf keeps its accumulator dormant]
+    strata::detail::view_grad_fn = &view_grad_fn;  // Note [Views share their base's history]
     strata::detail::set_node_name_fn([](const Node& node) { return node.name(); });
   });
 }

@@ -47,11 +47,7 @@ void SavedVariable::throw_modified_error(const Node* saved_for) const {
 
 Tensor SavedVariable::unpack_other(Node* saved_for) const {
   if (!saved_) return Tensor();
-  STRATA_CHECK(data_.defined(),
-               "Trying to backward through the graph a second time (or directly access saved tensors after they "
-               "have already been freed). Saved intermediate values of the graph are freed when you call .backward() "
-               "or autograd.grad(). Specify retain_graph=True if you need to backward through the graph a second time "
-               "or if you need to access saved tensors after calling backward.");
+  STRATA_CHECK(data_.defined(), kBackwardTwiceMessage);
   if (data_.impl()->version() != saved_version_) [[unlikely]]
     throw_modified_error(saved_for);
   if (saved_original_) return data_;

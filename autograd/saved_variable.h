@@ -9,6 +9,13 @@
 
 namespace strata::autograd {
 
+// PyTorch's ERR_BACKWARD_TWICE: a node's saved state was freed by an earlier backward.
+inline constexpr std::string_view kBackwardTwiceMessage =
+    "Trying to backward through the graph a second time (or directly access saved tensors after they have already "
+    "been freed). Saved intermediate values of the graph are freed when you call .backward() or autograd.grad(). "
+    "Specify retain_graph=True if you need to backward through the graph a second time or if you need to access saved "
+    "tensors after calling backward.";
+
 class SavedVariable {
  public:
   SavedVariable() = default;

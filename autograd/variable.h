@@ -22,6 +22,13 @@ namespace strata::autograd {
 
 // Sets the leaf flag without the user-facing checks (for tensors autograd itself builds).
 void set_requires_grad(const Tensor& t, bool requires_grad);
+// A differentiable view's grad_fn is regenerated (AsStridedBackward0 over its base) when its base or a
+// sibling view was written in place since it was set (Note [Views share their base's history],
+// autograd/view_history.cpp). The test is inline, the regeneration out of line.
+void regenerate_view_grad_fn(const Tensor& view, AutogradMeta& meta);
+inline void refresh_view_grad_fn(const Tensor& view, AutogradMeta& meta) {
+  if (meta.view.version != view.impl()->version()) [[unlikely]] regenerate_view_grad_fn(view, meta);
+}
 // Makes `e` the tensor's history: grad_fn = e.function, output_nr = e.input_nr. Inline: every recorded
 // op sets one per output.
 inline void set_gradient_edge(const Tensor& t, Edge e) {
@@ -29,6 +36,7 @@ inline void set_gradient_edge(const Tensor& t, Edge e) {
   // The meta's reference (Note [Core releases a grad_fn through autograd]); the old one dies at the end.
   const NodePtr old = NodePtr::reclaim(std::exchange(meta.grad_fn, e.function.release()));
   meta.output_nr = e.input_nr;
+  if (meta.is_view()) [[unlikely]] meta.view.version = t.impl()->version();  // the history is current again
   t.impl()->refresh_autograd_key();
 }
 // Points `e`, an invalid edge, at the edge a gradient for `t` flows along (its grad_fn, or a leaf's
@@ -37,6 +45,7 @@ inline void set_gradient_edge(const Tensor& t, Edge e) {
 inline void assign_gradient_edge(Edge& e, const Tensor& t) {
   AutogradMeta* meta = t.impl()->autograd_meta();
   if (!meta) return;
+  if (meta->is_view()) [[unlikely]] refresh_view_grad_fn(t, *meta);
   if (meta->grad_fn) {
     e.function = NodePtr(meta->grad_fn);
     e.input_nr = meta->output_nr;

@@ -30,7 +30,27 @@ namespace detail {
 using ReleaseNodeFn = void (*)(autograd::Node*) noexcept;
 inline ReleaseNodeFn release_node = nullptr;
 inline ReleaseNodeFn delete_dormant_accumulator = nullptr;
+// A differentiable view's grad_fn, regenerated first if the view's base or a sibling view was written
+// in place since it was set (Note [A view's autograd state lives in its meta]); installed by autograd.
+using ViewGradFn = autograd::Node* (*)(const Tensor&);
+inline ViewGradFn view_grad_fn = nullptr;
 }  // namespace detail
+
+// Note [A view's autograd state lives in its meta]
+// The output of a differentiable view op (t, view, expand, as_strided, unsqueeze...: a schema whose
+// return aliases its input without writing it) that autograd records is a differentiable view, as
+// PyTorch's DifferentiableViewMeta: it knows its root base (a view of a view points at the first
+// base) and the version of the shared storage when its grad_fn was last set, so that an in-place op
+// on the view can rebase the base's history (CopySlices) and an in-place op on the base or another
+// view can regenerate the view's grad_fn (AsStridedBackward0). See autograd/view_history.h.
+// Plain tensors have no meta at all, so this costs them nothing. Tensors autograd records carry the
+// two fields inline (16 bytes, an undefined base for a non-view) rather than behind a pointer to a
+// pooled block: the seed step records a view per layer (weight.t()), and allocating, freeing and
+// reaching through that block cost ~60 instructions a step more than the fields do.
+struct ViewInfo {
+  Tensor base;                // the root base, never itself a view; undefined when this is no view
+  std::uint32_t version = 0;  // the storage's version when the view's grad_fn was last set
+};
 
 struct AutogradMeta {
   AutogradMeta() = default;
@@ -50,6 +70,9 @@ struct AutogradMeta {
   // it (Note [A leaf keeps its accumulator dormant], Note [A leaf's accumulator is found without a lock],
   // autograd/accumulate_grad.cpp). Atomic: lookups on several threads may race to set it first.
   std::atomic<autograd::Node*> grad_accumulator{nullptr};
+  // A differentiable view's base and version (Note [A view's autograd state lives in its meta]).
+  ViewInfo view;
+  bool is_view() const { return view.base.defined(); }
 };
 
 // A fresh tensor has room for its meta in its block (Note [One allocation per fresh tensor]); a view

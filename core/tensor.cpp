@@ -85,6 +85,7 @@ const Tensor& Tensor::grad() const {
 autograd::Node* Tensor::grad_fn() const {
   if (!impl_) return nullptr;
   const AutogradMeta* meta = impl_->autograd_meta();
+  if (meta && meta->is_view()) [[unlikely]] return detail::view_grad_fn(*this);  // may regenerate it
   return meta ? meta->grad_fn : nullptr;
 }
 

@@ -1,0 +1,62 @@
+// autograd/view_history.cpp: view state, check_inplace, rebase_history and the lazy regeneration of
+// a view's grad_fn (Note [Views share their base's history], autograd/view_history.h).
+#include "autograd/view_history.h"
+
+#include "autograd/copy_slices.h"
+#include "autograd/derivative_table.h"
+#include "autograd/formula_node.h"
+#include "autograd/variable.h"
+
+namespace strata::autograd {
+
+void make_differentiable_view(const Tensor& view, Tensor&& base) {
+  if (view.is_same(base)) return;  // a mode or subclass handler gave back its input: no view, and no cycle
+  AutogradMeta& meta = view.impl()->ensure_autograd_meta();  // a fresh output: no view state yet
+  meta.view.base = std::move(base);
+  meta.view.version = view.impl()->version();
+}
+
+void check_inplace(const Tensor& self) {
+  if (!self.requires_grad()) return;
+  const ViewInfo* info = view_info(self);
+  STRATA_CHECK(!info || !info->base.is_leaf(), "a view of a leaf Variable that requires grad is being used in an in-place operation.");
+  STRATA_CHECK(!self.is_leaf(), "a leaf Variable that requires grad is being used in an in-place operation.");
+}
+
+// The view's grad_fn as PyTorch regenerates it: AsStridedBackward0 over the base's current gradient
+// edge, recording the base's geometry and the view's sizes, strides and offset (the derivative row of
+// as_strided, called as `base.as_strided(view.sizes(), view.strides(), view.storage_offset())`).
+void regenerate_view_grad_fn(const Tensor& view, AutogradMeta& meta) {
+  if (!meta.grad_fn && !meta.view.base.requires_grad()) return;  // a view without history of a base without one
+  static const OperatorHandle as_strided = *Dispatcher::singleton().find("aten::as_strided", "");
+  const ResolvedRow* row = derivative_table().find(as_strided);  // looked up each time: rows move when added
+  STRATA_INTERNAL_ASSERT(row && row->kind == Differentiability::Formula, "as_strided has a derivative formula");
+  const IValue args[] = {IValue(IValue::Borrow{}, meta.view.base), IValue(view.sizes()), IValue(view.strides()),
+                         IValue(view.storage_offset())};
+  NodePtr node = make_node<FormulaNode>(*row, args);
+  node->add_input_metadata(view);
+  set_gradient_edge(view, Edge{std::move(node), 0});  // and records the current version
+}
+
+Node* view_grad_fn(const Tensor& view) {
+  AutogradMeta& meta = *view.impl()->autograd_meta();
+  refresh_view_grad_fn(view, meta);
+  return meta.grad_fn;
+}
+
+void rebase_history(const Tensor& self, Edge e) {
+  AutogradMeta* meta = self.impl()->autograd_meta();
+  if (!meta || !meta->is_view()) {
+    set_gradient_edge(self, std::move(e));
+    return;
+  }
+  STRATA_INTERNAL_ASSERT(e.input_nr == 0 && e.function->num_inputs() == 1,
+                         "Functions which modify views in-place must return a single Variable");
+  const Tensor base = meta->view.base;
+  set_gradient_edge(base, Edge{make_node<CopySlices>(base, self, std::move(e.function)), 0});
+  // Regenerated whatever the version says: an op on a tensor without storage (meta, a wrapper
+  // subclass) bumps none.
+  regenerate_view_grad_fn(self, *meta);
+}
+
+}  // namespace strata::autograd

@@ -1,0 +1,155 @@
+#!/usr/bin/env python3
+"""Autograd of in-place ops on views, from real PyTorch: tests/golden/inplace_views_torch.json, which
+tests/autograd/test_inplace_views.cpp reads.
+
+Each case records the gradients, the grad_fn names (CopySlices, AsStridedBackward0), the errors, and
+where asked the ops a TorchDispatchMode sees during backward (CopySlices' and AsStridedBackward0's).
+
+Run with Debian's python3-torch:
+  /usr/bin/python3 scripts/reference/inplace_view_reference.py > tests/golden/inplace_views_torch.json
+"""
+import json
+import sys
+
+import torch
+
+from backward_order_reference import OpLog  # this script's folder is on sys.path
+
+
+def logged_backward(loss):
+    """The ops a dispatch mode sees during loss.backward()."""
+    log = OpLog()
+    with log:
+        loss.backward()
+    return log.ops
+
+
+def leaf(values):
+    return torch.tensor(values, dtype=torch.float32).requires_grad_()
+
+
+def name(t):
+    return type(t.grad_fn).__name__ if t.grad_fn is not None else None
+
+
+def error_of(f):
+    try:
+        f()
+    except RuntimeError as e:
+        return str(e)
+    return None
+
+
+def main():
+    out = {"reference": "PyTorch " + torch.__version__}
+    c = torch.tensor([[1.0, 2.0], [3.0, 4.0]])
+
+    x = leaf([1.0, 2.0, 3.0, 4.0])
+    out["view_of_leaf"] = error_of(lambda: x.view(2, 2).add_(torch.ones(2, 2)))
+    out["view_of_view_of_leaf"] = error_of(lambda: x.view(2, 2).t().add_(torch.ones(2, 2)))
+    out["leaf"] = error_of(lambda: x.add_(1.0))
+
+    # Defect 2: an in-place op on a view rebases the base's history onto CopySlices.
+    x = leaf([1.0, 2.0, 3.0, 4.0])
+    y = x * 2
+    v = y.view(2, 2)
+    v.add_(v)
+    out["add_self_on_view"] = {"y": name(y), "v": name(v), "y_next": type(y.grad_fn.next_functions[0][0]).__name__}
+    y.sum().backward()
+    out["add_self_on_view"]["x_grad"] = x.grad.tolist()
+
+    # Defect 3: an in-place op on the base regenerates the view's grad_fn.
+    x = leaf([1.0, 2.0, 3.0, 4.0])
+    y = x * 2
+    v = y.view(2, 2)
+    before = name(v)
+    y.mul_(3)
+    case = {"v_before": before, "y": name(y), "v": name(v), "v_next": type(v.grad_fn.next_functions[0][0]).__name__}
+    (v * c).sum().backward()
+    case["x_grad"] = x.grad.tolist()
+    out["mul_on_base"] = case
+
+    # A view of a view keeps the root base; in-place through it (a transpose of a view).
+    x = leaf([1.0, 2.0, 3.0, 4.0])
+    w = leaf([[0.5, -1.0], [2.0, 3.0]])
+    y = x * 2
+    v2 = y.view(2, 2).t()
+    case = {"base_is_root": v2._base is y}
+    v2.mul_(w)
+    case.update({"y": name(y), "v2": name(v2)})
+    (y * torch.tensor([1.0, 2.0, 3.0, 4.0])).sum().backward()
+    case.update({"x_grad": x.grad.tolist(), "w_grad": w.grad.tolist()})
+    out["mul_on_transposed_view_of_view"] = case
+
+    # An as_strided view (every other element, from offset 1).
+    x = leaf([1.0, 2.0, 3.0, 4.0, 5.0])
+    y = x * 2
+    v = y.as_strided((2,), (2,), 1)
+    v.mul_(3)
+    case = {"y": name(y), "v": name(v)}
+    (y * torch.tensor([1.0, 2.0, 3.0, 4.0, 5.0])).sum().backward()
+    case["x_grad"] = x.grad.tolist()
+    out["mul_on_as_strided_view"] = case
+
+    # Two in-place ops on one view, a loss through both the base and the view; retain_graph.
+    x = leaf([1.0, 2.0, 3.0, 4.0])
+    w = leaf([[1.0, -1.0], [0.5, 2.0]])
+    y = x * 2
+    v = y.view(2, 2)
+    v.mul_(w)
+    v.add_(w, alpha=2)
+    case = {"y": name(y), "v": name(v), "y_next": type(y.grad_fn.next_functions[0][0]).__name__}
+    loss = (y * torch.tensor([1.0, 2.0, 3.0, 4.0])).sum() + (v * c).sum()
+    loss.backward(retain_graph=True)
+    case.update({"x_grad": x.grad.tolist(), "w_grad": w.grad.tolist()})
+    loss.backward()
+    case.update({"x_grad_twice": x.grad.tolist(), "w_grad_twice": w.grad.tolist()})
+    out["two_inplace_ops_on_a_view"] = case
+
+    # A root base with a storage offset (a plain view given a history by copy_), written through a view.
+    x = leaf([1.0, 2.0, 3.0, 4.0])
+    w = leaf([[1.0, -1.0], [0.5, 2.0]])
+    b = torch.zeros(6).as_strided((4,), (1,), 2)
+    b.copy_(x)
+    v = b.view(2, 2)
+    v.mul_(w)
+    case = {"b": name(b), "v": name(v)}
+    ((b * torch.tensor([1.0, 2.0, 3.0, 4.0])).sum() + (v * c).sum()).backward()
+    case.update({"x_grad": x.grad.tolist(), "w_grad": w.grad.tolist()})
+    out["base_with_offset"] = case
+
+    # The ops a mode sees during a CopySlices backward.
+    x = leaf([1.0, 2.0, 3.0, 4.0])
+    w = leaf([[1.0, -1.0], [0.5, 2.0]])
+    y = x * 2
+    v = y.view(2, 2)
+    v.mul_(w)
+    out["copy_slices_backward_ops"] = logged_backward(y.sum())
+    out["copy_slices_backward_grads"] = {"x_grad": x.grad.tolist(), "w_grad": w.grad.tolist()}
+
+    # The same for the regenerated AsStridedBackward0 (a loss through the view after a base in-place).
+    x = leaf([1.0, 2.0, 3.0, 4.0])
+    y = x * 2
+    v = y.view(2, 2)
+    y.mul_(3)
+    out["as_strided_backward_ops"] = logged_backward((v * c).sum())
+
+    # no_grad: in-place on a view of a leaf, and of a non-leaf, records nothing and does not throw.
+    x = leaf([1.0, 2.0, 3.0, 4.0])
+    y = x * 2
+    v = y.view(2, 2)
+    vx = x.view(2, 2)
+    with torch.no_grad():
+        vx.add_(1.0)
+        v.add_(1.0)
+    case = {"x": x.tolist(), "y": name(y), "v": name(v), "v_next": type(v.grad_fn.next_functions[0][0]).__name__}
+    (v * c).sum().backward()
+    case["x_grad"] = x.grad.tolist()
+    out["no_grad"] = case
+
+    json.dump(out, sys.stdout, indent=1)
+    print()
+
+
+if __name__ == "__main__":
+    main()
