@@ -25,6 +25,21 @@ bool any_input_requires_grad(const ResolvedRow& row, const IValue* args) {
   return false;
 }
 
+// Note [Arguments without a formula]
+// A derivatives.yaml entry lists a formula per differentiable input; an input it marks
+// `non_differentiable` is ignored, and any other tensor input (nll_loss's weight) is one the op cannot
+// differentiate. PyTorch's generated code refuses such an input when it requires grad (in grad mode),
+// before anything runs, rather than silently giving it no gradient; so does this handler, from the
+// positions the table resolved once (ResolvedRow::no_grad_args).
+[[gnu::cold]] void check_no_requires_grad(const ResolvedRow& row, const IValue* args) {
+  for (std::uint8_t i : row.no_grad_args) {
+    if (!requires_grad_at(args, i)) continue;
+    const std::string& name = row.op.schema().arguments()[i].name;
+    STRATA_CHECK(false, "The function '", row.op.name().name, "' is not differentiable with respect to argument '", name,
+                 "'. This input cannot have requires_grad True.");
+  }
+}
+
 // An op registered after autograd, with no row: only a problem if a gradient is wanted.
 [[gnu::cold]] void redispatch_without_row(const OperatorHandle& op, DispatchKeySet keys, Stack& stack) {
   const std::size_t num_args = op.schema().arguments().size();
@@ -77,6 +92,7 @@ void autograd_fallback(const OperatorHandle& op, DispatchKeySet keys, Stack& sta
     return;
   }
   const IValue* args = stack.data() + stack.size() - row->num_arguments;
+  if (!row->no_grad_args.empty()) [[unlikely]] check_no_requires_grad(*row, args);
   if (row->kind == Differentiability::NonDifferentiable || !any_input_requires_grad(*row, args)) {
     redispatch_below(op, keys, stack);
     return;

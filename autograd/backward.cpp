@@ -14,8 +14,9 @@ std::string torch_size(IntArrayRef sizes) { return "torch.Size(" + shape_str(siz
 void backward(std::span<const Tensor> tensors, std::span<const Tensor> grad_tensors, std::optional<bool> retain_graph,
               bool create_graph) {
   autograd::register_autograd();
-  STRATA_CHECK(grad_tensors.empty() || grad_tensors.size() == tensors.size(), "grad_tensors should have the same length as tensors (",
-               grad_tensors.size(), " vs ", tensors.size(), ")");
+  // PyTorch's _make_grads (torch/csrc/autograd/autograd.cpp), the C++ API's backward.
+  STRATA_CHECK(grad_tensors.empty() || grad_tensors.size() == tensors.size(), "got ", tensors.size(), " tensors and ",
+               grad_tensors.size(), " gradients");
   autograd::variable_list grads;
   for (std::size_t i = 0; i < tensors.size(); ++i) {
     const Tensor& out = tensors[i];

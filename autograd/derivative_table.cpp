@@ -67,6 +67,16 @@ void DerivativeTable::add(const std::vector<DerivativeRow>& rows) {
       resolved.geometry_args.push_back(static_cast<std::uint8_t>(i));
       add_hash(resolved.geometry_hashes, name, row.node_name);
     }
+    for (std::string_view name : row.non_differentiable)
+      STRATA_INTERNAL_ASSERT(schema.argument_index(name) >= 0, row.node_name, ": no argument named ", name);
+    for (std::size_t i = 0; i < schema.arguments().size() && row.kind == Differentiability::Formula; ++i) {
+      const SchemaArgument& argument = schema.arguments()[i];
+      const auto position = static_cast<std::uint8_t>(i);
+      const bool has_formula = std::find(resolved.input_args.begin(), resolved.input_args.end(), position) != resolved.input_args.end();
+      const bool marked = std::find(row.non_differentiable.begin(), row.non_differentiable.end(), argument.name) !=
+                          row.non_differentiable.end();
+      if (argument.type.is_tensor_like() && !has_formula && !marked) resolved.no_grad_args.push_back(position);
+    }
     for (std::size_t i = 0; i < schema.arguments().size(); ++i) {
       const SchemaArgument& argument = schema.arguments()[i];
       if (argument.type.is_tensor_like()) continue;

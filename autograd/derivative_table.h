@@ -75,6 +75,9 @@ struct DerivativeRow {
   std::vector<std::string_view> geometry;  // tensor arguments whose sizes/strides/dtype the formula reads
   std::vector<int> outputs = {0};          // differentiable outputs (PyTorch's output_differentiability)
   bool saves_original_self = false;        // in-place ops whose formula reads self before the write
+  // Tensor arguments derivatives.yaml marks `non_differentiable` (nll_loss's target). Any other tensor
+  // argument without a formula may not require grad (Note [Arguments without a formula]).
+  std::vector<std::string_view> non_differentiable;
 };
 
 // How many non-tensor arguments, geometries and saved tensors a row may record: a node keeps them in
@@ -100,6 +103,9 @@ struct ResolvedRow {
   SmallVector<std::uint32_t, 8> argument_hashes;
   SmallVector<std::uint32_t, 8> saved_hashes;
   SmallVector<std::uint32_t, 8> geometry_hashes;
+  // Schema position of each tensor argument with no formula that is not marked non_differentiable: a
+  // Formula row refuses one that requires grad (Note [Arguments without a formula]).
+  SmallVector<std::uint8_t, 2> no_grad_args;
   bool inplace = false;                      // writes its first argument and returns it
   // Returns an alias of its first argument without writing it (Tensor(a) self -> Tensor(a)): a
   // differentiable view op, whose recorded output gets view state (autograd/view_history.h).

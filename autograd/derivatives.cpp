@@ -164,9 +164,10 @@ std::vector<DerivativeRow> softmax_and_loss_rows() {
                        return nll_loss_backward(c.grad(), c.saved("self"), c.saved("target"), c.saved("weight"),
                                                 c.integer("reduction"), c.integer("ignore_index"), c.saved("total_weight"));
                      }}},
-       .saved = {"self", "target", "weight", "total_weight"}},
+       .saved = {"self", "target", "weight", "total_weight"}, .non_differentiable = {"target"}},
       // - name: nll_loss_backward(...)
       //   grad_output: nll_loss(grad, target, weight, reduction, ignore_index)     self: zeros_like(grad)
+      //   target: non_differentiable
       {.op = "aten::nll_loss_backward", .node_name = "NllLossBackwardBackward0",
        .formulas = {{"grad_output",
                      [](C c) {
@@ -174,7 +175,7 @@ std::vector<DerivativeRow> softmax_and_loss_rows() {
                                                            c.integer("reduction"), c.integer("ignore_index")));
                      }},
                     {"self", zeros}},
-       .saved = {"target", "weight"}},
+       .saved = {"target", "weight"}, .non_differentiable = {"target"}},
   };
 }
 
@@ -189,7 +190,8 @@ std::vector<DerivativeRow> factory_rows() {
       {.op = "aten::_to_copy", .node_name = "ToCopyBackward0", .formulas = {{"self", [](C c) { return to(c.grad(), c.dtype("self")); }}},
        .geometry = {"self"}},
       // - name: fill_.Scalar(Tensor(a!) self, Scalar value)   self: zeros_like(grad)
-      {.op = "aten::fill_", .overload = "Scalar", .node_name = "FillBackward0", .formulas = {{"self", zeros}}},
+      // The third fill entry in derivatives.yaml (after fill.Scalar and fill.Tensor), hence 2.
+      {.op = "aten::fill_", .overload = "Scalar", .node_name = "FillBackward2", .formulas = {{"self", zeros}}},
       // - name: zero_(Tensor(a!) self)   self: zeros_like(grad)
       {.op = "aten::zero_", .node_name = "ZeroBackward0", .formulas = {{"self", zeros}}},
       // copy_ is CopyBackwards in PyTorch (a hand-written node): self gets zeros, src gets grad.

@@ -22,15 +22,19 @@ const Tensor& requires_grad_(const Tensor& self, bool requires_grad) {
   return self;
 }
 
+// PyTorch 2.8's checks of `.grad = grad` (THPVariable_set_grad), in its order and words; dtypes print
+// in strata's style (float32 where PyTorch prints float).
 void set_grad(const Tensor& self, const Tensor& grad) {
+  STRATA_CHECK(self.defined(), "cannot assign a gradient to an undefined Tensor");
   STRATA_CHECK(!grad.is_same(self), "can't assign Variable as its own grad");
-  STRATA_CHECK(!grad.defined() || grad.device() == self.device(), "assigned grad has data located on a different device");
-  STRATA_CHECK(!grad.defined() || std::equal(grad.sizes().begin(), grad.sizes().end(), self.sizes().begin(),
-                                             self.sizes().end()),
-               "assigned grad has data of a different size: got ", shape_str(grad.sizes()), ", expected ",
-               shape_str(self.sizes()));
-  STRATA_CHECK(!grad.defined() || grad.dtype() == self.dtype(), "assigned grad has data of a different type: got ",
-               grad.dtype(), ", expected ", self.dtype());
+  if (grad.defined()) {
+    STRATA_CHECK(grad.dtype() == self.dtype(), "attempting to assign a gradient with dtype '", grad.dtype(),
+                 "' to a tensor with dtype '", self.dtype(), "'. Please ensure that the gradient and the tensor have the same dtype");
+    STRATA_CHECK(grad.device() == self.device(), "attempting to assign a gradient with device type '", grad.device(),
+                 "' to a tensor with device type '", self.device(), "'. Please ensure that the gradient and the tensor are on the same device");
+    STRATA_CHECK(grad.sizes() == self.sizes(), "attempting to assign a gradient of size '", shape_str(grad.sizes()),
+                 "' to a tensor of size '", shape_str(self.sizes()), "'. Please ensure that the gradient and the tensor are the same size");
+  }
   self.impl()->ensure_autograd_meta().grad = grad;
 }
 

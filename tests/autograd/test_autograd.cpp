@@ -113,12 +113,43 @@ TEST_CASE("backward errors") {
   // A non-differentiable op's output has no history, so there is nothing to differentiate through.
   CHECK_THROWS_WITH_AS(backward(sum(ones_like(a))), "element 0 of tensors does not require grad and does not have a grad_fn",
                        Error);
-  CHECK_THROWS_WITH_AS(set_grad(a, tensor<float>({1})), "assigned grad has data of a different size: got [1], expected [3]", Error);
+  // PyTorch 2.8's wording (1.13 said "assigned grad has data of a different size").
+  CHECK_THROWS_WITH_AS(set_grad(a, tensor<float>({1})),
+                       "attempting to assign a gradient of size '[1]' to a tensor of size '[3]'. Please ensure that the gradient "
+                       "and the tensor are the same size",
+                       Error);
   CHECK_THROWS_WITH_AS(set_grad(a, a), "can't assign Variable as its own grad", Error);
   CHECK_THROWS_WITH_AS(set_grad(a, strata::empty({3}, {.device = Device::Meta})),
-                       "assigned grad has data located on a different device", Error);
+                       "attempting to assign a gradient with device type 'meta' to a tensor with device type 'cpu'. Please ensure "
+                       "that the gradient and the tensor are on the same device",
+                       Error);
+  CHECK_THROWS_WITH_AS(set_grad(a, tensor<double>({1, 2, 3})),
+                       "attempting to assign a gradient with dtype 'float64' to a tensor with dtype 'float32'. Please ensure that "
+                       "the gradient and the tensor have the same dtype",
+                       Error);
+  CHECK_THROWS_WITH_AS(set_grad(Tensor(), a), "cannot assign a gradient to an undefined Tensor", Error);
+  CHECK_THROWS_WITH_AS(backward(std::vector<Tensor>{sum(mul(a, a)), sum(a)}, std::vector<Tensor>{scalar_tensor(1.0, ScalarType::Float32)}),
+                       "got 2 tensors and 1 gradients", Error);
   CHECK_THROWS_WITH_AS(backward(Tensor()), "backward: element 0 of tensors is an undefined Tensor (expected a defined output)",
                        Error);
+}
+
+// Note [Arguments without a formula]: PyTorch 1.13 and 2.8 raise this at the forward, whether or not the
+// input requires grad, and not under no_grad.
+TEST_CASE("a tensor argument without a derivative formula may not require grad") {
+  namespace F = nn::functional;
+  const Tensor x = tensor<float>({0.5f, -1.f, 2.f, 0.f, 1.f, 3.f}, {2, 3});
+  const Tensor target = tensor<std::int64_t>({0, 2});
+  const Tensor weight = tensor<float>({1.f, 2.f, 3.f});
+  requires_grad_(weight);
+  const char* message = "[aten::nll_loss_forward] The function 'nll_loss_forward' is not differentiable with respect to "
+                        "argument 'weight'. This input cannot have requires_grad True.";
+  CHECK_THROWS_WITH_AS(F::cross_entropy(x, target, {.weight = weight}), message, Error);
+  const Tensor xg = clone(x);
+  requires_grad_(xg);
+  CHECK_THROWS_WITH_AS(F::nll_loss(xg, target, {.weight = weight}), message, Error);
+  autograd::NoGradGuard no_grad;
+  CHECK(F::nll_loss(xg, target, {.weight = weight}).defined());
 }
 
 TEST_CASE("grad mode and detach stop recording") {
@@ -217,6 +248,10 @@ TEST_CASE("in-place ops on non-leaves rebase history") {
   CHECK(h.grad_fn()->name() == "MulBackward0");
   backward(sum(h));
   CHECK(a.grad().to_vector<float>() == std::vector<float>{8, 16});
+  // derivatives.yaml numbers entries of one base name in file order: fill.Scalar, fill.Tensor, fill_.Scalar.
+  const Tensor f = mul(a, a);
+  fill_(f, 3.0);
+  CHECK(f.grad_fn()->name() == "FillBackward2");
 }
 
 TEST_CASE("create_graph records the backward, so gradients can be differentiated again") {
