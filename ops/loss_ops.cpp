@@ -21,13 +21,15 @@ void check_nll_inputs(const Tensor& self, const Tensor& target, const Tensor& we
   STRATA_CHECK(no_batch_dim || (target.dim() == 1 && self.sizes()[0] == target.sizes()[0]), "size mismatch (got input: ",
                shape_str(self.sizes()), ", target: ", shape_str(target.sizes()), ")");
   check_floating(self.dtype(), "\"nll_loss_out_frame\"");
-  STRATA_CHECK(target.dtype() == ScalarType::Int64, "expected scalar type int64 for target but found ", target.dtype());
+  // PyTorch's kernels raise these from reading the data as int64 (target) and the input's type (weight):
+  // data_ptr's "expected scalar type Long but found Float", with strata's dtype names.
+  STRATA_CHECK(target.dtype() == ScalarType::Int64, "expected scalar type int64 but found ", target.dtype());
   const std::int64_t n_classes = self.sizes().back();
   STRATA_CHECK(!weight.defined() || (weight.dim() <= 1 && weight.numel() == n_classes),
                "weight tensor should be defined either for all ", n_classes,
                " classes or no classes but got weight tensor of shape: ", shape_str(weight.sizes()));
-  STRATA_CHECK(!weight.defined() || weight.dtype() == self.dtype(), "expected weight to have dtype ", self.dtype(),
-               " but got ", weight.dtype());
+  STRATA_CHECK(!weight.defined() || weight.dtype() == self.dtype(), "expected scalar type ", self.dtype(), " but found ",
+               weight.dtype());
   STRATA_CHECK(reduction >= 0 && reduction <= 2, "reduction must be 0 (none), 1 (mean) or 2 (sum), but got ", reduction);
 }
 

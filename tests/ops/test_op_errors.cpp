@@ -128,7 +128,9 @@ TEST_CASE("reduction, softmax and loss errors") {
   CHECK_THROWS_WITH_AS(nll_loss_forward(f32({8, 4}), scalar_tensor(1, ScalarType::Int64), Tensor(), 1, -100),
                        "[aten::nll_loss_forward] size mismatch (got input: [8, 4], target: [])", Error);
   CHECK_THROWS_WITH_AS(nll_loss_forward(f32({8, 4}), f32({8}), Tensor(), 1, -100),
-                       "[aten::nll_loss_forward] expected scalar type int64 for target but found float32", Error);
+                       "[aten::nll_loss_forward] expected scalar type int64 but found float32", Error);
+  CHECK_THROWS_WITH_AS(nll_loss_forward(f32({8, 4}), target, f64({4}), 1, -100),
+                       "[aten::nll_loss_forward] expected scalar type float32 but found float64", Error);
   CHECK_THROWS_WITH_AS(nll_loss_forward(f32({8, 4}), target, f32({3}), 1, -100),
                        "[aten::nll_loss_forward] weight tensor should be defined either for all 4 classes or no classes but "
                        "got weight tensor of shape: [3]",
