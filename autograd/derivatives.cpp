@@ -36,6 +36,9 @@ std::vector<DerivativeRow> view_rows() {
       // - name: view(Tensor(a) self, SymInt[] size)      self: grad.reshape_symint(self.sym_sizes())
       {.op = "aten::view", .node_name = "ViewBackward0",
        .formulas = {{"self", [](C c) { return reshape(c.grad(), c.sizes("self")); }}}, .geometry = {"self"}},
+      // - name: _unsafe_view(Tensor self, SymInt[] size)   self: grad.reshape_symint(self.sym_sizes())
+      {.op = "aten::_unsafe_view", .node_name = "UnsafeViewBackward0",
+       .formulas = {{"self", [](C c) { return reshape(c.grad(), c.sizes("self")); }}}, .geometry = {"self"}},
       // - name: expand(...)                              self: at::sum_to(grad, self.sym_sizes())
       {.op = "aten::expand", .node_name = "ExpandBackward0",
        .formulas = {{"self", [](C c) { return sum_to(c.grad(), c.sizes("self")); }}}, .geometry = {"self"}},

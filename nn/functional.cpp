@@ -29,7 +29,7 @@ Tensor matmul(const Tensor& input, const Tensor& other) {
   DimVector out_sizes(input.sizes());
   out_sizes.back() = other.size(1);
   const Tensor folded = reshape(input, {leading_rows(input), input.size(-1)});
-  return view(mm(folded, other), out_sizes);
+  return _unsafe_view(mm(folded, other), out_sizes);  // as PyTorch's _matmul_impl: the product is nobody's view
 }
 
 // PyTorch 2.8's at::linear: a contiguous 3-D input always takes the flattened addmm (the bias then

@@ -38,6 +38,11 @@ Tensor view(const Tensor& self, IntArrayRef size) {
   return op(self, size);
 }
 
+Tensor _unsafe_view(const Tensor& self, IntArrayRef size) {
+  static const TypedOperator<Tensor(const Tensor&, IntArrayRef)> op("aten::_unsafe_view");
+  return op(self, size);
+}
+
 Tensor expand(const Tensor& self, IntArrayRef size, bool implicit) {
   static const TypedOperator<Tensor(const Tensor&, IntArrayRef, bool)> op("aten::expand");
   return op(self, size, implicit);
@@ -104,7 +109,7 @@ Tensor reshape(const Tensor& self, IntArrayRef shape) {
   detail::check_defined(self, "aten::reshape", 0, "self");
   const DimVector sizes = infer_size(shape, self.numel());
   if (view_strides(self.sizes(), self.strides(), sizes)) return view(self, sizes);
-  return view(clone(self, MemoryFormat::Contiguous), sizes);
+  return _unsafe_view(clone(self, MemoryFormat::Contiguous), sizes);  // PyTorch's reshape: the copy is nobody's view
 }
 
 // ---- arithmetic ----

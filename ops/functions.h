@@ -25,6 +25,8 @@ struct TensorOptions {
 Tensor t(const Tensor& self);
 Tensor transpose(const Tensor& self, std::int64_t dim0, std::int64_t dim1);
 Tensor view(const Tensor& self, IntArrayRef size);
+// view of a tensor nothing else aliases (a fresh result), which autograd treats as a new tensor.
+Tensor _unsafe_view(const Tensor& self, IntArrayRef size);
 Tensor expand(const Tensor& self, IntArrayRef size, bool implicit = false);
 Tensor as_strided(const Tensor& self, IntArrayRef size, IntArrayRef stride,
                   std::optional<std::int64_t> storage_offset = std::nullopt);

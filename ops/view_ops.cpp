@@ -127,6 +127,10 @@ void register_view_ops(Dispatcher& d) {
   def_view<t_geometry>(d, "aten", "t(Tensor(a) self) -> Tensor(a)", "t");
   def_view<transpose_geometry>(d, "aten", "transpose.int(Tensor(a) self, int dim0, int dim1) -> Tensor(a)", "transpose");
   def_view<view_geometry>(d, "aten", "view(Tensor(a) self, SymInt[] size) -> Tensor(a)", "view");
+  // view's kernel under a schema that declares no alias: autograd records it as a plain op
+  // (UnsafeViewBackward0, never a differentiable view), as PyTorch does for a view of a fresh result
+  // (matmul's N-D output, reshape's copy).
+  def_view<view_geometry>(d, "aten", "_unsafe_view(Tensor self, SymInt[] size) -> Tensor", "_unsafe_view");
   def_view<expand_geometry>(d, "aten", "expand(Tensor(a) self, SymInt[] size, *, bool implicit=False) -> Tensor(a)", "expand");
   def_view<as_strided_geometry>(
       d, "aten", "as_strided(Tensor(a) self, SymInt[] size, SymInt[] stride, SymInt? storage_offset=None) -> Tensor(a)",

@@ -41,6 +41,7 @@ std::vector<GradcheckCase> cases() {
       {"aten::t", "", [] { return V{input({3, 4})}; }, [](const V& x) { return t(x[0]); }},
       {"aten::transpose.int", "", [] { return V{input({2, 3, 4})}; }, [](const V& x) { return transpose(x[0], 0, 2); }},
       {"aten::view", "", [] { return V{input({3, 4})}; }, [](const V& x) { return view(x[0], {2, 6}); }},
+      {"aten::_unsafe_view", "", [] { return V{input({3, 4})}; }, [](const V& x) { return _unsafe_view(mul(x[0], x[0]), {2, 6}); }},
       {"aten::expand", "", [] { return V{input({3, 1})}; }, [](const V& x) { return expand(x[0], {2, 3, 4}); }},
       {"aten::as_strided", "every other element, from offset 1", [] { return V{input({5})}; },
        [](const V& x) { return as_strided(x[0], {2}, {2}, 1); }},

@@ -3,6 +3,8 @@
 #include <sstream>
 
 #include "autograd/backward.h"
+#include "autograd/node.h"
+#include "autograd/variable.h"
 #include "core/dispatch_trace.h"
 #include "core/interposer.h"
 #include "nn/functional.h"
@@ -89,6 +91,40 @@ TEST_CASE("linear decomposes as PyTorch's at::linear for each input rank") {
   CHECK(trace.str().find("aten.add_.Tensor") != std::string::npos);
   CHECK(trace.str().find("aten.add.Tensor") == std::string::npos);
   CHECK(max_abs_diff(y, add(F::matmul(contiguous(strided), t(w)), b).to_vector<double>()) < 1e-6);
+}
+
+// PyTorch 1.13 (scripts not needed: a TorchDispatchMode printing func names) shows, for
+// F.linear(x[2,2,3], w) and a.t().reshape(6), the ops below with aten._reshape_alias where 2.8 under a
+// mode calls view (reshape takes view when isTensorSubclassLike, which a mode makes true), and
+// UnsafeViewBackward0 for both results: matmul's product and reshape's copy are nobody's views.
+TEST_CASE("matmul's N-D product and reshape's copy are _unsafe_view, as in PyTorch") {
+  const Tensor x = randn({2, 2, 3}), w = randn({4, 3}), a = randn({2, 3});
+  requires_grad_(x);
+  requires_grad_(a);
+  OpLog log;
+  Tensor y, r;
+  {
+    ModeGuard mode(log);
+    y = F::linear(x, w);
+  }
+  CHECK(log.ops == std::vector<std::string>{"aten.t.default", "aten.view.default", "aten.mm.default", "aten._unsafe_view.default"});
+  CHECK(y.grad_fn()->name() == "UnsafeViewBackward0");
+  log.ops.clear();
+  {
+    ModeGuard mode(log);
+    r = reshape(t(a), {6});
+  }
+  CHECK(log.ops == std::vector<std::string>{"aten.t.default", "aten.clone.default", "aten._unsafe_view.default"});
+  CHECK(r.grad_fn()->name() == "UnsafeViewBackward0");
+  CHECK_FALSE(r.impl()->storage().get() == a.impl()->storage().get());
+  log.ops.clear();
+  {
+    ModeGuard mode(log);
+    backward(sum(r));
+  }
+  CHECK(log.ops == std::vector<std::string>{"aten.sum.default", "aten.ones_like.default", "aten.expand.default", "aten.view.default",
+                                            "aten.t.default", "aten.new_empty_strided.default", "aten.copy_.default"});
+  CHECK(a.grad().to_vector<float>() == std::vector<float>(6, 1.0f));
 }
 
 TEST_CASE("cross_entropy is log_softmax then nll_loss, for every reduction, weight and ignore_index") {
