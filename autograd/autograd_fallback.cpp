@@ -97,8 +97,6 @@ void autograd_fallback(const OperatorHandle& op, DispatchKeySet keys, Stack& sta
     redispatch_below(op, keys, stack);
     return;
   }
-  STRATA_CHECK(row->kind != Differentiability::NotImplemented, "the derivative for '", op.name().qualified(),
-               "' is not implemented.");
   if (row->aliases_self) [[unlikely]] {
     record_aliasing_op(*row, op, keys, stack, args);
     return;

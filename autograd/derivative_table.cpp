@@ -42,8 +42,7 @@ void DerivativeTable::add(const std::vector<DerivativeRow>& rows) {
     for (const InputFormula& f : row.formulas) {
       const int i = schema.argument_index(f.input);
       STRATA_INTERNAL_ASSERT(i >= 0, row.node_name, ": no argument named ", f.input);
-      STRATA_INTERNAL_ASSERT(f.formula || row.kind == Differentiability::NotImplemented, row.node_name, ": no formula for ",
-                             f.input);
+      STRATA_INTERNAL_ASSERT(f.formula, row.node_name, ": no formula for ", f.input);
       by_position.emplace_back(i, &f);
     }
     std::sort(by_position.begin(), by_position.end());

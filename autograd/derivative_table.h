@@ -56,13 +56,12 @@ class BackwardContext {
 // order, each only when its input needs a gradient. Edges (and gradient slots) stay in schema order.
 struct InputFormula {
   std::string_view input;                       // the schema argument, "self"
-  Tensor (*formula)(const BackwardContext&) = nullptr;  // null only in NotImplemented rows
+  Tensor (*formula)(const BackwardContext&) = nullptr;
 };
 
 enum class Differentiability {
   Formula,           // records a node that runs the row's formulas
   NonDifferentiable, // outputs never require grad (detach, ones_like, ...)
-  NotImplemented,    // differentiable in PyTorch, but strata has no formula: recording one throws
 };
 
 struct DerivativeRow {

@@ -98,6 +98,9 @@ std::vector<DerivativeRow> pointwise_rows() {
                        return strata::mul(neg(c.grad()), div(div(c.saved("self"), other), other));
                      }}},
        .saved = {"self", "other"}},
+      // - name: exp(Tensor self)  self: grad * result.conj()
+      {.op = "aten::exp", .node_name = "ExpBackward0",
+       .formulas = {{"self", [](C c) { return strata::mul(c.grad(), c.saved("result")); }}}, .saved = {"result"}},
       // - name: neg(Tensor self)  self: grad.neg()
       {.op = "aten::neg", .node_name = "NegBackward0", .formulas = {{"self", [](C c) { return neg(c.grad()); }}}},
       // - name: relu(Tensor self)  self: threshold_backward(grad, result, 0)
@@ -155,9 +158,27 @@ std::vector<DerivativeRow> softmax_and_loss_rows() {
        .formulas = {{"self",
                      [](C c) { return _log_softmax_backward_data(c.grad(), c.saved("result"), c.integer("dim"), c.dtype("self")); }}},
        .saved = {"result"}, .geometry = {"self"}},
-      // Double backward of log_softmax needs exp, which strata does not have yet.
-      {.op = "aten::_log_softmax_backward_data", .node_name = "LogSoftmaxBackwardDataBackward0", .kind = D::NotImplemented,
-       .formulas = {{"grad_output"}, {"output"}}},
+      // - name: _log_softmax_backward_data(Tensor grad_output, Tensor output, int dim, ScalarType input_dtype)
+      //   grad_output: grad.to(output.dtype()) - (grad.to(output.dtype()) * output.exp()).sum(dim, true)
+      //   output: (-grad_output.sum(dim, true) * output.exp() * grad.to(output.dtype())).to(output.dtype())
+      // Each step is a statement: PyTorch's expression leaves the order of its operands to the compiler,
+      // and GCC's (the right operand of a product first) is what PyTorch 1.13's trace shows: exp, then sum.
+      {.op = "aten::_log_softmax_backward_data", .node_name = "LogSoftmaxBackwardDataBackward0",
+       .formulas = {{"grad_output",
+                     [](C c) {
+                       const Tensor grad = to(c.grad(), c.saved("output").dtype());
+                       const Tensor dim_sum = sum(strata::mul(grad, exp(c.saved("output"))), {c.integer("dim")}, true);
+                       return sub(grad, dim_sum);
+                     }},
+                    {"output",
+                     [](C c) {
+                       const Tensor& output = c.saved("output");
+                       const Tensor grad = to(c.grad(), output.dtype());
+                       const Tensor e = exp(output);
+                       const Tensor minus_sum = neg(sum(c.saved("grad_output"), {c.integer("dim")}, true));
+                       return to(strata::mul(strata::mul(minus_sum, e), grad), output.dtype());
+                     }}},
+       .saved = {"grad_output", "output"}},
       // - name: nll_loss_forward(...)
       //   self: nll_loss_backward(grad, self, target, weight, reduction, ignore_index, total_weight)
       //   target: non_differentiable          output_differentiability: [True, False]

@@ -150,6 +150,11 @@ Tensor div(const Tensor& self, const Tensor& other) {
   return op(self, other);
 }
 
+Tensor exp(const Tensor& self) {
+  static const Unary op("aten::exp");
+  return op(self);
+}
+
 Tensor neg(const Tensor& self) {
   static const Unary op("aten::neg");
   return op(self);

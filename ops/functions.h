@@ -62,6 +62,7 @@ Tensor mul(const Tensor& self, const Scalar& other);  // mul.Scalar
 const Tensor& mul_(const Tensor& self, const Tensor& other);
 Tensor div(const Tensor& self, const Tensor& other);
 Tensor neg(const Tensor& self);
+Tensor exp(const Tensor& self);
 Tensor relu(const Tensor& self);
 Tensor threshold_backward(const Tensor& grad_output, const Tensor& self, const Scalar& threshold);
 

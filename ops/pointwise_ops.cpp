@@ -1,5 +1,5 @@
 // ops/pointwise_ops.cpp: elementwise arithmetic with broadcasting and type promotion:
-// add / add_ / sub (alpha), mul / mul_, div (true division), neg, relu, threshold_backward.
+// add / add_ / sub (alpha), mul / mul_, div (true division), neg, exp, relu, threshold_backward.
 // Each op is a meta function (validate, output shape and dtype) and a CPU function (compute only).
 #include <cmath>
 
@@ -153,6 +153,17 @@ void neg_cpu(const Tensor& out, const Tensor& self) {
   });
 }
 
+// ---- exp (integers and bools compute in the default float dtype, as PyTorch's unary float ops) ----
+[[gnu::always_inline]] inline TensorSpec exp_meta(const Tensor& self) {
+  return unary_spec(self, is_floating_point(self.dtype()) ? self.dtype() : ScalarType::Float32);
+}
+void exp_cpu(const Tensor& out, const Tensor& self) {
+  visit_floating(out.dtype(), "exp", [&](auto zero) {
+    using T = decltype(zero);
+    unary_loop<T>(out, Operand::in_dtype(self, out.dtype()), [](T x) { return std::exp(x); });
+  });
+}
+
 // ---- relu (NaN propagates, as clamp_min does) ----
 [[gnu::always_inline]] inline TensorSpec relu_meta(const Tensor& self) {
   STRATA_CHECK(self.dtype() != ScalarType::Bool, "Boolean inputs not supported for relu");
@@ -189,6 +200,7 @@ void register_pointwise_ops(Dispatcher& d) {
   def_functional<mul_scalar_meta, mul_scalar_cpu>(d, "aten", "mul.Scalar(Tensor self, Scalar other) -> Tensor", "mul");
   def_functional<div_meta, div_cpu>(d, "aten", "div.Tensor(Tensor self, Tensor other) -> Tensor", "div");
   def_functional<neg_meta, neg_cpu>(d, "aten", "neg(Tensor self) -> Tensor", "neg");
+  def_functional<exp_meta, exp_cpu>(d, "aten", "exp(Tensor self) -> Tensor", "exp");
   def_functional<relu_meta, relu_cpu>(d, "aten", "relu(Tensor self) -> Tensor", "relu");
   def_functional<threshold_backward_meta, threshold_backward_cpu>(
       d, "aten", "threshold_backward(Tensor grad_output, Tensor self, Scalar threshold) -> Tensor", "threshold_backward");

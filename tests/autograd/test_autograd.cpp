@@ -106,10 +106,6 @@ TEST_CASE("backward errors") {
                        Error);
   CHECK_THROWS_WITH_AS(add_(a, tensor<float>({1, 1, 1})),
                        "[aten::add_] a leaf Variable that requires grad is being used in an in-place operation.", Error);
-  CHECK_THROWS_WITH_AS(_log_softmax_backward_data(a, a, 0, ScalarType::Float32),
-                       "[aten::_log_softmax_backward_data] the derivative for 'aten::_log_softmax_backward_data' is not "
-                       "implemented.",
-                       Error);
   // A non-differentiable op's output has no history, so there is nothing to differentiate through.
   CHECK_THROWS_WITH_AS(backward(sum(ones_like(a))), "element 0 of tensors does not require grad and does not have a grad_fn",
                        Error);
@@ -132,6 +128,48 @@ TEST_CASE("backward errors") {
                        "got 2 tensors and 1 gradients", Error);
   CHECK_THROWS_WITH_AS(backward(Tensor()), "backward: element 0 of tensors is an undefined Tensor (expected a defined output)",
                        Error);
+}
+
+// log_softmax twice differentiated: x.grad and v.grad and the formulas' ops from PyTorch 1.13
+// (torch.manual_seed(0); x, v = randn(2, 3); g = autograd.grad(log_softmax(x, 1), x, v,
+// create_graph=True); autograd.grad(g, (x, v), u) under a TorchDispatchMode).
+TEST_CASE("log_softmax's double backward (LogSoftmaxBackwardDataBackward0) equals PyTorch's") {
+  const Tensor x = tensor<float>({1.5409960746765137f, -0.293428897857666f, -2.1787893772125244f, 0.5684312582015991f,
+                                  -1.0845223665237427f, -1.3985954523086548f},
+                                 {2, 3});
+  const Tensor v = tensor<float>({0.40334683656692505f, 0.8380263447761536f, -0.7192575931549072f, -0.40334352850914f,
+                                  -0.5966353416442871f, 0.18203648924827576f},
+                                 {2, 3});
+  const Tensor u = tensor<float>({-0.8566746115684509f, 1.1006041765213013f, -1.0711873769760132f, 0.1227012425661087f,
+                                  -0.5663174986839294f, 0.3731146454811096f},
+                                 {2, 3});
+  requires_grad_(x);
+  requires_grad_(v);
+  backward(_log_softmax(x, 1, false), v, std::nullopt, /*create_graph=*/true);
+  const Tensor g = x.grad();
+  REQUIRE(g.grad_fn() != nullptr);
+  CHECK(g.grad_fn()->name() == "CopyBackwards");  // .grad made under create_graph, as in PyTorch
+  std::vector<std::string> next;
+  for (const autograd::Edge& e : g.grad_fn()->next_edges())
+    if (e.valid()) next.emplace_back(e.function->name());
+  CHECK(next == std::vector<std::string>{"LogSoftmaxBackwardDataBackward0"});
+  set_grad(x, Tensor());
+  testing::OpLog log;
+  {
+    ModeGuard mode(log);
+    backward(g, u);
+  }
+  const std::vector<std::string> formulas(log.ops.begin(), log.ops.begin() + std::min<std::size_t>(log.ops.size(), 9));
+  CHECK(formulas == std::vector<std::string>{"aten.exp.default", "aten.mul.Tensor", "aten.sum.dim_IntList", "aten.sub.Tensor",
+                                             "aten.exp.default", "aten.sum.dim_IntList", "aten.neg.default", "aten.mul.Tensor",
+                                             "aten.mul.Tensor"});
+  CHECK(std::count(log.ops.begin(), log.ops.end(), "aten._log_softmax_backward_data.default") == 1);
+  const std::vector<double> gx{0.11449620872735977, -0.11956454068422318, 0.005068304017186165,
+                               0.04472007974982262, -0.07249394059181213, 0.02777385711669922};
+  const std::vector<double> gv{-0.2596305012702942, 1.697648286819458, -0.47414326667785645,
+                               0.07279036939144135, -0.6162283420562744, 0.32320377230644226};
+  CHECK(testing::max_abs_diff(x.grad(), gx) < 1e-6);
+  CHECK(testing::max_abs_diff(v.grad(), gv) < 1e-6);
 }
 
 // Note [Arguments without a formula]: PyTorch 1.13 and 2.8 raise this at the forward, whether or not the

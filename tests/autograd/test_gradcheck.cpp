@@ -72,6 +72,10 @@ std::vector<GradcheckCase> cases() {
        [](const V& x) { return threshold_backward(x[0], x[1], 0.1); }},
       {"aten::_log_softmax", "", [] { return V{input({3, 5})}; }, [](const V& x) { return _log_softmax(x[0], 1); }},
       {"aten::_log_softmax", "dim 0", [] { return V{input({3, 5})}; }, [](const V& x) { return _log_softmax(x[0], 0); }},
+      // Both inputs: the gradient and a log_softmax output (any tensor works for the formula's algebra).
+      {"aten::_log_softmax_backward_data", "", [] { return V{input({3, 5}), input({3, 5})}; },
+       [](const V& x) { return _log_softmax_backward_data(x[0], _log_softmax(x[1], 1), 1, ScalarType::Float64); }},
+      {"aten::exp", "", [] { return V{input({6})}; }, [](const V& x) { return exp(x[0]); }},
       {"aten::nll_loss_forward", "mean", [] { return V{input({4, 3})}; },
        [target](const V& x) { return std::get<0>(nll_loss_forward(x[0], target, Tensor(), 1, -100)); }},
       {"aten::nll_loss_forward", "weighted sum, ignore_index", [] { return V{input({4, 3})}; },

@@ -1,4 +1,4 @@
-// tests/ops/test_pointwise_reference.cpp: add, add_, sub, mul, mul_, div, neg, relu and
+// tests/ops/test_pointwise_reference.cpp: add, add_, sub, mul, mul_, div, neg, exp, relu and
 // threshold_backward against reference loops, on contiguous, transposed, broadcast and row operands,
 // at sizes around the SIMD width, with their meta functions checked alongside.
 #include <cmath>
@@ -88,6 +88,7 @@ TEST_CASE("unary pointwise ops match a reference loop") {
         };
       };
       check_op("neg " + where, build, [](const Inputs& in) { return neg(in[0]); }, ref([](double x) { return -x; }));
+      check_op("exp " + where, build, [](const Inputs& in) { return exp(in[0]); }, ref([](double x) { return std::exp(x); }));
       check_op("relu " + where, build, [](const Inputs& in) { return relu(in[0]); },
                ref([](double x) { return x > 0 ? x : 0.0; }));
     }
@@ -122,6 +123,18 @@ TEST_CASE("relu propagates NaN and keeps integer dtypes") {
   CHECK(std::isnan(r[1]));
   CHECK(r[2] == 2.f);
   CHECK(relu(tensor<std::int64_t>({-3, 4})).to_vector<std::int64_t>() == std::vector<std::int64_t>{0, 4});
+}
+
+// PyTorch's exp is a unary float op: integer and bool inputs compute in the default dtype (float32).
+TEST_CASE("exp keeps floating dtypes and turns integers and bools into float32") {
+  CHECK(exp(tensor<double>({0.0, 1.0})).dtype() == ScalarType::Float64);
+  const Tensor from_int = exp(tensor<std::int64_t>({0, 1, -1}));
+  CHECK(from_int.dtype() == ScalarType::Float32);
+  CHECK(testing::max_abs_diff(from_int, {1.0, std::exp(1.0), std::exp(-1.0)}) < 1e-6);
+  const Tensor from_bool = exp(tensor<bool>({true, false}));
+  CHECK(from_bool.dtype() == ScalarType::Float32);
+  CHECK(testing::max_abs_diff(from_bool, {std::exp(1.0), 1.0}) < 1e-6);
+  CHECK(exp(strata::empty({2, 3}, {.device = Device::Meta})).sizes() == IntArrayRef({2, 3}));
 }
 
 TEST_CASE("large pointwise ops split across threads give the same result as small ones") {
