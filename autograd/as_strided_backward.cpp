@@ -50,7 +50,7 @@ Tensor as_strided_backward(Tensor grad, IntArrayRef input_sizes, IntArrayRef inp
   // The view's geometry: a size-0 dimension means no gradient at all, a size-1 one is squeezed out,
   // an expanded one (stride 0) is summed over; the rest address memory.
   DimVector out_sizes, out_strides;
-  for (std::size_t i = sizes.size(); i-- > 0;) {
+  for (std::size_t i = sizes.size(); i-- > 0;) {  // last first, so squeezing keeps the indices ahead valid
     const auto d = static_cast<std::int64_t>(i);
     if (sizes[i] == 0) return zeros_shaped(grad, input_sizes);
     if (sizes[i] == 1) grad = squeeze(grad, d);
@@ -62,16 +62,14 @@ Tensor as_strided_backward(Tensor grad, IntArrayRef input_sizes, IntArrayRef inp
   }
   std::reverse(out_sizes.begin(), out_sizes.end());  // collected last dimension first
   std::reverse(out_strides.begin(), out_strides.end());
-  DimVector in_sizes, in_strides;
-  for (std::size_t i = input_sizes.size(); i-- > 0;) {
+  DimVector in_sizes, in_strides;  // the input's, without size-1 dimensions
+  for (std::size_t i = 0; i < input_sizes.size(); ++i) {
     if (input_sizes[i] == 0) return zeros_shaped(grad, input_sizes);
     if (input_sizes[i] != 1) {
       in_sizes.push_back(input_sizes[i]);
       in_strides.push_back(input_strides[i]);
     }
   }
-  std::reverse(in_sizes.begin(), in_sizes.end());
-  std::reverse(in_strides.begin(), in_strides.end());
   // PyTorch scatters an overlapping view with index_add_ and divides by each location's count in an
   // overlapping input; strata has neither op, so it refuses rather than give a wrong gradient.
   STRATA_CHECK(!maybe_overlapping(out_sizes, out_strides) && !maybe_overlapping(in_sizes, in_strides),
@@ -85,8 +83,7 @@ Tensor as_strided_backward(Tensor grad, IntArrayRef input_sizes, IntArrayRef inp
   const std::int64_t base_size =
       std::max(min_storage_size(in_sizes, in_strides, in_offset), min_storage_size(out_sizes, out_strides, out_offset));
   // PyTorch's grad.new_zeros({base_size}); strata has no new_zeros op, so a mode sees its two halves.
-  Tensor storage = new_empty_strided(grad, IntArrayRef(&base_size, 1), DimVector{1});
-  zero_(storage);
+  const Tensor storage = zeros_shaped(grad, IntArrayRef(&base_size, 1));
   copy_(as_strided(storage, out_sizes, out_strides, out_offset), grad);
   return as_strided(storage, input_sizes, input_strides, in_offset);
 }

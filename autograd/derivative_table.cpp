@@ -68,18 +68,19 @@ void DerivativeTable::add(const std::vector<DerivativeRow>& rows) {
     }
     for (std::string_view name : row.non_differentiable)
       STRATA_INTERNAL_ASSERT(schema.argument_index(name) >= 0, row.node_name, ": no argument named ", name);
-    for (std::size_t i = 0; i < schema.arguments().size() && row.kind == Differentiability::Formula; ++i) {
-      const SchemaArgument& argument = schema.arguments()[i];
-      const auto position = static_cast<std::uint8_t>(i);
-      const bool has_formula = std::find(resolved.input_args.begin(), resolved.input_args.end(), position) != resolved.input_args.end();
-      const bool marked = std::find(row.non_differentiable.begin(), row.non_differentiable.end(), argument.name) !=
-                          row.non_differentiable.end();
-      if (argument.type.is_tensor_like() && !has_formula && !marked) resolved.no_grad_args.push_back(position);
-    }
+    // Non-tensor arguments are recorded; tensor arguments of a Formula row with neither a formula nor a
+    // non_differentiable mark may not require grad (Note [Arguments without a formula]).
     for (std::size_t i = 0; i < schema.arguments().size(); ++i) {
       const SchemaArgument& argument = schema.arguments()[i];
-      if (argument.type.is_tensor_like()) continue;
-      resolved.recorded_args.push_back(static_cast<std::uint8_t>(i));
+      const auto position = static_cast<std::uint8_t>(i);
+      if (argument.type.is_tensor_like()) {
+        const bool has_formula = std::find(resolved.input_args.begin(), resolved.input_args.end(), position) != resolved.input_args.end();
+        const bool marked = std::find(row.non_differentiable.begin(), row.non_differentiable.end(), argument.name) !=
+                            row.non_differentiable.end();
+        if (row.kind == Differentiability::Formula && !has_formula && !marked) resolved.no_grad_args.push_back(position);
+        continue;
+      }
+      resolved.recorded_args.push_back(position);
       add_hash(resolved.argument_hashes, argument.name, row.node_name);
     }
     resolved.inplace = !schema.arguments().empty() && schema.arguments()[0].type.is_write();
