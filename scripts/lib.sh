@@ -1,0 +1,48 @@
+# scripts/lib.sh: what the scripts share (sourced, not run): the Debian packages a build needs,
+# installing the missing ones with apt-get (as root or with passwordless sudo; otherwise printing the
+# exact command and stopping), and configuring and building a build directory once.
+
+set -euo pipefail
+cd "$(dirname "${BASH_SOURCE[0]}")/.."
+
+STRATA_PACKAGES=(g++ meson ninja-build pkg-config libeigen3-dev nlohmann-json3-dev doctest-dev)
+
+strata_missing_packages() {
+  local missing=()
+  for p in "${STRATA_PACKAGES[@]}"; do
+    dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+  done
+  echo "${missing[@]:-}"
+}
+
+strata_install_packages() {
+  local missing
+  missing=$(strata_missing_packages)
+  [ -z "$missing" ] && return 0
+  local apt=()
+  if [ "$(id -u)" -eq 0 ]; then
+    apt=(apt-get)
+  elif command -v sudo >/dev/null 2>&1 && sudo -n true 2>/dev/null; then
+    apt=(sudo apt-get)
+  else
+    echo "strata needs these Debian packages: $missing" >&2
+    echo "install them with:  sudo apt-get install -y $missing" >&2
+    exit 1
+  fi
+  echo "==> installing $missing"
+  DEBIAN_FRONTEND=noninteractive "${apt[@]}" update -qq
+  DEBIAN_FRONTEND=noninteractive "${apt[@]}" install -y -qq --no-install-recommends $missing
+}
+
+# strata_build DIR [meson setup options...]: configure DIR once, then build it.
+strata_build() {
+  local dir=$1
+  shift
+  if [ ! -f "$dir/build.ninja" ]; then
+    echo "==> configuring $dir"
+    meson setup "$dir" "$@"
+  fi
+  echo "==> building $dir"
+  meson compile -C "$dir"
+}
+
