@@ -1,5 +1,5 @@
 // tracer/python_json.h: JSON text as Python's json.dumps writes it where that differs from
-// nlohmann::json: non-finite floats. The reference scripts (../shared/reference/) write NaN, Infinity
+// nlohmann::json: non-finite floats. The reference scripts (scripts/reference/) write NaN, Infinity
 // and -Infinity, which Python's json.load reads back; nlohmann would write null, which reads as None.
 #pragma once
 

@@ -1,4 +1,4 @@
-// tracer/seed_experiment.h: ../shared/seeds/dispatch_tracer.py in C++. One SGD step of an MLP
+// tracer/seed_experiment.h: scripts/reference/dispatch_tracer.py in C++. One SGD step of an MLP
 // (Linear -> ReLU -> ... -> Linear, cross-entropy), run three ways and compared:
 //   plain_step     eager, no interposer
 //   traced_step    under an OpCounter whose phase is set to forward / backward / optimizer
@@ -57,7 +57,7 @@ bool allclose(const Tensor& a, const Tensor& b, double rtol = 1e-5, double atol 
 
 // The seed script's JSON; with `sequences`, also forward_seq, backward_seq, optimizer_seq and subclass_log.
 nlohmann::ordered_json seed_report(const SeedConfig& config, bool sequences);
-// x, y, init_params, logits, loss, grads, params_after as ../shared/reference/numerics_*.json has them.
+// x, y, init_params, logits, loss, grads, params_after as scripts/reference/numerics_reference.py writes them.
 nlohmann::ordered_json tensors_report(const SeedConfig& config, const PlainStep& step);
 
 }  // namespace strata::tracer

@@ -2,7 +2,7 @@
 """Backward op sequences from real PyTorch, for tests/golden/backward_order_torch.json.
 
 Each case builds a small graph from leaves that require grad, then logs every op the backward of
-sum(output) dispatches (a TorchDispatchMode, as in ../shared/seeds/dispatch_tracer.py). They pin the
+sum(output) dispatches (a TorchDispatchMode, as in scripts/reference/dispatch_tracer.py). They pin the
 order in which a node computes its input gradients (PyTorch's codegen emits them sorted by input
 name), the scalar overloads of maybe_multiply, and out-of-place gradient accumulation under a mode.
 

@@ -1,7 +1,7 @@
 // tests/tracer/test_seed_trace.cpp: the seed experiment equals PyTorch 2.8's answer, exactly: op
 // counts per phase, ordered sequences, the LoggingTensor log, and the comparison flags, for the seed
 // configuration and for other depths, sizes and batches (references made with
-// ../shared/reference/trace_reference.py on Debian's PyTorch).
+// scripts/reference/trace_reference.py on Debian's PyTorch).
 #include <cmath>
 
 #include "ops/functions.h"
