@@ -17,7 +17,8 @@ namespace {
 // An output goes where Python's open(path, "w") would put it, and fails where that would fail:
 // - The kernel decides: stat(path) follows every symlink as open() does, so a symlink loop is
 //   ELOOP, a name over NAME_MAX or a path over PATH_MAX is ENAMETOOLONG, a regular file on the way
-//   is ENOTDIR, an unsearchable directory is EACCES, and a directory is refused.
+//   is ENOTDIR, an unsearchable directory is EACCES, and a directory is refused; so is a name with a
+//   trailing slash once the directory above it exists (open(O_CREAT) says EISDIR, whatever is there).
 // - A new file (stat says ENOENT) goes where open(O_CREAT) would create it: through a dangling
 //   symlink (or a chain of them) to the file it names, in the directory the link's text resolves
 //   against. This reads the last component's symlinks (at most 40, Linux's MAXSYMLINKS) and keeps
@@ -37,7 +38,7 @@ bool strip_trailing_slashes(std::string& path) {
   return stripped;
 }
 
-// Follows `path`'s last component through its symlinks, from the directory `base`.
+// Follows `path`'s last component through its symlinks, from the working directory.
 OutputPath walk(std::string path) {
   OutputPath r;
   int base = AT_FDCWD;

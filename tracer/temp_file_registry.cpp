@@ -37,9 +37,10 @@ namespace {
 // whatever the path's length and even if a directory on the way is renamed). Around "create the
 // file, register it" the asynchronous handled signals are blocked, so none falls between the two; a
 // file is unregistered only after it was renamed or unlinked, so a signal in between unlinks a name
-// that no longer exists, which is harmless. The one window left: with several threads, a handler
-// on one thread could read a slot that another thread is refilling at that instant; strata-trace
-// writes its files from one thread.
+// that no longer exists, which is harmless. The windows left need several threads: the blocking is
+// per thread, so another thread may take a signal between "create" and "register", and a handler
+// could read a slot that another thread is refilling. strata-trace creates its files on one thread,
+// before its first parallel region starts any other.
 constexpr int kSlots = 32;
 struct Slot {
   std::atomic<int> state{0};
