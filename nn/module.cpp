@@ -26,7 +26,8 @@ void Module::collect_parameters(const std::string& prefix, bool recurse, std::ve
   if (std::find(seen_modules.begin(), seen_modules.end(), this) != seen_modules.end()) return;
   seen_modules.push_back(this);
   for (const auto& [name, p] : params_) {
-    const bool seen = std::any_of(out.begin(), out.end(), [&](const auto& named) { return named.second.is_same(p); });
+    // [&p = p]: clang 14 (scripts/fuzz) cannot capture a structured binding implicitly.
+    const bool seen = std::any_of(out.begin(), out.end(), [&p = p](const auto& named) { return named.second.is_same(p); });
     if (!seen) out.emplace_back(prefix + name, p);
   }
   if (!recurse) return;

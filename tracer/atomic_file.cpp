@@ -1,20 +1,20 @@
-// tracer/atomic_file.cpp: a temporary file created with O_EXCL next to the destination, write + fsync +
-// rename, and the registry of temporary files that a fatal signal removes.
+// tracer/atomic_file.cpp: a temporary file created with O_EXCL in the destination's directory, write
+// + fsync + rename, and the cases where the destination is written in place instead.
 #include "tracer/atomic_file.h"
 
 #include <fcntl.h>
-#include <signal.h>
+#include <limits.h>
 #include <sys/random.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cerrno>
 #include <chrono>
-#include <climits>
 #include <cstdint>
-#include <cstdlib>
 #include <cstring>
+#include <utility>
 
 #include "core/error.h"
 
@@ -22,66 +22,24 @@ namespace strata::tracer {
 
 namespace {
 
-// Note [Temporary files and signals]
-// A signal that kills the process (Ctrl-C, `kill`, a closed pipe) must not leave "out.json.tmp.XXXXXX"
-// behind. Every AtomicFile registers its temporary path in a fixed table of slots, which a handler
-// can read without allocating or locking: a slot's state is an always-lock-free atomic (0 free,
-// 1 being filled, 2 holds a path) and its path a fixed char array. The handler unlinks every path in
-// state 2 (unlink is async-signal-safe), restores the default action and re-raises the signal, so the
-// process still dies *by that signal* (a shell stops a script on SIGINT only if it sees that) rather
-// than with a made-up exit code. Around "create the file, register it" the handled signals are
-// blocked, so no signal can fall between the two; a file is unregistered only after it was renamed
-// or unlinked, so a signal in between unlinks a name that no longer exists, which is harmless.
-// The one window left: with several threads, a handler on one thread could read a slot that another
-// thread is refilling at that instant; strata-trace writes its files from one thread.
-constexpr int kSlots = 32;
-struct Slot {
-  std::atomic<int> state{0};
-  char path[PATH_MAX];
-};
-static_assert(std::atomic<int>::is_always_lock_free);
-Slot g_slots[kSlots];
-
-constexpr int kCleanupSignals[] = {SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGPIPE};
-
-int register_temp_file(const std::string& path) {
-  if (path.size() >= PATH_MAX) return -1;
-  for (int i = 0; i < kSlots; ++i) {
-    int expected = 0;
-    if (g_slots[i].state.compare_exchange_strong(expected, 1, std::memory_order_acq_rel)) {
-      std::memcpy(g_slots[i].path, path.c_str(), path.size() + 1);
-      g_slots[i].state.store(2, std::memory_order_release);
-      return i;
-    }
-  }
-  return -1;
-}
-
-void unregister_temp_file(int slot) {
-  if (slot >= 0) g_slots[slot].state.store(0, std::memory_order_release);
-}
-
-void cleanup_and_reraise(int sig) {
-  remove_registered_temp_files();
-  signal(sig, SIG_DFL);
-  raise(sig);  // blocked while this handler runs: delivered, with the default action, when it returns
-}
-
-class BlockCleanupSignals {
- public:
-  BlockCleanupSignals() {
-    sigset_t set;
-    sigemptyset(&set);
-    for (int sig : kCleanupSignals) sigaddset(&set, sig);
-    pthread_sigmask(SIG_BLOCK, &set, &old_);
-  }
-  ~BlockCleanupSignals() { pthread_sigmask(SIG_SETMASK, &old_, nullptr); }
-  BlockCleanupSignals(const BlockCleanupSignals&) = delete;
-  BlockCleanupSignals& operator=(const BlockCleanupSignals&) = delete;
-
- private:
-  sigset_t old_;
-};
+// Note [When the file is written in place]
+// Atomic replacement (a temporary file renamed over the destination) and open(path, "w") mostly
+// agree; where they do not, open() decides whether the output can be written at all, and the file
+// is written in place (truncated and rewritten, through the descriptor opened up front) where a
+// replacement would not be the file open() would give:
+// - the directory does not take a new file (not writable, out of inodes) but the file is writable:
+//   open() would write it, a rename cannot;
+// - the file has other hard links (a rename would detach this name from them), or belongs to an
+//   owner or group the replacement cannot be given (fchown refused);
+// - the kernel reaches the file by a path that has no directory to rename in (Note [Writing where
+//   open() would], output_path.cpp).
+// Everything else that open() refuses is refused (a read-only file in a writable directory, which a
+// rename would silently replace, is EACCES), and everything it accepts is written. In place, the
+// file is truncated only in publish, after the run and stdout succeeded, so every failure before
+// that leaves it untouched; a failure or a fatal signal during that last write leaves it partial,
+// which is the price of a directory that cannot hold a second copy. A temporary name must fit in
+// NAME_MAX: for a long destination name (over 244 bytes) it is "<the name cut to 244 bytes>.tmp.XXXXXX".
+constexpr std::size_t kTempSuffix = 11;  // ".tmp.XXXXXX"
 
 std::uint64_t random_bits() {
   std::uint64_t v = 0;
@@ -94,87 +52,109 @@ std::uint64_t random_bits() {
   return v ^ (v >> 29);
 }
 
-std::string temp_name(const std::string& target) {
+std::string temp_name(const std::string& name) {
   static constexpr char kChars[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789";
   std::uint64_t bits = random_bits();
-  std::string name = target + ".tmp.";
-  for (int i = 0; i < 6; ++i, bits /= 62) name += kChars[bits % 62];
-  return name;
+  std::string temp = name.substr(0, std::min<std::size_t>(name.size(), NAME_MAX - kTempSuffix)) + ".tmp.";
+  for (int i = 0; i < 6; ++i, bits /= 62) temp += kChars[bits % 62];
+  return temp;
 }
+
+// 0, or the errno of the first failure.
+int write_all(int fd, std::string_view content) {
+  std::size_t done = 0;
+  while (done < content.size()) {
+    const ssize_t n = ::write(fd, content.data() + done, content.size() - done);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) return n < 0 ? errno : EIO;
+    done += static_cast<std::size_t>(n);
+  }
+  return 0;
+}
+
+int close_checked(int fd) { return close(fd) != 0 && errno != EINTR ? errno : 0; }
 
 }  // namespace
 
 AtomicFile::AtomicFile(std::string path, std::string label) : path_(std::move(path)), label_(std::move(label)) {
   const std::string prefix = label_.empty() ? "" : label_ + ": ";
   STRATA_CHECK(!path_.empty(), prefix, "expected a file name, got ''");
-  STRATA_CHECK(path_.back() != '/', prefix, "'", path_, "' is a directory");
-
-  // Note [Writing where open() would]
-  // The data goes where Python's open(path, "w") would put it: through a symlink to an existing file
-  // (renaming over the link would replace the link), and straight into an existing FIFO or device:
-  // renaming over /dev/null or /dev/stdout would replace the device node (which root may do), and
-  // such a file cannot be half-written anyway. A dangling symlink is replaced by the file.
-  target_ = path_;
-  struct stat st {};
-  if (lstat(path_.c_str(), &st) == 0 && S_ISLNK(st.st_mode)) {
-    if (char* real = realpath(path_.c_str(), nullptr)) {
-      target_ = real;
-      std::free(real);
+  target_ = resolve_output_path(path_);  // Note [Writing where open() would]
+  STRATA_CHECK(target_.error != EISDIR, prefix, "'", path_, "' is a directory");
+  if (target_.error) fail("cannot write", target_.error);
+  if (target_.exists) {
+    // open()'s own verdict on writing it (EACCES, EROFS, ETXTBSY...), through the path as given; for
+    // a FIFO this waits for a reader, as open() does.
+    const int fd = open(path_.c_str(), O_WRONLY | O_CLOEXEC | O_NOCTTY);
+    if (fd < 0) fail("cannot write", errno);
+    if (!S_ISREG(target_.st.st_mode)) {
+      mode_ = Mode::kStream;
+      fd_ = fd;
+      return;
     }
+    in_place_fd_ = fd;
   }
-  const bool exists = stat(target_.c_str(), &st) == 0;
-  STRATA_CHECK(!(exists && S_ISDIR(st.st_mode)), prefix, "'", path_, "' is a directory");
-  // open() refuses a file without write permission; a rename would silently replace it.
-  if (exists && access(target_.c_str(), W_OK) != 0) fail("cannot write", errno);
-  if (exists && !S_ISREG(st.st_mode)) {
-    fd_ = open(target_.c_str(), O_WRONLY | O_CLOEXEC | O_NOCTTY);
-    if (fd_ < 0) fail("cannot write", errno);
+  // Note [When the file is written in place]
+  const bool replaceable = target_.dir_fd >= 0 && !(target_.exists && target_.st.st_nlink > 1);
+  const int err = replaceable ? create_temp() : 0;
+  if (fd_ >= 0 && target_.exists && match_old_owner_and_mode() != 0) discard_temp();
+  if (fd_ >= 0) {
+    if (in_place_fd_ >= 0) close(std::exchange(in_place_fd_, -1));
     return;
   }
+  if (in_place_fd_ < 0) fail("cannot write", err);
+  mode_ = Mode::kInPlace;
+}
 
-  // Note [Permissions of the output]
-  // mkstemp creates 0600 files, and a rename keeps that: an output only its owner can read. Creating
-  // the temporary file ourselves with open(O_CREAT | O_EXCL, 0666) lets the kernel apply the umask
-  // (and a directory's default ACL) as for any new file; replacing an existing file keeps its mode,
-  // as writing it in place with open() would. The name is random, and O_EXCL makes it ours.
+// Note [Permissions of the output]
+// mkstemp creates 0600 files, and a rename keeps that: an output only its owner can read. Creating
+// the temporary file ourselves with open(O_CREAT | O_EXCL, 0666) lets the kernel apply the umask
+// (and a directory's default ACL) as for any new file; replacing an existing file keeps its mode,
+// owner and group, as writing it in place with open() would (or it is written in place: Note [When
+// the file is written in place]). The name is random, and O_EXCL makes it ours.
+int AtomicFile::create_temp() {
   int err = 0;
-  {
-    BlockCleanupSignals blocked;  // Note [Temporary files and signals]
-    for (int attempt = 0; attempt < 100; ++attempt) {
-      const std::string name = temp_name(target_);
-      fd_ = open(name.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOCTTY, 0666);
-      if (fd_ >= 0) {
-        temp_path_ = name;
-        break;
-      }
-      if (errno != EEXIST) break;
-    }
-    err = errno;
-    if (fd_ >= 0) {
-      slot_ = register_temp_file(temp_path_);
-      if (slot_ < 0) {
-        err = temp_path_.size() >= PATH_MAX ? ENAMETOOLONG : EMFILE;
-        close(fd_);
-        unlink(temp_path_.c_str());
-        fd_ = -1;
-        temp_path_.clear();
-      }
-    }
+  BlockCleanupSignals blocked;  // Note [Temporary files and signals]
+  std::string name;
+  for (int attempt = 0; attempt < 100 && fd_ < 0; ++attempt) {
+    name = temp_name(target_.name);
+    fd_ = openat(target_.dir_fd, name.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOCTTY, 0666);
+    err = fd_ < 0 ? errno : 0;
+    if (fd_ < 0 && err != EEXIST) break;
   }
-  if (fd_ < 0) fail("cannot write", err);
-  if (exists && fchmod(fd_, st.st_mode & 0777) != 0) {
-    err = errno;
-    discard();  // a throwing constructor gets no destructor call
-    fail("cannot write", err);
+  if (fd_ < 0) return err;
+  slot_ = register_temp_file(target_.dir_fd, name);
+  if (slot_ < 0) {
+    close(std::exchange(fd_, -1));
+    unlinkat(target_.dir_fd, name.c_str(), 0);
+    return EMFILE;
   }
+  temp_name_ = name;
+  temp_path_ = target_.dir_text + "/" + name;
+  return 0;
+}
+
+int AtomicFile::match_old_owner_and_mode() {
+  const struct stat& old = target_.st;
+  struct stat now {};
+  if (fstat(fd_, &now) != 0) return errno;
+  if ((now.st_uid != old.st_uid || now.st_gid != old.st_gid) && fchown(fd_, old.st_uid, old.st_gid) != 0) return errno;
+  return fchmod(fd_, old.st_mode & 0777) != 0 ? errno : 0;
 }
 
 AtomicFile::~AtomicFile() { discard(); }
 
 void AtomicFile::discard() noexcept {
+  discard_temp();
+  if (in_place_fd_ >= 0) close(in_place_fd_);
+  in_place_fd_ = -1;
+}
+
+void AtomicFile::discard_temp() noexcept {
   if (fd_ >= 0) close(fd_);
   fd_ = -1;
-  if (!temp_path_.empty()) unlink(temp_path_.c_str());  // then unregister: Note [Temporary files and signals]
+  if (!temp_name_.empty()) unlinkat(target_.dir_fd, temp_name_.c_str(), 0);  // then unregister: Note [Temporary files and signals]
+  temp_name_.clear();
   temp_path_.clear();
   unregister_temp_file(slot_);
   slot_ = -1;
@@ -185,27 +165,33 @@ void AtomicFile::fail(const std::string& what, int err) const {
 }
 
 void AtomicFile::write(std::string_view content) {
-  STRATA_CHECK(fd_ >= 0 && !written_, "'", path_, "' was already written");
-  std::size_t done = 0;
-  while (done < content.size()) {
-    const ssize_t n = ::write(fd_, content.data() + done, content.size() - done);
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) fail("cannot write", n < 0 ? errno : EIO);
-    done += static_cast<std::size_t>(n);
+  STRATA_CHECK(!written_ && (fd_ >= 0 || in_place_fd_ >= 0), "'", path_, "' was already written");
+  if (mode_ == Mode::kInPlace) {
+    pending_.assign(content);  // Note [When the file is written in place]
+  } else {
+    if (const int err = write_all(fd_, content)) fail("cannot write", err);
+    // A FIFO or a device cannot be synced (EINVAL): only the temporary file is.
+    if (mode_ == Mode::kReplace && fsync(fd_) != 0) fail("cannot write", errno);
+    if (const int err = close_checked(std::exchange(fd_, -1))) fail("cannot write", err);
   }
-  // A FIFO or a device cannot be synced (EINVAL): only the temporary file is.
-  if (!temp_path_.empty() && fsync(fd_) != 0) fail("cannot write", errno);
-  const int fd = fd_;
-  fd_ = -1;
-  if (close(fd) != 0 && errno != EINTR) fail("cannot write", errno);
   written_ = true;
 }
 
 void AtomicFile::publish() {
   STRATA_CHECK(written_ && !done_, "'", path_, "' is not ready to publish");
   done_ = true;
-  if (temp_path_.empty()) return;  // written in place
-  if (std::rename(temp_path_.c_str(), target_.c_str()) != 0) fail("cannot write", errno);  // the destructor cleans up
+  if (mode_ == Mode::kInPlace) {
+    const int fd = std::exchange(in_place_fd_, -1);
+    int err = ftruncate(fd, 0) != 0 ? errno : write_all(fd, pending_);
+    if (!err && fsync(fd) != 0) err = errno;
+    const int close_err = close_checked(fd);
+    if (err || close_err) fail("cannot write", err ? err : close_err);
+    return;
+  }
+  if (mode_ == Mode::kStream) return;  // written directly
+  if (renameat(target_.dir_fd, temp_name_.c_str(), target_.dir_fd, target_.name.c_str()) != 0)
+    fail("cannot write", errno);  // the destructor cleans up
+  temp_name_.clear();
   temp_path_.clear();
   unregister_temp_file(slot_);
   slot_ = -1;
@@ -214,31 +200,6 @@ void AtomicFile::publish() {
 void AtomicFile::commit(std::string_view content) {
   write(content);
   publish();
-}
-
-void install_temp_file_cleanup_on_signals() {
-  struct sigaction action {};
-  action.sa_handler = cleanup_and_reraise;
-  sigemptyset(&action.sa_mask);
-  for (int sig : kCleanupSignals) sigaddset(&action.sa_mask, sig);  // one cleanup at a time
-  for (int sig : kCleanupSignals) {
-    struct sigaction old {};
-    if (sigaction(sig, nullptr, &old) != 0) continue;
-    if (!(old.sa_flags & SA_SIGINFO) && old.sa_handler == SIG_IGN) continue;  // e.g. nohup: stay immune
-    sigaction(sig, &action, nullptr);
-  }
-}
-
-std::vector<std::string> registered_temp_files() {
-  std::vector<std::string> out;
-  for (const Slot& s : g_slots)
-    if (s.state.load(std::memory_order_acquire) == 2) out.emplace_back(s.path);
-  return out;
-}
-
-void remove_registered_temp_files() noexcept {
-  for (Slot& s : g_slots)
-    if (s.state.load(std::memory_order_acquire) == 2) unlink(s.path);
 }
 
 }  // namespace strata::tracer

@@ -2,7 +2,7 @@
 #include <cstdio>
 #include <iostream>
 
-#include "tracer/atomic_file.h"
+#include "tracer/temp_file_registry.h"
 #include "tracer/trace_cli.h"
 
 int main(int argc, char** argv) {

@@ -7,7 +7,6 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
-#include <filesystem>
 #include <limits>
 #include <new>
 #include <system_error>
@@ -124,12 +123,6 @@ void write_stdout(std::ostream& out, const std::string& text) {
   }
 }
 
-bool same_file(const std::string& a, const std::string& b) {
-  std::error_code ec_a, ec_b;
-  const auto ca = std::filesystem::weakly_canonical(a, ec_a), cb = std::filesystem::weakly_canonical(b, ec_b);
-  return ec_a || ec_b ? a == b : ca == cb;
-}
-
 }  // namespace
 
 // Note [One line per error]
@@ -218,13 +211,14 @@ int run_trace_cli(const std::vector<std::string>& args, std::ostream& out, std::
       write_stdout(out, trace_usage());
       return 0;
     }
-    if (o.json_out && o.dump_tensors)
-      STRATA_CHECK(!same_file(*o.json_out, *o.dump_tensors), "--dump-tensors: '", *o.dump_tensors,
-                   "' is the same file as --json-out");
     // Note [Output order]: the files exist (as temporaries) before any work.
     std::optional<AtomicFile> json_file, tensors_file;
     if (o.json_out) json_file.emplace(*o.json_out, "--json-out");
     if (o.dump_tensors) tensors_file.emplace(*o.dump_tensors, "--dump-tensors");
+    // Resolved as open() resolves them: "o.json", "./o.json", "d/../o.json", a symlink or a hard link.
+    if (json_file && tensors_file)
+      STRATA_CHECK(!json_file->same_file_as(*tensors_file), "--dump-tensors: '", *o.dump_tensors,
+                   "' is the same file as --json-out");
 
     const std::string report = seed_report(o.config, o.sequences).dump(2) + "\n";
     if (tensors_file) tensors_file->write(dump_python_json(tensors_report(o.config, plain_step(o.config))) + "\n");
@@ -233,10 +227,14 @@ int run_trace_cli(const std::vector<std::string>& args, std::ostream& out, std::
     if (tensors_file) tensors_file->publish();
     if (json_file) json_file->publish();
     return 0;
+  } catch (const Error& e) {
+    err << "strata-trace: error: " << escape_control_chars(e.what()) << "\n";  // Note [One line per error]
   } catch (const std::bad_alloc&) {
     err << "strata-trace: error: out of memory (try smaller --sizes or --batch)\n";
-  } catch (const std::exception& e) {
-    err << "strata-trace: error: " << escape_control_chars(e.what()) << "\n";  // Note [One line per error]
+  } catch (const std::exception& e) {  // a bug: still one line and exit code 2, but named as one
+    err << "strata-trace: internal error: " << escape_control_chars(e.what()) << "\n";
+  } catch (...) {
+    err << "strata-trace: internal error: unknown exception\n";
   }
   return 2;
 }

@@ -1,6 +1,6 @@
 // tests/tracer/test_trace_cli.cpp: strata-trace's flags: output, help, and every bad input gets one
-// line on stderr, exit code 2, and no file (not even a partial one). The last cases run the built
-// executable: signals, a failing stdout.
+// line on stderr, exit code 2, and no file (not even a partial one). One case runs the built
+// executable: a failing stdout (signals: test_trace_signals.cpp; paths: test_output_paths.cpp).
 #include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -8,9 +8,8 @@
 #include <chrono>
 #include <filesystem>
 #include <sstream>
-#include <thread>
 
-#include "tests/test_helpers.h"
+#include "tests/tracer/cli_test_helpers.h"
 #include "tests/tracer/subprocess.h"
 #include "tracer/atomic_file.h"
 #include "tracer/python_json.h"
@@ -21,26 +20,11 @@ using namespace strata::tracer;
 namespace fs = std::filesystem;
 
 namespace {
-struct Run {
-  int code;
-  std::string out, err;
-};
-Run run(const std::vector<std::string>& args) {
-  std::ostringstream out, err;
-  const int code = run_trace_cli(args, out, err);
-  return {code, out.str(), err.str()};
-}
-fs::path scratch_dir() {
-  static int n = 0;
-  const fs::path dir =
-      fs::temp_directory_path() / ("strata-cli-test-" + std::to_string(::getpid()) + "-" + std::to_string(n++));
-  fs::remove_all(dir);
-  fs::create_directories(dir);
-  return dir;
-}
-std::size_t entries(const fs::path& dir) {
-  return static_cast<std::size_t>(std::distance(fs::directory_iterator(dir), fs::directory_iterator()));
-}
+using Run = testing::CliRun;
+using testing::entries;
+using testing::file_mode;
+using testing::scratch_dir;
+Run run(const std::vector<std::string>& args) { return testing::run_cli(args); }
 // The message parse_trace_args throws for `args`, or "" when it accepts them. Nothing runs.
 std::string parse_error(const std::vector<std::string>& args) {
   try {
@@ -49,11 +33,6 @@ std::string parse_error(const std::vector<std::string>& args) {
     return e.what();
   }
   return "";
-}
-unsigned file_mode(const fs::path& p) {
-  struct stat st {};
-  REQUIRE(::stat(p.c_str(), &st) == 0);
-  return st.st_mode & 07777;
 }
 // A stream whose every write fails, like std::cout on a full disk.
 struct FailingBuf : std::streambuf {
@@ -306,7 +285,7 @@ TEST_CASE("the temporary files are registered while they exist, for the signal h
     CHECK(temp.rfind((dir / "a.json.tmp.").string(), 0) == 0);
     CHECK(fs::exists(temp));
     const auto registered = registered_temp_files();
-    CHECK(std::find(registered.begin(), registered.end(), temp) != registered.end());
+    CHECK(std::find(registered.begin(), registered.end(), fs::path(temp).filename()) != registered.end());
     remove_registered_temp_files();  // what SIGTERM does
     CHECK(!fs::exists(temp));
   }
@@ -322,29 +301,6 @@ TEST_CASE("the temporary files are registered while they exist, for the signal h
 }
 
 #ifdef STRATA_TRACE_EXE
-TEST_CASE("strata-trace killed by SIGTERM or SIGINT leaves no temporary file, and dies by that signal") {
-  for (const int sig : {SIGTERM, SIGINT}) {
-    INFO("signal ", sig);
-    const fs::path dir = scratch_dir(), logs = scratch_dir();
-    // Big enough to run for a long while: the temporaries exist from the start.
-    const pid_t pid = testing::spawn_child({STRATA_TRACE_EXE, "--sizes", "4096,4096,4096", "--batch", "4096", "--json-out",
-                                            (dir / "o.json").string(), "--dump-tensors", (dir / "t.json").string()},
-                                           (logs / "out").string(), (logs / "err").string());
-    REQUIRE(pid > 0);
-    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
-    while (entries(dir) < 2 && std::chrono::steady_clock::now() < deadline)
-      std::this_thread::sleep_for(std::chrono::milliseconds(5));
-    CHECK(entries(dir) == 2);  // o.json.tmp.XXXXXX and t.json.tmp.XXXXXX
-    ::kill(pid, sig);
-    const testing::ChildExit e = testing::wait_child(pid);
-    CHECK(e.signaled);
-    CHECK(e.code == sig);
-    CHECK(fs::is_empty(dir));
-    fs::remove_all(dir);
-    fs::remove_all(logs);
-  }
-}
-
 TEST_CASE("strata-trace > /dev/full exits non-zero with one line on stderr") {
   const fs::path dir = scratch_dir();
   for (const std::vector<std::string>& extra :
