@@ -29,6 +29,19 @@ namespace strata {
 // and everything observable (modes, autograd, traces) goes through it. PyTorch's KernelFunction keeps
 // an unboxed and a boxed pointer for the same reason.
 
+// Note [Registration is safe from any thread]
+// Registration may happen on any thread while others dispatch: autograd registers its fallback on
+// the first requires_grad_() of any thread, which rewrites the Autograd entry of every op's table,
+// and a program may register ops or kernels whenever it likes. Writers (def, register_kernel,
+// register_fallback, and the rest) hold the dispatcher's mutex, and lookups by name take it too. The
+// dispatch hot path takes no lock: each entry of an op's resolved table is an atomic function
+// pointer, stored with release order once everything it relies on is in place (autograd's fallback
+// is published after the derivative table it reads is built) and loaded with acquire order, which on
+// x86 is the plain load it was before. A dispatch racing a registration runs what was there before
+// or what is there after, never a torn entry. The kernel names the trace and dump_table print are
+// read under the mutex, off the hot path. An op's unboxed kernel keeps its signature once set, so the
+// two fields front ends read together cannot disagree.
+
 // Note [Registration on first use]
 // No static constructors register anything: their order is unspecified and a linker drops unused ones
 // from static archives. Each library owns a function that registers its rows (ops/op_table.cpp,
@@ -90,19 +103,21 @@ class Dispatcher {
       run_slow(op, keys, stack);
       return;
     }
-    const KernelFunction& kernel = op.entry().resolved(keys.highest_priority());
-    if (!kernel.fn) [[unlikely]] {
+    const BoxedKernelFn kernel = op.entry().resolved(keys.highest_priority());
+    if (!kernel) [[unlikely]] {
       run_slow(op, keys, stack);
       return;
     }
     try {
-      kernel.fn(op, keys, stack);
+      kernel(op, keys, stack);
     } catch (Error& e) {
       name_op(e, op);
       throw;
     }
   }
   static void run_slow(const OperatorHandle& op, DispatchKeySet keys, Stack& stack);
+  // "kernel <name>" or "fallback <name>": what runs at `key` for `op`, read under the lock (the trace).
+  std::string describe(const OperatorHandle& op, DispatchKey key) const;
   void set_unboxed_cpu(const OperatorHandle& op, void (*fn)(), const std::type_info& signature);
   static void name_op(Error& e, const OperatorHandle& op);
   void resolve(OperatorEntry& entry);
