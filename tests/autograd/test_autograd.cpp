@@ -451,7 +451,7 @@ TEST_CASE("a leaf that stops requiring grad keeps its dormant AccumulateGrad out
   CHECK(w.grad().to_vector<float>() == std::vector<float>{2, 4});
 }
 
-TEST_CASE("threads recording ops on a shared leaf share and free its AccumulateGrad safely") {
+TEST_CASE("threads recording ops on a shared leaf share and free its AccumulateGrad safely" * doctest::test_suite("threads")) {
   // Under the sanitizers this catches a lost count or a use after free in the accumulator lookup
   // (Note [A leaf's accumulator is found without a lock]).
   const Tensor w = leaf({1, 2});
@@ -490,7 +490,7 @@ TEST_CASE("threads recording ops on a shared leaf share and free its AccumulateG
   CHECK(keep.grad_fn()->next_edge(0).function->use_count() == 1);
 }
 
-TEST_CASE("threads racing to make, revive and drop a leaf's AccumulateGrad share one node and leave the leaf's count exact") {
+TEST_CASE("threads racing to make, revive and drop a leaf's AccumulateGrad share one node and leave the leaf's count exact" * doctest::test_suite("threads")) {
   // Note [A leaf's accumulator is found without a lock]: threads released together on a fresh leaf race
   // to publish its node (the losers free theirs), then to revive it, to count references to it while
   // another revives it, and to send it dormant while another looks it up. The node is never replaced,
