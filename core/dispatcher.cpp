@@ -50,14 +50,22 @@ void Dispatcher::register_kernel(const OperatorHandle& op, DispatchKey key, Kern
   resolve(entry);
 }
 
-void Dispatcher::set_unboxed_cpu(const OperatorHandle& op, void (*fn)(), const std::type_info& signature) {
+void Dispatcher::set_unboxed_cpu(const OperatorHandle& op, ErasedFn fn, const std::type_info& signature) {
   std::lock_guard<std::mutex> lock(mutex_);
   auto& entry = const_cast<OperatorEntry&>(op.entry());
-  const std::type_info* const before = entry.unboxed_signature_.load(std::memory_order_relaxed);
-  STRATA_CHECK(!before || *before == signature, "the unboxed CPU kernel of ", op.str(),
-               " is already registered with another signature");
-  entry.unboxed_signature_.store(&signature, std::memory_order_relaxed);
-  entry.unboxed_cpu_.store(fn, std::memory_order_release);  // publishes the signature with it
+  entry.unboxed_cpu_ = fn;
+  entry.unboxed_signature_ = &signature;
+}
+
+Dispatcher::ErasedFn Dispatcher::unboxed_cpu(const OperatorHandle& op, const std::type_info& signature) const {
+  std::lock_guard<std::mutex> lock(mutex_);
+  const OperatorEntry& entry = op.entry();
+  return entry.unboxed_cpu_ && *entry.unboxed_signature_ == signature ? entry.unboxed_cpu_ : nullptr;
+}
+
+bool Dispatcher::has_unboxed_cpu(const OperatorHandle& op) const {
+  std::lock_guard<std::mutex> lock(mutex_);
+  return op.entry().unboxed_cpu_ != nullptr;
 }
 
 void Dispatcher::register_fallback(DispatchKey key, KernelFunction kernel) {

@@ -38,9 +38,9 @@ namespace strata {
 // pointer, stored with release order once everything it relies on is in place (autograd's fallback
 // is published after the derivative table it reads is built) and loaded with acquire order, which on
 // x86 is the plain load it was before. A dispatch racing a registration runs what was there before
-// or what is there after, never a torn entry. The kernel names the trace and dump_table print are
-// read under the mutex, off the hot path. An op's unboxed kernel keeps its signature once set, so the
-// two fields front ends read together cannot disagree.
+// or what is there after, never a torn entry. Everything else an entry holds is read under the mutex
+// (the kernel names the trace and dump_table print, the unboxed kernel a front end asks for once), or
+// atomically off the hot path (whether an op may mix devices, read only when a call does).
 
 // Note [Registration on first use]
 // No static constructors register anything: their order is unspecified and a linker drops unused ones
@@ -51,6 +51,7 @@ namespace strata {
 class Dispatcher {
  public:
   static Dispatcher& singleton();
+  using ErasedFn = void (*)();  // an unboxed kernel, its type erased
 
   // Registers an op: its namespace ("aten"), its PyTorch schema, its CPU kernel and its meta function.
   OperatorHandle def(std::string_view ns, std::string_view schema, KernelFunction cpu, KernelFunction meta);
@@ -62,10 +63,16 @@ class Dispatcher {
   // Registers the unboxed form of an op's CPU kernel (Note [Unboxed fast path]).
   template <typename Sig>
   void register_unboxed_cpu(const OperatorHandle& op, Sig* fn) {
-    set_unboxed_cpu(op, reinterpret_cast<void (*)()>(fn), typeid(Sig));
+    set_unboxed_cpu(op, reinterpret_cast<ErasedFn>(fn), typeid(Sig));
   }
   // Registers the boxed fallback that runs at `key` for every op without its own kernel there.
   void register_fallback(DispatchKey key, KernelFunction kernel);
+
+  // The CPU kernel of `op` as a plain C++ function of type `signature` (type-erased: the caller casts
+  // it back), or null if it has none or another signature (Note [Unboxed fast path]);
+  // has_unboxed_cpu: whether it has one at all. Read under the lock: a front end asks once.
+  ErasedFn unboxed_cpu(const OperatorHandle& op, const std::type_info& signature) const;
+  bool has_unboxed_cpu(const OperatorHandle& op) const;
 
   std::optional<OperatorHandle> find(std::string_view qualified_name, std::string_view overload = "") const;
   OperatorHandle find_or_throw(std::string_view qualified_name, std::string_view overload = "") const;
@@ -118,7 +125,7 @@ class Dispatcher {
   static void run_slow(const OperatorHandle& op, DispatchKeySet keys, Stack& stack);
   // "kernel <name>" or "fallback <name>": what runs at `key` for `op`, read under the lock (the trace).
   std::string describe(const OperatorHandle& op, DispatchKey key) const;
-  void set_unboxed_cpu(const OperatorHandle& op, void (*fn)(), const std::type_info& signature);
+  void set_unboxed_cpu(const OperatorHandle& op, ErasedFn fn, const std::type_info& signature);
   static void name_op(Error& e, const OperatorHandle& op);
   void resolve(OperatorEntry& entry);
 
