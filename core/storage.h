@@ -46,9 +46,12 @@ class StorageImpl : public RefCounted<StorageImpl> {
   // enough: the counter orders nothing else. A thread that may read the written data at all must
   // already be ordered after the write (else reading the data is the race), and the bump is sequenced
   // before the kernel returns, so that thread sees the bump too (read-after-write coherence). Relaxed
-  // reads are plain loads; a bump is one locked add.
-  std::uint32_t version() const noexcept { return version_.load(std::memory_order_relaxed); }
-  void bump_version() noexcept { version_.fetch_add(1, std::memory_order_relaxed); }
+  // reads are plain loads; a bump is one locked add. Every access after construction goes through
+  // std::atomic_ref; the field itself is a plain integer so that a fresh storage's header is still
+  // initialised with plain stores, which the compiler merges (a std::atomic member cost each fresh
+  // tensor a few instructions).
+  std::uint32_t version() const noexcept { return std::atomic_ref<std::uint32_t>(version_).load(std::memory_order_relaxed); }
+  void bump_version() noexcept { std::atomic_ref<std::uint32_t>(version_).fetch_add(1, std::memory_order_relaxed); }
 
  private:
   StorageImpl(void* block, void* data, std::size_t nbytes, Deleter deleter, void* context)
@@ -63,7 +66,7 @@ class StorageImpl : public RefCounted<StorageImpl> {
 
   void* block_;  // the allocation holding this header (and the data, for allocate())
   std::size_t block_bytes_ = 0;  // its size, for the small-object pool (0: a plain operator new block)
-  std::atomic<std::uint32_t> version_{0};  // Note [Version counters live in the storage]
+  mutable std::uint32_t version_ = 0;  // accessed atomically: Note [Version counters live in the storage]
   void* data_;
   std::size_t nbytes_;
   Deleter deleter_;  // null for memory allocated together with this header
