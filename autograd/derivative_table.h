@@ -62,9 +62,9 @@ class BackwardContext {
 // (grad_fn->should_compute_output(edge), gen_variable_type.py's guard_for), and so does strata, with
 // guard_for's rules: no guard on a row of a "backward" op, on a row with one formula, on a saved
 // output or a `Tensor?` argument, or on a name several formulas read. That keeps unneeded inputs out
-// of the graph, and for an in-place op whose formula reads `self` it is what PyTorch pays for the
-// clone of the original self with (PyTorch's original_self = self.clone(); saving self as itself
-// would make the node hold the tensor whose history it now is: a reference cycle that never frees).
+// of the graph. An in-place op whose formula reads `self` saves self as it was before the write, a
+// clone (PyTorch's original_self = self.clone()), made only when that guard lets it: saved as itself,
+// self would be held by the node that is now its own history, a reference cycle that never frees.
 // A declaration that is wrong must not go unnoticed, as an unsaved tensor would read as undefined, so
 // BackwardContext::saved refuses any name the running formula did not declare: one test of a bit,
 // and every formula runs under gradcheck (tests/autograd/test_gradcheck.cpp).
