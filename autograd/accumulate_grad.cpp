@@ -1,6 +1,7 @@
 // autograd/accumulate_grad.cpp: AccumulateGrad, finding a leaf's accumulator, and the layout contract.
 #include "autograd/accumulate_grad.h"
 
+#include <mutex>
 #include <thread>
 
 #include "autograd/grad_mode.h"
@@ -165,8 +166,21 @@ Tensor clone_obey_contract(const Tensor& new_grad, const Tensor& variable) {
 }
 }  // namespace
 
+// Note [Gradients accumulate under the leaf's lock]
+// Backward passes on several threads may reach one leaf's AccumulateGrad at once (a model shared by
+// threads that each run forward and backward): each reads the leaf's `grad`, then replaces it or adds
+// into it in place. Unsynchronised, two of them both see no gradient and one result is lost, or add
+// into the same storage at once. So accumulation holds the leaf's own lock (AutogradMeta::mutex, as
+// PyTorch's AccumulateGrad::apply holds a lock) from reading `grad` to writing it, and the gradients
+// of concurrent passes add up as if the passes ran one after another, in some order. Only the
+// accumulation is serialised; the rest of each pass runs in parallel. Like PyTorch's, the lock is held
+// while the accumulating ops dispatch: a dispatch mode or subclass handler that ran a backward into
+// the same leaf from there would wait for itself. Reading `.grad` while another thread's backward
+// writes it is the caller's race to avoid, as in PyTorch.
 void accumulate_grad(const Tensor& variable, Tensor new_grad) {
-  Tensor& variable_grad = variable.impl()->ensure_autograd_meta().grad;
+  AutogradMeta& meta = variable.impl()->ensure_autograd_meta();
+  const std::lock_guard<SmallMutex> lock(meta.mutex);
+  Tensor& variable_grad = meta.grad;
   if (!variable_grad.defined()) {
     // Steal when this is the only reference (the engine moved it here) and its layout fits. The
     // detach() is PyTorch 2.8's: two dispatched detaches under the interposer

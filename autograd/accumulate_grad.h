@@ -56,7 +56,8 @@ NodePtr grad_accumulator(const Tensor& leaf, AutogradMeta& meta);
 // Frees a leaf's dormant accumulator when the leaf dies (installed as detail::delete_dormant_accumulator).
 void delete_dormant_accumulator(Node* node) noexcept;
 
-// Adds `new_grad` into variable.grad. `new_grad` is taken by value so a sole reference can be stolen.
+// Adds `new_grad` into variable.grad, holding the leaf's lock (Note [Gradients accumulate under the
+// leaf's lock]). `new_grad` is taken by value so a sole reference can be stolen.
 void accumulate_grad(const Tensor& variable, Tensor new_grad);
 
 // PyTorch's gradient layout contract: the gradient's strides match the leaf's where sizes exceed 1.

@@ -25,6 +25,44 @@ int return_index(const FunctionSchema& schema, std::string_view name) {
   return -1;
 }
 
+// Whether PyTorch's code generator would guard the saving of a tensor only one formula reads
+// (gen_variable_type.py's guard_for; Note [A formula declares the tensors it reads]): not in a row of
+// a "backward" op, not when the row has a single formula, and only for a plain `Tensor` argument.
+bool may_guard(const ResolvedRow& row, const FunctionSchema& schema, int arg) {
+  if (schema.name().find("backward") != std::string::npos || row.input_args.size() <= 1 || arg < 0) return false;
+  const SchemaType& type = schema.arguments()[static_cast<std::size_t>(arg)].type;
+  return type.is_tensor_like() && !type.optional && !type.list;
+}
+
+// The row's saved names (the union of its formulas' reads), each formula's mask of them, and the
+// guard of each.
+void resolve_saved(ResolvedRow& resolved, const FunctionSchema& schema) {
+  static_assert(kMaxSavedVariables <= 32, "a formula's reads are a 32-bit mask");
+  const DerivativeRow& row = *resolved.row;
+  std::vector<std::string_view> names;
+  for (const InputFormula& f : row.formulas)
+    for (std::string_view name : f.reads)
+      if (std::find(names.begin(), names.end(), name) == names.end()) names.push_back(name);
+  for (std::string_view name : names) {
+    const int arg = schema.argument_index(name);
+    const int ret = arg >= 0 ? -1 : return_index(schema, name);
+    STRATA_INTERNAL_ASSERT(arg >= 0 || ret >= 0, row.node_name, ": nothing named ", name, " to save");
+    const std::uint32_t bit = 1u << resolved.saved_args.size();
+    int readers = 0;
+    std::int8_t reader_slot = -1;
+    for (ResolvedRow::OrderedFormula& f : resolved.formula_order) {
+      if (std::find(f.formula->reads.begin(), f.formula->reads.end(), name) == f.formula->reads.end()) continue;
+      f.reads |= bit;
+      ++readers;
+      reader_slot = static_cast<std::int8_t>(f.slot);
+    }
+    resolved.saved_args.push_back(static_cast<std::int8_t>(arg));
+    resolved.saved_returns.push_back(static_cast<std::int8_t>(ret));
+    resolved.saved_guards.push_back(readers == 1 && may_guard(resolved, schema, arg) ? reader_slot : std::int8_t{-1});
+    add_hash(resolved.saved_hashes, name, row.node_name);
+  }
+}
+
 }  // namespace
 
 void DerivativeTable::add(const std::vector<DerivativeRow>& rows) {
@@ -48,17 +86,10 @@ void DerivativeTable::add(const std::vector<DerivativeRow>& rows) {
     std::sort(by_position.begin(), by_position.end());
     for (const auto& [position, f] : by_position) resolved.input_args.push_back(static_cast<std::uint8_t>(position));
     for (std::size_t slot = 0; slot < by_position.size(); ++slot)
-      resolved.formula_order.emplace_back(by_position[slot].second, static_cast<std::uint8_t>(slot));
+      resolved.formula_order.push_back({by_position[slot].second, static_cast<std::uint8_t>(slot), 0});
     std::sort(resolved.formula_order.begin(), resolved.formula_order.end(),
-              [](const auto& a, const auto& b) { return a.first->input < b.first->input; });
-    for (std::string_view name : row.saved) {
-      const int arg = schema.argument_index(name);
-      const int ret = arg >= 0 ? -1 : return_index(schema, name);
-      STRATA_INTERNAL_ASSERT(arg >= 0 || ret >= 0, row.node_name, ": nothing named ", name, " to save");
-      resolved.saved_args.push_back(static_cast<std::int8_t>(arg));
-      resolved.saved_returns.push_back(static_cast<std::int8_t>(ret));
-      add_hash(resolved.saved_hashes, name, row.node_name);
-    }
+              [](const auto& a, const auto& b) { return a.formula->input < b.formula->input; });
+    resolve_saved(resolved, schema);
     for (std::string_view name : row.geometry) {
       const int i = schema.argument_index(name);
       STRATA_INTERNAL_ASSERT(i >= 0 && schema.arguments()[static_cast<std::size_t>(i)].type.is_tensor_like(), row.node_name,

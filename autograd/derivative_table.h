@@ -5,6 +5,7 @@
 // (recording one throws), so a test can check that every op has exactly one row.
 #pragma once
 
+#include <initializer_list>
 #include <optional>
 #include <string_view>
 #include <vector>
@@ -23,12 +24,15 @@ struct TensorGeometry;
 // autograd/formula_node.h, which a file that runs formulas includes.
 class BackwardContext {
  public:
-  BackwardContext(FormulaNode& node, std::span<const Tensor> grads) : node_(node), grads_(grads) {}
+  // `reads`: bit k set when the running formula declared the row's saved name k (InputFormula::reads).
+  BackwardContext(FormulaNode& node, std::span<const Tensor> grads, std::uint32_t reads)
+      : node_(node), grads_(grads), reads_(reads) {}
 
   // The gradient of differentiable forward output `i` (undefined if none arrived).
   const Tensor& grad(std::size_t i = 0) const { return grads_[i]; }
-  // A saved tensor: an input by argument name ("mat2"), or an output by return name ("result",
-  // "total_weight").
+  // A saved tensor the running formula declared: an input by argument name ("mat2"), or an output by
+  // return name ("result", "total_weight"). Reading a name the formula did not declare is an
+  // internal error (Note [A formula declares the tensors it reads]).
   Tensor saved(ArgName name) const;
   // A non-tensor argument of the forward call (tensor arguments are read through saved()).
   const IValue& arg(ArgName name) const;
@@ -45,7 +49,25 @@ class BackwardContext {
 
   FormulaNode& node_;
   std::span<const Tensor> grads_;
+  std::uint32_t reads_;
 };
+
+// Note [A formula declares the tensors it reads]
+// derivatives.yaml writes a formula as an expression, and PyTorch's code generator finds the tensors
+// each one reads in it (load_derivatives.py: saved_inputs, saved_outputs). A C++ formula cannot be
+// read that way, so each formula lists them (InputFormula::reads), and the row saves their union:
+//   mul.Tensor    self: grad * other        ->  {"self", {"other"}, [](C c) { ... c.saved("other") ... }}
+// What it reads is then known per formula, which is what saving only what will be used needs: PyTorch
+// saves a tensor that one formula alone reads only when that formula will run
+// (grad_fn->should_compute_output(edge), gen_variable_type.py's guard_for), and so does strata, with
+// guard_for's rules: no guard on a row of a "backward" op, on a row with one formula, on a saved
+// output or a `Tensor?` argument, or on a name several formulas read. That keeps unneeded inputs out
+// of the graph. An in-place op whose formula reads `self` saves self as it was before the write, a
+// clone (PyTorch's original_self = self.clone()), made only when that guard lets it: saved as itself,
+// self would be held by the node that is now its own history, a reference cycle that never frees.
+// A declaration that is wrong must not go unnoticed, as an unsaved tensor would read as undefined, so
+// BackwardContext::saved refuses any name the running formula did not declare: one test of a bit,
+// and every formula runs under gradcheck (tests/autograd/test_gradcheck.cpp).
 
 // Note [Formulas run in input-name order]
 // A row has one formula per differentiable input, as a derivatives.yaml entry has one line per
@@ -55,8 +77,16 @@ class BackwardContext {
 // that order. The table sorts each row's formulas by name once, and the node runs them in that
 // order, each only when its input needs a gradient. Edges (and gradient slots) stay in schema order.
 struct InputFormula {
-  std::string_view input;                       // the schema argument, "self"
-  Tensor (*formula)(const BackwardContext&) = nullptr;
+  using Fn = Tensor (*)(const BackwardContext&);
+  // {"self", formula} reads no saved tensor; {"self", {"other"}, formula} reads `other`
+  // (Note [A formula declares the tensors it reads]).
+  InputFormula(std::string_view input_name, Fn fn) : input(input_name), formula(fn) {}
+  InputFormula(std::string_view input_name, std::initializer_list<std::string_view> saved_names, Fn fn)
+      : input(input_name), reads(saved_names), formula(fn) {}
+
+  std::string_view input;               // the schema argument, "self"
+  std::vector<std::string_view> reads;  // argument or return names of the saved tensors it reads
+  Fn formula = nullptr;
 };
 
 enum class Differentiability {
@@ -70,10 +100,8 @@ struct DerivativeRow {
   std::string_view node_name; // "AddmmBackward0"
   Differentiability kind = Differentiability::Formula;
   std::vector<InputFormula> formulas;      // one per differentiable input (Note [Formulas run in input-name order])
-  std::vector<std::string_view> saved;     // argument or return names saved for backward
   std::vector<std::string_view> geometry;  // tensor arguments whose sizes/strides/dtype the formula reads
   std::vector<int> outputs = {0};          // differentiable outputs (PyTorch's output_differentiability)
-  bool saves_original_self = false;        // in-place ops whose formula reads self before the write
   // Tensor arguments derivatives.yaml marks `non_differentiable` (nll_loss's target). Any other tensor
   // argument without a formula may not require grad (Note [Arguments without a formula]).
   std::vector<std::string_view> non_differentiable;
@@ -90,10 +118,20 @@ struct ResolvedRow {
   const DerivativeRow* row = nullptr;
   OperatorHandle op;
   SmallVector<std::uint8_t, 4> input_args;   // schema position of each differentiable input, in schema order
-  // The formulas in the order they run (sorted by input name), each with its input's slot in input_args.
-  SmallVector<std::pair<const InputFormula*, std::uint8_t>, 4> formula_order;
+  // The formulas in the order they run (sorted by input name), each with its input's slot in input_args
+  // and the saved names it reads (bit k: saved name k).
+  struct OrderedFormula {
+    const InputFormula* formula;
+    std::uint8_t slot;
+    std::uint32_t reads;
+  };
+  SmallVector<OrderedFormula, 4> formula_order;
+  // The saved names: the formulas' `reads`, each once, in the order the formulas list them.
   SmallVector<std::int8_t, 4> saved_args;    // per saved name: argument position, or -1 for an output
   SmallVector<std::int8_t, 4> saved_returns; // per saved name: return position, or -1 for an input
+  // Per saved name: the slot (in input_args) of the one formula that reads it, saved only when that
+  // input needs a gradient; -1 to save it always (Note [A formula declares the tensors it reads]).
+  SmallVector<std::int8_t, 4> saved_guards;
   SmallVector<std::uint8_t, 4> geometry_args;  // schema position of each `geometry` name
   // Schema position of each non-tensor argument: the node keeps these for arg() (tensors a formula
   // reads are saved, or their geometry recorded).

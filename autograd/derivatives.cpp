@@ -72,8 +72,8 @@ std::vector<DerivativeRow> pointwise_rows() {
                                          {"other", [](C c) { return maybe_multiply(c.grad(), c.scalar("alpha")); }}};
   // - name: mul.Tensor(...)   self: mul_tensor_backward(grad, other, self.scalar_type())
   //                           other: mul_tensor_backward(grad, self, other.scalar_type())
-  const std::vector<InputFormula> mul = {{"self", [](C c) { return strata::mul(c.grad(), c.saved("other")); }},
-                                         {"other", [](C c) { return strata::mul(c.grad(), c.saved("self")); }}};
+  const std::vector<InputFormula> mul = {{"self", {"other"}, [](C c) { return strata::mul(c.grad(), c.saved("other")); }},
+                                         {"other", {"self"}, [](C c) { return strata::mul(c.grad(), c.saved("self")); }}};
   return {
       {.op = "aten::add", .overload = "Tensor", .node_name = "AddBackward0", .formulas = add},
       {.op = "aten::add_", .overload = "Tensor", .node_name = "AddBackward0", .formulas = add},
@@ -81,37 +81,35 @@ std::vector<DerivativeRow> pointwise_rows() {
       //                           other: handle_r_to_c(other.scalar_type(), maybe_multiply(-grad, alpha.conj()))
       {.op = "aten::sub", .overload = "Tensor", .node_name = "SubBackward0",
        .formulas = {{"self", identity}, {"other", [](C c) { return maybe_multiply(neg(c.grad()), c.scalar("alpha")); }}}},
-      {.op = "aten::mul", .overload = "Tensor", .node_name = "MulBackward0", .formulas = mul, .saved = {"self", "other"}},
+      {.op = "aten::mul", .overload = "Tensor", .node_name = "MulBackward0", .formulas = mul},
       // - name: mul.Scalar(Tensor self, Scalar other)   self: mul_tensor_backward(grad, other, self.scalar_type())
       {.op = "aten::mul", .overload = "Scalar", .node_name = "MulBackward1",
        .formulas = {{"self", [](C c) { return strata::mul(c.grad(), c.scalar("other")); }}}},
-      // mul_ reads self as it was before the write: PyTorch saves original_self = self.clone().
-      {.op = "aten::mul_", .overload = "Tensor", .node_name = "MulBackward0", .formulas = mul, .saved = {"self", "other"},
-       .saves_original_self = true},
+      // mul_'s `self` formula reads self as it was before the write: saved as a clone (PyTorch's
+      // original_self = self.clone(); Note [A formula declares the tensors it reads]).
+      {.op = "aten::mul_", .overload = "Tensor", .node_name = "MulBackward0", .formulas = mul},
       // - name: div.Tensor(...)   self: div_tensor_self_backward(grad, other, self.scalar_type())
       //                           other: div_tensor_other_backward(grad, self, other)
       {.op = "aten::div", .overload = "Tensor", .node_name = "DivBackward0",
-       .formulas = {{"self", [](C c) { return div(c.grad(), c.saved("other")); }},
-                    {"other",
+       .formulas = {{"self", {"other"}, [](C c) { return div(c.grad(), c.saved("other")); }},
+                    {"other", {"self", "other"},
                      [](C c) {
                        const Tensor other = c.saved("other");
                        return strata::mul(neg(c.grad()), div(div(c.saved("self"), other), other));
-                     }}},
-       .saved = {"self", "other"}},
+                     }}}},
       // - name: exp(Tensor self)  self: grad * result.conj()
       {.op = "aten::exp", .node_name = "ExpBackward0",
-       .formulas = {{"self", [](C c) { return strata::mul(c.grad(), c.saved("result")); }}}, .saved = {"result"}},
+       .formulas = {{"self", {"result"}, [](C c) { return strata::mul(c.grad(), c.saved("result")); }}}},
       // - name: neg(Tensor self)  self: grad.neg()
       {.op = "aten::neg", .node_name = "NegBackward0", .formulas = {{"self", [](C c) { return neg(c.grad()); }}}},
       // - name: relu(Tensor self)  self: threshold_backward(grad, result, 0)
       {.op = "aten::relu", .node_name = "ReluBackward0",
-       .formulas = {{"self", [](C c) { return threshold_backward(c.grad(), c.saved("result"), 0); }}}, .saved = {"result"}},
+       .formulas = {{"self", {"result"}, [](C c) { return threshold_backward(c.grad(), c.saved("result"), 0); }}}},
       // - name: threshold_backward(...)  grad_output: threshold_backward(grad, self, threshold)
       //                                  self: zeros_like(grad)
       {.op = "aten::threshold_backward", .node_name = "ThresholdBackwardBackward0",
-       .formulas = {{"grad_output", [](C c) { return threshold_backward(c.grad(), c.saved("self"), c.scalar("threshold")); }},
-                    {"self", zeros}},
-       .saved = {"self"}},
+       .formulas = {{"grad_output", {"self"}, [](C c) { return threshold_backward(c.grad(), c.saved("self"), c.scalar("threshold")); }},
+                    {"self", zeros}}},
   };
 }
 
@@ -121,23 +119,23 @@ std::vector<DerivativeRow> linalg_and_reduction_rows() {
       //   self: mm_mat1_backward(grad, mat2, self.sym_sizes(), self.sym_strides(), self.layout(), 1)
       //   mat2: mm_mat2_backward(grad, self, mat2.sym_sizes(), mat2.sym_strides(), mat2.layout(), 1)
       {.op = "aten::mm", .node_name = "MmBackward0",
-       .formulas = {{"self", [](C c) { return mm_mat1_backward(c.grad(), c.saved("mat2"), c.sizes("self"), c.strides("self"), 1); }},
-                    {"mat2", [](C c) { return mm_mat2_backward(c.grad(), c.saved("self"), c.sizes("mat2"), c.strides("mat2"), 1); }}},
-       .saved = {"self", "mat2"}, .geometry = {"self", "mat2"}},
+       .formulas = {{"self", {"mat2"}, [](C c) { return mm_mat1_backward(c.grad(), c.saved("mat2"), c.sizes("self"), c.strides("self"), 1); }},
+                    {"mat2", {"self"}, [](C c) { return mm_mat2_backward(c.grad(), c.saved("self"), c.sizes("mat2"), c.strides("mat2"), 1); }}},
+       .geometry = {"self", "mat2"}},
       // - name: addmm(...)   self: maybe_multiply(grad, beta.conj())
       //   mat1: mm_mat1_backward(grad, mat2, mat1.sym_sizes(), mat1.sym_strides(), mat1.layout(), alpha)
       //   mat2: mm_mat2_backward(grad, mat1, mat2.sym_sizes(), mat2.sym_strides(), mat2.layout(), alpha)
       {.op = "aten::addmm", .node_name = "AddmmBackward0",
        .formulas = {{"self", [](C c) { return maybe_multiply(c.grad(), c.scalar("beta")); }},
-                    {"mat1",
+                    {"mat1", {"mat2"},
                      [](C c) {
                        return mm_mat1_backward(c.grad(), c.saved("mat2"), c.sizes("mat1"), c.strides("mat1"), c.scalar("alpha"));
                      }},
-                    {"mat2",
+                    {"mat2", {"mat1"},
                      [](C c) {
                        return mm_mat2_backward(c.grad(), c.saved("mat1"), c.sizes("mat2"), c.strides("mat2"), c.scalar("alpha"));
                      }}},
-       .saved = {"mat1", "mat2"}, .geometry = {"mat1", "mat2"}},
+       .geometry = {"mat1", "mat2"}},
       // - name: sum.dim_IntList(...)   self: sum_backward(grad, self.sym_sizes(), dim, keepdim)
       {.op = "aten::sum", .overload = "dim_IntList", .node_name = "SumBackward1",
        .formulas = {{"self",
@@ -155,51 +153,50 @@ std::vector<DerivativeRow> softmax_and_loss_rows() {
   return {
       // - name: _log_softmax(...)   self: _log_softmax_backward_data(grad, result, dim, self.scalar_type())
       {.op = "aten::_log_softmax", .node_name = "LogSoftmaxBackward0",
-       .formulas = {{"self",
+       .formulas = {{"self", {"result"},
                      [](C c) { return _log_softmax_backward_data(c.grad(), c.saved("result"), c.integer("dim"), c.dtype("self")); }}},
-       .saved = {"result"}, .geometry = {"self"}},
+       .geometry = {"self"}},
       // - name: _log_softmax_backward_data(Tensor grad_output, Tensor output, int dim, ScalarType input_dtype)
       //   grad_output: grad.to(output.dtype()) - (grad.to(output.dtype()) * output.exp()).sum(dim, true)
       //   output: (-grad_output.sum(dim, true) * output.exp() * grad.to(output.dtype())).to(output.dtype())
       // Each step is a statement: PyTorch's expression leaves the order of its operands to the compiler,
       // and GCC's (the right operand of a product first) is what PyTorch 1.13's trace shows: exp, then sum.
       {.op = "aten::_log_softmax_backward_data", .node_name = "LogSoftmaxBackwardDataBackward0",
-       .formulas = {{"grad_output",
+       .formulas = {{"grad_output", {"output"},
                      [](C c) {
                        const Tensor grad = to(c.grad(), c.saved("output").dtype());
                        const Tensor dim_sum = sum(strata::mul(grad, exp(c.saved("output"))), {c.integer("dim")}, true);
                        return sub(grad, dim_sum);
                      }},
-                    {"output",
+                    {"output", {"output", "grad_output"},
                      [](C c) {
                        const Tensor& output = c.saved("output");
                        const Tensor grad = to(c.grad(), output.dtype());
                        const Tensor e = exp(output);
                        const Tensor minus_sum = neg(sum(c.saved("grad_output"), {c.integer("dim")}, true));
                        return to(strata::mul(strata::mul(minus_sum, e), grad), output.dtype());
-                     }}},
-       .saved = {"grad_output", "output"}},
+                     }}}},
       // - name: nll_loss_forward(...)
       //   self: nll_loss_backward(grad, self, target, weight, reduction, ignore_index, total_weight)
       //   target: non_differentiable          output_differentiability: [True, False]
       {.op = "aten::nll_loss_forward", .node_name = "NllLossBackward0",
-       .formulas = {{"self",
+       .formulas = {{"self", {"self", "target", "weight", "total_weight"},
                      [](C c) {
                        return nll_loss_backward(c.grad(), c.saved("self"), c.saved("target"), c.saved("weight"),
                                                 c.integer("reduction"), c.integer("ignore_index"), c.saved("total_weight"));
                      }}},
-       .saved = {"self", "target", "weight", "total_weight"}, .non_differentiable = {"target"}},
+       .non_differentiable = {"target"}},
       // - name: nll_loss_backward(...)
       //   grad_output: nll_loss(grad, target, weight, reduction, ignore_index)     self: zeros_like(grad)
       //   target: non_differentiable
       {.op = "aten::nll_loss_backward", .node_name = "NllLossBackwardBackward0",
-       .formulas = {{"grad_output",
+       .formulas = {{"grad_output", {"target", "weight"},
                      [](C c) {
                        return std::get<0>(nll_loss_forward(c.grad(), c.saved("target"), c.saved("weight"),
                                                            c.integer("reduction"), c.integer("ignore_index")));
                      }},
                     {"self", zeros}},
-       .saved = {"target", "weight"}, .non_differentiable = {"target"}},
+       .non_differentiable = {"target"}},
   };
 }
 

@@ -6,6 +6,7 @@
 #include "autograd/grad_mode.h"
 #include "autograd/variable.h"
 #include "core/interposer.h"
+#include "core/warning.h"
 #include "ops/functions.h"
 
 namespace strata::autograd {
@@ -245,6 +246,16 @@ void run_backward(std::span<const Tensor> roots, variable_list&& grads, bool kee
     root_edges.push_back(std::move(e));
   }
   validate_outputs(root_edges, grads, nullptr);
+  // PyTorch's Engine::execute warns here, once per process, when a pass that accumulates into leaves'
+  // .grad (backward(), which is strata's only kind) records its own graph: the gradient's history then
+  // reaches the parameter's AccumulateGrad, which holds the parameter, which holds the gradient.
+  if (create_graph) [[unlikely]] {
+    STRATA_WARN_ONCE(
+        "Using backward() with create_graph=True will create a reference cycle between the parameter and its gradient "
+        "which can cause a memory leak. We recommend using autograd.grad when creating the graph to avoid this. If you "
+        "have to use this function, make sure to reset the .grad fields of your parameters to None after use to break "
+        "the cycle and avoid the leak.");
+  }
 
   // A single root starts at its own node, as PyTorch does (root_edges holds it for the pass); several
   // start at a GraphRoot.

@@ -26,16 +26,20 @@ FormulaNode::FormulaNode(const ResolvedRow& row, const IValue* args)
       geometry_.construct(n_geometry, args[i].to_tensor());
       ++n_geometry;
     }
-    Tensor original_self;
-    if (row.row->saves_original_self && should_compute_output(1)) {
-      const ExcludeKeyGuard below(DispatchKey::Autograd);
-      original_self = clone(args[0].to_tensor());
-    }
-    for (const std::int8_t arg : row.saved_args) {
-      if (arg < 0) saved_.construct(n_saved);  // an output, saved after the call
-      else if (arg == 0 && original_self.defined()) saved_.construct(n_saved, original_self, false);
-      else if (args[arg].is_tensor()) saved_.construct(n_saved, args[arg].to_tensor(), false);
-      else saved_.construct(n_saved);  // None (an absent optional tensor)
+    // Inputs are saved as themselves, except what only a formula that will not run reads, and `self`
+    // of an in-place op, which is saved as it was: a clone, made below Autograd (PyTorch's
+    // original_self). Note [A formula declares the tensors it reads].
+    for (std::size_t k = 0; k < row.saved_args.size(); ++k) {
+      const std::int8_t arg = row.saved_args[k];
+      const std::int8_t guard = row.saved_guards[k];
+      if (arg < 0 || !args[arg].is_tensor() || (guard >= 0 && !should_compute_output(static_cast<std::size_t>(guard)))) {
+        saved_.construct(n_saved);  // an output (saved after the call), None, or not needed
+      } else if (arg == 0 && row.inplace) {
+        const ExcludeKeyGuard below(DispatchKey::Autograd);
+        saved_.construct(n_saved, clone(args[0].to_tensor()), false);
+      } else {
+        saved_.construct(n_saved, args[arg].to_tensor(), false);
+      }
       ++n_saved;
     }
   } catch (...) {
@@ -67,9 +71,8 @@ variable_list FormulaNode::apply(std::span<Tensor> grads) {
   bool any_grad = false;
   for (const Tensor& g : grads) any_grad = any_grad || g.defined();
   if (!any_grad) return grad_inputs;  // PyTorch's any_grad_defined: every input gets an undefined gradient
-  const BackwardContext ctx(*this, grads);
-  for (const auto& [f, slot] : row_.formula_order)  // Note [Formulas run in input-name order]
-    if (should_compute_output(slot)) grad_inputs[slot] = f->formula(ctx);
+  for (const ResolvedRow::OrderedFormula& f : row_.formula_order)  // Note [Formulas run in input-name order]
+    if (should_compute_output(f.slot)) grad_inputs[f.slot] = f.formula->formula(BackwardContext(*this, grads, f.reads));
   return grad_inputs;
 }
 

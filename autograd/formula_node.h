@@ -31,8 +31,9 @@ class FormulaNode final : public Node {
  public:
   // Records the forward call `args` of the row's op: edges to the gradient edges of the row's inputs,
   // the non-tensor arguments, the geometry the row names, and the input tensors it saves (outputs are
-  // saved later, by save_outputs, in the slots this leaves for them). For an in-place row that reads
-  // self as it was, self is saved as a clone (PyTorch's self.clone()), made below Autograd.
+  // saved later, by save_outputs, in the slots this leaves for them), each only if a formula that will
+  // run reads it. An in-place row saves self as it was, a clone (PyTorch's original_self), made below
+  // Autograd (Note [A formula declares the tensors it reads]).
   FormulaNode(const ResolvedRow& row, const IValue* args);
   ~FormulaNode() override;
   std::string_view name() const override { return row_.row->node_name; }
@@ -79,8 +80,11 @@ inline std::size_t position_in(const SmallVector<std::uint32_t, 8>& hashes, ArgN
 }  // namespace detail
 
 inline Tensor BackwardContext::saved(ArgName name) const {
+  // k is at most kMaxSavedVariables (the name's slot, or one past the last when it is no saved name),
+  // and a formula's mask has no bit there: one test refuses both.
   const std::size_t k = detail::position_in(node_.row_.saved_hashes, name);
-  if (k >= node_.num_saved()) [[unlikely]] detail::throw_unrecorded(node_, "", name.str(), " was not saved");
+  if (!(reads_ >> k & 1u)) [[unlikely]]
+    detail::throw_unrecorded(node_, "", name.str(), " is not among the saved tensors this formula declares it reads");
   return node_.saved_[k].unpack(&node_);  // the node is the history of a saved output
 }
 

@@ -8,6 +8,7 @@
 #include <new>
 #include <type_traits>
 
+#include "core/small_mutex.h"
 #include "core/small_object_pool.h"
 #include "core/tensor.h"
 
@@ -62,6 +63,11 @@ struct AutogradMeta {
   }
 
   bool requires_grad = false;                 // set on leaves by requires_grad_()
+  // PyTorch's AutogradMeta::mutex_: a leaf's lock. Gradient accumulation holds it while it reads and
+  // writes `grad`, so backward passes on several threads into one leaf add up (Note [Gradients
+  // accumulate under the leaf's lock], autograd/accumulate_grad.cpp). One byte, in padding the struct
+  // has anyway (Note [A leaf's mutex is one byte], core/small_mutex.h).
+  SmallMutex mutex;
   std::uint32_t output_nr = 0;                // which output of grad_fn this tensor is
   Tensor grad;                                // .grad, accumulated by AccumulateGrad
   autograd::Node* grad_fn = nullptr;          // the node that made this tensor (null on leaves); holds a reference

@@ -40,7 +40,7 @@ OperatorHandle Dispatcher::def(std::string_view ns, std::string_view schema, Ker
 
 void Dispatcher::allow_mixed_devices(const OperatorHandle& op) {
   std::lock_guard<std::mutex> lock(mutex_);
-  const_cast<OperatorEntry&>(op.entry()).mixed_devices_ok_ = true;
+  const_cast<OperatorEntry&>(op.entry()).mixed_devices_ok_.store(true, std::memory_order_relaxed);
 }
 
 void Dispatcher::register_kernel(const OperatorHandle& op, DispatchKey key, KernelFunction kernel) {
@@ -50,11 +50,22 @@ void Dispatcher::register_kernel(const OperatorHandle& op, DispatchKey key, Kern
   resolve(entry);
 }
 
-void Dispatcher::set_unboxed_cpu(const OperatorHandle& op, void (*fn)(), const std::type_info& signature) {
+void Dispatcher::set_unboxed_cpu(const OperatorHandle& op, ErasedFn fn, const std::type_info& signature) {
   std::lock_guard<std::mutex> lock(mutex_);
   auto& entry = const_cast<OperatorEntry&>(op.entry());
   entry.unboxed_cpu_ = fn;
   entry.unboxed_signature_ = &signature;
+}
+
+Dispatcher::ErasedFn Dispatcher::unboxed_cpu(const OperatorHandle& op, const std::type_info& signature) const {
+  std::lock_guard<std::mutex> lock(mutex_);
+  const OperatorEntry& entry = op.entry();
+  return entry.unboxed_cpu_ && *entry.unboxed_signature_ == signature ? entry.unboxed_cpu_ : nullptr;
+}
+
+bool Dispatcher::has_unboxed_cpu(const OperatorHandle& op) const {
+  std::lock_guard<std::mutex> lock(mutex_);
+  return op.entry().unboxed_cpu_ != nullptr;
 }
 
 void Dispatcher::register_fallback(DispatchKey key, KernelFunction kernel) {
@@ -65,7 +76,7 @@ void Dispatcher::register_fallback(DispatchKey key, KernelFunction kernel) {
 
 void Dispatcher::resolve(OperatorEntry& entry) {
   for (int k = 0; k < kNumDispatchKeys; ++k)
-    entry.table_[k] = entry.kernels_[k] ? entry.kernels_[k] : fallbacks_[k];
+    entry.table_[k].store(entry.kernels_[k] ? entry.kernels_[k].fn : fallbacks_[k].fn, std::memory_order_release);
 }
 
 std::optional<OperatorHandle> Dispatcher::find(std::string_view qualified_name, std::string_view overload) const {
@@ -89,16 +100,20 @@ std::vector<OperatorHandle> Dispatcher::ops() const {
   return out;
 }
 
+std::string Dispatcher::describe(const OperatorHandle& op, DispatchKey key) const {
+  std::lock_guard<std::mutex> lock(mutex_);
+  const KernelFunction& kernel = op.entry().kernels_[static_cast<int>(key)];
+  if (kernel) return detail::str_cat("kernel ", kernel.name);
+  const KernelFunction& fallback = fallbacks_[static_cast<int>(key)];
+  return fallback ? detail::str_cat("fallback ", fallback.name) : std::string("(none)");
+}
+
 std::string Dispatcher::dump_table(const OperatorHandle& op) const {
   std::ostringstream out;
   out << op.str() << ": " << op.schema().text() << "\n";
   for (int k = 0; k < kNumDispatchKeys; ++k) {
     const auto key = static_cast<DispatchKey>(k);
-    out << "  " << std::left << std::setw(9) << key_name(key);
-    if (op.entry().kernel(key)) out << "kernel " << op.entry().kernel(key).name;
-    else if (fallbacks_[k]) out << "fallback " << fallbacks_[k].name;
-    else out << "(none)";
-    out << "\n";
+    out << "  " << std::left << std::setw(9) << key_name(key) << describe(op, key) << "\n";
   }
   return out.str();
 }
@@ -114,8 +129,8 @@ void Dispatcher::run_slow(const OperatorHandle& op, DispatchKeySet keys, Stack& 
     throw e;
   }
   const DispatchKey key = keys.highest_priority();
-  const KernelFunction& kernel = op.entry().resolved(key);
-  if (!kernel.fn) {
+  const BoxedKernelFn kernel = op.entry().resolved(key);
+  if (!kernel) {
     Error e(detail::str_cat("Could not run '", op.name().qualified(), "' with arguments from the '",
                             key_name(key), "' backend: no kernel or fallback is registered at ", key_name(key),
                             " (keys ", keys.str(), ")"));
@@ -125,15 +140,14 @@ void Dispatcher::run_slow(const OperatorHandle& op, DispatchKeySet keys, Stack& 
   std::ostream* out = dispatch_trace_stream();
   if (out) {
     *out << std::string(static_cast<std::size_t>(2 * tls_trace_depth), ' ') << op.str() << " " << keys.str()
-         << " -> " << key_name(key) << ": " << (op.entry().kernel(key) ? "kernel " : "fallback ")
-         << kernel.name << "\n";
+         << " -> " << key_name(key) << ": " << singleton().describe(op, key) << "\n";
   }
   struct DepthGuard {
     DepthGuard() { ++tls_trace_depth; }
     ~DepthGuard() { --tls_trace_depth; }
   } depth;
   try {
-    kernel.fn(op, keys, stack);
+    kernel(op, keys, stack);
   } catch (Error& e) {
     name_op(e, op);
     throw;

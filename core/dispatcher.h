@@ -29,6 +29,19 @@ namespace strata {
 // and everything observable (modes, autograd, traces) goes through it. PyTorch's KernelFunction keeps
 // an unboxed and a boxed pointer for the same reason.
 
+// Note [Registration is safe from any thread]
+// Registration may happen on any thread while others dispatch: autograd registers its fallback on
+// the first requires_grad_() of any thread, which rewrites the Autograd entry of every op's table,
+// and a program may register ops or kernels whenever it likes. Writers (def, register_kernel,
+// register_fallback, and the rest) hold the dispatcher's mutex, and lookups by name take it too. The
+// dispatch hot path takes no lock: each entry of an op's resolved table is an atomic function
+// pointer, stored with release order once everything it relies on is in place (autograd's fallback
+// is published after the derivative table it reads is built) and loaded with acquire order, which on
+// x86 is the plain load it was before. A dispatch racing a registration runs what was there before
+// or what is there after, never a torn entry. Everything else an entry holds is read under the mutex
+// (the kernel names the trace and dump_table print, the unboxed kernel a front end asks for once), or
+// atomically off the hot path (whether an op may mix devices, read only when a call does).
+
 // Note [Registration on first use]
 // No static constructors register anything: their order is unspecified and a linker drops unused ones
 // from static archives. Each library owns a function that registers its rows (ops/op_table.cpp,
@@ -38,6 +51,7 @@ namespace strata {
 class Dispatcher {
  public:
   static Dispatcher& singleton();
+  using ErasedFn = void (*)();  // an unboxed kernel, its type erased
 
   // Registers an op: its namespace ("aten"), its PyTorch schema, its CPU kernel and its meta function.
   OperatorHandle def(std::string_view ns, std::string_view schema, KernelFunction cpu, KernelFunction meta);
@@ -49,10 +63,16 @@ class Dispatcher {
   // Registers the unboxed form of an op's CPU kernel (Note [Unboxed fast path]).
   template <typename Sig>
   void register_unboxed_cpu(const OperatorHandle& op, Sig* fn) {
-    set_unboxed_cpu(op, reinterpret_cast<void (*)()>(fn), typeid(Sig));
+    set_unboxed_cpu(op, reinterpret_cast<ErasedFn>(fn), typeid(Sig));
   }
   // Registers the boxed fallback that runs at `key` for every op without its own kernel there.
   void register_fallback(DispatchKey key, KernelFunction kernel);
+
+  // The CPU kernel of `op` as a plain C++ function of type `signature` (type-erased: the caller casts
+  // it back), or null if it has none or another signature (Note [Unboxed fast path]);
+  // has_unboxed_cpu: whether it has one at all. Read under the lock: a front end asks once.
+  ErasedFn unboxed_cpu(const OperatorHandle& op, const std::type_info& signature) const;
+  bool has_unboxed_cpu(const OperatorHandle& op) const;
 
   std::optional<OperatorHandle> find(std::string_view qualified_name, std::string_view overload = "") const;
   OperatorHandle find_or_throw(std::string_view qualified_name, std::string_view overload = "") const;
@@ -90,20 +110,22 @@ class Dispatcher {
       run_slow(op, keys, stack);
       return;
     }
-    const KernelFunction& kernel = op.entry().resolved(keys.highest_priority());
-    if (!kernel.fn) [[unlikely]] {
+    const BoxedKernelFn kernel = op.entry().resolved(keys.highest_priority());
+    if (!kernel) [[unlikely]] {
       run_slow(op, keys, stack);
       return;
     }
     try {
-      kernel.fn(op, keys, stack);
+      kernel(op, keys, stack);
     } catch (Error& e) {
       name_op(e, op);
       throw;
     }
   }
   static void run_slow(const OperatorHandle& op, DispatchKeySet keys, Stack& stack);
-  void set_unboxed_cpu(const OperatorHandle& op, void (*fn)(), const std::type_info& signature);
+  // "kernel <name>" or "fallback <name>": what runs at `key` for `op`, read under the lock (the trace).
+  std::string describe(const OperatorHandle& op, DispatchKey key) const;
+  void set_unboxed_cpu(const OperatorHandle& op, ErasedFn fn, const std::type_info& signature);
   static void name_op(Error& e, const OperatorHandle& op);
   void resolve(OperatorEntry& entry);
 

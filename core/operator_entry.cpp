@@ -52,6 +52,7 @@ void OperatorEntry::throw_missing_tensor(std::size_t position) const {
 }
 
 void OperatorEntry::check_same_device(const IValue* args) const {
+  if (mixed_devices_ok_.load(std::memory_order_relaxed)) return;
   std::optional<Device> common;
   auto visit = [&](const Tensor& t) {
     if (!t.defined() || (t.device() == Device::CPU && t.dim() == 0)) return;

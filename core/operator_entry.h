@@ -4,6 +4,7 @@
 #pragma once
 
 #include <array>
+#include <atomic>
 #include <cstdint>
 #include <string>
 #include <string_view>
@@ -62,8 +63,7 @@ class OperatorEntry {
       else if (required_tensors_ >> i & 1) [[unlikely]] throw_missing_tensor(i);
     }
     DispatchKeySet keys = DispatchKeySet::from_raw(bits);
-    if (keys.has(DispatchKey::CPU) && keys.has(DispatchKey::Meta) && !mixed_devices_ok_) [[unlikely]]
-      check_same_device(args);
+    if (keys.has(DispatchKey::CPU) && keys.has(DispatchKey::Meta)) [[unlikely]] check_same_device(args);
     if (!keys.has_any(kBackendKeys)) [[unlikely]] keys = keys | default_backend(args);
     return keys;
   }
@@ -72,25 +72,19 @@ class OperatorEntry {
   std::uint64_t required_tensors() const { return required_tensors_; }
   [[noreturn]] void throw_missing_tensor(std::size_t position) const;
 
-  const KernelFunction& resolved(DispatchKey key) const { return table_[static_cast<int>(key)]; }
+  // What runs at `key`: the op's kernel, else the key's fallback, else null (Note [Registration is safe
+  // from any thread]). One load, which on x86 is a plain mov.
+  BoxedKernelFn resolved(DispatchKey key) const { return table_[static_cast<int>(key)].load(std::memory_order_acquire); }
 
-  // The CPU kernel as a plain C++ function of signature `Sig`, or null if it has none or another
-  // signature (Note [Unboxed fast path]).
-  bool has_unboxed_cpu() const { return unboxed_cpu_ != nullptr; }
-  template <typename Sig>
-  Sig* unboxed_cpu() const {
-    if (!unboxed_cpu_ || *unboxed_signature_ != typeid(Sig)) return nullptr;
-    return reinterpret_cast<Sig*>(unboxed_cpu_);
-  }
   // Schema positions of the Tensor, Tensor? and Tensor[] arguments.
   ArrayRef<std::uint8_t> tensor_arguments() const { return tensor_args_; }
-  const KernelFunction& kernel(DispatchKey key) const { return kernels_[static_cast<int>(key)]; }
 
  private:
   friend class Dispatcher;
   static DispatchKeySet list_keys(const IValue& list);
   DispatchKeySet default_backend(const IValue* args) const;
   [[noreturn]] void throw_short_stack(std::size_t stack_size) const;
+  // Refuses a call that mixes CPU and meta tensors, unless the op allows it (copy_).
   void check_same_device(const IValue* args) const;
 
   OperatorName name_;
@@ -101,9 +95,12 @@ class OperatorEntry {
   SmallVector<std::uint8_t, 8> tensor_args_;  // positions of Tensor, Tensor? and Tensor[] arguments
   std::uint64_t required_tensors_ = 0;
   int device_arg_ = -1;
-  bool mixed_devices_ok_ = false;  // copy_ moves data between devices
+  // Written under the dispatcher's lock. The resolved table is read without it, so it is atomic; the
+  // rest is read under the lock, or (mixed_devices_ok_) atomically off the hot path (Note
+  // [Registration is safe from any thread]).
+  std::atomic<bool> mixed_devices_ok_{false};  // copy_ moves data between devices
   std::array<KernelFunction, kNumDispatchKeys> kernels_{};  // registered for this op
-  std::array<KernelFunction, kNumDispatchKeys> table_{};    // what runs: kernel, else fallback
+  std::array<std::atomic<BoxedKernelFn>, kNumDispatchKeys> table_{};  // what runs: kernel, else fallback
   void (*unboxed_cpu_)() = nullptr;                          // the CPU kernel, unboxed (type-erased)
   const std::type_info* unboxed_signature_ = nullptr;
 };

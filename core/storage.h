@@ -3,6 +3,7 @@
 // is wrapped with a deleter. Meta and wrapper tensors have no storage at all.
 #pragma once
 
+#include <atomic>
 #include <cstddef>
 #include <cstdint>
 #include <new>
@@ -39,8 +40,18 @@ class StorageImpl : public RefCounted<StorageImpl> {
   // and its detach()es); in strata exactly those share a storage, so the storage holds the counter
   // and views need no extra bookkeeping. Meta tensors and wrapper subclasses have no storage and are
   // not tracked (their version is always 0).
-  std::uint32_t version() const noexcept { return version_; }
-  void bump_version() noexcept { ++version_; }
+  // The counter is atomic, as PyTorch's VariableVersion is: threads may write disjoint parts of one
+  // storage in place at once (two views, or a leaf's gradient that backward passes on two threads
+  // accumulate into), and no bump may be lost, nor may a read race with a bump. Relaxed order is
+  // enough: the counter orders nothing else. A thread that may read the written data at all must
+  // already be ordered after the write (else reading the data is the race), and the bump is sequenced
+  // before the kernel returns, so that thread sees the bump too (read-after-write coherence). Relaxed
+  // reads are plain loads; a bump is one locked add. Every access after construction goes through
+  // std::atomic_ref; the field itself is a plain integer so that a fresh storage's header is still
+  // initialised with plain stores, which the compiler merges (a std::atomic member cost each fresh
+  // tensor a few instructions).
+  std::uint32_t version() const noexcept { return std::atomic_ref<std::uint32_t>(version_).load(std::memory_order_relaxed); }
+  void bump_version() noexcept { std::atomic_ref<std::uint32_t>(version_).fetch_add(1, std::memory_order_relaxed); }
 
  private:
   StorageImpl(void* block, void* data, std::size_t nbytes, Deleter deleter, void* context)
@@ -55,7 +66,7 @@ class StorageImpl : public RefCounted<StorageImpl> {
 
   void* block_;  // the allocation holding this header (and the data, for allocate())
   std::size_t block_bytes_ = 0;  // its size, for the small-object pool (0: a plain operator new block)
-  std::uint32_t version_ = 0;    // Note [Version counters live in the storage]
+  mutable std::uint32_t version_ = 0;  // accessed atomically: Note [Version counters live in the storage]
   void* data_;
   std::size_t nbytes_;
   Deleter deleter_;  // null for memory allocated together with this header

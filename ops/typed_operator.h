@@ -60,8 +60,8 @@ template <typename R, typename... P>
 class TypedOperator<R(P...)> {
  public:
   explicit TypedOperator(std::string_view qualified_name, std::string_view overload = "")
-      : op_(ops::op(qualified_name, overload)), fast_(op_.entry().template unboxed_cpu<R(P...)>()) {
-    STRATA_INTERNAL_ASSERT(fast_ || !op_.entry().has_unboxed_cpu(), "the front end of ", op_.str(),
+      : op_(ops::op(qualified_name, overload)), fast_(reinterpret_cast<R (*)(P...)>(Dispatcher::singleton().unboxed_cpu(op_, typeid(R(P...))))) {
+    STRATA_INTERNAL_ASSERT(fast_ || !Dispatcher::singleton().has_unboxed_cpu(op_), "the front end of ", op_.str(),
                            " declares a signature its unboxed kernel does not have");
   }
 

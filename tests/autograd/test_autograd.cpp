@@ -4,6 +4,7 @@
 #include <doctest/doctest.h>
 
 #include <algorithm>
+#include <cstdio>
 #include <array>
 #include <atomic>
 #include <sstream>
@@ -17,10 +18,12 @@
 #include "core/dispatch_trace.h"
 #include "core/dispatcher.h"
 #include "core/interposer.h"
+#include "core/warning.h"
 #include "nn/functional.h"
 #include "ops/detach.h"
 #include "ops/functions.h"
 #include "tests/test_helpers.h"
+#include "tests/tracer/subprocess.h"
 
 using namespace strata;
 using testing::OpLog;
@@ -304,6 +307,57 @@ TEST_CASE("create_graph records the backward, so gradients can be differentiated
   CHECK(x.grad().item<float>() == 18);  // 6x
 }
 
+namespace {
+constexpr const char* kCreateGraphWarning =
+    "Using backward() with create_graph=True will create a reference cycle between the parameter and its gradient which "
+    "can cause a memory leak. We recommend using autograd.grad when creating the graph to avoid this. If you have to use "
+    "this function, make sure to reset the .grad fields of your parameters to None after use to break the cycle and avoid "
+    "the leak.";
+constexpr const char* kWarnOnceChild = "backward with create_graph warns once per process (run in a fresh process)";
+}  // namespace
+
+// Run by the next test in a fresh process (STRATA_WARN_ONCE warns once per process, and any test
+// before it in this executable may have warned already); skipped in a normal run.
+TEST_CASE(kWarnOnceChild * doctest::skip()) {
+  struct Collector : WarningHandler {
+    std::vector<std::string> messages;
+    void process(const Warning& w) override {
+      messages.push_back(w.msg());
+      WarningHandler::process(w);  // and print it as the default handler does, for the parent to read
+    }
+  } collector;
+  const WarningHandlerGuard guard(&collector);
+  const Tensor x = leaf({3});
+  backward(mul(x, x));  // no create_graph: no warning
+  CHECK(collector.messages.empty());
+  set_grad(x, Tensor());
+  for (int i = 0; i < 3; ++i) backward(mul(x, x), Tensor(), std::nullopt, /*create_graph=*/true);
+  REQUIRE(collector.messages.size() == 1);  // PyTorch's TORCH_WARN_ONCE in Engine::execute
+  CHECK(collector.messages[0] == kCreateGraphWarning);
+  CHECK(x.grad().requires_grad());  // the cycle it warns of: x.grad's history holds x's AccumulateGrad
+  set_grad(x, Tensor());            // which the advice breaks (and LeakSanitizer would report otherwise)
+}
+
+TEST_CASE("backward with create_graph warns once per process, in PyTorch's words") {
+  const std::string out = "/tmp/strata_test_warn_once." + std::to_string(getpid());
+  const pid_t pid = testing::spawn_child({"/proc/self/exe", "--no-skip", std::string("-tc=") + kWarnOnceChild}, out + ".out",
+                                         out + ".err");
+  REQUIRE(pid > 0);
+  const testing::ChildExit exit = testing::wait_child(pid);
+  const std::string child_out = testing::read_text(out + ".out");
+  const std::string child_err = testing::read_text(out + ".err");
+  std::remove((out + ".out").c_str());
+  std::remove((out + ".err").c_str());
+  INFO(child_out << child_err);
+  CHECK_FALSE(exit.signaled);
+  CHECK(exit.code == 0);
+  CHECK(child_out.find("1 passed") != std::string::npos);  // the child test ran, and passed
+  const std::string line = std::string("Warning: ") + kCreateGraphWarning + "\n";
+  const std::size_t first = child_err.find(line);
+  CHECK(first != std::string::npos);
+  CHECK(child_err.find(line, first + 1) == std::string::npos);  // printed once
+}
+
 TEST_CASE("several roots start from a GraphRoot") {
   const Tensor a = leaf({1, 2});
   backward({sum(a), sum(mul(a, a))}, {});
@@ -397,7 +451,7 @@ TEST_CASE("a leaf that stops requiring grad keeps its dormant AccumulateGrad out
   CHECK(w.grad().to_vector<float>() == std::vector<float>{2, 4});
 }
 
-TEST_CASE("threads recording ops on a shared leaf share and free its AccumulateGrad safely") {
+TEST_CASE("threads recording ops on a shared leaf share and free its AccumulateGrad safely" * doctest::test_suite("threads")) {
   // Under the sanitizers this catches a lost count or a use after free in the accumulator lookup
   // (Note [A leaf's accumulator is found without a lock]).
   const Tensor w = leaf({1, 2});
@@ -436,7 +490,7 @@ TEST_CASE("threads recording ops on a shared leaf share and free its AccumulateG
   CHECK(keep.grad_fn()->next_edge(0).function->use_count() == 1);
 }
 
-TEST_CASE("threads racing to make, revive and drop a leaf's AccumulateGrad share one node and leave the leaf's count exact") {
+TEST_CASE("threads racing to make, revive and drop a leaf's AccumulateGrad share one node and leave the leaf's count exact" * doctest::test_suite("threads")) {
   // Note [A leaf's accumulator is found without a lock]: threads released together on a fresh leaf race
   // to publish its node (the losers free theirs), then to revive it, to count references to it while
   // another revives it, and to send it dormant while another looks it up. The node is never replaced,

@@ -87,7 +87,7 @@ TEST_CASE("a freed large block is handed back for a request of the same whole pa
   pool::deallocate(c, 400000);
 }
 
-TEST_CASE("pooled blocks cross threads and a thread's cache is given back when it ends") {
+TEST_CASE("pooled blocks cross threads and a thread's cache is given back when it ends" * doctest::test_suite("threads")) {
   void* from_main = pool::allocate(200);
   void* large_from_main = pool::allocate(300000);
   std::thread worker([&] {

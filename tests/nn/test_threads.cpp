@@ -1,0 +1,107 @@
+// tests/nn/test_threads.cpp: models on several threads at once: independent training, each thread
+// its own model, gives what the same training gives run serially, bit for bit; one model shared for
+// no-grad inference gives every thread the serial result. Suite "threads": scripts/tsan runs these
+// under ThreadSanitizer.
+#include <doctest/doctest.h>
+
+#include <thread>
+#include <vector>
+
+#include "autograd/backward.h"
+#include "autograd/grad_mode.h"
+#include "nn/functional.h"
+#include "nn/layers.h"
+#include "ops/functions.h"
+#include "optim/sgd.h"
+
+using namespace strata;
+
+namespace {
+
+struct Job {
+  std::shared_ptr<nn::Sequential> model;
+  Tensor x;
+  Tensor y;
+};
+
+// A model and data made on the calling thread from `seed` (the default generator is shared, so models
+// are made before any thread starts).
+Job make_job(std::uint64_t seed) {
+  manual_seed(seed);
+  Job job{nn::make_mlp({6, 16, 16, 3}), Tensor(), Tensor()};
+  Generator g;
+  g.manual_seed(seed + 100);
+  job.x = randn({8, 6}, {}, &g);
+  job.y = randint(0, 3, {8}, {}, &g);
+  return job;
+}
+
+// Training steps as the seed experiment runs them: forward, cross-entropy, backward, SGD with momentum.
+void train(Job& job, int steps) {
+  optim::SGD opt(job.model->parameters(), {.lr = 0.1, .momentum = 0.9});
+  for (int s = 0; s < steps; ++s) {
+    opt.zero_grad();
+    backward(nn::functional::cross_entropy((*job.model)(job.x), job.y));
+    opt.step();
+  }
+}
+
+std::vector<std::vector<float>> values(const nn::Module& model) {
+  std::vector<std::vector<float>> out;
+  for (const Tensor& p : model.parameters()) out.push_back(p.to_vector<float>());
+  return out;
+}
+
+}  // namespace
+
+TEST_CASE("independent training on several threads equals a serial run bit for bit" * doctest::test_suite("threads")) {
+  constexpr int kThreads = 4;
+  constexpr int kSteps = 20;
+  std::vector<Job> serial, parallel;
+  for (int t = 0; t < kThreads; ++t) serial.push_back(make_job(static_cast<std::uint64_t>(t)));
+  for (int t = 0; t < kThreads; ++t) parallel.push_back(make_job(static_cast<std::uint64_t>(t)));
+  for (Job& job : serial) train(job, kSteps);
+  std::vector<std::thread> threads;
+  for (Job& job : parallel) threads.emplace_back([&job] { train(job, kSteps); });
+  for (std::thread& th : threads) th.join();
+  for (int t = 0; t < kThreads; ++t) {
+    INFO("thread " << t);
+    CHECK(values(*parallel[t].model) == values(*serial[t].model));
+    CHECK(values(*parallel[t].model) != values(*make_job(static_cast<std::uint64_t>(t)).model));  // it trained
+  }
+}
+
+TEST_CASE("one model shared by several threads for no-grad inference gives each the serial result" *
+          doctest::test_suite("threads")) {
+  constexpr int kThreads = 4;
+  const Job job = make_job(7);  // parameters that require grad, as a trained model's do
+  std::vector<Tensor> inputs;
+  Generator g;
+  g.manual_seed(8);
+  for (int t = 0; t < kThreads; ++t) inputs.push_back(randn({5, 6}, {}, &g));
+  std::vector<std::vector<float>> expected;
+  {
+    const autograd::NoGradGuard no_grad;
+    for (const Tensor& x : inputs) expected.push_back(nn::functional::log_softmax((*job.model)(x), 1).to_vector<float>());
+  }
+  std::vector<std::vector<float>> got(kThreads);
+  std::vector<int> recorded(kThreads, 0);
+  std::vector<std::thread> threads;
+  for (int t = 0; t < kThreads; ++t)
+    threads.emplace_back([&, t] {
+      const autograd::NoGradGuard no_grad;  // grad mode is per thread
+      for (int i = 0; i < 50; ++i) {
+        const Tensor out = nn::functional::log_softmax((*job.model)(inputs[t]), 1);
+        recorded[t] += out.requires_grad() ? 1 : 0;
+        if (i == 0) got[t] = out.to_vector<float>();
+        else if (out.to_vector<float>() != got[t]) got[t].clear();
+      }
+    });
+  for (std::thread& th : threads) th.join();
+  for (int t = 0; t < kThreads; ++t) {
+    INFO("thread " << t);
+    CHECK(recorded[t] == 0);
+    CHECK(got[t] == expected[t]);
+  }
+  for (const Tensor& p : job.model->parameters()) CHECK_FALSE(p.grad().defined());
+}
