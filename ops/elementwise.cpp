@@ -7,6 +7,9 @@
 namespace strata::ops {
 
 DimVector broadcast_strides(const Tensor& t, IntArrayRef shape) {
+  // Callers broadcast t to shape, so it has no more dimensions (the difference below would wrap).
+  STRATA_INTERNAL_ASSERT(shape.size() >= static_cast<std::size_t>(t.dim()), "broadcast_strides: a ", t.dim(),
+                         "-d tensor does not broadcast to ", shape_str(shape));
   DimVector out(shape.size(), 0);
   const std::size_t offset = shape.size() - static_cast<std::size_t>(t.dim());
   for (std::size_t d = 0; d < static_cast<std::size_t>(t.dim()); ++d)

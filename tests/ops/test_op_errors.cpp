@@ -218,6 +218,18 @@ TEST_CASE("composites refuse an undefined tensor; its autograd queries answer") 
   CHECK_THROWS_WITH_AS(undefined.item(), "item() on an undefined tensor", Error);
 }
 
+// sum_to_size's check, before any index arithmetic: a shape with more dimensions than the tensor made
+// sum_to's count of leading dimensions wrap around to ~2^64 (it looped until allocation failed).
+TEST_CASE("sum_to refuses a shape the tensor does not broadcast to") {
+  CHECK_THROWS_WITH_AS(sum_to(f32({3}), {2, 3}), "[aten::sum_to] size {[2, 3]} is not expandable to size {[3]}.", Error);
+  CHECK_THROWS_WITH_AS(sum_to(f32({}), {1}), "[aten::sum_to] size {[1]} is not expandable to size {[]}.", Error);
+  CHECK_THROWS_WITH_AS(sum_to(f32({2, 3}), {3, 1}), "[aten::sum_to] size {[3, 1]} is not expandable to size {[2, 3]}.", Error);
+  CHECK_THROWS_WITH_AS(sum_to(f32({2, 1}), {2, 0}), "[aten::sum_to] size {[2, 0]} is not expandable to size {[2, 1]}.", Error);
+  CHECK(testing::sizes_of(sum_to(f32({4, 2, 3}), {2, 1})) == std::vector<std::int64_t>{2, 1});
+  CHECK(testing::sizes_of(sum_to(f32({4, 0, 3}), {1, 3})) == std::vector<std::int64_t>{1, 3});
+  CHECK(sum_to(f32({2, 3}), {}).dim() == 0);
+}
+
 TEST_CASE("a boxed call with too few arguments is an error, not a read past the stack") {
   Stack stack{f32({2})};
   CHECK_THROWS_WITH_AS(ops::op("aten::add", "Tensor").call(stack),
