@@ -4,6 +4,7 @@
 #include <cstring>
 
 #include "core/autograd_meta.h"
+#include "core/element_conversion.h"
 #include "core/interposer.h"
 
 namespace strata {
@@ -38,7 +39,7 @@ Scalar Tensor::item() const {
   check_data_access(dtype());
   return visit_dtype(dtype(), [&](auto zero) -> Scalar {
     using T = decltype(zero);
-    return Scalar(*static_cast<const T*>(impl_->data()));
+    return Scalar(load_element(static_cast<const T*>(impl_->data())));
   });
 }
 
@@ -55,7 +56,7 @@ std::vector<T> Tensor::to_vector() const {
     for (std::int64_t n = 0; n < numel(); ++n) {
       std::int64_t offset = 0;
       for (std::size_t d = 0; d < index.size(); ++d) offset += index[d] * strides()[d];
-      out.push_back(static_cast<T>(base[offset]));
+      out.push_back(convert_element<T>(load_element(base + offset)));
       for (std::size_t d = index.size(); d-- > 0;) {
         if (++index[d] < sizes()[d]) break;
         index[d] = 0;

@@ -7,6 +7,7 @@
 #include <array>
 #include <cstdint>
 
+#include "core/element_conversion.h"
 #include "core/parallel.h"
 #include "core/tensor.h"
 #include "ops/operand.h"
@@ -23,7 +24,8 @@ inline constexpr std::int64_t kElementwiseGrain = std::int64_t{1} << 19;
 // The strides (in elements) of `t` broadcast to `shape`: 0 on broadcast dimensions.
 DimVector broadcast_strides(const Tensor& t, IntArrayRef shape);
 
-// Typed data pointers for kernels (arguments were validated by the op's meta function).
+// Typed data pointers for kernels (arguments were validated by the op's meta function). Elements are
+// read through load_element (Note [Bool elements are loaded as bytes]).
 template <typename T>
 T* data_of(const Tensor& t) {
   return static_cast<T*>(t.impl()->data());
@@ -124,7 +126,7 @@ template <typename T, typename Fn>
   T* o = data_of<T>(out);
   const T* x = data_of<T>(a);
   StridedLoop<2> loop(out.sizes(), {DimVector(out.strides()), broadcast_strides(a, out.sizes())});
-  loop.for_each([&](const std::array<std::int64_t, 2>& off) { o[off[0]] = fn(x[off[1]]); });
+  loop.for_each([&](const std::array<std::int64_t, 2>& off) { o[off[0]] = fn(load_element(x + off[1])); });
 }
 template <typename T, typename Fn>
 [[gnu::noinline]] void binary_loop_strided(const Tensor& out, const Tensor& a, const Tensor& b, const Fn& fn) {
@@ -133,7 +135,7 @@ template <typename T, typename Fn>
   const T* y = data_of<T>(b);
   StridedLoop<3> loop(out.sizes(),
                       {DimVector(out.strides()), broadcast_strides(a, out.sizes()), broadcast_strides(b, out.sizes())});
-  loop.for_each([&](const std::array<std::int64_t, 3>& off) { o[off[0]] = fn(x[off[1]], y[off[2]]); });
+  loop.for_each([&](const std::array<std::int64_t, 3>& off) { o[off[0]] = fn(load_element(x + off[1]), load_element(y + off[2])); });
 }
 
 // The contiguous inner loops. Parameters by value: Note [Elementwise loops read their operands from locals]
@@ -143,11 +145,11 @@ template <typename T, typename Fn>
 // element). Copies in locals whose address is never taken cannot alias the output.
 template <typename T, typename Fn>
 inline void unary_span(T* o, const T* x, std::int64_t lo, std::int64_t hi, Fn f) {
-  for (std::int64_t i = lo; i < hi; ++i) o[i] = f(x[i]);
+  for (std::int64_t i = lo; i < hi; ++i) o[i] = f(load_element(x + i));
 }
 template <typename T, typename Fn>
 inline void binary_span(T* o, const T* x, const T* y, std::int64_t lo, std::int64_t hi, Fn f) {
-  for (std::int64_t i = lo; i < hi; ++i) o[i] = f(x[i], y[i]);
+  for (std::int64_t i = lo; i < hi; ++i) o[i] = f(load_element(x + i), load_element(y + i));
 }
 // Large loops, split across threads; out of line, so a small loop's caller builds no closure.
 template <typename T, typename Fn>
@@ -191,7 +193,8 @@ void promoting_binary_loop(const Tensor& out, const Tensor& a, const Tensor& b, 
   binary_loop<T>(out, Operand::in_dtype(a, out.dtype()), Operand::in_dtype(b, out.dtype()), fn);
 }
 
-// Copies src (broadcast to dst's shape) into dst, converting the element type: copy_'s kernel.
+// Copies src (broadcast to dst's shape) into dst, converting the element type with convert_element
+// (Note [Float to integer conversion saturates to INT64_MIN]): copy_'s and _to_copy's kernel.
 void copy_elements(const Tensor& dst, const Tensor& src);
 
 }  // namespace strata::ops
