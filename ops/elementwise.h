@@ -21,6 +21,16 @@ namespace strata::ops {
 // updates added six fork/joins to its eight GEMMs, and on a shared 2-core machine ran a quarter slower.
 inline constexpr std::int64_t kElementwiseGrain = std::int64_t{1} << 19;
 
+// Note [An empty tensor's kernel returns at once]
+// A tensor without elements may still have huge sizes ([2^31, 5, 0]), so a kernel that loops over
+// rows, columns or an outer product of sizes before it meets the 0 runs for minutes (log_softmax over
+// the last dimension looped over 10^10 empty rows), and merging or multiplying such sizes can
+// overflow. Every kernel whose output has no elements returns before it computes any of that: the
+// CPU kernels of softmax, sum, mm and addmm check their output first, and copy_elements and
+// StridedLoop (every pointwise, fill, random and copy loop that is not a flat pass over numel
+// elements) check their own. A kernel whose output has elements but an input has none (sum over an
+// empty dimension, mm with k = 0) only writes its output.
+
 // The strides (in elements) of `t` broadcast to `shape`: 0 on broadcast dimensions.
 DimVector broadcast_strides(const Tensor& t, IntArrayRef shape);
 
@@ -58,6 +68,9 @@ class StridedLoop {
 
 template <std::size_t N>
 StridedLoop<N>::StridedLoop(IntArrayRef shape, const std::array<DimVector, N>& strides) : numel_(numel_of(shape)) {
+  // Nothing to walk (Note [An empty tensor's kernel returns at once]); merging sizes around a 0 could
+  // also overflow ([2^40, 2^40, 0]).
+  if (numel_ == 0) return;
   // Drop size-1 dimensions, then merge dimension d into d+1 where each operand is contiguous across them.
   for (std::size_t d = 0; d < shape.size(); ++d) {
     if (shape[d] == 1) continue;

@@ -110,6 +110,7 @@ void sum_dim_cpu(const Tensor& out, const Tensor& self, std::optional<IntArrayRe
                  std::optional<ScalarType> dtype) {
   (void)keepdim;
   (void)dtype;
+  if (out.numel() == 0) return;  // Note [An empty tensor's kernel returns at once]
   // Contiguous input reduced over leading dimensions (bias gradients): add rows.
   if (self.is_contiguous() && reduces_leading_dims(dim, self.dim()) && self.numel() > 0 && self.dtype() == out.dtype() &&
       is_floating_point(self.dtype())) {
