@@ -237,6 +237,16 @@ std::string format_tensor(const Tensor& t) {
     suffixes.push_back(size_tuple(t.sizes()));
     if (t.dtype() != ScalarType::Float32) suffixes.push_back("dtype=torch." + std::string(dtype_name(t.dtype())));
     body = "...";
+  } else if (!t.impl()->has_storage()) {
+    // Note [A storage-less tensor prints its metadata]
+    // A view of a wrapper taken below the interposer has no data (Note [A view keeps its source's
+    // keys]). Printing it shows what it has, in the form of a meta tensor's repr, instead of
+    // throwing: a repr is what one writes to a log or an error message while investigating exactly
+    // such a tensor, and an exception from operator<< would hide it. Data accesses still refuse it.
+    suffixes.push_back(size_tuple(t.sizes()));
+    if (t.dtype() != ScalarType::Float32) suffixes.push_back("dtype=torch." + std::string(dtype_name(t.dtype())));
+    suffixes.push_back("storage=None");
+    body = "...";
   } else if (t.numel() == 0) {
     if (t.dim() != 1) suffixes.push_back(size_tuple(t.sizes()));
     if (t.dtype() != ScalarType::Float32) suffixes.push_back("dtype=torch." + std::string(dtype_name(t.dtype())));

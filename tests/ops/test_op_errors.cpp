@@ -181,8 +181,8 @@ TEST_CASE("a CPU kernel refuses a tensor without data instead of reading null") 
   const Tensor w = testing::make_inert_wrapper({2}, {1});
   ExcludeKeyGuard no_python(DispatchKey::Python);
   CHECK_THROWS_WITH_AS(neg(w),
-                       "[aten::neg] expected tensors with data on the CPU, but argument 0 is a Inert tensor without storage "
-                       "(was the Python key excluded around a wrapper tensor?)",
+                       "[aten::neg] Cannot access data pointer of Tensor that doesn't have storage: argument #0 'self' is a "
+                       "wrapper tensor (Inert) that reached the CPU kernel; was the Python key excluded around it?",
                        Error);
 }
 
