@@ -29,6 +29,16 @@ std::vector<std::int64_t> element_offsets(const Tensor& t) {
   return out;
 }
 
+// What `fn` returned, checked before anything reads it: a defined float64 tensor, with the probe's
+// `n_out` elements on every later call (-1 for the probe itself).
+Tensor checked_output(Tensor y, std::int64_t n_out) {
+  STRATA_CHECK(y.defined(), "gradcheck: the function returned an undefined tensor; expected a float64 tensor");
+  STRATA_CHECK(y.dtype() == ScalarType::Float64, "gradcheck expects a float64 output, got ", y.dtype());
+  STRATA_CHECK(n_out < 0 || y.numel() == n_out, "gradcheck: the function returned ", n_out, " elements, then ", y.numel(),
+               " for the same inputs");
+  return y;
+}
+
 }  // namespace
 
 GradcheckResult gradcheck(const std::function<Tensor(const std::vector<Tensor>&)>& fn, const std::vector<Tensor>& inputs,
@@ -36,9 +46,7 @@ GradcheckResult gradcheck(const std::function<Tensor(const std::vector<Tensor>&)
   for (const Tensor& x : inputs)
     STRATA_CHECK(!x.defined() || !x.requires_grad() || x.dtype() == ScalarType::Float64,
                  "gradcheck expects float64 inputs, got ", x.dtype());
-  const Tensor probe = fn(inputs);
-  STRATA_CHECK(probe.dtype() == ScalarType::Float64, "gradcheck expects a float64 output, got ", probe.dtype());
-  const std::int64_t n_out = probe.numel();
+  const std::int64_t n_out = checked_output(fn(inputs), -1).numel();
 
   for (std::size_t k = 0; k < inputs.size(); ++k) {
     const Tensor& x = inputs[k];
@@ -51,7 +59,7 @@ GradcheckResult gradcheck(const std::function<Tensor(const std::vector<Tensor>&)
       set_grad(x, Tensor());
       for (const Tensor& other : inputs)
         if (other.defined() && other.requires_grad()) set_grad(other, Tensor());
-      const Tensor y = fn(inputs);
+      const Tensor y = checked_output(fn(inputs), n_out);
       std::vector<double> onehot(static_cast<std::size_t>(n_out), 0.0);
       onehot[static_cast<std::size_t>(j)] = 1.0;
       backward(y, tensor<double>(onehot, y.sizes()));
@@ -60,13 +68,17 @@ GradcheckResult gradcheck(const std::function<Tensor(const std::vector<Tensor>&)
     }
     // Numerical: column i from central differences.
     for (std::size_t i = 0; i < offsets.size(); ++i) {
-      const double saved = data[offsets[i]];
+      double& element = data[offsets[i]];
+      struct Restore {  // the input's value comes back also when fn throws
+        double& element;
+        const double saved;
+        ~Restore() { element = saved; }
+      } restore{element, element};
       NoGradGuard no_grad;
-      data[offsets[i]] = saved + options.eps;
-      const std::vector<double> plus = fn(inputs).to_vector<double>();
-      data[offsets[i]] = saved - options.eps;
-      const std::vector<double> minus = fn(inputs).to_vector<double>();
-      data[offsets[i]] = saved;
+      element = restore.saved + options.eps;
+      const std::vector<double> plus = checked_output(fn(inputs), n_out).to_vector<double>();
+      element = restore.saved - options.eps;
+      const std::vector<double> minus = checked_output(fn(inputs), n_out).to_vector<double>();
       for (std::int64_t j = 0; j < n_out; ++j) {
         const double numerical = (plus[static_cast<std::size_t>(j)] - minus[static_cast<std::size_t>(j)]) / (2 * options.eps);
         const double a = analytical[static_cast<std::size_t>(j)][i];

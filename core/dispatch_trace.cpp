@@ -1,4 +1,5 @@
-// core/dispatch_trace.cpp: the trace switch's state. Printing happens in dispatcher.cpp.
+// core/dispatch_trace.cpp: the trace switch's state (Note [Tracing is per thread]). Printing happens
+// in dispatcher.cpp.
 #include "core/dispatch_trace.h"
 
 #include <cstdlib>
@@ -6,16 +7,22 @@
 #include <iostream>
 
 namespace strata {
+namespace {
+constinit thread_local std::ostream* tls_dispatch_trace = nullptr;  // this thread's own stream
+std::atomic<std::ostream*> default_dispatch_trace{nullptr};
+}  // namespace
+
 namespace detail {
-std::atomic<bool> dispatch_trace_on{false};
+std::atomic<int> dispatch_trace_users{0};
+
+void apply_dispatch_trace_environment(const char* value) {
+  std::ostream* out = value && *value && std::strcmp(value, "0") != 0 ? &std::cerr : nullptr;
+  std::ostream* was = default_dispatch_trace.exchange(out, std::memory_order_relaxed);
+  if ((was != nullptr) != (out != nullptr)) dispatch_trace_users.fetch_add(out ? 1 : -1, std::memory_order_relaxed);
 }
+}  // namespace detail
 
 namespace {
-std::ostream*& trace_stream() {
-  static std::ostream* stream = nullptr;
-  return stream;
-}
-
 // STRATA_DISPATCH_TRACE is read once, when the library is loaded, so the first op is traced too.
 [[maybe_unused]] const bool environment_applied = [] {
   detail::apply_dispatch_trace_environment(std::getenv("STRATA_DISPATCH_TRACE"));
@@ -23,20 +30,20 @@ std::ostream*& trace_stream() {
 }();
 }  // namespace
 
-void detail::apply_dispatch_trace_environment(const char* value) {
-  if (value && *value && std::strcmp(value, "0") != 0) set_dispatch_trace(&std::cerr);
-}
-
+// A thread counts as a user while it has a stream of its own: the count changes only when that
+// starts or stops, so nested guards and repeated calls leave it balanced.
 void set_dispatch_trace(std::ostream* out) {
-  trace_stream() = out;
-  detail::dispatch_trace_on.store(out != nullptr, std::memory_order_relaxed);
+  std::ostream*& mine = tls_dispatch_trace;
+  if ((mine != nullptr) != (out != nullptr)) detail::dispatch_trace_users.fetch_add(out ? 1 : -1, std::memory_order_relaxed);
+  mine = out;
 }
 
-std::ostream* dispatch_trace_stream() { return trace_stream(); }
-
-DispatchTraceGuard::DispatchTraceGuard(std::ostream& out) : saved_(dispatch_trace_stream()) {
-  set_dispatch_trace(&out);
+std::ostream* dispatch_trace_stream() {
+  std::ostream* mine = tls_dispatch_trace;
+  return mine ? mine : default_dispatch_trace.load(std::memory_order_relaxed);
 }
+
+DispatchTraceGuard::DispatchTraceGuard(std::ostream& out) : saved_(tls_dispatch_trace) { set_dispatch_trace(&out); }
 DispatchTraceGuard::~DispatchTraceGuard() { set_dispatch_trace(saved_); }
 
 }  // namespace strata

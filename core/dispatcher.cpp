@@ -137,10 +137,11 @@ void Dispatcher::run_slow(const OperatorHandle& op, DispatchKeySet keys, Stack& 
     name_op(e, op);
     throw e;
   }
-  std::ostream* out = dispatch_trace_stream();
-  if (out) {
-    *out << std::string(static_cast<std::size_t>(2 * tls_trace_depth), ' ') << op.str() << " " << keys.str()
-         << " -> " << key_name(key) << ": " << singleton().describe(op, key) << "\n";
+  if (std::ostream* out = dispatch_trace_stream()) {
+    // One write per line, so lines from threads sharing the default stream (stderr) stay whole.
+    const std::string line = detail::str_cat(std::string(static_cast<std::size_t>(2 * tls_trace_depth), ' '), op.str(), " ",
+                                             keys.str(), " -> ", key_name(key), ": ", singleton().describe(op, key), "\n");
+    out->write(line.data(), static_cast<std::streamsize>(line.size()));
   }
   struct DepthGuard {
     DepthGuard() { ++tls_trace_depth; }

@@ -89,12 +89,13 @@ class Dispatcher {
     return (op.entry().argument_keys(stack) | local.included) - local.excluded;
   }
   // Whether a call whose tensors carry `argument_keys` would run the CPU kernel and nothing else
-  // (no recording Autograd, no interposer, no tracing): then a front end may call the unboxed
-  // kernel. Transparent keys only redispatch, so they do not count (Note [Transparent keys]).
+  // (no recording Autograd, no interposer, no tracing on any thread: Note [Tracing is per thread]):
+  // then a front end may call the unboxed kernel. Transparent keys only redispatch, so they do not
+  // count (Note [Transparent keys]).
   static bool runs_cpu_only(DispatchKeySet argument_keys) {
     const LocalDispatchKeys& local = local_dispatch_keys();
     return ((argument_keys | local.included) - local.excluded - local.transparent) == DispatchKeySet(DispatchKey::CPU) &&
-           !argument_keys.has(DispatchKey::Python) && !dispatch_trace_enabled();
+           !argument_keys.has(DispatchKey::Python) && !dispatch_trace_in_use();
   }
   // Dispatches from the top.
   static void call(const OperatorHandle& op, Stack& stack) { run(op, effective_keys(op, stack), stack); }
@@ -106,7 +107,7 @@ class Dispatcher {
  private:
   Dispatcher();
   static void run(const OperatorHandle& op, DispatchKeySet keys, Stack& stack) {
-    if (keys.empty() || dispatch_trace_enabled()) [[unlikely]] {
+    if (keys.empty() || dispatch_trace_in_use()) [[unlikely]] {
       run_slow(op, keys, stack);
       return;
     }

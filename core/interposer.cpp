@@ -129,8 +129,8 @@ void check_handler_returns(const OperatorHandle& op, const Stack& stack, std::si
 
 void interposer_fallback(const OperatorHandle& op, DispatchKeySet keys, Stack& stack) {
   const std::size_t num_args = op.schema().arguments().size();
+  STRATA_INTERNAL_ASSERT(stack.size() >= num_args, "the interposer was given a short stack");
   if (!mode_stack().empty()) {
-    STRATA_INTERNAL_ASSERT(stack.size() >= num_args, "the interposer was given a short stack");
     const std::size_t base = stack.size() - num_args;
     TemporaryModePop pop;
     const std::string_view name = pop.mode()->name();

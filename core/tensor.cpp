@@ -4,6 +4,7 @@
 #include <cstring>
 
 #include "core/autograd_meta.h"
+#include "core/element_conversion.h"
 #include "core/interposer.h"
 
 namespace strata {
@@ -24,11 +25,14 @@ void Tensor::throw_bad_dim(std::int64_t d) const {
 // exception: they read a defined tensor's impl with no check, as a C++ handle's operator-> does,
 // because they sit inside every kernel and every dispatch (a null check in each cost the seed step
 // 1.3% of its instructions and a 1-element add 5.6%). Ask defined() first.
+// Only a tensor with storage has data: not a wrapper, a meta tensor, or a view of a wrapper taken
+// below the interposer (Note [A view keeps its source's keys]).
 void Tensor::check_data_access(ScalarType expected) const {
   STRATA_CHECK(defined(), "cannot access the data of an undefined tensor");
   STRATA_CHECK(!subclass(), "cannot access the data of a ", subclass()->type_name(),
                " wrapper tensor; unwrap it first");
   STRATA_CHECK(!is_meta(), "Cannot access data pointer of Tensor that doesn't have storage (device meta)");
+  STRATA_CHECK(impl_->has_storage(), "Cannot access data pointer of Tensor that doesn't have storage");
   STRATA_CHECK(dtype() == expected, "expected scalar type ", expected, " but found ", dtype());
 }
 
@@ -38,7 +42,7 @@ Scalar Tensor::item() const {
   check_data_access(dtype());
   return visit_dtype(dtype(), [&](auto zero) -> Scalar {
     using T = decltype(zero);
-    return Scalar(*static_cast<const T*>(impl_->data()));
+    return Scalar(load_element(static_cast<const T*>(impl_->data())));
   });
 }
 
@@ -55,7 +59,7 @@ std::vector<T> Tensor::to_vector() const {
     for (std::int64_t n = 0; n < numel(); ++n) {
       std::int64_t offset = 0;
       for (std::size_t d = 0; d < index.size(); ++d) offset += index[d] * strides()[d];
-      out.push_back(static_cast<T>(base[offset]));
+      out.push_back(convert_element<T>(load_element(base + offset)));
       for (std::size_t d = index.size(); d-- > 0;) {
         if (++index[d] < sizes()[d]) break;
         index[d] = 0;
@@ -131,8 +135,7 @@ Tensor make_contiguous_tensor(IntArrayRef sizes, ScalarType dtype, Device device
 }
 
 Tensor make_view(const Tensor& base, IntArrayRef sizes, IntArrayRef strides, std::int64_t storage_offset) {
-  return Tensor(IntrusivePtr<TensorImpl>::make(base.impl()->storage(), storage_offset, DimVector(sizes),
-                                               DimVector(strides), base.dtype(), base.device()));
+  return Tensor(TensorImpl::make_view(*base.impl(), storage_offset, DimVector(sizes), DimVector(strides)));
 }
 
 // make_transposed and make_alias are in tensor_impl.cpp, where the TensorImpl functions they wrap inline.

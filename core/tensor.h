@@ -62,7 +62,8 @@ class Tensor {
   Scalar item() const;
   template <typename T>
   T item() const { return item().to<T>(); }
-  // All elements in row-major order, converted to T (follows strides; for tests and serialisation).
+  // All elements in row-major order, converted to T as copy_ converts them (follows strides; for
+  // tests and serialisation).
   template <typename T>
   std::vector<T> to_vector() const;
 

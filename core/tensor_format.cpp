@@ -7,6 +7,7 @@
 #include <sstream>
 #include <vector>
 
+#include "core/element_conversion.h"
 #include "core/interposer.h"
 
 namespace strata {
@@ -29,15 +30,78 @@ std::string printf_str(const char* fmt, double v) {
 // Python's str() of a float or int value as PyTorch's formatter prints it.
 std::string python_nonfinite(double v) { return std::isnan(v) ? "nan" : (v > 0 ? "inf" : "-inf"); }
 
+// Note [Printing reads only the elements it shows]
+// Above kThreshold elements PyTorch's repr shows the first and last kEdgeItems of each dimension
+// longer than 2 * kEdgeItems, and measures column widths on those only (get_summarized_data). The
+// printer reads exactly those elements, in place, through the tensor's strides: a 2^40-element
+// expanded view prints as fast as a small one, where a copy of every element threw std::bad_alloc.
+// What it cannot print is a summary that is itself huge (many dimensions of at most 2 * kEdgeItems,
+// which the summary keeps whole): more than kMaxShown elements is an error rather than gigabytes of
+// text. Integers are kept as int64 (a double would round those above 2^53) and bools are read as
+// bytes (Note [Bool elements are loaded as bytes]).
+constexpr std::uint64_t kMaxShown = std::uint64_t{1} << 24;
+
+// The elements a repr shows, in row-major order, and the shape they form.
+struct Shown {
+  DimVector sizes;             // per dimension: how many indices are shown
+  SmallVector<bool, 5> elided;  // per dimension: "..." stands between its first and last kEdgeItems
+  bool floating = false;
+  std::vector<double> floats;       // floating dtypes
+  std::vector<std::int64_t> ints;   // int64, and bool as 0 or 1
+  std::size_t count() const { return floating ? floats.size() : ints.size(); }
+};
+
+Shown gather_shown(const Tensor& t, bool summarize) {
+  const std::size_t ndim = static_cast<std::size_t>(t.dim());
+  Shown shown;
+  shown.floating = is_floating_point(t.dtype());
+  std::vector<DimVector> indices(ndim);
+  std::uint64_t count = 1;
+  for (std::size_t d = 0; d < ndim; ++d) {
+    const std::int64_t n = t.sizes()[d];
+    const bool elide = summarize && n > 2 * kEdgeItems;
+    for (std::int64_t i = 0; i < n; ++i) {
+      if (elide && i == kEdgeItems) i = n - kEdgeItems;
+      indices[d].push_back(i);
+    }
+    shown.sizes.push_back(static_cast<std::int64_t>(indices[d].size()));
+    shown.elided.push_back(elide);
+    // A dimension shows at most 2 * kEdgeItems indices when summarising, at most kThreshold when not,
+    // so the count stops growing once past kMaxShown and never overflows.
+    if (count <= kMaxShown) count *= indices[d].size();
+  }
+  STRATA_CHECK(count <= kMaxShown, "cannot print a tensor of size ", shape_str(t.sizes()), ": its summary (the first and last ",
+               kEdgeItems, " items of each dimension longer than ", 2 * kEdgeItems, ") holds more than ", kMaxShown,
+               " elements");
+  const void* data = t.raw_data();  // refuses a tensor without storage
+  visit_dtype(t.dtype(), [&](auto zero) {
+    using T = decltype(zero);
+    const T* base = static_cast<const T*>(data);
+    DimVector k(ndim, 0);
+    for (std::uint64_t n = 0; n < count; ++n) {
+      std::int64_t offset = 0;
+      for (std::size_t d = 0; d < ndim; ++d) offset += indices[d][static_cast<std::size_t>(k[d])] * t.strides()[d];
+      const T value = load_element(base + offset);
+      if constexpr (std::is_floating_point_v<T>) shown.floats.push_back(value);
+      else shown.ints.push_back(static_cast<std::int64_t>(value));
+      for (std::size_t d = ndim; d-- > 0;) {
+        if (++k[d] < shown.sizes[d]) break;
+        k[d] = 0;
+      }
+    }
+  });
+  return shown;
+}
+
 class Formatter {
  public:
-  Formatter(const std::vector<double>& values, ScalarType dtype) : floating_(is_floating_point(dtype)), dtype_(dtype) {
-    if (!floating_) {
-      for (double v : values) max_width_ = std::max(max_width_, format_plain(v).size());
+  Formatter(const Shown& shown, ScalarType dtype) : shown_(shown), dtype_(dtype) {
+    if (!shown.floating) {
+      for (std::int64_t v : shown.ints) max_width_ = std::max(max_width_, format_plain(v).size());
       return;
     }
     std::vector<double> finite;
-    for (double v : values)
+    for (double v : shown.floats)
       if (std::isfinite(v) && v != 0) finite.push_back(v);
     if (finite.empty()) return;
     double lo = std::abs(finite[0]), hi = lo;
@@ -59,35 +123,35 @@ class Formatter {
 
   std::size_t width() const { return max_width_; }
 
-  std::string format(double v) const {
+  // The shown element at `index`, padded to the common width.
+  std::string format(std::int64_t index) const {
+    const auto i = static_cast<std::size_t>(index);
     std::string s;
-    if (!floating_) s = format_plain(v);
-    else if (!std::isfinite(v)) s = python_nonfinite(v);
-    else if (sci_mode_) s = sci(v);
-    else if (int_mode_) s = printf_str("%.0f", v) + ".";
-    else s = fixed(v);
+    if (!shown_.floating) {
+      s = format_plain(shown_.ints[i]);
+    } else {
+      const double v = shown_.floats[i];
+      if (!std::isfinite(v)) s = python_nonfinite(v);
+      else if (sci_mode_) s = sci(v);
+      else if (int_mode_) s = printf_str("%.0f", v) + ".";
+      else s = fixed(v);
+    }
     return std::string(max_width_ > s.size() ? max_width_ - s.size() : 0, ' ') + s;
   }
 
  private:
-  std::string format_plain(double v) const {
+  std::string format_plain(std::int64_t v) const {
     if (dtype_ == ScalarType::Bool) return v != 0 ? "True" : "False";
-    return std::to_string(static_cast<std::int64_t>(v));
+    return std::to_string(v);
   }
   static std::string fixed(double v) { return printf_str("%.4f", v); }
   static std::string sci(double v) { return printf_str("%.4e", v); }
 
-  bool floating_;
+  const Shown& shown_;
   ScalarType dtype_;
   bool int_mode_ = true;
   bool sci_mode_ = false;
   std::size_t max_width_ = 1;
-};
-
-// Row-major values with their shape; sub-tensors are index ranges.
-struct Flat {
-  std::vector<double> values;
-  DimVector sizes;
 };
 
 std::int64_t inner_count(const DimVector& sizes, std::size_t from) {
@@ -96,17 +160,15 @@ std::int64_t inner_count(const DimVector& sizes, std::size_t from) {
   return n;
 }
 
-std::string vector_str(const Flat& f, std::int64_t offset, int indent, bool summarize, const Formatter& fmt) {
-  const std::int64_t n = f.sizes.back();
-  const std::size_t element_length = fmt.width() + 2;
-  const std::size_t per_line = std::max<std::size_t>(1, static_cast<std::size_t>((kLineWidth - indent) / static_cast<int>(element_length)));
+std::string vector_str(const Shown& s, std::int64_t offset, int indent, const Formatter& fmt) {
+  const std::int64_t n = s.sizes.back();
+  const auto element_length = static_cast<int>(fmt.width() + 2);
+  // Signed, as Python's max(1, floor((linewidth - indent) / element_length)): deep tensors indent past 80.
+  const auto per_line = static_cast<std::size_t>(std::max(1, (kLineWidth - indent) / element_length));
   std::vector<std::string> data;
-  if (summarize && n > 2 * kEdgeItems) {
-    for (std::int64_t i = 0; i < kEdgeItems; ++i) data.push_back(fmt.format(f.values[static_cast<std::size_t>(offset + i)]));
-    data.push_back(" ...");
-    for (std::int64_t i = n - kEdgeItems; i < n; ++i) data.push_back(fmt.format(f.values[static_cast<std::size_t>(offset + i)]));
-  } else {
-    for (std::int64_t i = 0; i < n; ++i) data.push_back(fmt.format(f.values[static_cast<std::size_t>(offset + i)]));
+  for (std::int64_t i = 0; i < n; ++i) {
+    if (s.elided.back() && i == kEdgeItems) data.push_back(" ...");
+    data.push_back(fmt.format(offset + i));
   }
   std::string out = "[";
   for (std::size_t i = 0; i < data.size(); ++i) {
@@ -116,44 +178,21 @@ std::string vector_str(const Flat& f, std::int64_t offset, int indent, bool summ
   return out + "]";
 }
 
-std::string tensor_str(const Flat& f, std::size_t dim, std::int64_t offset, int indent, bool summarize,
-                       const Formatter& fmt) {
-  const std::size_t ndim = f.sizes.size();
-  if (ndim == 0) return fmt.format(f.values[0]);
-  if (dim == ndim - 1) return vector_str(f, offset, indent, summarize, fmt);
-  const std::int64_t n = f.sizes[dim];
-  const std::int64_t inner = inner_count(f.sizes, dim + 1);
+std::string tensor_str(const Shown& s, std::size_t dim, std::int64_t offset, int indent, const Formatter& fmt) {
+  const std::size_t ndim = s.sizes.size();
+  if (ndim == 0) return fmt.format(0);
+  if (dim == ndim - 1) return vector_str(s, offset, indent, fmt);
+  const std::int64_t n = s.sizes[dim];
+  const std::int64_t inner = inner_count(s.sizes, dim + 1);
   std::vector<std::string> slices;
-  auto slice = [&](std::int64_t i) { return tensor_str(f, dim + 1, offset + i * inner, indent + 1, summarize, fmt); };
-  if (summarize && n > 2 * kEdgeItems) {
-    for (std::int64_t i = 0; i < kEdgeItems; ++i) slices.push_back(slice(i));
-    slices.push_back("...");
-    for (std::int64_t i = n - kEdgeItems; i < n; ++i) slices.push_back(slice(i));
-  } else {
-    for (std::int64_t i = 0; i < n; ++i) slices.push_back(slice(i));
+  for (std::int64_t i = 0; i < n; ++i) {
+    if (s.elided[dim] && i == kEdgeItems) slices.push_back("...");
+    slices.push_back(tensor_str(s, dim + 1, offset + i * inner, indent + 1, fmt));
   }
   const std::string sep = "," + std::string(ndim - dim - 1, '\n') + std::string(static_cast<std::size_t>(indent + 1), ' ');
   std::string out = "[";
   for (std::size_t i = 0; i < slices.size(); ++i) out += (i ? sep : "") + slices[i];
   return out + "]";
-}
-
-// The values the formatter measures: all of them, or only the edges when summarising.
-std::vector<double> summarized_values(const Flat& f, bool summarize) {
-  if (!summarize) return f.values;
-  std::vector<double> out;
-  DimVector index(f.sizes.size(), 0);
-  for (std::size_t n = 0; n < f.values.size(); ++n) {
-    bool edge = true;
-    for (std::size_t d = 0; d < index.size(); ++d)
-      if (f.sizes[d] > 2 * kEdgeItems && index[d] >= kEdgeItems && index[d] < f.sizes[d] - kEdgeItems) edge = false;
-    if (edge) out.push_back(f.values[n]);
-    for (std::size_t d = index.size(); d-- > 0;) {
-      if (++index[d] < f.sizes[d]) break;
-      index[d] = 0;
-    }
-  }
-  return out;
 }
 
 std::string size_tuple(IntArrayRef sizes) {
@@ -198,15 +237,25 @@ std::string format_tensor(const Tensor& t) {
     suffixes.push_back(size_tuple(t.sizes()));
     if (t.dtype() != ScalarType::Float32) suffixes.push_back("dtype=torch." + std::string(dtype_name(t.dtype())));
     body = "...";
+  } else if (!t.impl()->has_storage()) {
+    // Note [A storage-less tensor prints its metadata]
+    // A view of a wrapper taken below the interposer has no data (Note [A view keeps its source's
+    // keys]). Printing it shows what it has, in the form of a meta tensor's repr, instead of
+    // throwing: a repr is what one writes to a log or an error message while investigating exactly
+    // such a tensor, and an exception from operator<< would hide it. Data accesses still refuse it.
+    suffixes.push_back(size_tuple(t.sizes()));
+    if (t.dtype() != ScalarType::Float32) suffixes.push_back("dtype=torch." + std::string(dtype_name(t.dtype())));
+    suffixes.push_back("storage=None");
+    body = "...";
   } else if (t.numel() == 0) {
     if (t.dim() != 1) suffixes.push_back(size_tuple(t.sizes()));
     if (t.dtype() != ScalarType::Float32) suffixes.push_back("dtype=torch." + std::string(dtype_name(t.dtype())));
     body = "[]";
   } else {
-    Flat flat{t.to_vector<double>(), DimVector(t.sizes())};
-    const bool summarize = t.numel() > kThreshold;
-    const Formatter fmt(summarized_values(flat, summarize), t.dtype());
-    body = tensor_str(flat, 0, 0, indent, summarize, fmt);
+    // Note [Printing reads only the elements it shows]
+    const Shown shown = gather_shown(t, t.numel() > kThreshold);
+    const Formatter fmt(shown, t.dtype());
+    body = tensor_str(shown, 0, 0, indent, fmt);
     if (!default_dtype) suffixes.push_back("dtype=torch." + std::string(dtype_name(t.dtype())));
   }
   if (t.grad_fn() && node_name_fn) suffixes.push_back("grad_fn=<" + std::string(node_name_fn(*t.grad_fn())) + ">");

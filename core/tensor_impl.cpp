@@ -42,7 +42,7 @@ TensorImpl::TensorImpl(Storage storage, std::int64_t storage_offset, DimVector&&
       dtype_(source.dtype_),
       device_(source.device_),
       is_contiguous_(source.is_contiguous_),
-      key_set_(backend_key(source.device_)) {}
+      key_set_(view_keys(source)) {}
 
 // A pooled copy of `source` (TensorImpl's operator new; a throwing constructor returns the block).
 // Inline, with the allocation and the copy: make_alias and make_transposed are one function each.
@@ -86,7 +86,7 @@ IntrusivePtr<TensorImpl> TensorImpl::make_transposed(const TensorImpl& source, s
       dtype_(source.dtype_),
       device_(source.device_),
       is_contiguous_(source.is_contiguous_ || is_contiguous_layout(sizes, strides)),
-      key_set_(backend_key(source.device_)) {
+      key_set_(view_keys(source)) {
   std::int64_t* out_sizes = geometry_.sizes_data();
   std::int64_t* out_strides = geometry_.strides_data();
   for (std::size_t i = 0; i < sizes.size(); ++i) {
@@ -98,6 +98,14 @@ IntrusivePtr<TensorImpl> TensorImpl::make_transposed(const TensorImpl& source, s
 IntrusivePtr<TensorImpl> TensorImpl::make_reshaped(const TensorImpl& source, IntArrayRef sizes, IntArrayRef strides) {
   STRATA_INTERNAL_ASSERT(sizes.size() == strides.size(), "sizes and strides differ in length");
   return IntrusivePtr<TensorImpl>::adopt(new TensorImpl(source, sizes, strides));  // from the pool, like any view
+}
+
+IntrusivePtr<TensorImpl> TensorImpl::make_view(const TensorImpl& source, std::int64_t storage_offset, DimVector&& sizes,
+                                               DimVector&& strides) {
+  auto impl = IntrusivePtr<TensorImpl>::make(source.storage_, storage_offset, std::move(sizes), std::move(strides),
+                                             source.dtype_, source.device_);
+  impl->key_set_ = view_keys(source);
+  return impl;
 }
 
 namespace detail {
@@ -200,9 +208,12 @@ void TensorImpl::destroy_autograd_meta() noexcept {
   autograd_meta_ = nullptr;
 }
 
+// Dropping the payload of a tensor without storage keeps its Python key (Note [A view keeps its
+// source's keys]).
 void TensorImpl::set_subclass(IntrusivePtr<TensorSubclass> subclass) {
   subclass_ = std::move(subclass);
-  key_set_ = subclass_ ? key_set_.add(DispatchKey::Python) : key_set_.remove(DispatchKey::Python);
+  if (subclass_) key_set_ = key_set_.add(DispatchKey::Python);
+  else if (storage_) key_set_ = key_set_.remove(DispatchKey::Python);
 }
 
 }  // namespace strata

@@ -18,6 +18,22 @@ namespace strata {
 struct AutogradMeta;
 class TensorSubclass;
 
+// Note [A view keeps its source's keys]
+// A view carries its source's dispatch keys but Autograd (autograd adds that back when it records
+// the view), as PyTorch's views (alias_with_sizes_and_strides) and shallow_copy_and_detach copy the
+// source's key set. For a plain tensor that is its backend key. A wrapper's view taken below the
+// interposer (a handler that excluded the Python key and ran `t`, `view`, `detach`... on the wrapper
+// itself, not its inner tensor) is a CPU tensor without storage that keeps the Python key but not
+// the subclass payload, as in PyTorch, where such a view has no Python object of the subclass. So:
+//  - it never takes the unboxed fast path (runs_cpu_only sees Python in its keys);
+//  - the interposer finds no mode or subclass for it and redispatches to the backend;
+//  - the boxed CPU kernels refuse it (ops/boxing.h, check_cpu_inputs), and so do data_ptr, raw_data,
+//    item and to_vector, in PyTorch's words: "Cannot access data pointer of Tensor that doesn't
+//    have storage"; printing shows its metadata (core/tensor_format.cpp).
+// Invariant: a CPU tensor without storage carries the Python key (make_wrapper_tensor gives it one,
+// views keep it), so code that chooses the fast path from keys alone never reads null data. The cost
+// is a load and a mask in each view constructor where a constant was.
+
 class TensorImpl final : public RefCounted<TensorImpl> {
  public:
   // `storage` is null for meta tensors and wrapper subclasses.
@@ -31,7 +47,8 @@ class TensorImpl final : public RefCounted<TensorImpl> {
   // Both are inline, defined in tensor_impl.cpp: only make_contiguous and destroy call them.
   inline TensorImpl(Storage&& storage, IntArrayRef sizes, Contiguous geometry, ScalarType dtype, Device device);
   // A view with `source`'s storage and geometry (detach): its numel and contiguity are copied, not
-  // recomputed. No autograd state, subclass or version of its own is taken from `source`.
+  // recomputed. No autograd state, subclass or version of its own is taken from `source`; its keys are
+  // view_keys(source).
   static IntrusivePtr<TensorImpl> make_alias(const TensorImpl& source);
   // A view with `source`'s storage and geometry but dimensions `dim0` and `dim1` (in range) swapped.
   static IntrusivePtr<TensorImpl> make_transposed(const TensorImpl& source, std::size_t dim0, std::size_t dim1);
@@ -39,6 +56,13 @@ class TensorImpl final : public RefCounted<TensorImpl> {
   // `sizes` (whose product is source's numel) and `strides` (from view_strides): view's output. Its
   // numel is copied, and its contiguity too when source is contiguous (Note [A view's contiguity]).
   static IntrusivePtr<TensorImpl> make_reshaped(const TensorImpl& source, IntArrayRef sizes, IntArrayRef strides);
+  // A view with `source`'s storage, dtype and device and any geometry (as_strided, expand, ...).
+  static IntrusivePtr<TensorImpl> make_view(const TensorImpl& source, std::int64_t storage_offset, DimVector&& sizes,
+                                            DimVector&& strides);
+  // The keys every view above carries (Note [A view keeps its source's keys]).
+  static DispatchKeySet view_keys(const TensorImpl& source) {
+    return source.key_set_ - DispatchKeySet(DispatchKey::Autograd);
+  }
   inline ~TensorImpl();
 
   // A fresh, uninitialised, contiguous tensor. On the CPU its TensorImpl, storage header and data
@@ -93,7 +117,8 @@ class TensorImpl final : public RefCounted<TensorImpl> {
   // Inline, defined in core/autograd_meta.h, as every recorded op calls it for each output.
   void refresh_autograd_key();
 
-  // Wrapper subclass payload (core/interposer.h); setting one adds the Python key.
+  // Wrapper subclass payload (core/interposer.h); setting one adds the Python key, and clearing it
+  // removes the key from a tensor with storage only.
   TensorSubclass* subclass() const { return subclass_.get(); }
   void set_subclass(IntrusivePtr<TensorSubclass> subclass);
 

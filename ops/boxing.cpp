@@ -11,16 +11,20 @@ const Tensor& undefined_tensor() {
 }
 
 namespace detail {
-void throw_no_cpu_data(std::size_t position, const Tensor& t) {
+void throw_no_cpu_data(const OperatorHandle& op, std::size_t position, const Tensor& t) {
+  const std::string_view name = op.schema().arguments()[position].name;
+  if (TensorSubclass* subclass = t.subclass()) {
+    strata::detail::throw_error(strata::detail::str_cat(
+        "Cannot access data pointer of Tensor that doesn't have storage: argument #", position, " '", name,
+        "' is a wrapper tensor (", subclass->type_name(), ") that reached the CPU kernel; was the Python key excluded around it?"));
+  }
   strata::detail::throw_error(strata::detail::str_cat(
-      "expected tensors with data on the CPU, but argument ", static_cast<int>(position), " is a ",
-      t.subclass() ? t.subclass()->type_name() : std::string_view("meta"),
-      " tensor without storage (was the Python key excluded around a wrapper tensor?)"));
+      "Cannot access data pointer of Tensor that doesn't have storage: argument #", position, " '", name,
+      "' is a view of a wrapper tensor taken with the Python key excluded; take views of its inner tensor instead"));
 }
 
 Tensor make_view_of(const Tensor& base, ViewSpec&& spec) {
-  return Tensor(IntrusivePtr<TensorImpl>::make(base.impl()->storage(), spec.storage_offset, std::move(spec.sizes),
-                                               std::move(spec.strides), base.dtype(), base.device()));
+  return Tensor(TensorImpl::make_view(*base.impl(), spec.storage_offset, std::move(spec.sizes), std::move(spec.strides)));
 }
 }  // namespace detail
 

@@ -165,15 +165,16 @@ struct SpecCount : std::integral_constant<std::size_t, 1> {};
 template <std::size_t N>
 struct SpecCount<std::array<TensorSpec, N>> : std::integral_constant<std::size_t, N> {};
 
-// CPU kernels read data: a tensor without any (a wrapper reached with the Python key excluded) is an
-// error, not a null dereference. Meta outranks CPU, so meta tensors never get here. The check is
-// inline (every boxed CPU call makes it); the error is reported out of line.
-[[noreturn]] void throw_no_cpu_data(std::size_t position, const Tensor& t);
+// CPU kernels read data: a tensor without any (a wrapper reached with the Python key excluded, or
+// its view: Note [A view keeps its source's keys]) is an error, not a null dereference. Meta outranks
+// CPU, so meta tensors never get here. The check is inline (every boxed CPU call makes it); the error
+// is reported out of line.
+[[noreturn]] void throw_no_cpu_data(const OperatorHandle& op, std::size_t position, const Tensor& t);
 inline void check_cpu_inputs(const OperatorHandle& op, const IValue* args) {
   for (std::uint8_t i : op.entry().tensor_arguments()) {
     if (!args[i].is_tensor()) continue;
     const Tensor& t = args[i].to_tensor();
-    if (t.defined() && !t.impl()->has_storage()) [[unlikely]] throw_no_cpu_data(i, t);
+    if (t.defined() && !t.impl()->has_storage()) [[unlikely]] throw_no_cpu_data(op, i, t);
   }
 }
 

@@ -7,6 +7,7 @@
 #include <array>
 #include <cstdint>
 
+#include "core/element_conversion.h"
 #include "core/parallel.h"
 #include "core/tensor.h"
 #include "ops/operand.h"
@@ -20,10 +21,21 @@ namespace strata::ops {
 // updates added six fork/joins to its eight GEMMs, and on a shared 2-core machine ran a quarter slower.
 inline constexpr std::int64_t kElementwiseGrain = std::int64_t{1} << 19;
 
+// Note [An empty tensor's kernel returns at once]
+// A tensor without elements may still have huge sizes ([2^31, 5, 0]), so a kernel that loops over
+// rows, columns or an outer product of sizes before it meets the 0 runs for minutes (log_softmax over
+// the last dimension looped over 10^10 empty rows), and merging or multiplying such sizes can
+// overflow. Every kernel whose output has no elements returns before it computes any of that: the
+// CPU kernels of softmax, sum, mm and addmm check their output first, and copy_elements and
+// StridedLoop (every pointwise, fill, random and copy loop that is not a flat pass over numel
+// elements) check their own. A kernel whose output has elements but an input has none (sum over an
+// empty dimension, mm with k = 0) only writes its output.
+
 // The strides (in elements) of `t` broadcast to `shape`: 0 on broadcast dimensions.
 DimVector broadcast_strides(const Tensor& t, IntArrayRef shape);
 
-// Typed data pointers for kernels (arguments were validated by the op's meta function).
+// Typed data pointers for kernels (arguments were validated by the op's meta function). Elements are
+// read through load_element (Note [Bool elements are loaded as bytes]).
 template <typename T>
 T* data_of(const Tensor& t) {
   return static_cast<T*>(t.impl()->data());
@@ -56,6 +68,9 @@ class StridedLoop {
 
 template <std::size_t N>
 StridedLoop<N>::StridedLoop(IntArrayRef shape, const std::array<DimVector, N>& strides) : numel_(numel_of(shape)) {
+  // Nothing to walk (Note [An empty tensor's kernel returns at once]); merging sizes around a 0 could
+  // also overflow ([2^40, 2^40, 0]).
+  if (numel_ == 0) return;
   // Drop size-1 dimensions, then merge dimension d into d+1 where each operand is contiguous across them.
   for (std::size_t d = 0; d < shape.size(); ++d) {
     if (shape[d] == 1) continue;
@@ -124,7 +139,7 @@ template <typename T, typename Fn>
   T* o = data_of<T>(out);
   const T* x = data_of<T>(a);
   StridedLoop<2> loop(out.sizes(), {DimVector(out.strides()), broadcast_strides(a, out.sizes())});
-  loop.for_each([&](const std::array<std::int64_t, 2>& off) { o[off[0]] = fn(x[off[1]]); });
+  loop.for_each([&](const std::array<std::int64_t, 2>& off) { o[off[0]] = fn(load_element(x + off[1])); });
 }
 template <typename T, typename Fn>
 [[gnu::noinline]] void binary_loop_strided(const Tensor& out, const Tensor& a, const Tensor& b, const Fn& fn) {
@@ -133,7 +148,7 @@ template <typename T, typename Fn>
   const T* y = data_of<T>(b);
   StridedLoop<3> loop(out.sizes(),
                       {DimVector(out.strides()), broadcast_strides(a, out.sizes()), broadcast_strides(b, out.sizes())});
-  loop.for_each([&](const std::array<std::int64_t, 3>& off) { o[off[0]] = fn(x[off[1]], y[off[2]]); });
+  loop.for_each([&](const std::array<std::int64_t, 3>& off) { o[off[0]] = fn(load_element(x + off[1]), load_element(y + off[2])); });
 }
 
 // The contiguous inner loops. Parameters by value: Note [Elementwise loops read their operands from locals]
@@ -143,11 +158,11 @@ template <typename T, typename Fn>
 // element). Copies in locals whose address is never taken cannot alias the output.
 template <typename T, typename Fn>
 inline void unary_span(T* o, const T* x, std::int64_t lo, std::int64_t hi, Fn f) {
-  for (std::int64_t i = lo; i < hi; ++i) o[i] = f(x[i]);
+  for (std::int64_t i = lo; i < hi; ++i) o[i] = f(load_element(x + i));
 }
 template <typename T, typename Fn>
 inline void binary_span(T* o, const T* x, const T* y, std::int64_t lo, std::int64_t hi, Fn f) {
-  for (std::int64_t i = lo; i < hi; ++i) o[i] = f(x[i], y[i]);
+  for (std::int64_t i = lo; i < hi; ++i) o[i] = f(load_element(x + i), load_element(y + i));
 }
 // Large loops, split across threads; out of line, so a small loop's caller builds no closure.
 template <typename T, typename Fn>
@@ -191,7 +206,8 @@ void promoting_binary_loop(const Tensor& out, const Tensor& a, const Tensor& b, 
   binary_loop<T>(out, Operand::in_dtype(a, out.dtype()), Operand::in_dtype(b, out.dtype()), fn);
 }
 
-// Copies src (broadcast to dst's shape) into dst, converting the element type: copy_'s kernel.
+// Copies src (broadcast to dst's shape) into dst, converting the element type with convert_element
+// (Note [Float to integer conversion saturates to INT64_MIN]): copy_'s and _to_copy's kernel.
 void copy_elements(const Tensor& dst, const Tensor& src);
 
 }  // namespace strata::ops

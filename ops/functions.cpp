@@ -77,12 +77,19 @@ void throw_undefined_argument(const char* op, int position, const char* name) {
   e.set_op(op);
   throw e;
 }
+void throw_not_expandable(const char* op, IntArrayRef size, IntArrayRef sizes) {
+  Error e(str_cat("size {", shape_str(size), "} is not expandable to size {", shape_str(sizes), "}."));
+  e.set_op(op);
+  throw e;
+}
 }  // namespace detail
 
 Tensor sum_to(const Tensor& self, IntArrayRef shape) {
   detail::check_defined(self, "aten::sum_to", 0, "self");
-  if (shape.empty()) return sum(self);
   const IntArrayRef sizes = self.sizes();
+  // sum_to_size's check: it also keeps `leading` below from wrapping when shape has more dimensions.
+  if (!is_expandable_to(shape, sizes)) [[unlikely]] detail::throw_not_expandable("aten::sum_to", shape, sizes);
+  if (shape.empty()) return sum(self);
   const std::size_t leading = sizes.size() - shape.size();
   DimVector reduce;
   for (std::size_t i = 0; i < leading; ++i) reduce.push_back(static_cast<std::int64_t>(i));

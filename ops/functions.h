@@ -39,6 +39,8 @@ namespace detail {
 // undefined one is refused with the dispatcher's words, named after the aten op `op` the composite
 // mirrors ("aten::reshape"); `position` and `name` are the schema's.
 [[noreturn, gnu::cold]] void throw_undefined_argument(const char* op, int position, const char* name);
+// sum_to_size's error, "size {[2, 3]} is not expandable to size {[3]}.", named after `op`.
+[[noreturn, gnu::cold]] void throw_not_expandable(const char* op, IntArrayRef size, IntArrayRef sizes);
 inline void check_defined(const Tensor& t, const char* op, int position, const char* name) {
   if (!t.defined()) [[unlikely]] throw_undefined_argument(op, position, name);
 }
@@ -48,7 +50,8 @@ inline void check_defined(const Tensor& t, const char* op, int position, const c
 Tensor reshape(const Tensor& self, IntArrayRef shape);
 Tensor contiguous(const Tensor& self);
 // PyTorch's at::sum_to: sums `self` down to `shape` (leading dims, and dims where shape has 1), then
-// views it as `shape`. Used where a gradient must match a broadcast input's shape.
+// views it as `shape`. Used where a gradient must match a broadcast input's shape. A `shape` that
+// does not broadcast to self's sizes is refused first, in sum_to_size's words.
 Tensor sum_to(const Tensor& self, IntArrayRef shape);
 // Tensor.to(dtype): self when it already has the dtype, else a converted copy (aten::_to_copy).
 Tensor to(const Tensor& self, ScalarType dtype);

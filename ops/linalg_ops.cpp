@@ -151,6 +151,7 @@ TensorSpec mm_meta(const Tensor& self, const Tensor& mat2) {
 }
 
 void mm_cpu(const Tensor& out, const Tensor& self, const Tensor& mat2) {
+  if (out.numel() == 0) return;  // Note [An empty tensor's kernel returns at once]
   visit_dtype(out.dtype(), [&](auto zero) {
     using T = decltype(zero);
     if constexpr (!std::is_same_v<T, bool>) gemm<T>(out, self, mat2, T(1), false);
@@ -178,6 +179,7 @@ TensorSpec addmm_meta(const Tensor& self, const Tensor& mat1, const Tensor& mat2
 }
 
 void addmm_cpu(const Tensor& out, const Tensor& self, const Tensor& mat1, const Tensor& mat2, Scalar beta, Scalar alpha) {
+  if (out.numel() == 0) return;  // Note [An empty tensor's kernel returns at once]
   visit_dtype(out.dtype(), [&](auto zero) {
     using T = decltype(zero);
     if constexpr (!std::is_same_v<T, bool>) {

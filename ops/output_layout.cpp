@@ -1,6 +1,8 @@
 // ops/output_layout.cpp: TensorIterator's dimension ordering for fresh outputs.
 #include "ops/output_layout.h"
 
+#include <algorithm>
+
 #include "ops/elementwise.h"
 
 namespace strata::ops {
@@ -16,6 +18,8 @@ namespace strata::ops {
 // that is not already dense (PyTorch's infer_dense_strides).
 DimVector permuted_output_strides(IntArrayRef shape, std::initializer_list<const Tensor*> operands) {
   const std::size_t ndim = shape.size();
+  // An empty output is contiguous, as TensorIterator makes it (and the strides' product could overflow).
+  if (std::find(shape.begin(), shape.end(), 0) != shape.end()) return {};
 
   std::array<DimVector, 3> strides;  // pointwise ops have at most three inputs
   STRATA_INTERNAL_ASSERT(operands.size() <= strides.size(), "output_strides takes at most three operands");

@@ -110,6 +110,7 @@ void sum_dim_cpu(const Tensor& out, const Tensor& self, std::optional<IntArrayRe
                  std::optional<ScalarType> dtype) {
   (void)keepdim;
   (void)dtype;
+  if (out.numel() == 0) return;  // Note [An empty tensor's kernel returns at once]
   // Contiguous input reduced over leading dimensions (bias gradients): add rows.
   if (self.is_contiguous() && reduces_leading_dims(dim, self.dim()) && self.numel() > 0 && self.dtype() == out.dtype() &&
       is_floating_point(self.dtype())) {
@@ -124,21 +125,25 @@ void sum_dim_cpu(const Tensor& out, const Tensor& self, std::optional<IntArrayRe
     out_strides[d] = running;
     running *= self.sizes()[d];
   }
-  visit_dtype(self.dtype(), [&](auto in_zero) {
-    using In = decltype(in_zero);
-    using Acc = std::conditional_t<std::is_floating_point_v<In>, double, std::int64_t>;
+  // Each element is converted to the output's dtype first, then summed, as PyTorch's CPU sum does
+  // (sum(dtype=int64) of [1.5, 2.5] is 1 + 2; NaN becomes INT64_MIN: Note [Float to integer
+  // conversion saturates to INT64_MIN]).
+  visit_dtype(out.dtype(), [&](auto out_zero) {
+    using Out = decltype(out_zero);
+    using Acc = std::conditional_t<std::is_floating_point_v<Out>, double, std::int64_t>;
     SmallVector<Acc, 16> acc(static_cast<std::size_t>(out.numel()), Acc(0));
-    const In* x = data_of<In>(self);
-    const StridedLoop<2> loop(self.sizes(), {DimVector(self.strides()), out_strides});
-    loop.for_each_serial([&](const std::array<std::int64_t, 2>& off) {
-      Acc& slot = acc[static_cast<std::size_t>(off[1])];
-      slot = wrapping_add(slot, static_cast<Acc>(x[off[0]]));  // integers wrap (Note [Integer kernels wrap])
+    visit_dtype(self.dtype(), [&](auto in_zero) {
+      using In = decltype(in_zero);
+      const In* x = data_of<In>(self);
+      const StridedLoop<2> loop(self.sizes(), {DimVector(self.strides()), out_strides});
+      loop.for_each_serial([&](const std::array<std::int64_t, 2>& off) {
+        Acc& slot = acc[static_cast<std::size_t>(off[1])];
+        const Out value = convert_element<Out>(load_element(x + off[0]));
+        slot = wrapping_add(slot, static_cast<Acc>(value));  // integers wrap (Note [Integer kernels wrap])
+      });
     });
-    visit_dtype(out.dtype(), [&](auto out_zero) {
-      using Out = decltype(out_zero);
-      Out* o = data_of<Out>(out);
-      for (std::size_t i = 0; i < acc.size(); ++i) o[i] = static_cast<Out>(acc[i]);
-    });
+    Out* o = data_of<Out>(out);
+    for (std::size_t i = 0; i < acc.size(); ++i) o[i] = convert_element<Out>(acc[i]);
   });
 }
 

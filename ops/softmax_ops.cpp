@@ -128,6 +128,7 @@ TensorSpec log_softmax_meta(const Tensor& self, std::int64_t dim, bool half_to_f
 }
 
 void log_softmax_cpu(const Tensor& out, const Tensor& self, std::int64_t dim, bool) {
+  if (out.numel() == 0) return;  // Note [An empty tensor's kernel returns at once]
   const SoftmaxShape s = softmax_shape(self, dim);
   const Operand in = Operand::contiguous(self);  // Note [Operands are read where they are]
   visit_floating(out.dtype(), "_log_softmax", [&](auto zero) {
@@ -165,6 +166,7 @@ TensorSpec log_softmax_backward_meta(const Tensor& grad_output, const Tensor& ou
 
 void log_softmax_backward_cpu(const Tensor& out, const Tensor& grad_output, const Tensor& output, std::int64_t dim,
                               ScalarType) {
+  if (out.numel() == 0) return;  // Note [An empty tensor's kernel returns at once]
   const SoftmaxShape s = softmax_shape(output, dim);
   // Note [Operands are read where they are]
   const Operand g = Operand::contiguous(grad_output), y = Operand::contiguous(output);

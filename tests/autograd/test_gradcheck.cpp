@@ -182,3 +182,21 @@ TEST_CASE("gradcheck reports a wrong derivative") {
   CHECK_FALSE(r.ok);
   CHECK(r.message.find("Jacobian mismatch for output 0 with respect to input 0 element 0") == 0);
 }
+
+TEST_CASE("gradcheck refuses a function output it cannot check, instead of reading through it") {
+  const Tensor x = input({3});
+  CHECK_THROWS_WITH_AS(gradcheck([](const std::vector<Tensor>&) { return Tensor(); }, {x}),
+                       "gradcheck: the function returned an undefined tensor; expected a float64 tensor", Error);
+  CHECK_THROWS_WITH_AS(gradcheck([](const std::vector<Tensor>& in) { return to(in[0], ScalarType::Float32); }, {x}),
+                       "gradcheck expects a float64 output, got float32", Error);
+  // Undefined, or of another size, on a later call only (the Jacobian's rows, or a perturbed input).
+  int calls = 0;
+  CHECK_THROWS_WITH_AS(gradcheck([&](const std::vector<Tensor>& in) { return ++calls == 1 ? mul(in[0], in[0]) : Tensor(); }, {x}),
+                       "gradcheck: the function returned an undefined tensor; expected a float64 tensor", Error);
+  calls = 0;
+  const std::vector<double> before = x.to_vector<double>();
+  CHECK_THROWS_WITH_AS(gradcheck([&](const std::vector<Tensor>& in) { return ++calls <= 4 ? mul(in[0], in[0]) : sum(in[0]); }, {x}),
+                       "gradcheck: the function returned 3 elements, then 1 for the same inputs", Error);
+  CHECK(x.to_vector<double>() == before);  // the perturbed element was restored
+  CHECK(gradcheck([](const std::vector<Tensor>& in) { return mul(in[0], in[0]); }, {x}).ok);
+}

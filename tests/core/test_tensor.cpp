@@ -164,30 +164,66 @@ std::vector<double> golden_values(const nlohmann::json& values) {
   for (const auto& v : values) out.push_back(v.is_string() ? std::stod(v.get<std::string>()) : v.get<double>());
   return out;
 }
+
+// A golden case's tensor: `values` of `dtype` ("float32", "float64", "int64", or "bool" as 0/1) in `shape`.
+Tensor golden_tensor(const std::string& dtype, const nlohmann::json& values, IntArrayRef shape) {
+  if (dtype == "float32") {
+    const std::vector<double> v = golden_values(values);
+    return tensor<float>(std::vector<float>(v.begin(), v.end()), shape);
+  }
+  if (dtype == "float64") return tensor<double>(golden_values(values), shape);
+  if (dtype == "int64") return tensor<std::int64_t>(values.get<std::vector<std::int64_t>>(), shape);
+  const std::vector<std::int64_t> ints = values;
+  Tensor t = strata::detail::make_contiguous_tensor(shape, ScalarType::Bool, Device::CPU);
+  for (std::size_t i = 0; i < ints.size(); ++i) t.data_ptr<bool>()[i] = ints[i] != 0;
+  return t;
+}
 }  // namespace
 
 TEST_CASE("tensors print exactly as PyTorch prints them") {
   for (const auto& c : testing::read_golden_json("print_cases.json")) {
-    const std::string dtype = c["dtype"];
     const std::vector<std::int64_t> shape = c["shape"];
-    Tensor t;
-    if (dtype == "float32") {
-      const std::vector<double> v = golden_values(c["values"]);
-      t = tensor<float>(std::vector<float>(v.begin(), v.end()), shape);
-    } else if (dtype == "float64") {
-      t = tensor<double>(golden_values(c["values"]), shape);
-    }
-    else if (dtype == "int64") t = tensor<std::int64_t>(c["values"].get<std::vector<std::int64_t>>(), shape);
-    else {
-      std::vector<std::int64_t> ints = c["values"];
-      t = strata::detail::make_contiguous_tensor(shape, ScalarType::Bool, Device::CPU);
-      for (std::size_t i = 0; i < ints.size(); ++i) t.data_ptr<bool>()[i] = ints[i] != 0;
-    }
+    const Tensor t = golden_tensor(c["dtype"], c["values"], shape);
     INFO(c["name"].get<std::string>());
     CHECK(t.str() == c["repr"].get<std::string>());
   }
   const Tensor meta = strata::detail::make_contiguous_tensor({2, 3}, ScalarType::Float64, Device::Meta);
   CHECK(meta.str() == "tensor(..., device='meta', size=(2, 3), dtype=torch.float64)");
+}
+
+// Note [Printing reads only the elements it shows]: views of up to 2^40 elements (a small base with
+// stride 0 where it is broadcast) print as PyTorch 1.13 prints them, reading only the shown elements.
+TEST_CASE("huge expanded views print summarised, as PyTorch prints them") {
+  for (const auto& c : testing::read_golden_json("print_summary_torch.json")) {
+    INFO(c["name"].get<std::string>());
+    const std::vector<std::int64_t> base_shape = c["base_shape"], shape = c["expand"];
+    const Tensor base = golden_tensor(c["dtype"], c["base_values"], base_shape);
+    DimVector strides(shape.size(), 0);  // expand's: 0 on new and broadcast dimensions
+    const std::size_t lead = shape.size() - base_shape.size();
+    for (std::size_t d = 0; d < base_shape.size(); ++d)
+      if (base_shape[d] != 1) strides[lead + d] = base.strides()[d];
+    const Tensor expanded = strata::detail::make_view(base, shape, strides, 0);
+    CHECK(expanded.str() == c["repr"].get<std::string>());
+  }
+}
+
+TEST_CASE("a summary too large to print is an error, not gigabytes of text") {
+  // 6^10 elements: no dimension is longer than 6, so the summary would keep every one.
+  const Tensor one = tensor<float>({1.0f});
+  const std::vector<std::int64_t> shape(10, 6);
+  const Tensor expanded = strata::detail::make_view(one, shape, std::vector<std::int64_t>(10, 0), 0);
+  CHECK_THROWS_WITH_AS(expanded.str(),
+                       "cannot print a tensor of size [6, 6, 6, 6, 6, 6, 6, 6, 6, 6]: its summary (the first and last 3 items "
+                       "of each dimension longer than 6) holds more than 16777216 elements",
+                       Error);
+}
+
+TEST_CASE("a tensor indented past 80 columns prints one element a line, as PyTorch does") {
+  std::vector<std::int64_t> shape(77, 1);
+  shape.push_back(3);
+  const std::string indent = "\n" + std::string(85, ' ');  // PyTorch 1.13's repr of this 78-d tensor
+  CHECK(tensor<float>({1, 2, 3}, shape).str() ==
+        "tensor(" + std::string(78, '[') + "1.," + indent + "2.," + indent + "3." + std::string(78, ']') + ")");
 }
 
 TEST_CASE("the generator reproduces PyTorch's mt19937 stream") {

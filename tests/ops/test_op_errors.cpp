@@ -181,8 +181,8 @@ TEST_CASE("a CPU kernel refuses a tensor without data instead of reading null") 
   const Tensor w = testing::make_inert_wrapper({2}, {1});
   ExcludeKeyGuard no_python(DispatchKey::Python);
   CHECK_THROWS_WITH_AS(neg(w),
-                       "[aten::neg] expected tensors with data on the CPU, but argument 0 is a Inert tensor without storage "
-                       "(was the Python key excluded around a wrapper tensor?)",
+                       "[aten::neg] Cannot access data pointer of Tensor that doesn't have storage: argument #0 'self' is a "
+                       "wrapper tensor (Inert) that reached the CPU kernel; was the Python key excluded around it?",
                        Error);
 }
 
@@ -216,6 +216,18 @@ TEST_CASE("composites refuse an undefined tensor; its autograd queries answer") 
   CHECK_FALSE(undefined.grad().defined());
   CHECK(undefined.grad_fn() == nullptr);
   CHECK_THROWS_WITH_AS(undefined.item(), "item() on an undefined tensor", Error);
+}
+
+// sum_to_size's check, before any index arithmetic: a shape with more dimensions than the tensor made
+// sum_to's count of leading dimensions wrap around to ~2^64 (it looped until allocation failed).
+TEST_CASE("sum_to refuses a shape the tensor does not broadcast to") {
+  CHECK_THROWS_WITH_AS(sum_to(f32({3}), {2, 3}), "[aten::sum_to] size {[2, 3]} is not expandable to size {[3]}.", Error);
+  CHECK_THROWS_WITH_AS(sum_to(f32({}), {1}), "[aten::sum_to] size {[1]} is not expandable to size {[]}.", Error);
+  CHECK_THROWS_WITH_AS(sum_to(f32({2, 3}), {3, 1}), "[aten::sum_to] size {[3, 1]} is not expandable to size {[2, 3]}.", Error);
+  CHECK_THROWS_WITH_AS(sum_to(f32({2, 1}), {2, 0}), "[aten::sum_to] size {[2, 0]} is not expandable to size {[2, 1]}.", Error);
+  CHECK(testing::sizes_of(sum_to(f32({4, 2, 3}), {2, 1})) == std::vector<std::int64_t>{2, 1});
+  CHECK(testing::sizes_of(sum_to(f32({4, 0, 3}), {1, 3})) == std::vector<std::int64_t>{1, 3});
+  CHECK(sum_to(f32({2, 3}), {}).dim() == 0);
 }
 
 TEST_CASE("a boxed call with too few arguments is an error, not a read past the stack") {

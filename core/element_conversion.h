@@ -1,0 +1,46 @@
+// core/element_conversion.h: reading a tensor element and converting it to another element type,
+// with PyTorch's defined results where a plain C++ read or cast is undefined: a bool byte other than
+// 0 or 1, and a floating value that int64 cannot hold. Every kernel and accessor that reads elements
+// of a type it did not write, or converts between element types, goes through these.
+#pragma once
+
+#include <cstdint>
+#include <limits>
+#include <type_traits>
+
+namespace strata {
+
+// Note [Bool elements are loaded as bytes]
+// Reading a bool object whose byte is not 0 or 1 is undefined behaviour (UBSan: "load of value 190"),
+// and such bytes do occur: empty() leaves memory uninitialised, and a tensor may wrap memory it did
+// not write (StorageImpl::wrap, a file mapped by a loader). Like PyTorch's c10::load<bool>, a bool
+// element is read as its byte and compared with 0, so any nonzero byte is true. Zero-filling only
+// what empty() allocates would leave wrapped memory undefined, and would cost every empty() a pass.
+// For other types load_element is a plain read, so kernels lose nothing by using it.
+template <typename T>
+[[gnu::always_inline]] inline T load_element(const T* p) {
+  if constexpr (std::is_same_v<T, bool>) return *reinterpret_cast<const unsigned char*>(p) != 0;
+  else return *p;
+}
+
+// Note [Float to integer conversion saturates to INT64_MIN]
+// A floating value outside int64's range (NaN, +-inf, |x| >= 2^63) makes static_cast<int64_t>
+// undefined. PyTorch's CPU kernels on x86 give INT64_MIN for all of these (the "integer indefinite"
+// value of cvttss2si/cvttsd2si), in copy_, _to_copy and sum(dtype=int64) alike (checked against
+// PyTorch 1.13: tests/golden/conversions_torch.json); strata gives that value by definition, on every
+// machine. Values in range truncate toward zero. Floating to bool is `x != 0` (NaN is true), as in
+// PyTorch. Other conversions (to floating types, between integers, from bool) are plain casts.
+template <typename D, typename S>
+[[gnu::always_inline]] inline D convert_element(S v) {
+  if constexpr (std::is_same_v<D, bool>) {
+    return v != S(0);
+  } else if constexpr (std::is_integral_v<D> && std::is_floating_point_v<S>) {
+    static_assert(std::is_same_v<D, std::int64_t>, "only int64 is an integer element type");
+    constexpr S kTwoTo63 = S(9223372036854775808.0);
+    return v >= -kTwoTo63 && v < kTwoTo63 ? static_cast<D>(v) : std::numeric_limits<D>::min();
+  } else {
+    return static_cast<D>(v);
+  }
+}
+
+}  // namespace strata
