@@ -46,3 +46,18 @@ strata_build() {
   meson compile -C "$dir"
 }
 
+
+# strata_test_targets DIR: the ninja targets (paths relative to DIR) that DIR's tests run, and only
+# those: what a sanitizer build compiles, so it skips strata-bench and anything else no test needs.
+strata_test_targets() {
+  python3 - "$1" <<'PY'
+import json, os, subprocess, sys
+build = os.path.abspath(sys.argv[1])
+def introspect(what):
+    return json.loads(subprocess.run(["meson", "introspect", what, build], check=True,
+                                     capture_output=True, text=True).stdout)
+files = {t["id"]: t["filename"][0] for t in introspect("--targets")}
+wanted = {os.path.relpath(files[d], build) for test in introspect("--tests") for d in test["depends"]}
+print(" ".join(sorted(wanted)))
+PY
+}
