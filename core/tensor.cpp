@@ -24,11 +24,15 @@ void Tensor::throw_bad_dim(std::int64_t d) const {
 // exception: they read a defined tensor's impl with no check, as a C++ handle's operator-> does,
 // because they sit inside every kernel and every dispatch (a null check in each cost the seed step
 // 1.3% of its instructions and a 1-element add 5.6%). Ask defined() first.
-void Tensor::check_data_access(ScalarType expected) const {
+void Tensor::check_data_access() const {
   STRATA_CHECK(defined(), "cannot access the data of an undefined tensor");
   STRATA_CHECK(!subclass(), "cannot access the data of a ", subclass()->type_name(),
                " wrapper tensor; unwrap it first");
   STRATA_CHECK(!is_meta(), "Cannot access data pointer of Tensor that doesn't have storage (device meta)");
+}
+
+void Tensor::check_data_access(ScalarType expected) const {
+  check_data_access();
   STRATA_CHECK(dtype() == expected, "expected scalar type ", expected, " but found ", dtype());
 }
 
@@ -44,7 +48,7 @@ Scalar Tensor::item() const {
 
 template <typename T>
 std::vector<T> Tensor::to_vector() const {
-  check_data_access(dtype());
+  check_data_access();
   std::vector<T> out;
   out.reserve(static_cast<std::size_t>(numel()));
   if (numel() == 0) return out;
