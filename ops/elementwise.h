@@ -56,6 +56,9 @@ class StridedLoop {
 
 template <std::size_t N>
 StridedLoop<N>::StridedLoop(IntArrayRef shape, const std::array<DimVector, N>& strides) : numel_(numel_of(shape)) {
+  // A loop without elements runs nothing. Its sizes and strides may be anything ([0, 2^62] reaches no
+  // storage), so they are not merged: stride * size below could overflow.
+  if (numel_ == 0) return;
   // Drop size-1 dimensions, then merge dimension d into d+1 where each operand is contiguous across them.
   for (std::size_t d = 0; d < shape.size(); ++d) {
     if (shape[d] == 1) continue;
