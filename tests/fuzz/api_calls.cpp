@@ -127,7 +127,15 @@ DimVector int_list_value(ByteReader& r, const SchemaArgument& arg, const Argumen
   const bool stride = arg.name.find("stride") != std::string::npos;
   switch (b % 4) {
     case 0:
-      if (stride) return contiguous_strides(a.last_list);
+      if (stride) {  // contiguous strides of the size list before, saturating where they overflow
+        std::int64_t step = 1;
+        out.resize(a.last_list.size());
+        for (std::size_t d = out.size(); d-- > 0;) {
+          out[d] = step;
+          step = saturating_mul(step, std::max<std::int64_t>(a.last_list[d], 1));
+        }
+        return out;
+      }
       if (first) return DimVector(first->sizes());
       break;
     case 1:

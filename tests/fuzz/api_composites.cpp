@@ -109,7 +109,9 @@ Composite read_composite(World& w, ByteReader& r, const Tensor& x) {
     case 7: {
       const std::int64_t dim = int_value(r);
       const auto dtype = optional_dtype(r);
-      return {"log_softmax", 1, [dim, dtype](const Inputs& in) { return Inputs{F::log_softmax(in[0], dim, dtype)}; }};
+      Composite c{"log_softmax", 1, [dim, dtype](const Inputs& in) { return Inputs{F::log_softmax(in[0], dim, dtype)}; }};
+      c.wants_int64 = dtype == ScalarType::Int64;  // it converts its input first
+      return c;
     }
     case 8: {
       const F::LossOptions options = loss_options(w, r);

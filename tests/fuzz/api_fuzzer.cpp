@@ -444,6 +444,7 @@ void Interpreter::grad(ByteReader& r) {
       break;
     }
     default:
+      if (s.tainted || is_huge(t)) return;
       if (attempt("set_grad(zeros_like)", [&] { set_grad(t, zeros_like(t)); })) keep_leaf(t);
   }
 }
