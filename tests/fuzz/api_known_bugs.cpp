@@ -65,7 +65,10 @@ bool softmax_over_empty(std::string_view op_name, const std::vector<Tensor>& ten
 
 bool mul_inplace_cycle(std::string_view op_name, const std::vector<Tensor>& tensors) {
   if (op_name != "aten.mul_.Tensor" || tensors.empty() || !tensors[0].defined()) return false;
-  return tensors[0].requires_grad() && !tensors[0].is_leaf();
+  const Tensor& self = tensors[0];
+  if (self.requires_grad() && !self.is_leaf()) return true;
+  if (!self.subclass()) return false;
+  return mul_inplace_cycle(op_name, self.subclass()->flatten().inner);  // the wrapper's handler runs it on these
 }
 
 }  // namespace strata::fuzz::known_bugs
