@@ -17,8 +17,12 @@ bool storage_less_cpu_tensor(const Tensor& t) {
 }
 
 void initialise_empty_bool(std::string_view op_name, const Tensor& out) {
-  if (!out.defined() || out.dtype() != ScalarType::Bool || !out.impl()->has_storage()) return;
-  if (op_name.find("empty") == std::string_view::npos) return;
+  if (!out.defined() || out.dtype() != ScalarType::Bool || op_name.find("empty") == std::string_view::npos) return;
+  if (out.subclass()) {  // a wrapper's handler made the inner tensors
+    for (const Tensor& inner : out.subclass()->flatten().inner) initialise_empty_bool(op_name, inner);
+    return;
+  }
+  if (!out.impl()->has_storage()) return;
   // The whole storage, gaps between strided elements included.
   const std::int64_t bytes = static_cast<std::int64_t>(out.impl()->storage()->nbytes());
   zero_(as_strided(out, {bytes}, {1}, 0));
