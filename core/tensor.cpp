@@ -27,12 +27,16 @@ void Tensor::throw_bad_dim(std::int64_t d) const {
 // 1.3% of its instructions and a 1-element add 5.6%). Ask defined() first.
 // Only a tensor with storage has data: not a wrapper, a meta tensor, or a view of a wrapper taken
 // below the interposer (Note [A view keeps its source's keys]).
-void Tensor::check_data_access(ScalarType expected) const {
+void Tensor::check_data_access() const {
   STRATA_CHECK(defined(), "cannot access the data of an undefined tensor");
   STRATA_CHECK(!subclass(), "cannot access the data of a ", subclass()->type_name(),
                " wrapper tensor; unwrap it first");
   STRATA_CHECK(!is_meta(), "Cannot access data pointer of Tensor that doesn't have storage (device meta)");
   STRATA_CHECK(impl_->has_storage(), "Cannot access data pointer of Tensor that doesn't have storage");
+}
+
+void Tensor::check_data_access(ScalarType expected) const {
+  check_data_access();
   STRATA_CHECK(dtype() == expected, "expected scalar type ", expected, " but found ", dtype());
 }
 
@@ -48,7 +52,7 @@ Scalar Tensor::item() const {
 
 template <typename T>
 std::vector<T> Tensor::to_vector() const {
-  check_data_access(dtype());
+  check_data_access();
   std::vector<T> out;
   out.reserve(static_cast<std::size_t>(numel()));
   if (numel() == 0) return out;

@@ -54,7 +54,7 @@ class Tensor {
     return static_cast<T*>(impl_->data());
   }
   void* raw_data() const {
-    check_data_access(dtype());
+    check_data_access();
     return impl_->data();
   }
 
@@ -86,7 +86,9 @@ class Tensor {
     return static_cast<std::size_t>(wrapped);
   }
   [[noreturn]] void throw_bad_dim(std::int64_t d) const;
+  // Refuses an undefined, wrapper or meta tensor; the first form also a dtype other than `expected`.
   void check_data_access(ScalarType expected) const;
+  void check_data_access() const;
   IntrusivePtr<TensorImpl> impl_;
 };
 

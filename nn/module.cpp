@@ -25,10 +25,10 @@ void Module::collect_parameters(const std::string& prefix, bool recurse, std::ve
                                 std::vector<std::pair<std::string, Tensor>>& out) const {
   if (std::find(seen_modules.begin(), seen_modules.end(), this) != seen_modules.end()) return;
   seen_modules.push_back(this);
-  for (const auto& [name, p] : params_) {
-    // [&p = p]: clang 14 (scripts/fuzz) cannot capture a structured binding implicitly.
-    const bool seen = std::any_of(out.begin(), out.end(), [&p = p](const auto& named) { return named.second.is_same(p); });
-    if (!seen) out.emplace_back(prefix + name, p);
+  for (const auto& param : params_) {  // no structured binding: clang 14 cannot capture one (scripts/fuzz)
+    const Tensor& p = param.second;
+    const bool seen = std::any_of(out.begin(), out.end(), [&](const auto& named) { return named.second.is_same(p); });
+    if (!seen) out.emplace_back(prefix + param.first, p);
   }
   if (!recurse) return;
   for (const auto& [child_name, child] : children_)

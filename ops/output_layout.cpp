@@ -55,12 +55,17 @@ DimVector permuted_output_strides(IntArrayRef shape, std::initializer_list<const
   bool row_major = true;
   for (std::size_t i = 0; i < ndim; ++i) row_major = row_major && perm[i] == static_cast<std::int64_t>(ndim - 1 - i);
   if (row_major) return {};
+  // Each stride is the product of the sizes inside it (0 past a size-0 dimension, as TensorIterator
+  // computes them); one that overflows is PyTorch's contiguous-stride error, before the output's
+  // size check would refuse the shape.
   DimVector out(ndim, 0);
   std::int64_t stride = 1;
+  bool overflow = false;
   for (std::size_t i = 0; i < ndim; ++i) {
     out[perm[i]] = stride;
-    stride *= shape[perm[i]];
+    if (i + 1 < ndim) overflow |= mul_overflows(stride, shape[perm[i]], &stride);
   }
+  STRATA_CHECK(!overflow, "Stride calculation overflowed");
   return out;
 }
 

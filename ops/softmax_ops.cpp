@@ -161,7 +161,10 @@ TensorSpec log_softmax_backward_meta(const Tensor& grad_output, const Tensor& ou
                grad_output.dtype(), " and ", output.dtype());
   wrap_dim(dim, output.dim());
   check_floating(output.dtype(), "\"log_softmax_backward_lastdim\"");
-  return {{}, input_dtype, {}, &output};
+  // PyTorch's CPU meta function gives the gradient grad_output's dtype: input_dtype only turns a float
+  // gradient into half, for CUDA, and strata has no half.
+  (void)input_dtype;
+  return {{}, grad_output.dtype(), {}, &output};
 }
 
 void log_softmax_backward_cpu(const Tensor& out, const Tensor& grad_output, const Tensor& output, std::int64_t dim,
@@ -174,11 +177,7 @@ void log_softmax_backward_cpu(const Tensor& out, const Tensor& grad_output, cons
     using T = decltype(zero);
     const T* gp = data_of<T>(*g);
     const T* yp = data_of<T>(*y);
-    // Computed in output's dtype: straight into `out` when that is out's dtype too.
-    Tensor converted;
-    if (out.dtype() != output.dtype()) converted = strata::detail::make_contiguous_tensor(out.sizes(), output.dtype(), Device::CPU);
-    const Tensor& result = converted.defined() ? converted : out;
-    T* o = data_of<T>(result);
+    T* o = data_of<T>(out);  // out has output's dtype
     parallel_for(0, s.outer * s.inner, 256, [&](std::int64_t begin, std::int64_t end) {
       if (s.inner == 1)
         return log_softmax_backward_lastdim(o + begin * s.n, gp + begin * s.n, yp + begin * s.n, end - begin, s.n);
@@ -192,7 +191,6 @@ void log_softmax_backward_cpu(const Tensor& out, const Tensor& grad_output, cons
         }
       }
     });
-    if (converted.defined()) copy_elements(out, converted);
   });
 }
 

@@ -216,6 +216,11 @@ TEST_CASE("composites refuse an undefined tensor; its autograd queries answer") 
   CHECK_FALSE(undefined.grad().defined());
   CHECK(undefined.grad_fn() == nullptr);
   CHECK_THROWS_WITH_AS(undefined.item(), "item() on an undefined tensor", Error);
+  // Found by the API fuzzer: these read the dtype of the missing impl before checking it.
+  CHECK_THROWS_WITH_AS(undefined.to_vector<float>(), "cannot access the data of an undefined tensor", Error);
+  CHECK_THROWS_WITH_AS(undefined.to_vector<bool>(), "cannot access the data of an undefined tensor", Error);
+  CHECK_THROWS_WITH_AS(undefined.raw_data(), "cannot access the data of an undefined tensor", Error);
+  CHECK_THROWS_WITH_AS(undefined.data_ptr<double>(), "cannot access the data of an undefined tensor", Error);
 }
 
 // sum_to_size's check, before any index arithmetic: a shape with more dimensions than the tensor made

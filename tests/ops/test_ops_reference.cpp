@@ -256,6 +256,19 @@ TEST_CASE("sum over dims, with and without keepdim, matches a reference loop") {
 // -inf logits, which must come out -inf in the forward and contribute exp(-inf) = 0 in the backward.
 // Rows of 4 take the fixed-width instantiation (Note [Short softmax rows have a fixed width]), rows of 7
 // the general one.
+// Found by the API fuzzer: strata made input_dtype the gradient's dtype and converted the float
+// result into it (so int64 meant a float-to-integer cast of values like -1e30: undefined behaviour).
+// PyTorch's CPU meta function keeps grad_output's dtype whatever input_dtype says (torch 1.13 checked).
+TEST_CASE("_log_softmax_backward_data returns grad_output's dtype, whatever input_dtype is") {
+  const Tensor out = _log_softmax(randn({2, 3}), 1);
+  const Tensor grad = randn({2, 3});
+  for (ScalarType input_dtype : {ScalarType::Int64, ScalarType::Bool, ScalarType::Float64, ScalarType::Float32})
+    CHECK(_log_softmax_backward_data(grad, out, 1, input_dtype).dtype() == ScalarType::Float32);
+  const Tensor out64 = _log_softmax(randn({2, 3}, {.dtype = ScalarType::Float64}), 1);
+  CHECK(_log_softmax_backward_data(randn({2, 3}, {.dtype = ScalarType::Float64}), out64, 1, ScalarType::Int64).dtype() ==
+        ScalarType::Float64);
+}
+
 TEST_CASE("_log_softmax along the last dimension handles many rows and -inf logits") {
   for (std::int64_t len : {4, 7})
     for (ScalarType dtype : {ScalarType::Float32, ScalarType::Float64}) {

@@ -29,3 +29,15 @@ TEST_CASE("preserve_format keeps dense strides and orders the rest like the inpu
   CHECK(strides_of(clone(transpose(expand(randn({4, 1, 3}), {4, 2, 3}), 0, 1))) == S{12, 3, 1});
   CHECK(strides_of(clone(t(randn({3, 2})))) == S{1, 2});
 }
+
+TEST_CASE("a permuted output whose size overflows is refused, and no stride overflows first") {
+  // Found by the API fuzzer: the strides of a transposed layout were multiplied without a check,
+  // so a broadcast whose element count overflows int64 overflowed there first (UBSan: signed integer
+  // overflow) before the storage size check refused it.
+  const Tensor a = t(strata::empty({4, std::int64_t{1} << 40}, {.device = Device::Meta}));  // [2^40, 4], transposed
+  const Tensor b = strata::empty({std::int64_t{1} << 30, 1, 1}, {.device = Device::Meta});
+  CHECK_THROWS_WITH_AS(add(a, b),
+                       "[aten::add] Storage size calculation overflowed with sizes=[1073741824, 1099511627776, 4] and "
+                       "strides=[4398046511104, 1, 1099511627776]",
+                       Error);
+}

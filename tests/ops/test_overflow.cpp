@@ -214,3 +214,14 @@ TEST_CASE("a view without elements may have any storage offset, and its address 
   CHECK(empty.impl()->data() == base.impl()->storage()->data());
   CHECK(clone(empty).numel() == 0);
 }
+
+TEST_CASE("strided loops over a view without elements do not multiply its huge sizes and strides") {
+  // Found by the API fuzzer. An empty view may have any sizes and strides (it reaches no storage);
+  // the strided loop merged dimensions by testing stride * size, which overflowed (UBSan: signed
+  // integer overflow) for [0, 5, 2^62 + 1, 5] with stride 2 in the huge dimension.
+  const std::int64_t huge = (std::int64_t{1} << 62) + 1;
+  const Tensor empty = as_strided(randn({4}), {0, 5, huge, 5}, {1, 1, 2, 1}, 0);
+  CHECK(sum(empty).item<float>() == 0.0f);  // the reduction's loop
+  CHECK(zero_(empty).numel() == 0);         // fill's loop
+  CHECK(copy_(empty, empty).numel() == 0);  // copy_'s loop
+}

@@ -1,0 +1,112 @@
+// tests/fuzz/api_autograd.cpp: the interpreter's autograd instructions: backward passes, reading and
+// setting .grad, and gradcheck of an op of the table over small float64 inputs.
+#include "autograd/backward.h"
+#include "autograd/gradcheck.h"
+#include "autograd/variable.h"
+#include "ops/detach.h"
+#include "ops/functions.h"
+#include "tests/fuzz/api_calls.h"
+#include "tests/fuzz/api_interpreter.h"
+#include "tests/fuzz/api_known_bugs.h"
+
+namespace strata::fuzz {
+
+namespace {
+constexpr std::int64_t kMaxGradcheckOutputs = 16;
+}  // namespace
+
+// backward: root flags. flags: bits 0-1 the gradient (none, ones_like, a slot, zeros_like), bits 2-3
+// retain_graph (default, true, false), bit 4 create_graph, bit 5 a second root (vector form).
+void Interpreter::backward(ByteReader& r) {
+  const Slot root = w_.slot(r.u8());
+  const std::uint8_t flags = r.u8();
+  if (!root.tensor.defined() || root.tainted) return;
+  Tensor gradient;
+  switch (flags % 4) {
+    case 1: attempt("ones_like for a gradient", [&] { gradient = ones_like(root.tensor); }); break;
+    case 2: {
+      const Slot& g = w_.slot(r.u8());
+      if (g.tainted) return;
+      gradient = g.tensor;
+      break;
+    }
+    case 3: attempt("zeros_like for a gradient", [&] { gradient = zeros_like(root.tensor); }); break;
+    default: break;
+  }
+  const std::uint8_t retain_bits = (flags >> 2) % 4;
+  const std::optional<bool> retain = retain_bits == 1 ? std::optional<bool>(true)
+                                   : retain_bits == 2 ? std::optional<bool>(false)
+                                                      : std::nullopt;
+  const bool create = flags & 0x10;
+  if (flags & 0x20) {
+    const Slot other = w_.slot(r.u8());
+    if (other.tainted) return;
+    attempt("backward of two roots", [&] {
+      strata::backward(std::vector<Tensor>{root.tensor, other.tensor}, std::vector<Tensor>{gradient, Tensor()}, retain, create);
+    });
+    return;
+  }
+  attempt("backward", [&] { strata::backward(root.tensor, gradient, retain, create); });
+}
+
+// grad: slot kind [operand]. kind 0 reads .grad into slot `operand`; 1 sets it to None; 2 to a pool
+// tensor; 3 to zeros_like.
+void Interpreter::grad(ByteReader& r) {
+  const Slot s = w_.slot(r.u8());
+  const Tensor& t = s.tensor;
+  switch (r.u8() % 4) {
+    case 0: {
+      const std::uint8_t dst = r.u8();
+      store(w_, dst, t.grad(), s.tainted);
+      break;
+    }
+    case 1: attempt("set_grad(None)", [&] { set_grad(t, Tensor()); }); break;
+    case 2: {
+      const Slot& g = w_.slot(r.u8());
+      if (attempt("set_grad", [&] { set_grad(t, g.tensor); })) keep_leaf(t);
+      break;
+    }
+    default:
+      if (s.tainted || is_huge(t)) return;
+      if (attempt("set_grad(zeros_like)", [&] { set_grad(t, zeros_like(t)); })) keep_leaf(t);
+  }
+}
+
+// gradcheck: count, per input a rank and sizes (1 to 3), kind, then an op and its arguments over a
+// pool of just the inputs. kind 0xFF makes the function return an undefined tensor (a known bug).
+void Interpreter::gradcheck(ByteReader& r) {
+  std::vector<Tensor> inputs;
+  World scratch;
+  scratch.skip_known_bugs = w_.skip_known_bugs;
+  for (std::size_t n = 1 + r.pick(2); n > 0; --n) {
+    DimVector sizes;
+    for (std::size_t k = r.pick(3); k > 0; --k) sizes.push_back(1 + r.pick(3));
+    Tensor x = randn(sizes, {.dtype = ScalarType::Float64});
+    requires_grad_(x);
+    inputs.push_back(x);
+  }
+  for (std::size_t i = 0; i < kSlots; ++i) scratch.slots[i].tensor = inputs[i % inputs.size()];
+  const std::uint8_t kind = r.u8();
+  std::function<Tensor(const std::vector<Tensor>&)> fn;
+  if (kind == 0xFF && !w_.skip_known_bugs) {
+    fn = [](const std::vector<Tensor>& in) { return in[0].defined() ? Tensor() : in[0]; };
+  } else {
+    const auto& ops = all_ops();
+    const OperatorHandle op = ops[r.u8() % ops.size()];
+    const Stack args = read_arguments(scratch, r, op);
+    if (args.size() != op.schema().arguments().size() || op.schema().returns().empty()) return;
+    if (!rehearse_call(op, args).affordable) return;
+    fn = [op, args](const std::vector<Tensor>&) {
+      Stack stack = args;
+      op.call(stack);
+      return stack[0].is_tensor() ? stack[0].to_tensor() : Tensor();
+    };
+    Tensor probe;
+    if (!attempt("a gradcheck probe", [&] { probe = fn(inputs); })) return;
+    if (!probe.defined() || probe.numel() > kMaxGradcheckOutputs || probe.device() != Device::CPU) return;
+    if (w_.skip_known_bugs && known_bugs::storage_less_cpu_tensor(probe)) return;
+  }
+  attempt("gradcheck", [&] { autograd::gradcheck(fn, inputs); });
+}
+
+}  // namespace strata::fuzz

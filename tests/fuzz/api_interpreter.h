@@ -1,0 +1,53 @@
+// tests/fuzz/api_interpreter.h: the API fuzzer's interpreter: one input's program run against a
+// World, one member function per instruction of Note [The API fuzzer's byte code] (api_fuzzer.cpp).
+// Tensor instructions are in api_tensors.cpp, autograd ones in api_autograd.cpp.
+#pragma once
+
+#include <memory>
+#include <sstream>
+#include <vector>
+
+#include "autograd/grad_mode.h"
+#include "core/dispatch_trace.h"
+#include "core/interposer.h"
+#include "tests/fuzz/api_bytes.h"
+#include "tests/fuzz/api_world.h"
+
+namespace strata::fuzz {
+
+class Interpreter {
+ public:
+  Interpreter(bool skip_known_bugs, bool verbose) : verbose_(verbose) {
+    w_.skip_known_bugs = skip_known_bugs;
+    w_.verbose = verbose;
+  }
+  ~Interpreter();
+  void run(ByteReader& r);
+
+ private:
+  void make(ByteReader& r);
+  void fill(ByteReader& r, const Tensor& t, std::uint8_t kind);
+  void view(ByteReader& r);
+  void wrap(ByteReader& r);
+  void mode(ByteReader& r);
+  void grad_mode(ByteReader& r);
+  void backward(ByteReader& r);
+  void access(ByteReader& r);
+  void grad(ByteReader& r);
+  void gradcheck(ByteReader& r);
+  void trace();
+  void keep_leaf(const Tensor& t) {
+    if (t.defined()) w_.leaves.push_back(t);
+  }
+  void describe(int step, std::uint8_t opcode) const;
+
+  World w_;
+  bool verbose_;
+  std::vector<std::unique_ptr<DispatchMode>> modes_;
+  std::vector<std::unique_ptr<ModeGuard>> mode_guards_;
+  std::vector<std::unique_ptr<autograd::GradModeGuard>> grad_guards_;
+  std::ostringstream trace_out_;
+  std::unique_ptr<DispatchTraceGuard> trace_;
+};
+
+}  // namespace strata::fuzz
