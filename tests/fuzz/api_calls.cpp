@@ -7,7 +7,6 @@
 #include <string>
 
 #include "core/interposer.h"
-#include "tests/fuzz/api_known_bugs.h"
 #include "tests/fuzz/api_subjects.h"
 
 namespace strata::fuzz {
@@ -67,10 +66,6 @@ void check_prediction(const char* where, const std::vector<Tensor>& predicted, c
 
 void store(World& w, std::uint8_t dst, Tensor t, bool tainted_inputs) {
   Slot& s = w.slot(dst);
-  if (w.skip_known_bugs && known_bugs::storage_less_cpu_tensor(t)) {
-    s = Slot{};
-    return;
-  }
   s.tainted = tainted_inputs || is_huge(t);
   s.tensor = std::move(t);
 }
@@ -82,7 +77,6 @@ struct Arguments {
   Stack values;
   std::vector<Tensor> tensors;  // the defined tensors among them, lists included
   bool tainted = false;
-  bool wants_int64 = false;  // a ScalarType argument is int64 (set once all are read)
   DimVector last_list;       // the previous int list (a stride list follows its size list)
 
   const Tensor* first_tensor() const { return tensors.empty() ? nullptr : &tensors.front(); }
@@ -358,11 +352,6 @@ void call_op(World& w, ByteReader& r, const OperatorHandle& op) {
   Arguments a;
   read_into(w, r, op, a);
   if (w.verbose) std::fprintf(stderr, "  call %s with %zu arguments\n", op.str().c_str(), a.values.size());
-  for (const IValue& v : a.values) a.wants_int64 |= v.tag() == IValue::Tag::ScalarType && v.to_scalar_type() == ScalarType::Int64;
-  if (w.skip_known_bugs && (known_bugs::float_to_int64(a.tensors, a.wants_int64) ||
-                            known_bugs::softmax_over_empty(op.str(), a.tensors) ||
-                            known_bugs::mul_inplace_cycle(op.str(), a.tensors)))
-    return;
 
   const Rehearsal rehearsal = rehearse_call(op, a.values);
   if (!rehearsal.affordable) return;
@@ -379,7 +368,6 @@ void call_op(World& w, ByteReader& r, const OperatorHandle& op) {
   for (std::size_t i = 0; i < num_returns; ++i) {
     const IValue& v = stack[i];
     if (v.is_tensor()) {
-      if (w.skip_known_bugs) known_bugs::initialise_empty_bool(where, v.to_tensor());
       store(w, next++, v.to_tensor(), a.tainted);
     } else if (v.tag() == IValue::Tag::Object) {
       w.objects[dst % w.objects.size()] = v.to_object();

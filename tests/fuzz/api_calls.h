@@ -42,8 +42,7 @@ std::optional<std::vector<Tensor>> rehearse(const std::function<std::vector<Tens
 bool within_budget(const std::vector<Tensor>& predicted);
 // Aborts unless `real` has the predicted sizes and dtypes (CPU and meta agree by construction).
 void check_prediction(const char* where, const std::vector<Tensor>& predicted, const std::vector<Tensor>& real);
-// Stores `t` in slot `dst`, tainted when it is huge or came from tainted inputs. In the skip-known-bugs
-// mode a tensor the open bugs cannot yet handle is not kept (see api_known_bugs.h).
+// Stores `t` in slot `dst`, tainted when it is huge or came from tainted inputs.
 void store(World& w, std::uint8_t dst, Tensor t, bool tainted_inputs);
 
 }  // namespace strata::fuzz

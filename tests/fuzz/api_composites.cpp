@@ -10,7 +10,6 @@
 #include "ops/detach.h"
 #include "ops/functions.h"
 #include "tests/fuzz/api_calls.h"
-#include "tests/fuzz/api_known_bugs.h"
 
 namespace strata::fuzz {
 
@@ -23,8 +22,6 @@ struct Composite {
   const char* name = "";
   std::size_t arity = 1;  // inputs read from the pool
   Fn fn;
-  bool wants_int64 = false;
-  bool known_bug = false;  // set by an entry whose arguments hit an open bug of the issue
 };
 
 // A shape for x: its own sizes, with a -1, reversed, or made up.
@@ -87,15 +84,11 @@ Composite read_composite(World& w, ByteReader& r, const Tensor& x) {
     case 1: return {"contiguous", 1, [](const Inputs& in) { return Inputs{contiguous(in[0])}; }};
     case 2: {
       const DimVector shape = sum_to_shape(r, x);
-      Composite c{"sum_to", 1, [shape](const Inputs& in) { return Inputs{sum_to(in[0], shape)}; }};
-      c.known_bug = known_bugs::sum_to_longer_shape(x, shape);
-      return c;
+      return {"sum_to", 1, [shape](const Inputs& in) { return Inputs{sum_to(in[0], shape)}; }};
     }
     case 3: {
       const ScalarType dtype = dtype_value(r.u8());
-      Composite c{"to", 1, [dtype](const Inputs& in) { return Inputs{to(in[0], dtype)}; }};
-      c.wants_int64 = dtype == ScalarType::Int64;
-      return c;
+      return {"to", 1, [dtype](const Inputs& in) { return Inputs{to(in[0], dtype)}; }};
     }
     case 4: {
       const bool bias = r.u8() & 1;
@@ -109,9 +102,7 @@ Composite read_composite(World& w, ByteReader& r, const Tensor& x) {
     case 7: {
       const std::int64_t dim = int_value(r);
       const auto dtype = optional_dtype(r);
-      Composite c{"log_softmax", 1, [dim, dtype](const Inputs& in) { return Inputs{F::log_softmax(in[0], dim, dtype)}; }};
-      c.wants_int64 = dtype == ScalarType::Int64;  // it converts its input first
-      return c;
+      return {"log_softmax", 1, [dim, dtype](const Inputs& in) { return Inputs{F::log_softmax(in[0], dim, dtype)}; }};
     }
     case 8: {
       const F::LossOptions options = loss_options(w, r);
@@ -147,9 +138,7 @@ Composite read_composite(World& w, ByteReader& r, const Tensor& x) {
       for (std::size_t n = r.pick(3); n > 0; --n) dims.push_back(int_value(r));
       const bool keepdim = r.u8() & 1;
       const auto dtype = optional_dtype(r);
-      Composite c{"sum (dims)", 1, [dims, keepdim, dtype](const Inputs& in) { return Inputs{sum(in[0], dims, keepdim, dtype)}; }};
-      c.wants_int64 = dtype == ScalarType::Int64;
-      return c;
+      return {"sum (dims)", 1, [dims, keepdim, dtype](const Inputs& in) { return Inputs{sum(in[0], dims, keepdim, dtype)}; }};
     }
     case 23: {
       const std::int64_t dim = int_value(r);
@@ -175,9 +164,7 @@ Composite read_composite(World& w, ByteReader& r, const Tensor& x) {
     }
     default: {
       const auto dtype = optional_dtype(r);
-      Composite c{"sum", 1, [dtype](const Inputs& in) { return Inputs{sum(in[0], dtype)}; }};
-      c.wants_int64 = dtype == ScalarType::Int64;
-      return c;
+      return {"sum", 1, [dtype](const Inputs& in) { return Inputs{sum(in[0], dtype)}; }};
     }
   }
 }
@@ -198,9 +185,6 @@ void call_composite(World& w, ByteReader& r) {
   }
   for (const Tensor& t : inputs)
     if (is_huge(t)) return;
-  if (w.skip_known_bugs && (c.known_bug || known_bugs::float_to_int64(inputs, c.wants_int64) ||
-                            known_bugs::softmax_over_empty(c.name, inputs) || known_bugs::mul_inplace_cycle(c.name, inputs)))
-    return;
   Inputs meta;
   bool any_cpu = false;
   for (const Tensor& t : inputs) any_cpu |= t.defined() && t.device() == Device::CPU;

@@ -155,14 +155,13 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     const char* v = std::getenv(name);
     return v && *v && *v != '0';
   };
-  static const bool skip_known_bugs = [&] {
+  static const bool verbose = [&] {
     strata::ops::register_ops();
     strata::autograd::register_autograd();
-    return flag("STRATA_FUZZ_SKIP_KNOWN_BUGS");
+    return flag("STRATA_FUZZ_VERBOSE");
   }();
-  static const bool verbose = flag("STRATA_FUZZ_VERBOSE");
   strata::manual_seed(0);
   strata::fuzz::ByteReader r(data, size);
-  strata::fuzz::Interpreter(skip_known_bugs, verbose).run(r);
+  strata::fuzz::Interpreter(verbose).run(r);
   return 0;
 }

@@ -17,8 +17,7 @@ namespace strata::fuzz {
 
 class Interpreter {
  public:
-  Interpreter(bool skip_known_bugs, bool verbose) : verbose_(verbose) {
-    w_.skip_known_bugs = skip_known_bugs;
+  explicit Interpreter(bool verbose) : verbose_(verbose) {
     w_.verbose = verbose;
   }
   ~Interpreter();

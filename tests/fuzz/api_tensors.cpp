@@ -10,7 +10,6 @@
 #include "ops/functions.h"
 #include "tests/fuzz/api_calls.h"
 #include "tests/fuzz/api_interpreter.h"
-#include "tests/fuzz/api_known_bugs.h"
 #include "tests/fuzz/api_subjects.h"
 #include "tracer/logging_tensor.h"
 
@@ -52,7 +51,6 @@ void Interpreter::make(ByteReader& r) {
 // included), a ramp, or nothing (uninitialised, as empty() leaves it).
 void Interpreter::fill(ByteReader& r, const Tensor& t, std::uint8_t kind) {
   const bool floating = is_floating_point(t.dtype());
-  const bool integral_target = t.dtype() == ScalarType::Int64 && w_.skip_known_bugs;
   attempt("filling a tensor", [&] {
     switch (kind % 8) {
       case 0: floating ? normal_(t) : zero_(t); break;
@@ -65,7 +63,6 @@ void Interpreter::fill(ByteReader& r, const Tensor& t, std::uint8_t kind) {
         for (std::size_t n = 1 + r.pick(8); n > 0; --n) {
           double v = kind % 8 == 3 ? double_value(r) : kind % 8 == 4 ? static_cast<double>(pattern.size()) * 0.5 - 1.0
                                                                     : static_cast<double>(int_value(r) % 7);
-          if (integral_target && !(std::abs(v) < 1e9)) v = 0;  // known bug: NaN and inf to int64
           pattern.push_back(v);
         }
         std::vector<double> values(static_cast<std::size_t>(t.numel()));
@@ -74,8 +71,7 @@ void Interpreter::fill(ByteReader& r, const Tensor& t, std::uint8_t kind) {
         break;
       }
       case 5: floating ? uniform_(t, -2, 2) : fill_(t, 1); break;
-      default:
-        if (w_.skip_known_bugs && t.dtype() == ScalarType::Bool) zero_(t);  // known bug: uninitialised bools
+      default:  // uninitialised
         break;
     }
   });
@@ -166,9 +162,7 @@ void Interpreter::wrap(ByteReader& r) {
   const std::uint8_t flags = r.u8();
   Tensor out;
   if (!attempt("wrapping a tensor", [&] {
-        // Known bug: the views an AliasingWrapper takes below the interposer have no storage, and the
-        // composites that take such views (linear's t) crash on them too.
-        const bool aliasing = flags & 1 && !w_.skip_known_bugs;
+        const bool aliasing = flags & 1;
         out = aliasing ? AliasingWrapper::wrap(src.tensor)
                         : tracer::LoggingTensor::wrap(src.tensor, std::make_shared<tracer::LoggingTensor::Log>());
         if (flags & 2) requires_grad_(out);
@@ -190,7 +184,7 @@ void Interpreter::access(ByteReader& r) {
       case 1: if (small) t.to_vector<float>(); break;
       case 2: if (small) t.to_vector<double>(); break;
       case 3:
-        if (small && !(w_.skip_known_bugs && known_bugs::float_to_int64({t}, true))) t.to_vector<std::int64_t>();
+        if (small) t.to_vector<std::int64_t>();
         break;
       case 4: if (small) t.to_vector<bool>(); break;
       case 5:
@@ -200,10 +194,10 @@ void Interpreter::access(ByteReader& r) {
       case 6: visit_dtype(dtype_value(r.u8()), [&](auto zero) { check_pointer(t, t.data_ptr<decltype(zero)>()); }); break;
       case 7: check_pointer(t, t.raw_data()); break;
       case 8:
-        if (!(w_.skip_known_bugs && known_bugs::print_huge(t))) t.str();
+        t.str();
         break;
       case 9:
-        if (!(w_.skip_known_bugs && known_bugs::print_huge(t))) {
+        {
           std::ostringstream out;
           out << t;
         }

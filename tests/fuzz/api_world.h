@@ -35,7 +35,6 @@ struct World {
   std::array<IntrusivePtr<CustomObject>, 4> objects;
   std::vector<Generator> generators;
   std::vector<Tensor> leaves;  // every tensor a grad may have been set on: cleared at the end
-  bool skip_known_bugs = false;
   bool verbose = false;  // STRATA_FUZZ_VERBOSE: name each call on stderr
 
   Slot& slot(std::uint8_t b) { return slots[b % kSlots]; }
