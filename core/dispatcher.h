@@ -42,6 +42,20 @@ namespace strata {
 // (the kernel names the trace and dump_table print, the unboxed kernel a front end asks for once), or
 // atomically off the hot path (whether an op may mix devices, read only when a call does).
 
+// Note [A call from the top passes Autograd]
+// In PyTorch every tensor carries the autograd keys, so every call from the top runs the autograd
+// kernel, which redispatches with the autograd keys excluded (AutoDispatchBelowADInplaceOrView)
+// whether or not it recorded: a mode's or a wrapper subclass's handler, reached below it, never
+// records its own ops, even on tensors that require grad (a wrapper's inner tensor, say). strata puts
+// the Autograd key only on tensors that require grad (Note [Dispatch keys]), so a call without one
+// skips the Autograd handler; when such a call goes to the interposer, call() makes the exclusion the
+// skipped handler would have made, so handlers see PyTorch's state: a LoggingTensor that does not
+// require grad over one that does runs its op on the inner tensor without a graph (and an in-place
+// op there makes no node that holds the tensor it wrote). Calls that enter at the interposer on
+// purpose (shallow_copy_and_detach's detach, PyTorch's PyInterpreter::detach) are redispatches and
+// keep the thread's state, as PyTorch's do. Plain calls never reach the branch: the unboxed fast path
+// takes them first, and the boxed path pays one test.
+
 // Note [Registration on first use]
 // No static constructors register anything: their order is unspecified and a linker drops unused ones
 // from static archives. Each library owns a function that registers its rows (ops/op_table.cpp,
@@ -97,8 +111,17 @@ class Dispatcher {
     return ((argument_keys | local.included) - local.excluded - local.transparent) == DispatchKeySet(DispatchKey::CPU) &&
            !argument_keys.has(DispatchKey::Python) && !dispatch_trace_in_use();
   }
-  // Dispatches from the top.
-  static void call(const OperatorHandle& op, Stack& stack) { run(op, effective_keys(op, stack), stack); }
+  // Dispatches from the top. A call that reaches the interposer without passing the Autograd key runs
+  // it below Autograd all the same (Note [A call from the top passes Autograd]).
+  static void call(const OperatorHandle& op, Stack& stack) {
+    const DispatchKeySet keys = effective_keys(op, stack);
+    if (keys.has(DispatchKey::Python) && !keys.has(DispatchKey::Autograd)) [[unlikely]] {
+      const ExcludeKeyGuard below_autograd(DispatchKey::Autograd);
+      run(op, keys, stack);
+      return;
+    }
+    run(op, keys, stack);
+  }
   // Prefixes an error leaving `op` with its name, once (Note [Errors name the op]).
   static void name_error(Error& e, const OperatorHandle& op) { name_op(e, op); }
   // Runs the highest key of `keys`; handlers pass keys.after(their key).

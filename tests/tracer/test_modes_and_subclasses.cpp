@@ -74,3 +74,40 @@ TEST_CASE("inside a mode, the mode sees each op first, then the wrapper subclass
   CHECK(counter.sequence("forward") == std::vector<std::string>{"aten.neg.default"});
   CHECK(*log == LoggingTensor::Log{"aten.neg.default"});
 }
+
+TEST_CASE("a handler's own ops run below Autograd, as PyTorch's do, even when the call skipped it") {
+  // PyTorch's autograd kernel excludes autograd for everything below it, recording or not, so a
+  // __torch_dispatch__ handler never records. Here the wrapper does not require grad (the call has no
+  // Autograd key) but its elem does: the op on elem must not record either (checked on PyTorch 1.13:
+  // t1 = x + 0; LT(t1).mul_(LT(t1)) leaves t1's grad_fn AddBackward0), and so leaves no node that holds
+  // elem (Note [A call from the top passes Autograd]).
+  Tensor x = tensor<float>({1, 2});
+  requires_grad_(x);
+  const Tensor elem = add(x, x);
+  const Tensor w = LoggingTensor::wrap(elem, std::make_shared<LoggingTensor::Log>());
+  REQUIRE(!w.requires_grad());
+  const Tensor sum_ = add(w, w);
+  CHECK(!LoggingTensor::of(sum_)->elem().requires_grad());
+  mul_(w, w);
+  CHECK(std::string(elem.grad_fn()->name()) == "AddBackward0");
+  CHECK(elem.use_count() == 2);  // this test and w: no node saved it
+
+  // A mode's handler likewise: an op it runs on a tensor that requires grad records nothing.
+  struct Recorder : DispatchMode {
+    Tensor x;
+    Tensor made;
+    std::string_view name() const override { return "Recorder"; }
+    void dispatch(const OperatorHandle& op, Stack& stack) override {
+      if (!made.defined()) made = mul(x, x);
+      op.call(stack);
+    }
+  } mode;
+  mode.x = x;
+  {
+    ModeGuard guard(mode);
+    relu(tensor<float>({1, -1}));
+  }
+  REQUIRE(mode.made.defined());
+  CHECK(mode.made.grad_fn() == nullptr);
+  CHECK(mul(x, x).grad_fn() != nullptr);  // outside any handler it records
+}
