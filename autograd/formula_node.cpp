@@ -2,11 +2,35 @@
 #include "autograd/formula_node.h"
 
 #include "autograd/variable.h"
+#include "autograd/view_history.h"
+#include "core/interposer.h"
 #include "core/function_schema.h"
 #include "core/local_dispatch_keys.h"
 #include "ops/functions.h"
 
 namespace strata::autograd {
+
+namespace {
+// The tensor through which `x`, an input of an in-place op on `self`, sees the op's write, or an
+// undefined tensor: x itself when it is self, shares self's storage, or is a differentiable view of
+// self's base (meta tensors have no storage); a wrapper's inner tensor that does, for a wrapper.
+// Note [An input the write reaches is saved without a reference].
+Tensor seen_through_write(const Tensor& x, const Tensor& self) {
+  if (x.is_same(self)) return x;
+  const TensorImpl& impl = *x.impl();
+  if (impl.has_storage() && impl.storage() == self.impl()->storage()) return x;
+  if (const ViewInfo* view = view_info(x)) {
+    const Tensor self_base = base_of(self);
+    if (view->base.is_same(self) || view->base.is_same(self_base)) return x;
+  }
+  if (TensorSubclass* subclass = x.subclass()) {
+    for (const Tensor& inner : subclass->flatten().inner)
+      if (inner.defined())
+        if (Tensor seen = seen_through_write(inner, self); seen.defined()) return seen;
+  }
+  return Tensor();
+}
+}  // namespace
 
 FormulaNode::FormulaNode(const ResolvedRow& row, const IValue* args)
     : Node(next_sequence_nr()), row_(row) {
@@ -37,6 +61,8 @@ FormulaNode::FormulaNode(const ResolvedRow& row, const IValue* args)
       } else if (arg == 0 && row.inplace) {
         const ExcludeKeyGuard below(DispatchKey::Autograd);
         saved_.construct(n_saved, clone(args[0].to_tensor()), false);
+      } else if (Tensor seen; row.inplace && (seen = seen_through_write(args[arg].to_tensor(), args[0].to_tensor())).defined()) {
+        saved_.construct(n_saved).save_written(seen);
       } else {
         saved_.construct(n_saved, args[arg].to_tensor(), false);
       }

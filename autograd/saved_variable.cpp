@@ -17,6 +17,26 @@ void SavedVariable::save(const Tensor& t, bool is_output) {
   saved_version_ = version;
 }
 
+// Note [An input the write reaches is saved without a reference]
+// An in-place op's node becomes the history of the self it wrote (rebase_history). An input saved as
+// itself that is self, or that holds self alive (a differentiable view of self's base, a wrapper over
+// self), would make that node hold self: a reference cycle that outlives every graph (`mul_(t, t)`).
+// PyTorch saves such an input as itself and leaks the cycle; its backward then fails anyway, because
+// the input shares self's version counter, which the write bumped. strata keeps the failure and drops
+// the cycle: the input is kept as an alias without history or view state (made directly, so no mode
+// sees a detach), with the version it had before the write, and unpacking reports the modification
+// as PyTorch does, naming the node as the tensor's history (it is: the write rebased it). A wrapper
+// whose inner tensor is the one written is refused the same way, where PyTorch would compute with the
+// written values.
+void SavedVariable::save_written(const Tensor& seen_through) {
+  saved_version_ = seen_through.impl()->version();
+  data_ = strata::detail::make_alias(seen_through);
+  requires_grad_ = true;
+  output_nr_ = 0;
+  saved_ = true;
+  written_ = true;
+}
+
 namespace {
 // PyTorch's legacy type names, which its message uses ("torch.FloatTensor").
 std::string_view legacy_type_name(ScalarType dtype) {
@@ -48,7 +68,8 @@ void SavedVariable::throw_modified_error(const Node* saved_for) const {
 Tensor SavedVariable::unpack_other(Node* saved_for) const {
   if (!saved_) return Tensor();
   STRATA_CHECK(data_.defined(), kBackwardTwiceMessage);
-  if (data_.impl()->version() != saved_version_) [[unlikely]]
+  // A written input without storage (a meta tensor) has no version to compare; it was written all the same.
+  if (data_.impl()->version() != saved_version_ || written_) [[unlikely]]
     throw_modified_error(saved_for);
   if (saved_original_) return data_;
   // A saved output: rebuild a tensor whose history is the node that saved it (PyTorch's make_variable).

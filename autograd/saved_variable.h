@@ -26,6 +26,11 @@ class SavedVariable {
   // Saves `t` into this empty (default-constructed) variable. A node saves its outputs this way,
   // after the call, into slots its constructor left empty: no temporary to move in and destroy.
   void save(const Tensor& t, bool is_output);
+  // Saves an input of an in-place op that sees the op's write (`seen_through` is self, a tensor sharing
+  // its memory, or the inner tensor through which a wrapper argument holds one) without a reference to
+  // it: unpacking raises the "modified by an inplace operation" error, as PyTorch's version check does
+  // for such an input. Note [An input the write reaches is saved without a reference].
+  void save_written(const Tensor& seen_through);
 
   // The saved tensor; `saved_for` is the node doing the unpacking (the grad_fn of a saved output).
   // Throws PyTorch's "backward through the graph a second time" error after reset(), and its
@@ -55,6 +60,7 @@ class SavedVariable {
   Tensor data_;
   bool saved_ = false;           // false for an undefined tensor (e.g. an absent weight=None)
   bool saved_original_ = false;  // data_ is the tensor itself
+  bool written_ = false;         // save_written: an in-place op's write reached it
   bool requires_grad_ = false;
   std::uint32_t output_nr_ = 0;
   std::uint32_t saved_version_ = 0;

@@ -210,3 +210,37 @@ TEST_CASE("a formula that reads a saved tensor it did not declare is an internal
   autograd::DerivativeTable table3;
   CHECK_THROWS_WITH_AS(table3.add(misnamed), doctest::Contains("NegBackward0: nothing named selff to save"), InternalError);
 }
+
+TEST_CASE("an in-place op's input that sees the write is saved without a reference, and refused on unpack") {
+  // mul_(t, t): `other` is self. Saved as itself it would hold self, whose history is this node: a cycle.
+  // PyTorch keeps that cycle and fails the backward (the input's version moved); strata fails it the
+  // same way, in the same words, without the cycle.
+  const Tensor x = leaf_2x3(1);
+  {
+    Tensor t = clone(x);
+    mul_(t, t);
+    CHECK(t.use_count() == 1);
+    CHECK_THROWS_WITH_AS(backward(sum(t)),
+                         "one of the variables needed for gradient computation has been modified by an inplace operation: "
+                         "[torch.FloatTensor [2, 3]], which is output 0 of MulBackward0, is at version 1; expected version 0 "
+                         "instead. Hint: enable anomaly detection to find the operation that failed to compute its gradient, "
+                         "with torch.autograd.set_detect_anomaly(True).",
+                         Error);
+  }
+  {
+    // A view of self's base holds the base (its view state), so the same applies to it. PyTorch names
+    // the view's own regenerated history there (AsStridedBackward0); strata names the writing node.
+    Tensor b = clone(x);
+    mul_(b, t(t(b)));
+    CHECK(b.use_count() == 1);
+    CHECK_THROWS_WITH_AS(backward(sum(b)), doctest::Contains("has been modified by an inplace operation"), Error);
+  }
+  {
+    // An input that does not alias self is saved as itself, and the backward runs.
+    Tensor t = clone(x);
+    mul_(t, clone(x));
+    backward(sum(t));
+    CHECK(x.grad().to_vector<float>() == std::vector<float>{2, 4, -6, 8, 1, -2});  // d(x*x)/dx
+  }
+  CHECK(x.use_count() == 1);  // every graph above died with its tensors
+}
