@@ -107,6 +107,12 @@ void detail::throw_unrecorded(const Node& node, std::string_view before, std::st
                                  strata::detail::str_cat(node.name(), ": ", before, name, after));
 }
 
+bool FormulaNode::saves_a_modified_tensor() const {
+  for (std::size_t k = 0; k < num_saved(); ++k)
+    if (saved_[k].was_modified()) return true;
+  return false;
+}
+
 void FormulaNode::release_variables() {
   for (std::size_t k = 0; k < num_saved(); ++k) saved_[k].reset();
 }

@@ -43,6 +43,11 @@ class SavedVariable {
   }
   void reset() { data_ = Tensor(); }
   bool was_saved() const { return saved_; }
+  // Whether unpacking would report an in-place modification: the tensor was written since it was saved
+  // (or is an in-place op's input that saw the write), so no backward can use this node any more.
+  bool was_modified() const {
+    return saved_ && data_.defined() && (written_ || data_.impl()->version() != saved_version_);
+  }
 
  private:
   // An input or a leaf is kept as itself. Inline: most saved tensors are inputs.

@@ -1,6 +1,10 @@
 // tests/fuzz/api_autograd.cpp: the interpreter's autograd instructions: backward passes, reading and
-// setting .grad, and gradcheck of an op of the table over small float64 inputs.
+// setting .grad, gradcheck of an op of the table over small float64 inputs, and releasing at the end
+// the graphs an in-place write made unusable.
+#include <unordered_set>
+
 #include "autograd/backward.h"
+#include "autograd/formula_node.h"
 #include "autograd/gradcheck.h"
 #include "autograd/variable.h"
 #include "ops/detach.h"
@@ -104,6 +108,40 @@ void Interpreter::gradcheck(ByteReader& r) {
     if (!probe.defined() || probe.numel() > kMaxGradcheckOutputs || probe.device() != Device::CPU) return;
   }
   attempt("gradcheck", [&] { autograd::gradcheck(fn, inputs); });
+}
+
+}  // namespace strata::fuzz
+
+namespace strata::fuzz {
+
+// Note [Graphs a write made unusable are released at the end]
+// A node that saved a tensor as itself holds it; when a later in-place op writes that tensor (or its
+// base) and so gives it a history that reaches the node, the graph holds itself: mul(u, u) saves u, a
+// view of r; u.add_(f(mul's result)) makes r's history reach that node. PyTorch builds the same cycle
+// and frees it never; its backward fails anyway (the saved tensor's version moved). That is not a
+// strata bug, and LeakSanitizer would report it, so at the end of an input the interpreter frees what
+// such nodes saved, as a backward would, in every graph the pool ever held. Only nodes with a saved
+// tensor that was modified are released: a node that saves what it must not (an output as itself, an
+// input its own op writes) still leaks and is reported. Every in-place op's saving is also checked
+// directly (tests/autograd/test_saved_tensors.cpp).
+void Interpreter::release_unusable_graphs() {
+  std::vector<autograd::Node*> stack;
+  std::unordered_set<const autograd::Node*> seen;
+  auto visit = [&](autograd::Node* node) {
+    if (node && seen.insert(node).second) stack.push_back(node);
+  };
+  for (const std::vector<Tensor>* list : {&w_.histories, &w_.leaves})
+    for (const Tensor& t : *list) attempt("a grad_fn", [&] { visit(t.grad_fn()); });
+  for (const Slot& s : w_.slots)
+    if (s.tensor.defined()) attempt("a grad_fn", [&] { visit(s.tensor.grad_fn()); });
+  while (!stack.empty()) {
+    autograd::Node* node = stack.back();
+    stack.pop_back();
+    if (auto* formula = dynamic_cast<autograd::FormulaNode*>(node); formula && formula->saves_a_modified_tensor())
+      formula->release_variables();
+    for (const autograd::Edge& e : node->next_edges()) visit(e.function.get());
+  }
+  w_.histories.clear();
 }
 
 }  // namespace strata::fuzz

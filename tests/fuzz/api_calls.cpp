@@ -67,6 +67,7 @@ void check_prediction(const char* where, const std::vector<Tensor>& predicted, c
 void store(World& w, std::uint8_t dst, Tensor t, bool tainted_inputs) {
   Slot& s = w.slot(dst);
   s.tainted = tainted_inputs || is_huge(t);
+  if (t.defined() && t.grad_fn()) w.histories.push_back(t);
   s.tensor = std::move(t);
 }
 

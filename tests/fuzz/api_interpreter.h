@@ -39,6 +39,7 @@ class Interpreter {
     if (t.defined()) w_.leaves.push_back(t);
   }
   void describe(int step, std::uint8_t opcode) const;
+  void release_unusable_graphs();
 
   World w_;
   bool verbose_;

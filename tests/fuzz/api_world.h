@@ -35,6 +35,9 @@ struct World {
   std::array<IntrusivePtr<CustomObject>, 4> objects;
   std::vector<Generator> generators;
   std::vector<Tensor> leaves;  // every tensor a grad may have been set on: cleared at the end
+  // Every tensor with a history the pool held, kept to the end of the input (Note [Graphs a write made
+  // unusable are released at the end]).
+  std::vector<Tensor> histories;
   bool verbose = false;  // STRATA_FUZZ_VERBOSE: name each call on stderr
 
   Slot& slot(std::uint8_t b) { return slots[b % kSlots]; }
