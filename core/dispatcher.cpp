@@ -122,6 +122,11 @@ void Dispatcher::name_op(Error& e, const OperatorHandle& op) {
   if (e.op().empty()) e.set_op(op.name().qualified());
 }
 
+void Dispatcher::run_below_autograd(const OperatorHandle& op, DispatchKeySet keys, Stack& stack) {
+  const ExcludeKeyGuard below_autograd(DispatchKey::Autograd);
+  run(op, keys, stack);
+}
+
 void Dispatcher::run_slow(const OperatorHandle& op, DispatchKeySet keys, Stack& stack) {
   if (keys.empty()) {
     Error e("no dispatch key is left to run (every key of the call is excluded on this thread)");

@@ -116,8 +116,7 @@ class Dispatcher {
   static void call(const OperatorHandle& op, Stack& stack) {
     const DispatchKeySet keys = effective_keys(op, stack);
     if (keys.has(DispatchKey::Python) && !keys.has(DispatchKey::Autograd)) [[unlikely]] {
-      const ExcludeKeyGuard below_autograd(DispatchKey::Autograd);
-      run(op, keys, stack);
+      run_below_autograd(op, keys, stack);
       return;
     }
     run(op, keys, stack);
@@ -147,6 +146,9 @@ class Dispatcher {
     }
   }
   static void run_slow(const OperatorHandle& op, DispatchKeySet keys, Stack& stack);
+  // run() with Autograd excluded (Note [A call from the top passes Autograd]); out of line, off the
+  // common path.
+  [[gnu::noinline]] static void run_below_autograd(const OperatorHandle& op, DispatchKeySet keys, Stack& stack);
   // "kernel <name>" or "fallback <name>": what runs at `key` for `op`, read under the lock (the trace).
   std::string describe(const OperatorHandle& op, DispatchKey key) const;
   void set_unboxed_cpu(const OperatorHandle& op, ErasedFn fn, const std::type_info& signature);
