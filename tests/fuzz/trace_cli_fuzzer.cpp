@@ -303,9 +303,13 @@ void check_run(const std::vector<std::string>& args, const Setup& setup) {
     check_outputs(args, out.str());
   }
   if (!strata::tracer::registered_temp_files().empty()) violation("a temporary file is still registered", args, e);
+  // A name the setup made or an output the command line asked for may look like a temporary file.
+  std::set<std::string> named = setup.created;
+  for (std::size_t i = 0; i + 1 < args.size(); ++i)
+    if (args[i] == "--json-out" || args[i] == "--dump-tensors") named.insert(fs::path(args[++i]).filename().string());
   for_each_entry([&](const fs::path& p) {
     const std::string name = p.filename().string();
-    if (looks_like_temp(name) && !setup.created.count(name)) violation("temporary file left: " + p.string(), args, e);
+    if (looks_like_temp(name) && !named.count(name)) violation("temporary file left: " + p.string(), args, e);
   });
   for (const auto& [path, inode] : kept) {
     struct stat st {};
