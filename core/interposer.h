@@ -69,6 +69,15 @@ class TensorSubclass : public RefCounted<TensorSubclass> {
   virtual std::string repr(const Tensor& self) const;
 };
 
+// A wrapper subclass's unwrap and rewrap (PyTorch's tree_map over args and over the result): call
+// `fn(Tensor&)` on each tensor slot among the op's arguments on `stack`, or among its returns once
+// `op.call(stack)` has left them there, tensor-list elements included and undefined tensors too. `fn`
+// may replace the tensor in place.
+template <typename Fn>
+void for_each_argument_tensor(const OperatorHandle& op, Stack& stack, Fn&& fn);
+template <typename Fn>
+void for_each_return_tensor(const OperatorHandle& op, Stack& stack, Fn&& fn);
+
 // PyTorch's torch.Tensor._make_wrapper_subclass: a storage-less tensor with the given metadata whose
 // ops go to `subclass`. Use autograd's requires_grad_() to make it require grad.
 Tensor make_wrapper_tensor(IntrusivePtr<TensorSubclass> subclass, IntArrayRef sizes, IntArrayRef strides,
@@ -85,5 +94,27 @@ bool interposer_sees(const Tensor& t);
 
 // The boxed fallback registered at the Python key (installed by the Dispatcher itself).
 void interposer_fallback(const OperatorHandle& op, DispatchKeySet keys, Stack& stack);
+
+namespace detail {
+template <typename Fn>
+void for_each_tensor_slot(Stack& stack, std::size_t count, Fn& fn) {
+  for (std::size_t i = stack.size() - count; i < stack.size(); ++i) {
+    IValue& v = stack[i];
+    if (v.is_tensor()) fn(v.to_tensor());
+    else if (v.is_tensor_list())
+      for (Tensor& t : v.to_tensor_list()) fn(t);
+  }
+}
+}  // namespace detail
+
+template <typename Fn>
+void for_each_argument_tensor(const OperatorHandle& op, Stack& stack, Fn&& fn) {
+  detail::for_each_tensor_slot(stack, op.schema().arguments().size(), fn);
+}
+
+template <typename Fn>
+void for_each_return_tensor(const OperatorHandle& op, Stack& stack, Fn&& fn) {
+  detail::for_each_tensor_slot(stack, op.schema().returns().size(), fn);
+}
 
 }  // namespace strata

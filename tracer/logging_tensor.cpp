@@ -19,25 +19,18 @@ const LoggingTensor* LoggingTensor::of(const Tensor& t) {
 }
 
 void LoggingTensor::dispatch(const OperatorHandle& op, Stack& stack) {
-  const std::size_t n = op.schema().arguments().size();
   std::shared_ptr<Log> log;
-  auto unwrap = [&](Tensor& t) {
+  for_each_argument_tensor(op, stack, [&](Tensor& t) {
     if (const LoggingTensor* lt = of(t)) {
       log = lt->log_;
       t = lt->elem_;
     }
-  };
-  for (std::size_t i = stack.size() - n; i < stack.size(); ++i) {
-    IValue& v = stack[i];
-    if (v.is_tensor()) unwrap(v.to_tensor());
-    else if (v.is_tensor_list())
-      for (Tensor& t : v.to_tensor_list()) unwrap(t);
-  }
+  });
   op.call(stack);
   log->push_back(op.str());
-  const std::size_t r = op.schema().returns().size();
-  for (std::size_t i = stack.size() - r; i < stack.size(); ++i)
-    if (stack[i].is_tensor() && stack[i].to_tensor().defined()) stack[i] = IValue(wrap(stack[i].to_tensor(), log));
+  for_each_return_tensor(op, stack, [&](Tensor& t) {
+    if (t.defined()) t = wrap(t, log);
+  });
 }
 
 FlattenedTensor LoggingTensor::flatten() const { return FlattenedTensor{{"elem"}, {elem_}, log_}; }

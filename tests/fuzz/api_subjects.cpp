@@ -25,22 +25,14 @@ void AliasingWrapper::dispatch(const OperatorHandle& op, Stack& stack) {
     op.call(stack);
     return;
   }
-  const std::size_t n = op.schema().arguments().size();
-  auto unwrap = [](Tensor& t) {
+  for_each_argument_tensor(op, stack, [](Tensor& t) {
     if (t.defined())
       if (const auto* w = dynamic_cast<const AliasingWrapper*>(t.subclass())) t = w->elem_;
-  };
-  for (std::size_t i = stack.size() - n; i < stack.size(); ++i) {
-    IValue& v = stack[i];
-    if (v.is_tensor()) unwrap(v.to_tensor());
-    else if (v.is_tensor_list())
-      for (Tensor& t : v.to_tensor_list()) unwrap(t);
-  }
+  });
   op.call(stack);
-  const std::size_t r = op.schema().returns().size();
-  for (std::size_t i = stack.size() - r; i < stack.size(); ++i)
-    if (stack[i].is_tensor() && stack[i].to_tensor().defined() && !stack[i].to_tensor().subclass())
-      stack[i] = IValue(wrap(stack[i].to_tensor()));
+  for_each_return_tensor(op, stack, [](Tensor& t) {
+    if (t.defined() && !t.subclass()) t = wrap(t);
+  });
 }
 
 void KeepingMode::dispatch(const OperatorHandle& op, Stack& stack) {
