@@ -30,15 +30,20 @@ def flat(t):
     return [float(v) for v in t.detach().reshape(-1).tolist()]
 
 
-def main():
+def parse_step_args():
+    """The step's command line, shared with trace_reference.py: (args, layer sizes)."""
     p = argparse.ArgumentParser()
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--sizes", type=str, default="16,32,4")
     p.add_argument("--batch", type=int, default=8)
     p.add_argument("--lr", type=float, default=0.1)
     a = p.parse_args()
-    sizes = [int(s) for s in a.sizes.split(",")]
     torch.set_num_threads(1)
+    return a, [int(s) for s in a.sizes.split(",")]
+
+
+def main():
+    a, sizes = parse_step_args()
     model = make_model(a.seed, sizes)
     x, y = make_batch(a.seed + 1, a.batch, sizes[0], sizes[-1])
     init = [flat(q) for q in model.parameters()]

@@ -6,14 +6,15 @@ JSON plus the ordered per-phase sequences and the LoggingTensor log.
 
 Usage: /usr/bin/python3 scripts/reference/trace_reference.py --seed 0 --sizes 16,32,4 --batch 8
 """
-import argparse, json
+import json
 from collections import Counter
 import torch
-import torch.nn as nn
 import torch.nn.functional as F
 import torch.autograd.profiler as profiler
 from torch.utils._python_dispatch import TorchDispatchMode
-from torch.utils._pytree import tree_map
+
+from dispatch_tracer import MM_LIKE, LoggingTensor  # the seed's own wrapper subclass
+from numerics_reference import make_batch, make_model, parse_step_args
 
 
 def _rf_init(self, name, args=None):
@@ -34,8 +35,6 @@ profiler.record_function.__init__ = _rf_init
 profiler.record_function.__enter__ = _rf_enter
 profiler.record_function.__exit__ = _rf_exit
 
-MM_LIKE = ("aten.mm.default", "aten.addmm.default", "aten.bmm.default")
-
 
 class Recorder(TorchDispatchMode):
     def __init__(self):
@@ -48,58 +47,8 @@ class Recorder(TorchDispatchMode):
         return func(*args, **(kwargs or {}))
 
 
-class LoggingTensor(torch.Tensor):
-    __slots__ = ["elem", "log"]
-
-    @staticmethod
-    def __new__(cls, elem, log, requires_grad=False):
-        r = torch.Tensor._make_wrapper_subclass(cls, elem.size(), strides=elem.stride(),
-                                                storage_offset=elem.storage_offset(), dtype=elem.dtype,
-                                                device=elem.device, requires_grad=requires_grad)
-        r.elem, r.log = elem, log
-        return r
-
-    @classmethod
-    def __torch_dispatch__(cls, func, types, args=(), kwargs=None):
-        kwargs = kwargs or {}
-        log = None
-
-        def unwrap(t):
-            nonlocal log
-            if isinstance(t, LoggingTensor):
-                log = t.log
-                return t.elem
-            return t
-
-        out = func(*tree_map(unwrap, args), **tree_map(unwrap, kwargs))
-        log.append(str(func))
-        return tree_map(lambda t: LoggingTensor(t, log) if isinstance(t, torch.Tensor) else t, out)
-
-
-def make_model(seed, sizes):
-    torch.manual_seed(seed)
-    mods = []
-    for i in range(len(sizes) - 1):
-        mods.append(nn.Linear(sizes[i], sizes[i + 1]))
-        if i < len(sizes) - 2:
-            mods.append(nn.ReLU())
-    return nn.Sequential(*mods)
-
-
-def make_batch(seed, batch, n_in, n_out):
-    g = torch.Generator().manual_seed(seed)
-    return torch.randn(batch, n_in, generator=g), torch.randint(0, n_out, (batch,), generator=g)
-
-
 def main():
-    p = argparse.ArgumentParser()
-    p.add_argument("--seed", type=int, default=0)
-    p.add_argument("--sizes", default="16,32,4")
-    p.add_argument("--batch", type=int, default=8)
-    p.add_argument("--lr", type=float, default=0.1)
-    a = p.parse_args()
-    sizes = [int(s) for s in a.sizes.split(",")]
-    torch.set_num_threads(1)
+    a, sizes = parse_step_args()
 
     model = make_model(a.seed, sizes)
     x, y = make_batch(a.seed + 1, a.batch, sizes[0], sizes[-1])
