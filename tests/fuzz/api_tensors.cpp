@@ -21,6 +21,18 @@ void check_pointer(const Tensor& t, const void* data) {
   if (!data && t.numel() > 0) fail("data_ptr", "a null data pointer for a tensor with elements", shape_str(t.sizes()).c_str());
 }
 
+// Whether printing `t` reads at most kMaxElements elements: a huge view prints its summary, the first
+// and last 3 items of each dimension longer than 6 (PyTorch's edgeitems), and many short dimensions
+// keep that summary itself large. Printing is linear in what it shows, so a larger one is slow by
+// design (up to the printer's own limit), not a loop that should not run.
+bool prints_few_elements(const Tensor& t) {
+  if (!t.defined() || t.numel() <= kMaxElements) return true;
+  std::int64_t shown = 1;
+  for (std::int64_t n : t.sizes())
+    if ((shown *= std::min<std::int64_t>(n, 6)) > kMaxElements) return false;
+  return true;
+}
+
 }  // namespace
 
 // make: dst dtype device rank size... fill. Sizes that overflow or are negative must be refused;
@@ -194,10 +206,10 @@ void Interpreter::access(ByteReader& r) {
       case 6: visit_dtype(dtype_value(r.u8()), [&](auto zero) { check_pointer(t, t.data_ptr<decltype(zero)>()); }); break;
       case 7: check_pointer(t, t.raw_data()); break;
       case 8:
-        t.str();
+        if (prints_few_elements(t)) t.str();
         break;
       case 9:
-        {
+        if (prints_few_elements(t)) {
           std::ostringstream out;
           out << t;
         }
