@@ -1,0 +1,101 @@
+// ops/library.cpp: defining user ops and checking their kernels against the schema.
+#include "ops/library.h"
+
+#include <deque>
+#include <mutex>
+
+#include "ops/op_table.h"
+
+namespace strata {
+
+namespace {
+// What a SchemaType is called in a message: "float", "int[]", "Tensor?".
+std::string schema_type_name(SchemaType::Kind kind, bool optional, bool list) {
+  static constexpr const char* names[] = {"Tensor", "Scalar", "int", "float", "bool", "str",
+                                          "ScalarType", "Layout", "Device", "MemoryFormat", "Generator", "Custom"};
+  return detail::str_cat(names[static_cast<int>(kind)], list ? "[]" : "", optional ? "?" : "");
+}
+
+// Whether a kernel type spells a schema type. A `const Tensor&` also takes a `Tensor?` (None arrives
+// as an undefined tensor, as in strata's own kernels).
+bool matches(const library_detail::KernelType& k, const SchemaType& s) {
+  if (k.kind != s.kind || k.list != s.list) return false;
+  return k.optional == s.optional || (s.kind == SchemaType::Kind::Tensor && !s.list && s.optional && !k.optional);
+}
+
+void check_types(const OperatorHandle& op, DispatchKey key, std::span<const library_detail::KernelType> kernel,
+                 const std::vector<SchemaArgument>& schema, std::string_view what) {
+  STRATA_CHECK(kernel.size() == schema.size(), "Inferred operator schema for a C++ kernel function differs from the schema in the "
+               "operator definition: the ", key_name(key), " kernel of ", op.name().qualified(), " has ", kernel.size(), " ", what,
+               "s but the schema (", op.schema().text(), ") has ", schema.size());
+  for (std::size_t i = 0; i < schema.size(); ++i) {
+    const SchemaType& s = schema[i].type;
+    STRATA_CHECK(matches(kernel[i], s), "Inferred operator schema for a C++ kernel function differs from the schema in the operator "
+                 "definition: the ", key_name(key), " kernel of ", op.name().qualified(), " takes ", kernel[i].cpp, " as ", what,
+                 " #", i, schema[i].name.empty() ? "" : " '", schema[i].name, schema[i].name.empty() ? "" : "'",
+                 " where the schema (", op.schema().text(), ") has ", schema_type_name(s.kind, s.optional, s.list));
+  }
+}
+
+// Kernel names must outlive every dispatch (the trace and dump_table print them): kept for the process.
+std::mutex names_mutex;
+std::deque<std::string>& kernel_names() {
+  static auto* names = new std::deque<std::string>();
+  return *names;
+}
+}  // namespace
+
+void library_detail::check_signature(const OperatorHandle& op, DispatchKey key, std::span<const KernelType> params,
+                                     std::span<const KernelType> returns) {
+  check_types(op, key, params, op.schema().arguments(), "argument");
+  check_types(op, key, returns, op.schema().returns(), "return");
+}
+
+Library::Library(std::string_view ns) : ns_(ns) {
+  STRATA_CHECK(!ns_.empty() && ns_.find(':') == std::string::npos && ns_.find('.') == std::string::npos,
+               "Library: the namespace must be a plain name like \"myops\", got \"", ns_, "\"");
+  STRATA_CHECK(ns_ != "aten", "Library: the namespace aten is strata's own; define your ops in a namespace of your own");
+  ops::register_ops();  // strata's ops first, so the op table's indices do not depend on when a library loads
+}
+
+OperatorHandle Library::def(std::string_view schema) {
+  std::string_view text = schema;
+  if (text.starts_with(ns_) && text.substr(ns_.size()).starts_with("::")) text.remove_prefix(ns_.size() + 2);
+  const FunctionSchema parsed = FunctionSchema::parse(text);
+  STRATA_CHECK(parsed.name().find("::") == std::string::npos, "Library(\"", ns_, "\").def: the schema ", schema,
+               " names another namespace");
+  if (std::optional<OperatorHandle> old = Dispatcher::singleton().find(ns_ + "::" + parsed.name(), parsed.overload())) {
+    STRATA_CHECK(false, "Tried to register an operator (", ns_, "::", parsed.text(), ") with the same name and overload name "
+                 "multiple times. Each overload's schema should only be registered with a single call to def(). Duplicate "
+                 "registration: ", ns_, "::", parsed.text(), ". Original registration: ", ns_, "::", old->schema().text());
+  }
+  return Dispatcher::singleton().def(ns_, text, KernelFunction{}, KernelFunction{});
+}
+
+OperatorHandle Library::find(std::string_view name) const {
+  const std::size_t dot = name.find('.');
+  const std::string_view base = name.substr(0, dot);
+  const std::string_view overload = dot == std::string_view::npos ? std::string_view() : name.substr(dot + 1);
+  const std::optional<OperatorHandle> op = Dispatcher::singleton().find(ns_ + "::" + std::string(base), overload);
+  STRATA_CHECK(op.has_value(), "Library(\"", ns_, "\").impl: no operator ", ns_, "::", name,
+               " is defined; define its schema with def() first");
+  return *op;
+}
+
+void Library::register_kernel(const OperatorHandle& op, DispatchKey key, KernelFunction kernel) {
+  Dispatcher::singleton().register_kernel(op, key, kernel);
+}
+
+Library& Library::impl_boxed(std::string_view name, DispatchKey key, BoxedKernelFn fn) {
+  STRATA_CHECK(fn != nullptr, "Library(\"", ns_, "\").impl_boxed: a null kernel for ", name);
+  const OperatorHandle op = find(name);
+  register_kernel(op, key, KernelFunction{fn, kernel_name(op, key)});
+  return *this;
+}
+
+std::string_view Library::kernel_name(const OperatorHandle& op, DispatchKey key) {
+  const std::lock_guard<std::mutex> lock(names_mutex);
+  return kernel_names().emplace_back(detail::str_cat(op.name().qualified(), " (", key_name(key), ")"));
+}
+
+}  // namespace strata
