@@ -30,7 +30,7 @@ void Tensor::throw_bad_dim(std::int64_t d) const {
 void Tensor::check_data_access() const {
   STRATA_CHECK(defined(), "cannot access the data of an undefined tensor");
   // A wrapper subclass has no data of its own; a non-wrapper one (make_subclass) has.
-  STRATA_CHECK(!subclass() || impl_->has_storage() || is_meta(), "cannot access the data of a ", subclass()->type_name(),
+  STRATA_CHECK(!subclass() || impl_->has_storage(), "cannot access the data of a ", subclass()->type_name(),
                " wrapper tensor; unwrap it first");
   STRATA_CHECK(!is_meta(), "Cannot access data pointer of Tensor that doesn't have storage (device meta)");
   STRATA_CHECK(impl_->has_storage(), "Cannot access data pointer of Tensor that doesn't have storage");

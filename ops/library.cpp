@@ -82,20 +82,22 @@ OperatorHandle Library::find(std::string_view name) const {
   return *op;
 }
 
-void Library::register_kernel(const OperatorHandle& op, DispatchKey key, KernelFunction kernel) {
-  Dispatcher::singleton().register_kernel(op, key, kernel);
+void Library::register_kernel(const OperatorHandle& op, DispatchKey key, BoxedKernelFn fn) {
+  STRATA_CHECK(key != DispatchKey::Python, "Library(\"", ns_, "\").impl: ", op.name().qualified(),
+               " cannot have a kernel at the Python key: it is the interposer's, where dispatch modes and tensor "
+               "subclasses see every op");
+  std::string_view name;
+  {
+    const std::lock_guard<std::mutex> lock(names_mutex);
+    name = kernel_names().emplace_back(detail::str_cat(op.name().qualified(), " (", key_name(key), ")"));
+  }
+  Dispatcher::singleton().register_kernel(op, key, KernelFunction{fn, name});
 }
 
 Library& Library::impl_boxed(std::string_view name, DispatchKey key, BoxedKernelFn fn) {
   STRATA_CHECK(fn != nullptr, "Library(\"", ns_, "\").impl_boxed: a null kernel for ", name);
-  const OperatorHandle op = find(name);
-  register_kernel(op, key, KernelFunction{fn, kernel_name(op, key)});
+  register_kernel(find(name), key, fn);
   return *this;
-}
-
-std::string_view Library::kernel_name(const OperatorHandle& op, DispatchKey key) {
-  const std::lock_guard<std::mutex> lock(names_mutex);
-  return kernel_names().emplace_back(detail::str_cat(op.name().qualified(), " (", key_name(key), ")"));
 }
 
 }  // namespace strata

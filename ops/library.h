@@ -122,7 +122,8 @@ class Library {
   OperatorHandle def(std::string_view schema);
 
   // Registers `Fn`, a plain function whose parameters and returns spell the schema's, as the op's
-  // kernel at `key` ("scale" or "scale.overload"), replacing any kernel there. A kernel at Autograd
+  // kernel at `key` ("scale" or "scale.overload"), replacing any kernel there. Python is refused: that
+  // key is the interposer's. A kernel at Autograd
   // runs when an argument requires grad; it records through Function<T> (autograd/custom_function.h),
   // whose forward calls the op again below Autograd (ExcludeKeyGuard(DispatchKey::Autograd)).
   template <auto Fn>
@@ -131,7 +132,7 @@ class Library {
     const OperatorHandle op = find(name);
     library_detail::check_signature(op, key, library_detail::ParamTypes<Fn>::value,
                                     library_detail::ReturnTypes<typename Traits::Return>::value);
-    register_kernel(op, key, KernelFunction{boxed_for<Fn>(key), kernel_name(op, key)});
+    register_kernel(op, key, boxed_for<Fn>(key));
     if constexpr (std::is_same_v<typename Traits::Return, Tensor>) {
       if (key == DispatchKey::CPU) Dispatcher::singleton().register_unboxed_cpu(op, Fn);
     }
@@ -148,16 +149,15 @@ class Library {
     switch (key) {
       case DispatchKey::CPU: return &library_detail::boxed_kernel<Fn, DispatchKey::CPU>;
       case DispatchKey::Meta: return &library_detail::boxed_kernel<Fn, DispatchKey::Meta>;
-      case DispatchKey::Python: return &library_detail::boxed_kernel<Fn, DispatchKey::Python>;
+      case DispatchKey::Python: break;  // refused by register_kernel
       case DispatchKey::Autograd: return &library_detail::boxed_kernel<Fn, DispatchKey::Autograd>;
     }
     return nullptr;
   }
   // "scale" or "scale.overload" in this namespace; an error naming what is defined otherwise.
   OperatorHandle find(std::string_view name) const;
-  void register_kernel(const OperatorHandle& op, DispatchKey key, KernelFunction kernel);
-  // "myops::scale (CPU)": what dump_table and the trace print; kept for the process's life.
-  std::string_view kernel_name(const OperatorHandle& op, DispatchKey key);
+  // Registers `fn` at `key` (not Python) under the name dump_table and the trace print, "myops::scale (CPU)".
+  void register_kernel(const OperatorHandle& op, DispatchKey key, BoxedKernelFn fn);
 
   std::string ns_;
 };

@@ -126,6 +126,10 @@ TEST_CASE("Library: registration errors") {
   CHECK_THROWS_WITH_AS(m.impl<&returns_two>("scale", DispatchKey::CPU), doctest::Contains("has 2 returns but the schema"), Error);
   CHECK_THROWS_WITH_AS(m.impl<&scale_cpu>("nothing", DispatchKey::CPU),
                        "Library(\"exttest\").impl: no operator exttest::nothing is defined; define its schema with def() first", Error);
+  CHECK_THROWS_WITH_AS(m.impl<&scale_cpu>("scale", DispatchKey::Python),
+                       "Library(\"exttest\").impl: exttest::scale cannot have a kernel at the Python key: it is the "
+                       "interposer's, where dispatch modes and tensor subclasses see every op",
+                       Error);
   CHECK_THROWS_WITH_AS(Library("aten"), doctest::Contains("the namespace aten is strata's own"), Error);
   CHECK_THROWS_WITH_AS(Library("a::b"), doctest::Contains("the namespace must be a plain name"), Error);
   // The op still works: a refused kernel changed nothing.
@@ -134,6 +138,11 @@ TEST_CASE("Library: registration errors") {
 
 namespace {
 Tensor twice_cpu(const Tensor& x) { return x + x; }
+// A boxed Meta kernel: reads its argument from the stack and leaves its result in its place.
+void twice_meta_boxed(const OperatorHandle&, DispatchKeySet, Stack& stack) {
+  Tensor out = empty_like(stack.back().to_tensor());
+  stack.back() = IValue(std::move(out));
+}
 }  // namespace
 
 TEST_CASE("Library: a key without a kernel is PyTorch's \"Could not run\"; no autograd kernel, no gradient") {
@@ -148,6 +157,8 @@ TEST_CASE("Library: a key without a kernel is PyTorch's \"Could not run\"; no au
   CHECK(detail::call_op(op, tensor<float>({1.0f})).to_vector<float>() == std::vector<float>{2});
   CHECK_THROWS_WITH_AS(detail::call_op(op, empty({1}, {ScalarType::Float32, Device::Meta})),
                        doctest::Contains("Could not run 'exttest_missing::twice' with arguments from the 'Meta' backend"), Error);
+  m.impl_boxed("twice", DispatchKey::Meta, &twice_meta_boxed);
+  CHECK(detail::call_op(op, empty({4}, {ScalarType::Float32, Device::Meta})).is_meta());
   Tensor x = tensor<float>({1.0f});
   requires_grad_(x);
   CHECK_THROWS_WITH_AS(detail::call_op(op, x),

@@ -65,8 +65,11 @@ TEST_CASE("make_subclass: ops reach the handler, which calls the kernels below t
   CHECK(x.tensor.to_vector<float>() == std::vector<float>{2, -1, 4});
   CHECK(x.tensor.impl()->version() == before + 1);
   CHECK(x.log->back() == "aten.add_.Tensor");
-  // A view taken below the Python key keeps the key, has data, and runs plain kernels.
+  // A view: the kernel's alias keeps the Python key (Note [A view keeps its source's keys]) and the
+  // handler rewraps it; it shares the data.
   Tensor v = t(x.tensor);
+  CHECK(v.subclass() != nullptr);
+  CHECK(v.raw_data() == x.tensor.raw_data());
   CHECK(v.to_vector<float>() == std::vector<float>{2, -1, 4});
 }
 
