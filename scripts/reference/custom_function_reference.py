@@ -8,6 +8,7 @@ import json
 import torch
 
 from backward_order_reference import OpLog  # the logging mode the other reference scripts use
+from dispatch_tracer import LoggingTensor
 
 
 class MulAdd(torch.autograd.Function):  # a * b + a
@@ -46,4 +47,11 @@ with OpLog() as m:
     same = r is x
     r.sum().backward()
 out["returns_input"] = {"same_tensor": same, "is_view": r._base is x, "ops": m.ops, "x_grad": x.grad.tolist()}
+log = []
+x = LoggingTensor(torch.tensor([1., 2.]), log, requires_grad=True)
+y = torch.tensor([3., 4.])
+r = MulAdd.apply(x, y)
+r.sum().backward()
+out["logging_tensor"] = {"node": type(r.grad_fn).__name__, "log": log, "x_grad": x.grad.elem.tolist(),
+                         "grad_is_logging_tensor": isinstance(x.grad, LoggingTensor)}
 print(json.dumps(out, indent=1))

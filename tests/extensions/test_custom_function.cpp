@@ -9,6 +9,7 @@
 #include "core/warning.h"
 #include "ops/functions.h"
 #include "tests/test_helpers.h"
+#include "tracer/logging_tensor.h"
 
 using namespace strata;
 using autograd::AutogradContext;
@@ -78,6 +79,21 @@ TEST_CASE("Function<T>: forward runs below autograd, outputs get the node named 
                                             "aten.detach.default", "aten.detach.default", "aten.detach.default"});
   CHECK(values(x.grad()) == std::vector<float>{5, 6, 7});
   CHECK(values(y.grad()) == std::vector<float>{1, 2, 3});
+}
+
+TEST_CASE("Function<T>: on a wrapper subclass, forward and backward ops reach its handler") {
+  auto log = std::make_shared<tracer::LoggingTensor::Log>();
+  Tensor x = tracer::LoggingTensor::wrap(vec({1, 2}), log, true);
+  Tensor r = MulAdd::apply(x, vec({3, 4}));
+  CHECK(r.grad_fn()->name() == "MulAddBackward");
+  backward(sum(r));
+  // PyTorch 1.13 (custom_function_reference.py, "logging_tensor").
+  CHECK(*log == std::vector<std::string>{"aten.mul.Tensor", "aten.add.Tensor", "aten.sum.default", "aten.ones_like.default",
+                                         "aten.expand.default", "aten.mul.Tensor", "aten.add.Tensor", "aten.mul.Tensor",
+                                         "aten.detach.default", "aten.detach.default"});
+  const tracer::LoggingTensor* grad = tracer::LoggingTensor::of(x.grad());
+  REQUIRE(grad != nullptr);
+  CHECK(values(grad->elem()) == std::vector<float>{4, 5});
 }
 
 TEST_CASE("Function<T>: CustomFunction (non-tensor arguments, saved_data, create_graph)") {
@@ -325,6 +341,24 @@ TEST_CASE("Function<T>: needs_input_grad, and tensor lists as inputs (CustomFunc
   backward(sum(ListInput::apply(std::vector<Tensor>{a, b})));
   CHECK(values(a.grad()) == std::vector<float>{3, 4});
   CHECK(values(b.grad()) == std::vector<float>{1, 2});
+}
+
+namespace {
+struct Throws : Function<Throws> {
+  static Tensor forward(AutogradContext* ctx, const Tensor& a) {
+    ctx->save_for_backward({a});
+    return mm(a, a);  // a 1-D tensor: mm refuses it
+  }
+  static variable_list backward(AutogradContext*, variable_list g) { return {g[0]}; }
+};
+}  // namespace
+
+TEST_CASE("Function<T>: a forward that throws leaves grad mode and the input as they were") {
+  Tensor x = leaf({1, 2});
+  CHECK_THROWS_AS(Throws::apply(x), Error);
+  CHECK(autograd::is_grad_enabled());
+  CHECK(x.is_leaf());
+  CHECK(x.use_count() == 1);  // the node and its context are gone
 }
 
 TEST_CASE("Function<T>: node names drop namespaces and enclosing functions") {
