@@ -3,6 +3,8 @@
 
 #include <deque>
 #include <mutex>
+#include <set>
+#include <utility>
 
 #include "ops/op_table.h"
 
@@ -37,11 +39,16 @@ void check_types(const OperatorHandle& op, DispatchKey key, std::span<const libr
   }
 }
 
-// Kernel names must outlive every dispatch (the trace and dump_table print them): kept for the process.
-std::mutex names_mutex;
-std::deque<std::string>& kernel_names() {
-  static auto* names = new std::deque<std::string>();
-  return *names;
+// What Library registered, for the process: the kernel names (the trace and dump_table print them, so
+// they outlive every dispatch) and which (op, key) pairs have a kernel.
+struct Registered {
+  std::mutex mutex;
+  std::deque<std::string> names;
+  std::set<std::pair<std::uint32_t, DispatchKey>> kernels;
+};
+Registered& registered() {
+  static auto* r = new Registered();  // never destroyed: dispatches may outlive static teardown
+  return *r;
 }
 }  // namespace
 
@@ -86,11 +93,13 @@ void Library::register_kernel(const OperatorHandle& op, DispatchKey key, BoxedKe
   STRATA_CHECK(key != DispatchKey::Python, "Library(\"", ns_, "\").impl: ", op.name().qualified(),
                " cannot have a kernel at the Python key: it is the interposer's, where dispatch modes and tensor "
                "subclasses see every op");
-  std::string_view name;
-  {
-    const std::lock_guard<std::mutex> lock(names_mutex);
-    name = kernel_names().emplace_back(detail::str_cat(op.name().qualified(), " (", key_name(key), ")"));
-  }
+  // Note [A user kernel is registered once]: PyTorch warns and overrides; here a front end may already
+  // hold the first CPU kernel unboxed (TypedOperator resolves it once), so a second one is refused.
+  Registered& r = registered();
+  const std::lock_guard<std::mutex> lock(r.mutex);
+  STRATA_CHECK(r.kernels.emplace(op.index(), key).second, "Library(\"", ns_, "\").impl: ", op.name().qualified(),
+               " already has a ", key_name(key), " kernel; a kernel is registered once per key");
+  const std::string_view name = r.names.emplace_back(detail::str_cat(op.name().qualified(), " (", key_name(key), ")"));
   Dispatcher::singleton().register_kernel(op, key, KernelFunction{fn, name});
 }
 

@@ -105,6 +105,11 @@ struct ParamTypes<Fn, std::tuple<A...>> {
 // checked against the schema once, at registration: each parameter and return type must spell the
 // schema's type (KernelTypeOf), so the boxed call can never unbox a value as the wrong type.
 
+// Note [A user kernel is registered once]
+// PyTorch lets a later registration override a kernel (with a warning). strata refuses it: a front
+// end's TypedOperator resolves an op's unboxed CPU kernel once, so an override would reach the boxed
+// path but not front ends that already ran, and the two paths would disagree silently.
+
 // A namespace of user ops:
 //   Library m("myops");
 //   m.def("scale(Tensor x, float s) -> Tensor");
@@ -122,8 +127,8 @@ class Library {
   OperatorHandle def(std::string_view schema);
 
   // Registers `Fn`, a plain function whose parameters and returns spell the schema's, as the op's
-  // kernel at `key` ("scale" or "scale.overload"), replacing any kernel there. Python is refused: that
-  // key is the interposer's. A kernel at Autograd
+  // kernel at `key` ("scale" or "scale.overload"). A key takes one kernel per op (a second is refused,
+  // Note [A user kernel is registered once]), and Python none: that key is the interposer's. A kernel at Autograd
   // runs when an argument requires grad; it records through Function<T> (autograd/custom_function.h),
   // whose forward calls the op again below Autograd (ExcludeKeyGuard(DispatchKey::Autograd)).
   template <auto Fn>

@@ -122,6 +122,9 @@ TEST_CASE("Library: registration errors") {
                        "the CPU kernel of exttest::scale takes std::int64_t as argument #1 's' where the schema "
                        "(scale(Tensor x, float s) -> Tensor) has float",
                        Error);
+  CHECK_THROWS_WITH_AS(m.impl<&scale_cpu>("scale", DispatchKey::CPU),
+                       "Library(\"exttest\").impl: exttest::scale already has a CPU kernel; a kernel is registered once per key",
+                       Error);
   CHECK_THROWS_WITH_AS(m.impl<&takes_one>("scale", DispatchKey::Meta), doctest::Contains("has 1 arguments but the schema"), Error);
   CHECK_THROWS_WITH_AS(m.impl<&returns_two>("scale", DispatchKey::CPU), doctest::Contains("has 2 returns but the schema"), Error);
   CHECK_THROWS_WITH_AS(m.impl<&scale_cpu>("nothing", DispatchKey::CPU),
