@@ -106,6 +106,8 @@ TEST_CASE("Function<T>: CustomFunction (non-tensor arguments, saved_data, create
   CHECK(values(x.grad()) == values(y + ones_like(y)));
   CHECK(values(y.grad()) == values(x + mul(ones_like(x), Scalar(2))));
   CHECK(x.grad().requires_grad());  // create_graph: the backward was recorded
+  set_grad(x, Tensor());  // break the leaf <-> gradient cycle create_graph makes (as in PyTorch)
+  set_grad(y, Tensor());
 }
 
 TEST_CASE("Function<T>: an input returned as-is comes back as a view with the node (FunctionReturnsInput)") {
