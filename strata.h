@@ -1,9 +1,11 @@
 // strata.h: everything an application uses, in one include: tensors and the dispatcher (core), the
-// ops (ops), autograd, nn, optim, and the interposer for dispatch modes and wrapper subclasses.
+// ops (ops), autograd, nn, optim, the interposer for dispatch modes and tensor subclasses, and the
+// extension points (custom autograd functions, custom ops).
 // The tracer library (OpCounter, LoggingTensor, the seed experiment) has its own headers in tracer/.
 #pragma once
 
 #include "autograd/backward.h"
+#include "autograd/custom_function.h"
 #include "autograd/grad_mode.h"
 #include "autograd/gradcheck.h"
 #include "autograd/variable.h"
@@ -12,6 +14,7 @@
 #include "core/generator.h"
 #include "core/interposer.h"
 #include "core/parallel.h"
+#include "core/subclass.h"
 #include "core/tensor.h"
 #include "core/tensor_format.h"
 #include "nn/functional.h"
@@ -19,5 +22,6 @@
 #include "nn/layers.h"
 #include "ops/detach.h"
 #include "ops/functions.h"
+#include "ops/library.h"
 #include "ops/record_function.h"
 #include "optim/sgd.h"

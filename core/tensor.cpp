@@ -29,7 +29,8 @@ void Tensor::throw_bad_dim(std::int64_t d) const {
 // below the interposer (Note [A view keeps its source's keys]).
 void Tensor::check_data_access() const {
   STRATA_CHECK(defined(), "cannot access the data of an undefined tensor");
-  STRATA_CHECK(!subclass(), "cannot access the data of a ", subclass()->type_name(),
+  // A wrapper subclass has no data of its own; a non-wrapper one (make_subclass) has.
+  STRATA_CHECK(!subclass() || impl_->has_storage(), "cannot access the data of a ", subclass()->type_name(),
                " wrapper tensor; unwrap it first");
   STRATA_CHECK(!is_meta(), "Cannot access data pointer of Tensor that doesn't have storage (device meta)");
   STRATA_CHECK(impl_->has_storage(), "Cannot access data pointer of Tensor that doesn't have storage");
