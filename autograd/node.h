@@ -141,7 +141,7 @@ class Node : public RefCounted<Node> {
 };
 
 // A new node of type T, holding its first reference. Always inline: the autograd handler makes one per
-// recorded op, and out of line (once it had two callers) the call cost ~25 instructions.
+// recorded op.
 template <typename T, typename... Args>
 [[gnu::always_inline]] inline NodePtr make_node(Args&&... args) {
   return NodePtr::adopt(new T(std::forward<Args>(args)...));
