@@ -4,6 +4,7 @@
 // non-leaf's gradient hooks live on its grad_fn (autograd/hooks.h), as PyTorch's do.
 #pragma once
 
+#include <atomic>
 #include <cstdint>
 #include <functional>
 #include <memory>
@@ -27,12 +28,14 @@ class HookListBase {
 // C++ hooks allow the first; Python dicts the same through their handles). So a run visits the
 // entries that existed when it started, by index, calls a copy of each function, and skips removed
 // ones; removal clears the entry instead of erasing it, and tombstones are swept by the next
-// registration made while no run is in progress.
+// registration made while no run is in progress. Backward passes on several threads may run one
+// list at once (hooks on a shared leaf), so the count of runs in progress is atomic; registering or
+// removing a hook while another thread runs the list is the caller's race, as in PyTorch.
 template <typename F>
 class HookList final : public HookListBase {
  public:
   std::uint64_t add(F fn) {
-    if (running_ == 0) std::erase_if(entries_, [](const Entry& e) { return !e.fn; });
+    if (running_.load(std::memory_order_acquire) == 0) std::erase_if(entries_, [](const Entry& e) { return !e.fn; });
     entries_.push_back(Entry{next_id_, std::move(fn)});
     return next_id_++;
   }
@@ -49,10 +52,10 @@ class HookList final : public HookListBase {
   // up to this one, so errors name a hook as PyTorch's C++ hooks do (by its index).
   template <typename Visit>
   void for_each(Visit&& visit) {
-    ++running_;
+    running_.fetch_add(1, std::memory_order_relaxed);
     struct Done {
-      std::uint32_t& running;
-      ~Done() { --running; }
+      std::atomic<std::uint32_t>& running;
+      ~Done() { running.fetch_sub(1, std::memory_order_release); }
     } done{running_};
     const std::size_t n = entries_.size();
     for (std::size_t i = 0; i < n; ++i) {
@@ -69,7 +72,7 @@ class HookList final : public HookListBase {
   };
   std::vector<Entry> entries_;
   std::uint64_t next_id_ = 0;
-  std::uint32_t running_ = 0;
+  std::atomic<std::uint32_t> running_{0};
 };
 
 // What register_hook returns: remove() takes the hook out (PyTorch's RemovableHandle). Removing twice,
