@@ -6,8 +6,10 @@
 
 #include "autograd/backward.h"
 #include "autograd/custom_function.h"
+#include "autograd/grad.h"
 #include "autograd/grad_mode.h"
 #include "autograd/gradcheck.h"
+#include "autograd/hooks.h"
 #include "autograd/variable.h"
 #include "core/dispatch_trace.h"
 #include "core/dispatcher.h"

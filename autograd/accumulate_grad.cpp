@@ -2,137 +2,62 @@
 #include "autograd/accumulate_grad.h"
 
 #include <mutex>
-#include <thread>
 
 #include "autograd/grad_mode.h"
+#include "autograd/hooks.h"
 #include "core/autograd_meta.h"
 #include "ops/detach.h"
 #include "ops/functions.h"
 
 namespace strata::autograd {
 
-// Note [A leaf keeps its accumulator dormant]
-// PyTorch's leaf holds its AccumulateGrad through a weak_ptr, so a leaf that no graph holds makes a
-// new one for every recorded op and frees it with the graph: about 250 instructions of a 1,900
-// instruction recorded add. Here the last reference going does not free the node (Node::destroy):
-// it becomes dormant, still pointed at by the leaf but no longer holding it, and the next lookup
-// revives it (count 1, the leaf held again) instead of allocating. Nothing can see the difference:
-// while any graph holds the node it is the same shared node, as in PyTorch, and a dormant node has no
-// reference, so nobody can ask for its identity, its variable or its count. The leaf's AutogradMeta
-// frees a dormant node when the leaf dies (detail::delete_dormant_accumulator); a node that is not
-// dormant holds the leaf, so the meta never outlives a live one. A node is made once per leaf and
-// is never replaced: the meta's pointer is set by the first lookup and cleared only with the meta.
-// The node's handle to its leaf is written once, when the node is made: going dormant gives up the
-// reference the handle counts without clearing it, and reviving takes one again without writing it.
-// So no thread ever writes what another may be reading, and the only shared state the protocol below
-// changes is atomic. Reviving does not refresh the node's input metadata: no op changes a tensor's
-// sizes, dtype or device in place (an op that did, such as resize_, would have to refresh it here).
-//
-// Note [A leaf's accumulator is found without a lock]
-// The leaf points at its AccumulateGrad without holding it (the node holds the leaf: a reference back
-// would be a cycle), and nodes count their references in place with no weak count (Note [Nodes count
-// their references in place]), so a lookup must not take a reference to a node whose count has
-// reached zero. (PyTorch takes a mutex in grad_accumulator(); an earlier version here took a per-leaf
-// spin lock twice per recorded op.) A node is in one of four states:
-//   live:     count > 0, not dormant; it holds one reference to the leaf.
-//   dying:    count 0, not dormant; the thread that dropped the last reference (the releaser) is in
-//             fall_dormant and holds the leaf reference the node held, in transit.
-//   dormant:  count 0, dormant; no reference to the leaf.
-//   reviving: count 0, not dormant; the thread that won the revival holds the leaf (its caller's
-//             handle) and is taking a reference to it for the node.
-// Each transition is made by exactly one thread:
-//   live -> dying:     the decrement that reaches zero (IntrusivePtr::reset; a revivable node always
-//                      counts down, Note [Releasing a sole reference]). No lookup can then take a
-//                      reference: retain_if_alive refuses a count of zero.
-//   dying -> dormant:  the releaser stores `dormant_ = true` (release), then drops the leaf reference
-//                      in transit. The store is its last touch of the node: from then on a lookup may
-//                      revive the node, and once the leaf dies the leaf's meta frees it. The leaf
-//                      cannot die before the store, as the releaser still holds a reference to it.
-//   dormant -> reviving: a compare-exchange of `dormant_` from true to false (acquire). Of several
-//                      lookups at once exactly one wins.
-//   reviving -> live:  the winner takes a reference to the leaf, then stores the count 1 (adopt). In
-//                      that order: once the count is 1 another thread may take and drop references
-//                      and so send the node dying, which gives up the leaf reference the node holds.
-// A lookup (which holds the leaf, so the node cannot be freed under it) first tries to count one more
-// reference on a live node (retain_if_alive, a compare-exchange from a nonzero count), then to revive
-// a dormant one; when it sees neither (dying or reviving, each a handful of instructions in another
-// thread) it yields and tries again. The leaf's reference count is counted up before the node goes
-// live and down after it has gone dormant, so it never undercounts the node's reference; the meta
-// frees the node only when the leaf dies, which needs every reference to the leaf gone, including one
-// in transit, so the node is dormant then and nobody else can reach it. The release-acquire pairs
-// (dormant_ above; the count's own decrement, acq_rel; the leaf's final decrement, which the meta's
-// destruction follows) order every holder's use of the node before the next holder's and before
-// its deletion. A recorded op on a leaf whose node is dormant costs two atomic read-modify-writes
-// on the node (revive, then the last decrement) and two on the leaf's count. The first lookup makes
-// the node and publishes it with a compare-exchange of the meta's pointer; a lookup that loses that
-// race frees its own node, which no one else has seen, and uses the winner's.
-// tests/autograd/test_autograd.cpp runs these races from several threads under the sanitizers.
+// Note [A leaf finds its accumulator through a weak pointer]
+// A leaf's AccumulateGrad holds the leaf, so the leaf cannot hold it back (a cycle): as PyTorch's
+// AutogradMeta::grad_accumulator_ is a weak_ptr, the leaf's meta keeps a pointer that holds no
+// reference, guarded by the leaf's lock (AutogradMeta::mutex). Every graph that reaches the leaf while
+// one is alive shares that node; when the last graph lets it go it dies, and the next recorded op on
+// the leaf makes a new one. The protocol, all under the leaf's lock:
+//   lookup:  if the pointer is set and the node's count is not zero, count one more reference
+//            (IntrusivePtr::retain_if_alive, weak_ptr::lock); otherwise make a node and point at it.
+//   death:   ~AccumulateGrad takes the lock and clears the pointer if it still points at this node.
+// A node whose count reached zero stays in memory until its destructor has taken the lock, so a
+// lookup holding the lock may read its count; it sees zero, and replaces the pointer with a new node,
+// which the dying destructor then leaves alone. The count of a weakly referenced node always counts
+// down atomically (Note [Releasing a sole reference]): a lookup may take a reference at any moment.
+// The node holds the leaf until its destructor returns, so the leaf's meta and lock outlive it.
 
-AccumulateGrad::AccumulateGrad(const Tensor& variable)
-    : Node(kAccumulateGradSequenceNr, FoundByLeaf{}), variable_(variable) {
+AccumulateGrad::AccumulateGrad(const Tensor& variable) : Node(kAccumulateGradSequenceNr, WeaklyReferenced{}), variable_(variable) {
   add_input_metadata(variable_);
 }
 
-AccumulateGrad::~AccumulateGrad() {}  // `variable_` holds no reference: not destroyed (see the union)
-
-// Inline: a recorded op on a leaf whose graphs have all died comes here (in a training step, the first
-// op on each parameter).
-[[gnu::always_inline]] inline NodePtr AccumulateGrad::revive() {
-  bool was_dormant = true;
-  if (!dormant_.compare_exchange_strong(was_dormant, false, std::memory_order_acquire, std::memory_order_relaxed))
-    return NodePtr();
-  static_cast<void>(IntrusivePtr<TensorImpl>(variable_.impl()).release());  // the node's reference to its leaf
-  return NodePtr::adopt(this);
-}
-
-void AccumulateGrad::fall_dormant() noexcept {
-  TensorImpl* const leaf = variable_.impl();
-  dormant_.store(true, std::memory_order_release);
-  const Tensor in_transit(IntrusivePtr<TensorImpl>::reclaim(leaf));  // dies here: may free the leaf, and this node
-}
-
-NodePtr AccumulateGrad::make_for(const Tensor& leaf, AutogradMeta& meta) {
-  Node* found = nullptr;
-  NodePtr made = make_node<AccumulateGrad>(leaf);
-  if (meta.grad_accumulator.compare_exchange_strong(found, made.get(), std::memory_order_acq_rel,
-                                                    std::memory_order_acquire))
-    return made;
-  auto* lost = static_cast<AccumulateGrad*>(made.release());  // another lookup published its node first
-  lost->fall_dormant();
-  delete lost;
-  return grad_accumulator(leaf, meta);
-}
-
-NodePtr AccumulateGrad::retain_or_revive_waiting() {
-  for (;;) {
-    std::this_thread::yield();  // dying or reviving in another thread: a few instructions from done
-    if (NodePtr alive = NodePtr::retain_if_alive(this)) return alive;
-    if (NodePtr revived = revive()) return revived;
-  }
+AccumulateGrad::~AccumulateGrad() {
+  AutogradMeta& meta = *variable_.impl()->autograd_meta();
+  const std::lock_guard<SmallMutex> lock(meta.mutex);
+  if (meta.grad_accumulator == this) meta.grad_accumulator = nullptr;
 }
 
 NodePtr grad_accumulator(const Tensor& leaf, AutogradMeta& meta) {
-  Node* const found = meta.grad_accumulator.load(std::memory_order_acquire);
-  if (!found) [[unlikely]] return AccumulateGrad::make_for(leaf, meta);
-  auto* node = static_cast<AccumulateGrad*>(found);
-  if (NodePtr alive = NodePtr::retain_if_alive(node)) return alive;
-  if (NodePtr revived = node->revive()) return revived;
-  return node->retain_or_revive_waiting();
+  const std::lock_guard<SmallMutex> lock(meta.mutex);
+  if (meta.grad_accumulator)
+    if (NodePtr alive = NodePtr::retain_if_alive(meta.grad_accumulator)) return alive;
+  NodePtr made = make_node<AccumulateGrad>(leaf);
+  meta.grad_accumulator = made.get();
+  return made;
 }
 
-void Node::release_found_by_leaf(Node* node) noexcept {
-  static_cast<AccumulateGrad*>(node)->fall_dormant();  // the only revivable node
+NodePtr try_get_grad_accumulator(AutogradMeta& meta) {
+  const std::lock_guard<SmallMutex> lock(meta.mutex);
+  return meta.grad_accumulator ? NodePtr::retain_if_alive(meta.grad_accumulator) : NodePtr();
 }
 
-void delete_dormant_accumulator(Node* node) noexcept {
-  STRATA_INTERNAL_ASSERT(static_cast<AccumulateGrad*>(node)->dormant_.load(std::memory_order_relaxed),
-                         "a leaf died while its AccumulateGrad held it");
-  delete node;
-}
-
+// PyTorch's AccumulateGrad::apply: accumulate, then the leaf's post-accumulate-grad hooks, outside the
+// lock. While the node has post-hooks the engine keeps a copy of its inputs for them, which the steal
+// test allows for.
 variable_list AccumulateGrad::apply(std::span<Tensor> grads) {
   Tensor grad = std::move(grads[0]);
-  if (grad.defined()) accumulate_grad(variable_, std::move(grad));
+  if (grad.defined()) accumulate_grad(variable_, std::move(grad), hooks() && has_post_hooks(*hooks()) ? 2 : 1);
+  if (const AutogradMeta* meta = variable_.impl()->autograd_meta(); meta->hooks) [[unlikely]]
+    call_post_accumulate_grad_hooks(variable_, *meta->hooks);
   return {};
 }
 
@@ -177,7 +102,7 @@ Tensor clone_obey_contract(const Tensor& new_grad, const Tensor& variable) {
 // while the accumulating ops dispatch: a dispatch mode or subclass handler that ran a backward into
 // the same leaf from there would wait for itself. Reading `.grad` while another thread's backward
 // writes it is the caller's race to avoid, as in PyTorch.
-void accumulate_grad(const Tensor& variable, Tensor new_grad) {
+void accumulate_grad(const Tensor& variable, Tensor new_grad, std::uint32_t expected_refs) {
   AutogradMeta& meta = variable.impl()->ensure_autograd_meta();
   const std::lock_guard<SmallMutex> lock(meta.mutex);
   Tensor& variable_grad = meta.grad;
@@ -185,7 +110,7 @@ void accumulate_grad(const Tensor& variable, Tensor new_grad) {
     // Steal when this is the only reference (the engine moved it here) and its layout fits. The
     // detach() is PyTorch 2.8's: two dispatched detaches under the interposer
     // (Note [Detach and the interposer]).
-    if (!is_grad_enabled() && new_grad.use_count() <= 1 && layout_contract_holds(new_grad, variable)) {
+    if (!is_grad_enabled() && new_grad.use_count() <= expected_refs && layout_contract_holds(new_grad, variable)) {
       variable_grad = detach(new_grad);
     } else {
       variable_grad = clone_obey_contract(new_grad, variable);

@@ -11,10 +11,9 @@ namespace {
 std::string torch_size(IntArrayRef sizes) { return "torch.Size(" + shape_str(sizes) + ")"; }
 }  // namespace
 
-void backward(std::span<const Tensor> tensors, std::span<const Tensor> grad_tensors, std::optional<bool> retain_graph,
-              bool create_graph) {
-  autograd::register_autograd();
-  // PyTorch's _make_grads (torch/csrc/autograd/autograd.cpp), the C++ API's backward.
+namespace autograd {
+// PyTorch's _make_grads (torch/csrc/autograd/autograd.cpp, with torch/autograd/__init__.py's shape check).
+variable_list make_grads(std::span<const Tensor> tensors, std::span<const Tensor> grad_tensors) {
   STRATA_CHECK(grad_tensors.empty() || grad_tensors.size() == tensors.size(), "got ", tensors.size(), " tensors and ",
                grad_tensors.size(), " gradients");
   autograd::variable_list grads;
@@ -33,7 +32,14 @@ void backward(std::span<const Tensor> tensors, std::span<const Tensor> grad_tens
       grads.emplace_back();
     }
   }
-  autograd::run_backward(tensors, std::move(grads), retain_graph.value_or(create_graph), create_graph);
+  return grads;
+}
+}  // namespace autograd
+
+void backward(std::span<const Tensor> tensors, std::span<const Tensor> grad_tensors, std::optional<bool> retain_graph,
+              bool create_graph) {
+  autograd::register_autograd();
+  autograd::run_backward(tensors, autograd::make_grads(tensors, grad_tensors), retain_graph.value_or(create_graph), create_graph);
 }
 
 void backward(const std::vector<Tensor>& tensors, const std::vector<Tensor>& grad_tensors,

@@ -6,6 +6,7 @@
 #include <span>
 #include <vector>
 
+#include "autograd/node.h"
 #include "core/tensor.h"
 
 namespace strata {
@@ -20,3 +21,9 @@ void backward(std::span<const Tensor> tensors, std::span<const Tensor> grad_tens
               std::optional<bool> retain_graph = std::nullopt, bool create_graph = false);
 
 }  // namespace strata
+
+namespace strata::autograd {
+// The root gradients of a pass (PyTorch's _make_grads): each given one checked against its output's
+// shape, ones_like(output) for a scalar output without one, undefined for an output that needs none.
+variable_list make_grads(std::span<const Tensor> tensors, std::span<const Tensor> grad_tensors);
+}  // namespace strata::autograd

@@ -37,12 +37,13 @@ bool may_guard(const ResolvedRow& row, const FunctionSchema& schema, int arg) {
 // The row's saved names (the union of its formulas' reads), each formula's mask of them, and the
 // guard of each.
 void resolve_saved(ResolvedRow& resolved, const FunctionSchema& schema) {
-  static_assert(kMaxSavedVariables <= 32, "a formula's reads are a 32-bit mask");
   const DerivativeRow& row = *resolved.row;
   std::vector<std::string_view> names;
   for (const InputFormula& f : row.formulas)
     for (std::string_view name : f.reads)
       if (std::find(names.begin(), names.end(), name) == names.end()) names.push_back(name);
+  // BackwardContext::saved tests bit k of a 32-bit mask, k up to the number of names.
+  STRATA_INTERNAL_ASSERT(names.size() < 32, row.node_name, ": saves more than 31 tensors (a formula's reads are a 32-bit mask)");
   for (std::string_view name : names) {
     const int arg = schema.argument_index(name);
     const int ret = arg >= 0 ? -1 : return_index(schema, name);
@@ -126,18 +127,9 @@ void DerivativeTable::add(const std::vector<DerivativeRow>& rows) {
     resolved.saves_outputs = std::any_of(resolved.saved_returns.begin(), resolved.saved_returns.end(), [](std::int8_t r) { return r >= 0; });
     resolved.num_arguments = static_cast<std::uint32_t>(schema.arguments().size());
     resolved.num_returns = static_cast<std::uint32_t>(schema.returns().size());
-    check_fits_in_a_node(resolved);
     STRATA_INTERNAL_ASSERT(!by_op_[op->index()].row, "two derivative rows for ", op->str());
     by_op_[op->index()] = std::move(resolved);
   }
-}
-
-void check_fits_in_a_node(const ResolvedRow& row) {
-  if (row.kind != Differentiability::Formula) return;  // only Formula rows make nodes
-  STRATA_INTERNAL_ASSERT(row.recorded_args.size() <= kMaxRecordedArgs && row.geometry_args.size() <= kMaxRecordedGeometry &&
-                             row.saved_args.size() <= kMaxSavedVariables,
-                         row.row->node_name,
-                         ": records more than a node has room for (raise kMaxRecordedArgs, kMaxRecordedGeometry or kMaxSavedVariables)");
 }
 
 std::vector<const ResolvedRow*> DerivativeTable::rows() const {

@@ -107,11 +107,11 @@ struct DerivativeRow {
   std::vector<std::string_view> non_differentiable;
 };
 
-// How many non-tensor arguments, geometries and saved tensors a row may record: a node keeps them in
-// arrays of these sizes (Note [A node's slots are sized by its row], autograd/row_slots.h).
-inline constexpr std::size_t kMaxRecordedArgs = 6;
-inline constexpr std::size_t kMaxRecordedGeometry = 2;
-inline constexpr std::size_t kMaxSavedVariables = 4;
+// How many non-tensor arguments, geometries and saved tensors a FormulaNode keeps without a heap
+// allocation: as many as the table's widest rows record (a row that records more still works).
+inline constexpr std::size_t kInlineRecordedArgs = 6;
+inline constexpr std::size_t kInlineRecordedGeometry = 2;
+inline constexpr std::size_t kInlineSavedVariables = 4;
 
 // A row resolved against its op's schema (argument positions instead of names).
 struct ResolvedRow {
@@ -154,10 +154,6 @@ struct ResolvedRow {
   std::uint32_t num_arguments = 0;
   std::uint32_t num_returns = 0;
 };
-
-// Throws an InternalError if a Formula row records more than a FormulaNode has room for
-// (Note [A node's slots are sized by its row]); DerivativeTable::add checks every row with it.
-void check_fits_in_a_node(const ResolvedRow& row);
 
 class DerivativeTable {
  public:

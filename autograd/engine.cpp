@@ -2,8 +2,12 @@
 #include "autograd/engine.h"
 
 #include <algorithm>
+#include <array>
+#include <memory_resource>
+#include <unordered_map>
 
 #include "autograd/grad_mode.h"
+#include "autograd/hooks.h"
 #include "autograd/variable.h"
 #include "core/interposer.h"
 #include "core/warning.h"
@@ -94,30 +98,26 @@ inline void accumulate_input(Tensor& old, Tensor&& grad) {
 //
 // Note [A pass resolves its edges once]
 // One backward pass: the nodes reachable from the root (tasks, the root first), how many gradients
-// each still waits for, and the gradients that have arrived. The constructor walks the graph once and
-// finds each node through a small open-addressing table keyed by address (graphs are tens of nodes; a
-// node-based hash map would allocate per node; one probe finds a node or the slot it goes in); it
-// records, for every next edge of every task, the task that edge leads to and the input slot it fills.
-// Running the pass then never looks a node up: the ready queue holds task numbers, and a gradient
-// leaving output i goes to the slot recorded for edge i. All tasks' input
-// buffers are one flat array of tensors (a node's inputs are adjacent), so there is no buffer per
-// node to build, move or destroy; a node reads its gradients in place (Node::apply takes a span) and
-// the pass drops them right after it ran, as PyTorch drops its InputBuffer.
-// Everything has inline room for graphs of a few dozen nodes, and grows on the heap past that.
+// each still waits for, and the gradients that have arrived. The constructor walks the graph once,
+// finding each node's task through a hash map keyed by address (PyTorch's dependencies_ map; its nodes
+// come from an arena on the stack, so a pass over a small graph does not allocate for it), and records,
+// for every next edge of every task, the task that edge leads to and the input slot it fills. Running
+// the pass then never looks a node up: the ready queue holds task numbers, and a gradient leaving
+// output i goes to the slot recorded for edge i. All tasks' input buffers are one flat array of
+// tensors (a node's inputs are adjacent); a node reads its gradients in place (Node::apply takes a
+// span) and the pass drops them right after it ran, as PyTorch drops its InputBuffer.
 //
-// Note [A node held once is reached once]
-// Each edge holds a reference to the node it leads to, and no edge changes during a pass, so a node
-// whose count is 1 is held by exactly the edge the walk reached it through: no other edge leads to
-// it, and the walk never looks for it again. It is added without probing the table (growing the
-// table inserts it all the same). A count other threads change meanwhile, taking or dropping
-// references of their own, never falls below the number of this graph's edges to the node. In a
-// training step about half the nodes are held once (a leaf's AccumulateGrad, an op whose output
-// nothing saved).
+// Note [autograd::grad runs only what leads to its inputs]
+// A pass for autograd::grad captures the gradient arriving at each input's edge instead of letting
+// AccumulateGrad write .grad (PyTorch's exec_info_ and captures_). After the walk it marks the tasks
+// that must run: those from which a captured edge's node can be reached (init_to_execute). A task
+// that is captured but need not run (a leaf's AccumulateGrad) runs its tensor pre-hooks, gives up its
+// captured gradients and stops; a task that is neither is never queued. backward() has no captures,
+// and its pass skips all of this.
 class GraphTask {
  public:
-  explicit GraphTask(Node* root) {
-    slots_.resize_for_overwrite(32);
-    std::fill(slots_.begin(), slots_.end(), -1);
+  explicit GraphTask(Node* root) : index_(&arena_) {
+    index_.reserve(64);
     find_or_add(root);
     // Tasks are numbered in the order they are found, so the tasks not yet scanned are a suffix.
     for (std::size_t scanned = 0; scanned < tasks_.size(); ++scanned) {
@@ -149,7 +149,7 @@ class GraphTask {
       const std::int32_t next = target[i].task;
       if (next < 0) continue;
       accumulate_input(inputs_[target[i].input], std::move(outputs[i]));
-      if (--tasks_[static_cast<std::size_t>(next)].dependencies == 0) push_ready(next);
+      if (--tasks_[static_cast<std::size_t>(next)].dependencies == 0 && should_execute(next)) push_ready(next);
     }
   }
 
@@ -158,9 +158,7 @@ class GraphTask {
   // comparison), so ties (several AccumulateGrads) leave in PyTorch's order.
   void push_ready(std::int32_t t) {
     ready_.push_back(Ready{node(t)->sequence_nr(), t});
-    // push_heap over one element is a no-op that still sifts it (~13 instructions a node in a chain);
-    // pop_heap checks for one element itself.
-    if (ready_.size() > 1) std::push_heap(ready_.begin(), ready_.end(), Earlier{});
+    std::push_heap(ready_.begin(), ready_.end(), Earlier{});
   }
   bool has_ready() const { return !ready_.empty(); }
   std::int32_t pop_ready() {
@@ -168,6 +166,48 @@ class GraphTask {
     const std::int32_t t = ready_.back().task;
     ready_.pop_back();
     return t;
+  }
+
+  // ---- autograd::grad (Note [autograd::grad runs only what leads to its inputs]) ----
+  bool captures() const { return !captures_.empty(); }
+  // Captures the gradient arriving at `edge` as result `output`; an edge the pass does not reach
+  // captures nothing (its result stays undefined).
+  void add_capture(const Edge& edge, std::size_t output) {
+    const auto it = index_.find(edge.function.get());
+    if (it != index_.end()) captures_.push_back(Capture{it->second, edge.input_nr, output});
+  }
+  // Marks the tasks that must run: those with a path to a captured task (a depth-first walk from the
+  // root that decides each task once all the tasks below it are decided).
+  void init_to_execute() {
+    exec_.assign(tasks_.size(), kSkip);
+    for (const Capture& c : captures_) exec_[static_cast<std::size_t>(c.task)] = kCapture;
+    std::vector<std::uint8_t> visited(tasks_.size(), 0);
+    std::vector<std::pair<std::int32_t, std::uint32_t>> stack{{0, 0}};  // (task, next edge to look at)
+    visited[0] = 1;
+    while (!stack.empty()) {
+      auto& [t, k] = stack.back();
+      const Task& task = tasks_[static_cast<std::size_t>(t)];
+      if (k < task.node->num_outputs()) {
+        const std::int32_t next = edge_targets_[task.first_edge + k++].task;
+        if (next >= 0 && !visited[static_cast<std::size_t>(next)]) {
+          visited[static_cast<std::size_t>(next)] = 1;
+          stack.emplace_back(next, 0);
+        }
+        continue;
+      }
+      for (std::size_t i = 0; i < task.node->num_outputs(); ++i) {
+        const std::int32_t next = edge_targets_[task.first_edge + i].task;
+        if (next >= 0 && exec_[static_cast<std::size_t>(next)] != kSkip) exec_[static_cast<std::size_t>(t)] |= kRun;
+      }
+      stack.pop_back();
+    }
+  }
+  bool should_execute(std::int32_t t) const { return exec_.empty() || exec_[static_cast<std::size_t>(t)] != kSkip; }
+  bool needed(std::int32_t t) const { return exec_.empty() || (exec_[static_cast<std::size_t>(t)] & kRun); }
+  // Copies task t's captured input gradients into `captured`.
+  void capture(std::int32_t t, std::span<const Tensor> inputs, variable_list& captured) const {
+    for (const Capture& c : captures_)
+      if (c.task == t) captured[c.output] = inputs[c.input_nr];
   }
 
  private:
@@ -186,70 +226,83 @@ class GraphTask {
     std::uint64_t sequence_nr;
     std::int32_t task;
   };
-  // A function object, not a function: the heap algorithms inline its call (a function pointer they
-  // called out of line, twice per sift step).
+  // A function object, not a function: the heap algorithms inline its call.
   struct Earlier {
     bool operator()(const Ready& a, const Ready& b) const { return a.sequence_nr < b.sequence_nr; }
   };
+  struct Capture {
+    std::int32_t task;
+    std::uint32_t input_nr;
+    std::size_t output;
+  };
+  static constexpr std::uint8_t kSkip = 0, kCapture = 1, kRun = 2;
 
-  static std::size_t hash(const Node* n) { return (reinterpret_cast<std::uintptr_t>(n) >> 4) * 0x9E3779B97F4A7C15ULL >> 32; }
-
-  // n's task, added (with its input buffer) if n was not seen yet: one probe of the table either way,
-  // or none for a node held once (Note [A node held once is reached once]).
-  [[gnu::always_inline]] std::int32_t find_or_add(Node* n) {
-    if (2 * (tasks_.size() + 1) > slots_.size()) grow();  // before probing: the probe's slot is where n goes
-    if (n->use_count() == 1) return add(n);
-    std::size_t i = hash(n) & (slots_.size() - 1);
-    for (; slots_[i] >= 0; i = (i + 1) & (slots_.size() - 1))
-      if (tasks_[static_cast<std::size_t>(slots_[i])].node == n) return slots_[i];
-    const std::int32_t t = add(n);
-    slots_[i] = t;
-    return t;
+  // n's task, added (with its input buffer) if n was not seen yet.
+  std::int32_t find_or_add(Node* n) {
+    const auto [it, added] = index_.try_emplace(n, static_cast<std::int32_t>(tasks_.size()));
+    if (added) {
+      tasks_.push_back(Task{n, 0, 0, static_cast<std::uint32_t>(inputs_.size())});
+      for (std::size_t k = n->num_inputs(); k > 0; --k) inputs_.emplace_back();
+    }
+    return it->second;
   }
 
-  // A new task for n, with its input buffer. Both always inline: out of line, the walk spilled more.
-  [[gnu::always_inline]] std::int32_t add(Node* n) {
-    const auto t = static_cast<std::int32_t>(tasks_.size());
-    tasks_.push_back(Task{n, 0, 0, static_cast<std::uint32_t>(inputs_.size())});
-    for (std::size_t k = n->num_inputs(); k > 0; --k) inputs_.emplace_back();  // cheaper than resize, which copies a default value
-    return t;
-  }
-
-  void insert(std::int32_t t) {
-    std::size_t i = hash(tasks_[static_cast<std::size_t>(t)].node) & (slots_.size() - 1);
-    while (slots_[i] >= 0) i = (i + 1) & (slots_.size() - 1);
-    slots_[i] = t;
-  }
-
-  void grow() {
-    const std::size_t n = slots_.size() * 2;
-    slots_.resize_for_overwrite(n);
-    std::fill(slots_.begin(), slots_.end(), -1);
-    for (std::size_t t = 0; t < tasks_.size(); ++t) insert(static_cast<std::int32_t>(t));
-  }
-
+  std::array<std::byte, 4096> arena_buffer_;
+  std::pmr::monotonic_buffer_resource arena_{arena_buffer_.data(), arena_buffer_.size()};
+  std::pmr::unordered_map<const Node*, std::int32_t> index_;  // each reached node's task
   SmallVector<Task, 24> tasks_;
-  SmallVector<std::int32_t, 64> slots_;      // power-of-two open-addressing table of indices into tasks_
   SmallVector<EdgeTarget, 48> edge_targets_;  // per next edge of each task, in task order
-  SmallVector<Tensor, 32> inputs_;           // every task's input buffer, back to back
+  SmallVector<Tensor, 32> inputs_;            // every task's input buffer, back to back
   SmallVector<Ready, 16> ready_;
+  std::vector<Capture> captures_;
+  std::vector<std::uint8_t> exec_;  // per task, kSkip / kCapture | kRun; empty for backward()
 };
 
-}  // namespace
+// PyTorch's call_function: the node's hooks (Note [The order hooks run in]), the node, validate_outputs.
+[[gnu::noinline]] variable_list call_function_with_hooks(Node& node, std::span<Tensor> inputs) {
+  call_tensor_pre_hooks(node, inputs);
+  call_pre_hooks(node, inputs);
+  if (node.hooks() && has_post_hooks(*node.hooks())) {
+    const std::vector<Tensor> read(inputs.begin(), inputs.end());  // AccumulateGrad's steal test counts this copy
+    variable_list outputs = node.apply(inputs);
+    validate_outputs(node.next_edges(), outputs, &node);
+    call_post_hooks(node, outputs, read);
+    return outputs;
+  }
+  variable_list outputs = node.apply(inputs);
+  validate_outputs(node.next_edges(), outputs, &node);
+  return outputs;
+}
 
-void run_backward(std::span<const Tensor> roots, variable_list&& grads, bool keep_graph, bool create_graph) {
-  GradModeGuard grad_mode(create_graph);
+inline variable_list call_function(Node& node, std::span<Tensor> inputs) {
+  if ((node.hooks() || node.sequence_nr() == kAccumulateGradSequenceNr) && has_hooks(node)) [[unlikely]]
+    return call_function_with_hooks(node, inputs);
+  variable_list outputs = node.apply(inputs);
+  validate_outputs(node.next_edges(), outputs, &node);
+  return outputs;
+}
+
+edge_list root_edges_of(std::span<const Tensor> roots) {
   edge_list root_edges;
   for (std::size_t i = 0; i < roots.size(); ++i) {
     Edge e = gradient_edge(roots[i]);
     STRATA_CHECK(e.valid(), "element ", i, " of tensors does not require grad and does not have a grad_fn");
     root_edges.push_back(std::move(e));
   }
+  return root_edges;
+}
+
+}  // namespace
+
+variable_list run_backward(std::span<const Tensor> roots, variable_list&& grads, bool keep_graph, bool create_graph,
+                           std::span<const Edge> captures) {
+  GradModeGuard grad_mode(create_graph);
+  edge_list root_edges = root_edges_of(roots);
   validate_outputs(root_edges, grads, nullptr);
   // PyTorch's Engine::execute warns here, once per process, when a pass that accumulates into leaves'
-  // .grad (backward(), which is strata's only kind) records its own graph: the gradient's history then
-  // reaches the parameter's AccumulateGrad, which holds the parameter, which holds the gradient.
-  if (create_graph) [[unlikely]] {
+  // .grad records its own graph: the gradient's history then reaches the parameter's AccumulateGrad,
+  // which holds the parameter, which holds the gradient.
+  if (create_graph && captures.empty()) [[unlikely]] {
     STRATA_WARN_ONCE(
         "Using backward() with create_graph=True will create a reference cycle between the parameter and its gradient "
         "which can cause a memory leak. We recommend using autograd.grad when creating the graph to avoid this. If you "
@@ -261,22 +314,40 @@ void run_backward(std::span<const Tensor> roots, variable_list&& grads, bool kee
   // start at a GraphRoot.
   const NodePtr graph_root = root_edges.size() == 1 ? NodePtr() : make_node<GraphRoot>(root_edges, std::move(grads));
   GraphTask task(graph_root ? graph_root.get() : root_edges[0].function.get());
+  variable_list captured;
+  if (!captures.empty()) [[unlikely]] {
+    captured.resize(captures.size());
+    for (std::size_t i = 0; i < captures.size(); ++i)
+      if (captures[i].valid()) task.add_capture(captures[i], i);
+    task.init_to_execute();
+  }
   if (root_edges.size() == 1) accumulate_input(task.inputs(0)[root_edges[0].input_nr], std::move(grads[0]));
-  task.push_ready(0);
+  if (task.should_execute(0)) task.push_ready(0);
 
   while (task.has_ready()) {
     const std::int32_t t = task.pop_ready();
     Node* node = task.node(t);
     const std::span<Tensor> inputs = task.inputs(t);
+    if (task.captures()) [[unlikely]] {
+      // PyTorch's evaluate_function: a node that only gives up captured gradients runs its tensor
+      // pre-hooks first; one that runs anyway is captured before its hooks.
+      const bool needed = task.needed(t);
+      if (!needed && has_hooks(*node)) call_tensor_pre_hooks(*node, inputs);
+      task.capture(t, inputs, captured);
+      if (!needed) {
+        for (Tensor& g : inputs) g = Tensor();
+        continue;
+      }
+    }
     // PyTorch's call_function and evaluate_function, in their order: the gradients the node read die
     // after validate_outputs and before any output is delivered (so a gradient passed through
     // unchanged may then be accumulated in place), not at the end of the pass.
-    variable_list outputs = node->apply(inputs);
-    validate_outputs(node->next_edges(), outputs, node);
+    variable_list outputs = call_function(*node, inputs);
     for (Tensor& g : inputs) g = Tensor();
     if (!keep_graph) node->release_variables();
     task.deliver(t, outputs);
   }
+  return captured;
 }
 
 }  // namespace strata::autograd

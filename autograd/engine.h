@@ -14,6 +14,11 @@ namespace strata::autograd {
 
 // Backpropagates `grads` (one per root, already shaped like the root; moved from) from `roots`.
 // keep_graph=false frees saved tensors as nodes run; create_graph=true records the backward ops.
-void run_backward(std::span<const Tensor> roots, variable_list&& grads, bool keep_graph, bool create_graph);
+// With no `captures` (backward()) every reachable node runs and leaves accumulate into .grad; with
+// some (autograd::grad) only the nodes that lead to them run, and the gradient arriving at each
+// captured edge is returned in its place (undefined if none arrives; Note [autograd::grad runs only
+// what leads to its inputs]).
+variable_list run_backward(std::span<const Tensor> roots, variable_list&& grads, bool keep_graph, bool create_graph,
+                           std::span<const Edge> captures = {});
 
 }  // namespace strata::autograd

@@ -38,48 +38,26 @@ FormulaNode::FormulaNode(const ResolvedRow& row, const IValue* args)
     Edge& e = add_next_edge();
     if (requires_grad_at(args, i)) assign_gradient_edge(e, args[i].to_tensor());
   }
-  // Slots are constructed in order; if something throws, those made so far are destroyed here (the
-  // destructor does not run for a node whose constructor threw).
-  std::size_t n_args = 0, n_geometry = 0, n_saved = 0;
-  try {
-    for (std::uint8_t i : row.recorded_args) {
-      args_.construct(n_args, args[i]);
-      ++n_args;  // counted once made, like the others, so a throw never destroys an unmade slot
+  // If something throws, the members made so far destroy what they hold.
+  for (std::uint8_t i : row.recorded_args) args_.emplace_back(args[i]);
+  for (std::uint8_t i : row.geometry_args) geometry_.emplace_back(args[i].to_tensor());
+  // Inputs are saved as themselves, except what only a formula that will not run reads, and `self`
+  // of an in-place op, which is saved as it was: a clone, made below Autograd (PyTorch's
+  // original_self). Note [A formula declares the tensors it reads].
+  for (std::size_t k = 0; k < row.saved_args.size(); ++k) {
+    const std::int8_t arg = row.saved_args[k];
+    const std::int8_t guard = row.saved_guards[k];
+    if (arg < 0 || !args[arg].is_tensor() || (guard >= 0 && !should_compute_output(static_cast<std::size_t>(guard)))) {
+      saved_.emplace_back();  // an output (saved after the call), None, or not needed
+    } else if (arg == 0 && row.inplace) {
+      const ExcludeKeyGuard below(DispatchKey::Autograd);
+      saved_.emplace_back(clone(args[0].to_tensor()), false);
+    } else if (Tensor seen; row.inplace && (seen = seen_through_write(args[arg].to_tensor(), args[0].to_tensor())).defined()) {
+      saved_.emplace_back().save_written(seen);
+    } else {
+      saved_.emplace_back(args[arg].to_tensor(), false);
     }
-    for (std::uint8_t i : row.geometry_args) {
-      geometry_.construct(n_geometry, args[i].to_tensor());
-      ++n_geometry;
-    }
-    // Inputs are saved as themselves, except what only a formula that will not run reads, and `self`
-    // of an in-place op, which is saved as it was: a clone, made below Autograd (PyTorch's
-    // original_self). Note [A formula declares the tensors it reads].
-    for (std::size_t k = 0; k < row.saved_args.size(); ++k) {
-      const std::int8_t arg = row.saved_args[k];
-      const std::int8_t guard = row.saved_guards[k];
-      if (arg < 0 || !args[arg].is_tensor() || (guard >= 0 && !should_compute_output(static_cast<std::size_t>(guard)))) {
-        saved_.construct(n_saved);  // an output (saved after the call), None, or not needed
-      } else if (arg == 0 && row.inplace) {
-        const ExcludeKeyGuard below(DispatchKey::Autograd);
-        saved_.construct(n_saved, clone(args[0].to_tensor()), false);
-      } else if (Tensor seen; row.inplace && (seen = seen_through_write(args[arg].to_tensor(), args[0].to_tensor())).defined()) {
-        saved_.construct(n_saved).save_written(seen);
-      } else {
-        saved_.construct(n_saved, args[arg].to_tensor(), false);
-      }
-      ++n_saved;
-    }
-  } catch (...) {
-    saved_.destroy(n_saved);
-    geometry_.destroy(n_geometry);
-    args_.destroy(n_args);
-    throw;
   }
-}
-
-FormulaNode::~FormulaNode() {
-  saved_.destroy(num_saved());
-  geometry_.destroy(num_geometry());
-  args_.destroy(num_args());
 }
 
 void FormulaNode::save_named_outputs(const IValue* returns) {
@@ -108,13 +86,13 @@ void detail::throw_unrecorded(const Node& node, std::string_view before, std::st
 }
 
 bool FormulaNode::saves_a_modified_tensor() const {
-  for (std::size_t k = 0; k < num_saved(); ++k)
-    if (saved_[k].was_modified()) return true;
+  for (const SavedVariable& saved : saved_)
+    if (saved.was_modified()) return true;
   return false;
 }
 
 void FormulaNode::release_variables() {
-  for (std::size_t k = 0; k < num_saved(); ++k) saved_[k].reset();
+  for (SavedVariable& saved : saved_) saved.reset();
 }
 
 }  // namespace strata::autograd

@@ -4,7 +4,6 @@
 #pragma once
 
 #include "autograd/derivative_table.h"
-#include "autograd/row_slots.h"
 #include "autograd/saved_variable.h"
 
 namespace strata::autograd {
@@ -35,7 +34,6 @@ class FormulaNode final : public Node {
   // run reads it. An in-place row saves self as it was, a clone (PyTorch's original_self), made below
   // Autograd (Note [A formula declares the tensors it reads]).
   FormulaNode(const ResolvedRow& row, const IValue* args);
-  ~FormulaNode() override;
   std::string_view name() const override { return row_.row->node_name; }
   variable_list apply(std::span<Tensor> grads) override;
   void release_variables() override;
@@ -53,15 +51,15 @@ class FormulaNode final : public Node {
   friend class BackwardContext;
 
   void save_named_outputs(const IValue* returns);
-  // Slot counts come from the row (Note [A node's slots are sized by its row]).
-  std::size_t num_args() const { return row_.recorded_args.size(); }
-  std::size_t num_geometry() const { return row_.geometry_args.size(); }
-  std::size_t num_saved() const { return row_.saved_args.size(); }
+  std::size_t num_args() const { return args_.size(); }
+  std::size_t num_geometry() const { return geometry_.size(); }
+  std::size_t num_saved() const { return saved_.size(); }
 
+  // Inline room for what every row of the table records (kInline*, autograd/derivative_table.h).
   const ResolvedRow& row_;
-  RowSlots<IValue, kMaxRecordedArgs> args_;              // per row().recorded_args entry (the non-tensor arguments)
-  RowSlots<TensorGeometry, kMaxRecordedGeometry> geometry_;  // per row().geometry_args entry
-  RowSlots<SavedVariable, kMaxSavedVariables> saved_;        // per row().row->saved name
+  SmallVector<IValue, kInlineRecordedArgs> args_;              // per row().recorded_args entry (the non-tensor arguments)
+  SmallVector<TensorGeometry, kInlineRecordedGeometry> geometry_;  // per row().geometry_args entry
+  SmallVector<SavedVariable, kInlineSavedVariables> saved_;        // per row().row->saved name
 };
 
 // ---- BackwardContext ----
@@ -83,7 +81,7 @@ inline std::size_t position_in(const SmallVector<std::uint32_t, 8>& hashes, ArgN
 }  // namespace detail
 
 inline Tensor BackwardContext::saved(ArgName name) const {
-  // k is at most kMaxSavedVariables (the name's slot, or one past the last when it is no saved name),
+  // k is the name's slot, or one past the last when it is no saved name (below 32: resolve_saved),
   // and a formula's mask has no bit there: one test refuses both.
   const std::size_t k = detail::position_in(node_.row_.saved_hashes, name);
   if (!(reads_ >> k & 1u)) [[unlikely]]

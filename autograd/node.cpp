@@ -1,6 +1,8 @@
 // autograd/node.cpp: tearing a graph down.
 #include "autograd/node.h"
 
+#include "autograd/hooks.h"
+
 namespace strata::autograd {
 
 // Note [Deep graphs are torn down without recursion]
@@ -39,6 +41,7 @@ void take_sole_edges(Edge* first, Edge* last, WorkList& out) {
 }  // namespace
 
 Node::~Node() {
+  delete hooks_;
   for (Edge& e : next_edges_) {
     if (continues_chain(e.function)) {
       if (teardown_depth == kRecursiveTeardownDepth) [[unlikely]] {

@@ -6,16 +6,21 @@
 
 #include <cstdint>
 #include <limits>
+#include <memory>
+#include <optional>
+#include <vector>
 #include <span>
 #include <string_view>
 
 #include "core/intrusive_ptr.h"
 #include "core/small_object_pool.h"
 #include "core/tensor.h"
+#include "core/tensor_hooks.h"
 
 namespace strata::autograd {
 
 class Node;
+struct NodeHooks;  // autograd/hooks.h
 
 // Note [Nodes count their references in place]
 // A node is held by the edges of the nodes above it, by the tensors it made (their grad_fn), by saved
@@ -29,7 +34,8 @@ class Node;
 // another thread's graph also reaches. A non-atomic count would turn that into a double free. An
 // uncontended atomic increment is one instruction; most transfers are moves, which do not count, and
 // a sole reference is dropped without an atomic (Note [Releasing a sole reference]) except an
-// AccumulateGrad's (Note [A leaf's accumulator is found without a lock]).
+// AccumulateGrad's, which its leaf finds through a pointer that holds no reference (Note [A leaf
+// finds its accumulator through a weak pointer], autograd/accumulate_grad.cpp).
 // Nodes are allocated from the per-thread small-object pool: operator delete is sized, and a virtual
 // destructor passes it the size of the most derived class.
 using NodePtr = IntrusivePtr<Node>;
@@ -54,6 +60,13 @@ struct InputMetadata {
   bool is_subclass = false;
 };
 
+// A node pre-hook gets the gradients arriving at the node (its inputs; undefined where none arrived)
+// and may return replacements for all of them; a post-hook also gets what the node returned (the
+// gradients of the forward inputs) and may replace those. std::nullopt leaves them as they were.
+using NodePreHook = std::function<std::optional<std::vector<Tensor>>(const std::vector<Tensor>& grad_outputs)>;
+using NodePostHook = std::function<std::optional<std::vector<Tensor>>(const std::vector<Tensor>& grad_inputs,
+                                                                      const std::vector<Tensor>& grad_outputs)>;
+
 inline constexpr std::uint64_t kAccumulateGradSequenceNr = std::numeric_limits<std::uint64_t>::max();
 
 // The next value of this thread's sequence counter (PyTorch's at::sequence_number). Inline: every
@@ -69,21 +82,15 @@ class Node : public RefCounted<Node> {
       : sequence_nr_(sequence_nr), next_edges_(std::move(next_edges)) {}
   // For a derived constructor that adds its edges itself (add_next_edge).
   explicit Node(std::uint64_t sequence_nr) : sequence_nr_(sequence_nr) {}
-  // A node without next edges that its leaf finds again through a pointer holding no reference
-  // (AccumulateGrad): revivable, Note [A leaf's accumulator is found without a lock].
-  struct FoundByLeaf {};
-  Node(std::uint64_t sequence_nr, FoundByLeaf) : sequence_nr_(sequence_nr), revivable_(true) {}
+  // A node without next edges that its leaf finds through a pointer holding no reference
+  // (AccumulateGrad): Note [A leaf finds its accumulator through a weak pointer].
+  struct WeaklyReferenced {};
+  Node(std::uint64_t sequence_nr, WeaklyReferenced) : sequence_nr_(sequence_nr), weakly_referenced_(true) {}
   virtual ~Node();  // bounded recursion: Note [Deep graphs are torn down without recursion]
   Node(const Node&) = delete;
   Node& operator=(const Node&) = delete;
   static void* operator new(std::size_t bytes) { return pool::allocate(bytes); }
   static void operator delete(void* p, std::size_t bytes) noexcept { pool::deallocate(p, bytes); }
-  // What IntrusivePtr does when the last reference goes: a node its leaf finds again (AccumulateGrad)
-  // goes dormant in the leaf instead of dying (Note [A leaf keeps its accumulator dormant]).
-  static void destroy(Node* node) noexcept {
-    if (node->revivable_) [[unlikely]] release_found_by_leaf(node);
-    else delete node;
-  }
 
   // PyTorch's node class name: "AddmmBackward0", "AccumulateGrad".
   virtual std::string_view name() const = 0;
@@ -94,7 +101,7 @@ class Node : public RefCounted<Node> {
   virtual void release_variables() {}
 
   std::uint64_t sequence_nr() const { return sequence_nr_; }
-  bool revivable() const { return revivable_; }  // see Note [Releasing a sole reference]
+  bool weakly_referenced() const { return weakly_referenced_; }  // see Note [Releasing a sole reference]
   const edge_list& next_edges() const { return next_edges_; }
   const Edge& next_edge(std::size_t i) const { return next_edges_[i]; }
   std::size_t num_outputs() const { return next_edges_.size(); }
@@ -108,6 +115,14 @@ class Node : public RefCounted<Node> {
   std::size_t num_inputs() const { return input_metadata_.size(); }
   const InputMetadata& input_metadata(std::size_t i) const { return input_metadata_[i]; }
 
+  // Hooks registered on this node or on the tensors it made (autograd/hooks.h); null when none, which
+  // is all the engine reads of them for most nodes. An AccumulateGrad's tensor hooks live on its leaf.
+  NodeHooks* hooks() const { return hooks_; }
+  NodeHooks& ensure_hooks();
+  // grad_fn.register_prehook(hook) and grad_fn.register_hook(hook) (autograd/hooks.cpp).
+  RemovableHandle register_prehook(NodePreHook hook);
+  RemovableHandle register_hook(NodePostHook hook);
+
  protected:
   void set_next_edge(std::size_t i, Edge e) { next_edges_[i] = std::move(e); }
   // For a derived constructor that builds its edges in place (one fewer move of the edge list).
@@ -118,17 +133,15 @@ class Node : public RefCounted<Node> {
   // ~Node's slow path, from the first edge that continues a chain (Note [Deep graphs are torn down
   // without recursion]).
   [[gnu::noinline]] void tear_down_from(Edge* first);
-  // Node::destroy for a revivable node (autograd/accumulate_grad.cpp).
-  static void release_found_by_leaf(Node* node) noexcept;
-
   std::uint64_t sequence_nr_;
-  bool revivable_ = false;
+  bool weakly_referenced_ = false;
+  NodeHooks* hooks_ = nullptr;  // owned; raw so that node.h needs no NodeHooks (~Node deletes it)
   edge_list next_edges_;
   SmallVector<InputMetadata, 2> input_metadata_;
 };
 
 // A new node of type T, holding its first reference. Always inline: the autograd handler makes one per
-// recorded op, and out of line (once it had two callers) the call cost ~25 instructions.
+// recorded op.
 template <typename T, typename... Args>
 [[gnu::always_inline]] inline NodePtr make_node(Args&&... args) {
   return NodePtr::adopt(new T(std::forward<Args>(args)...));

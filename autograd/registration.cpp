@@ -18,7 +18,6 @@ void register_autograd() {
     ops::register_ops();
     mutable_derivative_table().add(derivative_rows());
     strata::detail::release_node = [](Node* node) noexcept { NodePtr::reclaim(node); };  // Note [Core releases a grad_fn through autograd]
-    strata::detail::delete_dormant_accumulator = &delete_dormant_accumulator;  // Note [A leaf keeps its accumulator dormant]
     strata::detail::view_grad_fn = &view_grad_fn;  // Note [Views share their base's history]
     strata::detail::set_node_name_fn([](const Node& node) { return node.name(); });
     // Last: a thread that dispatches into the fallback (which it may do before this call returns,

@@ -4,6 +4,7 @@
 #pragma once
 
 #include "autograd/accumulate_grad.h"
+#include "autograd/hooks.h"
 #include "autograd/node.h"
 #include "core/autograd_meta.h"
 
@@ -33,6 +34,7 @@ inline void refresh_view_grad_fn(const Tensor& view, AutogradMeta& meta) {
 // op sets one per output.
 inline void set_gradient_edge(const Tensor& t, Edge e) {
   AutogradMeta& meta = t.impl()->ensure_autograd_meta();
+  if (meta.hooks) [[unlikely]] move_retains_grad(meta, e.function.get(), e.input_nr);
   // The meta's reference (Note [Core releases a grad_fn through autograd]); the old one dies at the end.
   const NodePtr old = NodePtr::reclaim(std::exchange(meta.grad_fn, e.function.release()));
   meta.output_nr = e.input_nr;

@@ -3,14 +3,15 @@
 // that reads or writes graphs live in autograd/. Plain tensors have none (no allocation).
 #pragma once
 
-#include <atomic>
 #include <cstdint>
+#include <memory>
 #include <new>
 #include <type_traits>
 
 #include "core/small_mutex.h"
 #include "core/small_object_pool.h"
 #include "core/tensor.h"
+#include "core/tensor_hooks.h"
 
 namespace strata {
 
@@ -25,12 +26,9 @@ class Node;
 // autograd takes and gives up those references when it sets a history (autograd::set_gradient_edge),
 // and when the tensor dies core gives its reference up through `release_node`, which autograd installs
 // when it registers (before any node can exist), as it installs the function that names a node.
-// A leaf's dormant AccumulateGrad is freed the same way, through `delete_dormant_accumulator`
-// (Note [A leaf keeps its accumulator dormant], autograd/accumulate_grad.cpp).
 namespace detail {
 using ReleaseNodeFn = void (*)(autograd::Node*) noexcept;
 inline ReleaseNodeFn release_node = nullptr;
-inline ReleaseNodeFn delete_dormant_accumulator = nullptr;
 // A differentiable view's grad_fn, regenerated first if the view's base or a sibling view was written
 // in place since it was set (Note [A view's autograd state lives in its meta]); installed by autograd.
 using ViewGradFn = autograd::Node* (*)(const Tensor&);
@@ -59,7 +57,6 @@ struct AutogradMeta {
   AutogradMeta& operator=(const AutogradMeta&) = delete;
   ~AutogradMeta() {
     if (grad_fn) detail::release_node(grad_fn);
-    if (autograd::Node* acc = grad_accumulator.load(std::memory_order_acquire)) detail::delete_dormant_accumulator(acc);
   }
 
   bool requires_grad = false;                 // set on leaves by requires_grad_()
@@ -71,11 +68,12 @@ struct AutogradMeta {
   std::uint32_t output_nr = 0;                // which output of grad_fn this tensor is
   Tensor grad;                                // .grad, accumulated by AccumulateGrad
   autograd::Node* grad_fn = nullptr;          // the node that made this tensor (null on leaves); holds a reference
-  // A leaf's AccumulateGrad, made on first use and kept for the leaf's life. Not a reference: while
-  // graphs hold the node it holds the leaf; when they let go it stays here, dormant, and this meta frees
-  // it (Note [A leaf keeps its accumulator dormant], Note [A leaf's accumulator is found without a lock],
-  // autograd/accumulate_grad.cpp). Atomic: lookups on several threads may race to set it first.
-  std::atomic<autograd::Node*> grad_accumulator{nullptr};
+  // A leaf's AccumulateGrad while some graph holds it, else null. Not a reference (the node holds the
+  // leaf), and guarded by `mutex`: PyTorch's weak grad_accumulator_ (Note [A leaf finds its
+  // accumulator through a weak pointer], autograd/accumulate_grad.cpp).
+  autograd::Node* grad_accumulator = nullptr;
+  // Hooks registered on this tensor, null when none (core/tensor_hooks.h).
+  std::unique_ptr<TensorHooks> hooks;
   // A differentiable view's base and version (Note [A view's autograd state lives in its meta]).
   ViewInfo view;
   bool is_view() const { return view.base.defined(); }

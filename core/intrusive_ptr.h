@@ -66,10 +66,10 @@ class IntrusivePtr {
   }
   // Gives up this pointer's reference without releasing it: the caller now holds it, as a raw pointer.
   [[nodiscard]] T* release() noexcept { return std::exchange(ptr_, nullptr); }
-  // A new reference to an object known through a pointer that holds none, or null if its count has
-  // already reached zero (it is dying, or dormant). The caller must keep the memory from being freed
-  // meanwhile (a leaf's lookup holds the leaf, whose meta alone frees its AccumulateGrad), and the
-  // object must say it is `revivable()`.
+  // A new reference to an object known through a pointer that holds none (std::weak_ptr::lock), or
+  // null if its count has already reached zero (it is being destroyed). The caller must keep the
+  // memory from being freed meanwhile (a leaf's lookup holds the lock the dying AccumulateGrad's
+  // destructor takes), and the object must say it is `weakly_referenced()`.
   static IntrusivePtr retain_if_alive(T* raw) noexcept {
     std::uint32_t n = raw->refcount_.load(std::memory_order_relaxed);
     while (n != 0 && !raw->refcount_.compare_exchange_weak(n, n + 1, std::memory_order_relaxed)) {
@@ -80,10 +80,10 @@ class IntrusivePtr {
   // Note [Releasing a sole reference]
   // When the count is 1 the caller holds the only reference, and nobody else can make a new one, so
   // the object can be destroyed without the atomic decrement. Temporaries die this way on the hot path.
-  // An object that can gain a reference through retain_if_alive() is `revivable()` and always counts
-  // down: another thread may be taking a reference to it just then.
+  // An object that can gain a reference through retain_if_alive() is `weakly_referenced()` and always
+  // counts down: another thread may be taking a reference to it just then.
   void reset() noexcept {
-    if (ptr_ && ((!revivable(ptr_) && ptr_->refcount_.load(std::memory_order_acquire) == 1) ||
+    if (ptr_ && ((!weakly_referenced(ptr_) && ptr_->refcount_.load(std::memory_order_acquire) == 1) ||
                  ptr_->refcount_.fetch_sub(1, std::memory_order_acq_rel) == 1)) {
       if constexpr (requires { T::destroy(ptr_); }) {
         T::destroy(ptr_);  // objects that own a custom allocation (see StorageImpl)
@@ -104,8 +104,8 @@ class IntrusivePtr {
   friend bool operator==(const IntrusivePtr& a, const IntrusivePtr& b) { return a.ptr_ == b.ptr_; }
 
  private:
-  static bool revivable(const T* p) noexcept {
-    if constexpr (requires { p->revivable(); }) return p->revivable();
+  static bool weakly_referenced(const T* p) noexcept {
+    if constexpr (requires { p->weakly_referenced(); }) return p->weakly_referenced();
     else return false;
   }
   void retain() noexcept {

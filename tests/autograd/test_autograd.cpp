@@ -382,37 +382,32 @@ TEST_CASE("a graph hundreds of thousands of ops deep is differentiated and freed
   CHECK(x.grad().to_vector<float>() == std::vector<float>{1, 1});
 }
 
-TEST_CASE("a leaf shares one AccumulateGrad while graphs hold it, and revives it after they die") {
+TEST_CASE("a leaf shares one AccumulateGrad while graphs hold it, and makes a new one after they die") {
   const Tensor w = leaf({1, 2});
-  autograd::Node* first = nullptr;
   {
     const Tensor a = add(w, w);
     const Tensor b = relu(w);
-    first = a.grad_fn()->next_edge(0).function.get();
+    autograd::Node* first = a.grad_fn()->next_edge(0).function.get();
     CHECK(first->name() == "AccumulateGrad");
     CHECK(a.grad_fn()->next_edge(1).function.get() == first);
     CHECK(b.grad_fn()->next_edge(0).function.get() == first);
     CHECK(first->use_count() == 3);  // two edges of AddBackward0, one of ReluBackward0
+    CHECK(autograd::try_get_grad_accumulator(*w.impl()->autograd_meta()).get() == first);
   }
+  // Note [A leaf finds its accumulator through a weak pointer]: the node died with its graphs.
+  CHECK(autograd::try_get_grad_accumulator(*w.impl()->autograd_meta()) == nullptr);
+  CHECK(w.use_count() == 1);  // nothing holds the leaf but `w`
   const Tensor c = relu(w);
-  CHECK(c.grad_fn()->next_edge(0).function->use_count() == 1);
-  // Note [A leaf keeps its accumulator dormant]: the same node, asleep in between, holding the leaf again.
-  CHECK(c.grad_fn()->next_edge(0).function.get() == first);
-  CHECK(static_cast<const autograd::AccumulateGrad&>(*first).variable().is_same(w));
+  const autograd::Node* made = c.grad_fn()->next_edge(0).function.get();
+  CHECK(made->use_count() == 1);
+  CHECK(static_cast<const autograd::AccumulateGrad&>(*made).variable().is_same(w));
   backward(sum(c));
   CHECK(w.grad().to_vector<float>() == std::vector<float>{1, 1});
 }
 
-TEST_CASE("a dormant AccumulateGrad does not hold its leaf, and dies with it") {
-  // Under the sanitizers: a leaf kept alive by its own dormant accumulator leaks; one freed twice, or
-  // freed by the meta while a graph still holds it, is a use after free.
-  {
-    Tensor w = leaf({1, 2});
-    { const Tensor y = relu(w); }  // its accumulator is dormant now
-    CHECK(w.use_count() == 1);     // only `w`: the dormant node gave its reference to the leaf up
-  }
-  // A graph that outlives the handle of its leaf: the live accumulator keeps the leaf, which dies (and
-  // frees the node, dormant by then) only after the graph.
+TEST_CASE("an AccumulateGrad holds its leaf, and the leaf outlives it") {
+  // Under the sanitizers: a node freed while a graph holds it, or a leaf's meta freed before the node
+  // that clears its pointer there, is a use after free.
   Tensor y;
   autograd::Node* acc = nullptr;
   {
@@ -424,27 +419,23 @@ TEST_CASE("a dormant AccumulateGrad does not hold its leaf, and dies with it") {
   const Tensor g = static_cast<const autograd::AccumulateGrad&>(*acc).variable();
   backward(sum(y));
   CHECK(g.grad().to_vector<float>() == std::vector<float>{2, 2});
-  y = Tensor();  // the graph goes; `g` still holds the leaf, with its accumulator dormant
+  y = Tensor();  // the graph and its accumulator go; `g` still holds the leaf
   CHECK(g.use_count() == 1);
+  CHECK(autograd::try_get_grad_accumulator(*g.impl()->autograd_meta()) == nullptr);
   const Tensor z = relu(g);
-  CHECK(z.grad_fn()->next_edge(0).function.get() == acc);  // revived
+  backward(sum(z));
+  CHECK(g.grad().to_vector<float>() == std::vector<float>{3, 3});
 }
 
-TEST_CASE("a leaf that stops requiring grad keeps its dormant AccumulateGrad out of graphs, and revives it later") {
+TEST_CASE("a leaf that stops requiring grad gets no edge, and shares one accumulator again later") {
   const Tensor w = leaf({1, 2});
-  autograd::Node* acc = nullptr;
-  {
-    const Tensor y = relu(w);
-    acc = y.grad_fn()->next_edge(0).function.get();
-  }
   requires_grad_(w, false);
   const Tensor x = leaf({3, 4});
-  const Tensor y = add(w, x);  // w needs no gradient: no edge, the dormant node stays asleep
+  const Tensor y = add(w, x);  // w needs no gradient: no edge
   CHECK_FALSE(y.grad_fn()->next_edge(0).valid());
-  CHECK(y.grad_fn()->next_edge(1).function.get() != acc);
   requires_grad_(w);
   const Tensor z = mul(w, w);
-  CHECK(z.grad_fn()->next_edge(0).function.get() == acc);
+  autograd::Node* acc = z.grad_fn()->next_edge(0).function.get();
   CHECK(z.grad_fn()->next_edge(1).function.get() == acc);
   CHECK(acc->use_count() == 2);
   backward(sum(z));
@@ -453,7 +444,7 @@ TEST_CASE("a leaf that stops requiring grad keeps its dormant AccumulateGrad out
 
 TEST_CASE("threads recording ops on a shared leaf share and free its AccumulateGrad safely" * doctest::test_suite("threads")) {
   // Under the sanitizers this catches a lost count or a use after free in the accumulator lookup
-  // (Note [A leaf's accumulator is found without a lock]).
+  // (Note [A leaf finds its accumulator through a weak pointer]).
   const Tensor w = leaf({1, 2});
   const Tensor keep = relu(w);  // one graph that holds the accumulator throughout
   std::vector<std::thread> threads;
@@ -475,8 +466,8 @@ TEST_CASE("threads recording ops on a shared leaf share and free its AccumulateG
   for (std::thread& t : more) t.join();
   backward(sum(relu(alone)));
   CHECK(alone.grad().to_vector<float>() == std::vector<float>{1});
-  // Threads that each make and drop leaves whose accumulators go dormant, while another thread's graph
-  // holds one of them: the leaves die with their dormant nodes (checked by the sanitizers).
+  // Threads that each make and drop leaves and their accumulators, while another thread's graph holds
+  // `w`'s: each node dies before its leaf (checked by the sanitizers).
   std::vector<std::thread> leaves;
   for (int t = 0; t < 4; ++t)
     leaves.emplace_back([&w] {
@@ -490,15 +481,12 @@ TEST_CASE("threads recording ops on a shared leaf share and free its AccumulateG
   CHECK(keep.grad_fn()->next_edge(0).function->use_count() == 1);
 }
 
-TEST_CASE("threads racing to make, revive and drop a leaf's AccumulateGrad share one node and leave the leaf's count exact" * doctest::test_suite("threads")) {
-  // Note [A leaf's accumulator is found without a lock]: threads released together on a fresh leaf race
-  // to publish its node (the losers free theirs), then to revive it, to count references to it while
-  // another revives it, and to send it dormant while another looks it up. The node is never replaced,
-  // and every reference a revival took on the leaf is given back (an extra one would leak the leaf, a
-  // missing one is a use after free under the sanitizers). Results are checked after the threads join.
-  // One thread per core (two to four), started by spinning rather than by a latch, whose wake-ups
-  // come one at a time: on two cores (counted once, by hand) lookups then wait for one another about
-  // once a round, and a publication loses its race every 50 to 200 rounds.
+TEST_CASE("threads racing to make and drop a leaf's AccumulateGrad share one node while any holds it" * doctest::test_suite("threads")) {
+  // Note [A leaf finds its accumulator through a weak pointer]: threads released together on a fresh
+  // leaf race to make its node, then make and drop graphs on it while each keeps its first graph. As
+  // every thread's first graph lives until the join, every lookup in every thread must find the node
+  // the first lookup made; and once the threads are done nothing else holds the leaf (an extra
+  // reference would leak it, a missing one is a use after free under the sanitizers).
   constexpr int kMaxThreads = 4;
   const int num_threads = static_cast<int>(std::clamp(std::thread::hardware_concurrency(), 2u, 4u));
   for (int round = 0; round < 100; ++round) {
@@ -512,12 +500,15 @@ TEST_CASE("threads racing to make, revive and drop a leaf's AccumulateGrad share
         ready.fetch_add(1);
         while (ready.load() < num_threads) {
         }
+        const Tensor keep = relu(w);
+        first[t] = keep.grad_fn()->next_edge(0).function.get();
         same[t] = true;
         for (int i = 0; i < 200; ++i) {
-          const Tensor y = relu(w);  // usually revives the node, and sends it dormant as `y` dies
-          const autograd::Node* acc = y.grad_fn()->next_edge(0).function.get();
-          if (i == 0) first[t] = acc;
-          same[t] = same[t] && acc == first[t];
+          const Tensor y = relu(w);
+          same[t] = same[t] && y.grad_fn()->next_edge(0).function.get() == first[t];
+        }
+        ready.fetch_add(1);  // keep `keep` until every thread has looked its last node up
+        while (ready.load() < 2 * num_threads) {
         }
       });
     for (std::thread& t : threads) t.join();
@@ -526,9 +517,8 @@ TEST_CASE("threads racing to make, revive and drop a leaf's AccumulateGrad share
       CHECK(first[t] == first[0]);
     }
     CHECK(w.use_count() == 1);  // no graph is left: only `w` holds the leaf
-    const Tensor y = relu(w);
-    CHECK(y.grad_fn()->next_edge(0).function.get() == first[0]);  // revived once more
-    backward(sum(y));
+    CHECK(autograd::try_get_grad_accumulator(*w.impl()->autograd_meta()) == nullptr);
+    backward(sum(relu(w)));
     CHECK(w.grad().to_vector<float>() == std::vector<float>{1, 1});
   }
 }

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "autograd/backward.h"
+#include "autograd/hooks.h"
 #include "autograd/variable.h"
 #include "ops/functions.h"
 
@@ -83,4 +84,36 @@ TEST_CASE("backward passes on several threads into shared leaves add up to the s
       CHECK(got[i].grad().to_vector<float>() == expected[i].grad().to_vector<float>());
     }
   }
+}
+
+TEST_CASE("threads run backward passes whose hooks share a leaf" * doctest::test_suite("threads")) {
+  // A shared leaf's gradient hook and post-accumulate-grad hook run on several threads at once, and
+  // each thread's own non-leaf has a hook and retains its gradient (autograd/hooks.cpp).
+  const Tensor w = leaf({64}, 1);
+  std::atomic<int> hook_calls{0}, accumulations{0};
+  register_hook(w, [&](const Tensor&) {
+    hook_calls.fetch_add(1);
+    return Tensor();
+  });
+  register_post_accumulate_grad_hook(w, [&](const Tensor&) { accumulations.fetch_add(1); });
+  constexpr int kThreads = 4, kPasses = 50;
+  std::vector<std::thread> threads;
+  std::atomic<int> wrong{0};
+  for (int t = 0; t < kThreads; ++t)
+    threads.emplace_back([&] {
+      for (int i = 0; i < kPasses; ++i) {
+        const Tensor y = mul(w, w);
+        register_hook(y, [](const Tensor& g) { return mul(g, 2); });
+        retain_grad(y);
+        backward(sum(y));
+        if (y.grad().to_vector<float>() != std::vector<float>(64, 2.0f)) wrong.fetch_add(1);
+      }
+    });
+  for (std::thread& t : threads) t.join();
+  CHECK(wrong.load() == 0);
+  CHECK(hook_calls.load() == kThreads * kPasses);
+  CHECK(accumulations.load() == kThreads * kPasses);
+  const std::vector<float> values = w.to_vector<float>();
+  const std::vector<float> grad = w.grad().to_vector<float>();
+  for (std::size_t i = 0; i < values.size(); ++i) CHECK(grad[i] == 4 * values[i] * kThreads * kPasses);
 }
