@@ -21,6 +21,9 @@ class SizesAndStrides {
  public:
   static constexpr std::size_t kInline = 5;
 
+  // c10's default: one dimension of size 0 and stride 1 (the undefined tensor's geometry, Note [An
+  // undefined tensor points at a sentinel]). constexpr, so the sentinel is constant-initialised.
+  constexpr SizesAndStrides() : size_(1), inline_{0, 0, 0, 0, 0, 1} {}
   // `ndim` dimensions, their values not yet written (fill sizes_data() and strides_data()).
   explicit SizesAndStrides(std::size_t ndim) : size_(ndim) {
     if (ndim > kInline) [[unlikely]] allocate();

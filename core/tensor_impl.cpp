@@ -11,6 +11,11 @@
 
 namespace strata {
 
+constexpr TensorImpl::TensorImpl(Undefined)
+    : storage_offset_(0), numel_(0), dtype_(ScalarType::Float32), device_(Device::CPU), is_contiguous_(true) {}
+
+constinit TensorImpl detail::undefined_tensor_impl{TensorImpl::Undefined{}};
+
 TensorImpl::TensorImpl(Storage storage, std::int64_t storage_offset, DimVector&& sizes, DimVector&& strides,
                        ScalarType dtype, Device device)
     : storage_(std::move(storage)),

@@ -17,6 +17,28 @@ namespace strata {
 
 struct AutogradMeta;
 class TensorSubclass;
+class TensorImpl;
+
+// Note [An undefined tensor points at a sentinel]
+// Tensor() is PyTorch's undefined tensor, and as in LibTorch its handle points at one shared
+// TensorImpl, `undefined_tensor_impl`, never at null (c10's UndefinedTensorImpl::singleton()). So
+// a metadata accessor on it reads fields instead of dereferencing null, with no branch: LibTorch's
+// answers fall out of the sentinel's fields, which are c10's defaults (dim() 1, sizes() [0], numel()
+// 0, storage_offset() 0, is_contiguous() true; no storage, autograd state or subclass), and its key
+// set is empty, so dispatch never picks a kernel for it. Where LibTorch raises (strides(), stride(d),
+// device(); dtype(), whose Undefined strata has no name for), the accessor tests for the sentinel: one
+// compare of the handle with a constant address, off the path of the kernels, which read a defined
+// tensor's TensorImpl. defined() is that compare.
+// An empty IntrusivePtr<TensorImpl> holds the sentinel (IntrusiveNull below) and never counts
+// references on it. Nothing writes to the sentinel: every function that changes a tensor's state
+// refuses an undefined one first (Note [An undefined tensor answers or refuses]).
+namespace detail {
+extern TensorImpl undefined_tensor_impl;
+}
+template <>
+struct IntrusiveNull<TensorImpl> {
+  static constexpr TensorImpl* singleton() noexcept { return &detail::undefined_tensor_impl; }
+};
 
 // Note [A view keeps its source's keys]
 // A view carries its source's dispatch keys but Autograd (autograd adds that back when it records
@@ -64,6 +86,10 @@ class TensorImpl final : public RefCounted<TensorImpl> {
     return source.key_set_ - DispatchKeySet(DispatchKey::Autograd);
   }
   inline ~TensorImpl();
+  // The sentinel's constructor (Note [An undefined tensor points at a sentinel]); constant
+  // initialisation, so the sentinel is usable before any other static is constructed.
+  struct Undefined {};
+  constexpr explicit TensorImpl(Undefined);  // defined in tensor_impl.cpp, its one user
 
   // A fresh, uninitialised, contiguous tensor. On the CPU its TensorImpl, storage header and data
   // are one allocation (Note [One allocation per fresh tensor]).
