@@ -213,6 +213,14 @@ void TensorImpl::destroy_autograd_meta() noexcept {
   autograd_meta_ = nullptr;
 }
 
+// Note [Every view of a float tensor is tracked], core/autograd_meta.h.
+void detail::track_view_in_grad_mode(const TensorImpl& source, TensorImpl& view) {
+  AutogradMeta& meta = view.ensure_autograd_meta();  // a fresh view: no state yet
+  const AutogradMeta* from = source.autograd_meta();
+  meta.view.base = from && from->is_view() ? from->view.base : Tensor(IntrusivePtr<TensorImpl>(const_cast<TensorImpl*>(&source)));
+  meta.view.version = view.version();
+}
+
 // Dropping the payload of a tensor without storage keeps its Python key (Note [A view keeps its
 // source's keys]).
 void TensorImpl::set_subclass(IntrusivePtr<TensorSubclass> subclass) {

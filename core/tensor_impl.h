@@ -143,6 +143,11 @@ class TensorImpl final : public RefCounted<TensorImpl> {
   // Inline, defined in core/autograd_meta.h, as every recorded op calls it for each output.
   void refresh_autograd_key();
 
+  // A view made while grad mode was off, or a view of one: an in-place op through it that autograd
+  // would record is refused (Note [Every view of a float tensor is tracked], core/autograd_meta.h).
+  bool is_no_grad_view() const { return no_grad_view_; }
+  void set_no_grad_view() { no_grad_view_ = true; }
+
   // Wrapper subclass payload (core/interposer.h); setting one adds the Python key, and clearing it
   // removes the key from a tensor with storage only.
   TensorSubclass* subclass() const { return subclass_.get(); }
@@ -166,6 +171,7 @@ class TensorImpl final : public RefCounted<TensorImpl> {
   ScalarType dtype_;
   Device device_;
   bool is_contiguous_;
+  bool no_grad_view_ = false;
   DispatchKeySet key_set_;
   AutogradMeta* autograd_meta_ = nullptr;  // owned: in meta_room_ if there is one, else on the heap
   void* meta_room_ = nullptr;              // space for an AutogradMeta in the storage block, if any
