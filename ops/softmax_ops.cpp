@@ -50,21 +50,25 @@ auto block_of(T* p, std::int64_t len) {
 inline constexpr std::int64_t kSoftmaxBlockRows = 256;
 
 // Note [Short softmax rows have a fixed width]
-// The seed's logits are 8 rows of 4 classes. With the row length known only at run time, each
-// per-row loop (maximum, shift, sum, final shift) is a vectorised loop whose prologue and remainder
-// handling cost more than its four elements: the forward block took ~900 instructions and the
-// backward ~470 for 32 elements. Rows of kShortRow elements take an instantiation where the length
-// is a constant, so those loops unroll; other lengths take the general one (kAnyRow). The
-// arithmetic and its order are the same in both, so results are bitwise the same.
+// Classification logits often have a handful of classes per row. With the row length known only at
+// run time, each per-row loop (maximum, shift, sum, final shift) is a vectorised loop whose prologue
+// and remainder handling cost more than a few elements. So rows of 1 to kMaxShortRow elements take
+// an instantiation where the length is a constant and those loops unroll; longer rows take the
+// general one (kAnyRow). The arithmetic and its order are the same in all of them, so results are
+// bitwise the same whichever runs.
 inline constexpr std::int64_t kAnyRow = 0;
-inline constexpr std::int64_t kShortRow = 4;
+inline constexpr std::int64_t kMaxShortRow = 8;
 
-// Calls fn(std::integral_constant<std::int64_t, W>) with W = kShortRow when n is kShortRow, kAnyRow
-// otherwise.
+// Calls fn(std::integral_constant<std::int64_t, W>) with W = n when n is a short row length,
+// kAnyRow otherwise.
+template <typename Fn, std::int64_t... W>
+void with_row_width(std::int64_t n, const Fn& fn, std::integer_sequence<std::int64_t, W...>) {
+  const bool short_row = ((n == W + 1 && (fn(std::integral_constant<std::int64_t, W + 1>{}), true)) || ...);
+  if (!short_row) fn(std::integral_constant<std::int64_t, kAnyRow>{});
+}
 template <typename Fn>
 void with_row_width(std::int64_t n, const Fn& fn) {
-  if (n == kShortRow) return fn(std::integral_constant<std::int64_t, kShortRow>{});
-  fn(std::integral_constant<std::int64_t, kAnyRow>{});
+  with_row_width(n, fn, std::make_integer_sequence<std::int64_t, kMaxShortRow>{});
 }
 
 // One block of at most kSoftmaxBlockRows rows of length n (W when W is not kAnyRow).
