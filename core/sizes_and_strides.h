@@ -12,11 +12,10 @@
 namespace strata {
 
 // Note [Sizes and strides share one buffer]
-// Two DimVectors (each a pointer, a size, a capacity and five inline elements) made every fresh
-// tensor initialise two headers and copy its shape with a loop that reloaded the vector's size
-// after each store, and made every dead tensor test two buffers for a heap allocation. The sizes
-// and strides of one tensor always have the same length and change together, so one count and one
-// allocation serve both, and a copy of an inline geometry is one fixed-size copy.
+// The sizes and strides of one tensor always have the same length and change together, so one count
+// and one allocation serve both: a fresh tensor initialises one header, a dead one tests one buffer
+// for a heap allocation, and a copy of an inline geometry is one fixed-size copy (two DimVectors
+// would each carry a pointer, a size, a capacity and five inline elements).
 class SizesAndStrides {
  public:
   static constexpr std::size_t kInline = 5;

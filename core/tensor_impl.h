@@ -54,7 +54,7 @@ struct IntrusiveNull<TensorImpl> {
 //    have storage"; printing shows its metadata (core/tensor_format.cpp).
 // Invariant: a CPU tensor without storage carries the Python key (make_wrapper_tensor gives it one,
 // views keep it), so code that chooses the fast path from keys alone never reads null data. The cost
-// is a load and a mask in each view constructor where a constant was.
+// is a load and a mask in each view constructor.
 
 class TensorImpl final : public RefCounted<TensorImpl> {
  public:

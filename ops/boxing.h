@@ -58,17 +58,17 @@ struct ViewSpec {
 // Note [Views copy a geometry they keep]
 // What a view op returns when its output has the first argument's own geometry (detach), or that
 // geometry with two dimensions swapped (t, transpose): the view copies it, with its numel (and its
-// contiguity, for detach), instead of building a ViewSpec and recomputing both from it. These are
-// the seed step's commonest views (six t; four detaches from AccumulateGrad, two each under a mode):
-// copying cut the step by ~3.6k of ~66k instructions when it came in. view keeps its input's numel the
-// same way (Note [A view's contiguity], core/tensor_impl.cpp).
+// contiguity, for detach), instead of building a ViewSpec and recomputing both from it. These are a
+// training step's commonest views (t of every weight, forward and backward; the detaches of
+// AccumulateGrad and of saved outputs). view keeps its input's numel the same way (Note [A view's
+// contiguity], core/tensor_impl.cpp).
 struct SameGeometry {};
 struct SwappedDims {
   std::size_t dim0, dim1;  // in range, or both 0 for a 0-d input
 };
 
 // A new output of `spec`'s geometry. Always inline: every functional op's output comes from here, and
-// out of line the boxed kernels passed the spec through memory (~18 instructions a recorded op).
+// out of line the boxed kernels would pass the spec through memory.
 [[gnu::always_inline]] inline Tensor allocate(TensorSpec&& spec, Device device) {
   if (spec.strides.empty()) [[likely]] {
     if (spec.shape_of.tensor) return Tensor(TensorImpl::make_contiguous_like(*spec.shape_of.tensor->impl(), spec.dtype, device));
