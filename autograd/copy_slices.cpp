@@ -2,7 +2,6 @@
 // ops in its order, so a dispatch mode sees PyTorch's sequence).
 #include "autograd/copy_slices.h"
 
-#include "autograd/grad_mode.h"
 #include "autograd/saved_variable.h"
 #include "autograd/variable.h"
 #include "autograd/view_history.h"
@@ -33,11 +32,9 @@ variable_list CopySlices::apply(std::span<Tensor> grads) {
   // The base's gradient, in the base's layout; the view's part of it is overwritten below.
   Tensor result = new_empty_strided(grad, base_.sizes, base_.strides);
   copy_(result, grad);
+  // With create_graph (grad mode on) the slice is a differentiable view of `result`, so the copy_ into
+  // it below gives `result` its history (Note [Every view of a float tensor is tracked]).
   const Tensor grad_slice = as_strided(result, view_.sizes, view_.strides, view_.storage_offset - base_.storage_offset);
-  // With create_graph the copy_ into the slice below must give `result` its history, as PyTorch's (which
-  // tracks every view) does; strata records a view only of a tensor that requires grad, which result
-  // may not, so the slice is made a differentiable view of it here (Note [Views share their base's history]).
-  if (is_grad_enabled() && !view_info(grad_slice)) make_differentiable_view(grad_slice, Tensor(result));
   // A copy: fn may save the gradient it is given, and grad_slice is written below.
   Tensor fn_grad = clone(grad_slice, MemoryFormat::Contiguous);
   variable_list res = fn_->apply(std::span<Tensor>(&fn_grad, 1));

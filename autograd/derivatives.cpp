@@ -19,7 +19,7 @@ using C = const BackwardContext&;
 // the engine casts and sum_to's the result).
 Tensor identity(C c) { return c.grad(); }
 // `self: zeros_like(grad)` (ops that overwrite self, so no gradient reaches its old value).
-Tensor zeros(C c) { return zeros_like(c.grad()); }
+Tensor zeros_like_grad(C c) { return zeros_like(c.grad()); }
 
 std::optional<IntArrayRef> optional_ints(const IValue& v) {
   if (v.is_none()) return std::nullopt;
@@ -68,26 +68,29 @@ std::vector<DerivativeRow> view_rows() {
 std::vector<DerivativeRow> pointwise_rows() {
   // - name: add.Tensor(...)   self: handle_r_to_c(self.scalar_type(), grad)
   //                           other: handle_r_to_c(other.scalar_type(), maybe_multiply(grad, alpha.conj()))
-  const std::vector<InputFormula> add = {{"self", identity},
+  const std::vector<InputFormula> add_formulas = {{"self", identity},
                                          {"other", [](C c) { return maybe_multiply(c.grad(), c.scalar("alpha")); }}};
   // - name: mul.Tensor(...)   self: mul_tensor_backward(grad, other, self.scalar_type())
   //                           other: mul_tensor_backward(grad, self, other.scalar_type())
-  const std::vector<InputFormula> mul = {{"self", {"other"}, [](C c) { return strata::mul(c.grad(), c.saved("other")); }},
-                                         {"other", {"self"}, [](C c) { return strata::mul(c.grad(), c.saved("self")); }}};
+  const std::vector<InputFormula> mul_formulas = {{"self", {"other"}, [](C c) { return mul(c.grad(), c.saved("other")); }},
+                                         {"other", {"self"}, [](C c) { return mul(c.grad(), c.saved("self")); }}};
   return {
-      {.op = "aten::add", .overload = "Tensor", .node_name = "AddBackward0", .formulas = add},
-      {.op = "aten::add_", .overload = "Tensor", .node_name = "AddBackward0", .formulas = add},
+      {.op = "aten::add", .overload = "Tensor", .node_name = "AddBackward0", .formulas = add_formulas},
+      {.op = "aten::add_", .overload = "Tensor", .node_name = "AddBackward0", .formulas = add_formulas},
+      // - name: add.Scalar(Tensor self, Scalar other, Scalar alpha=1) -> Tensor
+      //   self: handle_r_to_c(self.scalar_type(), grad)
+      {.op = "aten::add", .overload = "Scalar", .node_name = "AddBackward1", .formulas = {{"self", identity}}},
       // - name: sub.Tensor(...)   self: handle_r_to_c(self.scalar_type(), grad)
       //                           other: handle_r_to_c(other.scalar_type(), maybe_multiply(-grad, alpha.conj()))
       {.op = "aten::sub", .overload = "Tensor", .node_name = "SubBackward0",
        .formulas = {{"self", identity}, {"other", [](C c) { return maybe_multiply(neg(c.grad()), c.scalar("alpha")); }}}},
-      {.op = "aten::mul", .overload = "Tensor", .node_name = "MulBackward0", .formulas = mul},
+      {.op = "aten::mul", .overload = "Tensor", .node_name = "MulBackward0", .formulas = mul_formulas},
       // - name: mul.Scalar(Tensor self, Scalar other)   self: mul_tensor_backward(grad, other, self.scalar_type())
       {.op = "aten::mul", .overload = "Scalar", .node_name = "MulBackward1",
-       .formulas = {{"self", [](C c) { return strata::mul(c.grad(), c.scalar("other")); }}}},
+       .formulas = {{"self", [](C c) { return mul(c.grad(), c.scalar("other")); }}}},
       // mul_'s `self` formula reads self as it was before the write: saved as a clone (PyTorch's
       // original_self = self.clone(); Note [A formula declares the tensors it reads]).
-      {.op = "aten::mul_", .overload = "Tensor", .node_name = "MulBackward0", .formulas = mul},
+      {.op = "aten::mul_", .overload = "Tensor", .node_name = "MulBackward0", .formulas = mul_formulas},
       // - name: div.Tensor(...)   self: div_tensor_self_backward(grad, other, self.scalar_type())
       //                           other: div_tensor_other_backward(grad, self, other)
       {.op = "aten::div", .overload = "Tensor", .node_name = "DivBackward0",
@@ -95,11 +98,11 @@ std::vector<DerivativeRow> pointwise_rows() {
                     {"other", {"self", "other"},
                      [](C c) {
                        const Tensor other = c.saved("other");
-                       return strata::mul(neg(c.grad()), div(div(c.saved("self"), other), other));
+                       return mul(neg(c.grad()), div(div(c.saved("self"), other), other));
                      }}}},
       // - name: exp(Tensor self)  self: grad * result.conj()
       {.op = "aten::exp", .node_name = "ExpBackward0",
-       .formulas = {{"self", {"result"}, [](C c) { return strata::mul(c.grad(), c.saved("result")); }}}},
+       .formulas = {{"self", {"result"}, [](C c) { return mul(c.grad(), c.saved("result")); }}}},
       // - name: neg(Tensor self)  self: grad.neg()
       {.op = "aten::neg", .node_name = "NegBackward0", .formulas = {{"self", [](C c) { return neg(c.grad()); }}}},
       // - name: relu(Tensor self)  self: threshold_backward(grad, result, 0)
@@ -109,7 +112,7 @@ std::vector<DerivativeRow> pointwise_rows() {
       //                                  self: zeros_like(grad)
       {.op = "aten::threshold_backward", .node_name = "ThresholdBackwardBackward0",
        .formulas = {{"grad_output", {"self"}, [](C c) { return threshold_backward(c.grad(), c.saved("self"), c.scalar("threshold")); }},
-                    {"self", zeros}}},
+                    {"self", zeros_like_grad}}},
   };
 }
 
@@ -165,7 +168,7 @@ std::vector<DerivativeRow> softmax_and_loss_rows() {
        .formulas = {{"grad_output", {"output"},
                      [](C c) {
                        const Tensor grad = to(c.grad(), c.saved("output").dtype());
-                       const Tensor dim_sum = sum(strata::mul(grad, exp(c.saved("output"))), {c.integer("dim")}, true);
+                       const Tensor dim_sum = sum(mul(grad, exp(c.saved("output"))), {c.integer("dim")}, true);
                        return sub(grad, dim_sum);
                      }},
                     {"output", {"output", "grad_output"},
@@ -174,7 +177,7 @@ std::vector<DerivativeRow> softmax_and_loss_rows() {
                        const Tensor grad = to(c.grad(), output.dtype());
                        const Tensor e = exp(output);
                        const Tensor minus_sum = neg(sum(c.saved("grad_output"), {c.integer("dim")}, true));
-                       return to(strata::mul(strata::mul(minus_sum, e), grad), output.dtype());
+                       return to(mul(mul(minus_sum, e), grad), output.dtype());
                      }}}},
       // - name: nll_loss_forward(...)
       //   self: nll_loss_backward(grad, self, target, weight, reduction, ignore_index, total_weight)
@@ -195,7 +198,7 @@ std::vector<DerivativeRow> softmax_and_loss_rows() {
                        return std::get<0>(nll_loss_forward(c.grad(), c.saved("target"), c.saved("weight"),
                                                            c.integer("reduction"), c.integer("ignore_index")));
                      }},
-                    {"self", zeros}},
+                    {"self", zeros_like_grad}},
        .non_differentiable = {"target"}},
   };
 }
@@ -212,13 +215,13 @@ std::vector<DerivativeRow> factory_rows() {
        .geometry = {"self"}},
       // - name: fill_.Scalar(Tensor(a!) self, Scalar value)   self: zeros_like(grad)
       // The third fill entry in derivatives.yaml (after fill.Scalar and fill.Tensor), hence 2.
-      {.op = "aten::fill_", .overload = "Scalar", .node_name = "FillBackward2", .formulas = {{"self", zeros}}},
+      {.op = "aten::fill_", .overload = "Scalar", .node_name = "FillBackward2", .formulas = {{"self", zeros_like_grad}}},
       // - name: zero_(Tensor(a!) self)   self: zeros_like(grad)
-      {.op = "aten::zero_", .node_name = "ZeroBackward0", .formulas = {{"self", zeros}}},
+      {.op = "aten::zero_", .node_name = "ZeroBackward0", .formulas = {{"self", zeros_like_grad}}},
       // copy_ is CopyBackwards in PyTorch (a hand-written node): self gets zeros, src gets grad.
-      {.op = "aten::copy_", .node_name = "CopyBackwards", .formulas = {{"self", zeros}, {"src", identity}}},
-      {.op = "aten::normal_", .node_name = "NormalBackward0", .formulas = {{"self", zeros}}},
-      {.op = "aten::uniform_", .node_name = "UniformBackward0", .formulas = {{"self", zeros}}},
+      {.op = "aten::copy_", .node_name = "CopyBackwards", .formulas = {{"self", zeros_like_grad}, {"src", identity}}},
+      {.op = "aten::normal_", .node_name = "NormalBackward0", .formulas = {{"self", zeros_like_grad}}},
+      {.op = "aten::uniform_", .node_name = "UniformBackward0", .formulas = {{"self", zeros_like_grad}}},
       // Outputs that never require grad.
       non_differentiable("aten::empty", "memory_format"),
       non_differentiable("aten::empty_like"),

@@ -11,12 +11,28 @@ namespace strata::autograd {
 
 void make_differentiable_view(const Tensor& view, Tensor&& base) {
   if (view.is_same(base)) return;  // a mode or subclass handler gave back its input: no view, and no cycle
-  AutogradMeta& meta = view.impl()->ensure_autograd_meta();  // a fresh output: no view state yet
+  AutogradMeta& meta = view.impl()->ensure_autograd_meta();
+  if (meta.is_view()) return;  // the view kernel tracked it (Note [Every view of a float tensor is tracked])
   meta.view.base = std::move(base);
   meta.view.version = view.impl()->version();
 }
 
+// PyTorch's handle_view_on_rebase for a view made in no_grad mode (CreationMeta::NO_GRAD_MODE), in its words.
+[[noreturn, gnu::cold]] void throw_no_grad_view(const Tensor& self) {
+  const AutogradMeta* meta = self.impl()->autograd_meta();
+  const std::string prefix = meta && meta->grad_fn
+                                 ? strata::detail::str_cat("Output ", meta->output_nr, " of ", meta->grad_fn->name(),
+                                                           " is a view of a view which was created in")
+                                 : std::string("A view was created in");
+  STRATA_CHECK(false, prefix,
+               " no_grad mode and is being modified inplace with grad mode enabled. Given that this use case is "
+               "ambiguous and error-prone, it is forbidden. You can clarify your code by moving both the view and the "
+               "inplace either both inside the no_grad block (if you don't want the inplace to be tracked) or both "
+               "outside (if you want the inplace to be tracked).");
+}
+
 void check_inplace(const Tensor& self) {
+  if (self.impl()->is_no_grad_view()) [[unlikely]] throw_no_grad_view(self);
   if (!self.requires_grad()) return;
   const ViewInfo* info = view_info(self);
   STRATA_CHECK(!info || !info->base.is_leaf(), "a view of a leaf Variable that requires grad is being used in an in-place operation.");

@@ -20,11 +20,12 @@ namespace strata::autograd {
 //   since) gets a fresh grad_fn when next asked for one: AsStridedBackward0 over the base's current
 //   history, with the view's sizes, strides and offset (PyTorch's VariableHooks::grad_fn). Asking is
 //   Tensor::grad_fn() or taking the view's gradient edge (a recorded op's input, a backward root).
-// Only tensors autograd records have this state: a view of a tensor that did not require grad when
-// the view was taken is a plain tensor (strata puts the Autograd key only on tensors that require
-// grad, Note [Dispatch keys]), so an in-place op through it does not reach its base's history. The
-// one place strata itself writes into such a view, CopySlices' backward under create_graph, gives
-// the view this state by hand. A view without history whose base has none either keeps none.
+// Every view of a float tensor made in grad mode has this state, whether or not its source requires
+// grad (the view kernels give it, Note [Every view of a float tensor is tracked], core/autograd_meta.h),
+// so an in-place op through a view of a plain tensor with an input that requires grad gives the
+// base a CopySlices history too. A view made with grad mode off has no base, only a flag: an in-place
+// op through it that autograd would record is refused in PyTorch's words (check_inplace). A view
+// without history whose base has none either keeps none.
 
 // The view state of `t`, or null when it is not a differentiable view.
 inline const ViewInfo* view_info(const Tensor& t) {
@@ -38,13 +39,14 @@ inline Tensor base_of(const Tensor& self) {
   return info ? info->base : self;
 }
 
-// Makes `view` a differentiable view of `base` (base_of the view op's input), at the current version:
-// a recorded view op's output, whose history is already set, or a view with no history that an
-// in-place op must see through (CopySlices' slice of the base's gradient under create_graph).
+// Makes `view` a differentiable view of `base` (base_of the view op's input), at the current version,
+// unless the view kernel already did: a recorded view op's output, whose history is already set
+// (a mode's or wrapper subclass's output is not the kernel's).
 void make_differentiable_view(const Tensor& view, Tensor&& base);
 
 // PyTorch's check_inplace, for an in-place op recorded with grad mode on and an input that requires
-// grad: a leaf that requires grad, or a view of one, may not be written in place.
+// grad: a view made in no_grad mode, a leaf that requires grad, or a view of one, may not be written
+// in place.
 void check_inplace(const Tensor& self);
 
 // Makes `e` (the in-place op's node) the history of `self`, which that op wrote. For a differentiable

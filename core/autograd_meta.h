@@ -8,6 +8,7 @@
 #include <new>
 #include <type_traits>
 
+#include "core/local_dispatch_keys.h"
 #include "core/small_mutex.h"
 #include "core/small_object_pool.h"
 #include "core/tensor.h"
@@ -37,15 +38,14 @@ inline ViewGradFn view_grad_fn = nullptr;
 
 // Note [A view's autograd state lives in its meta]
 // The output of a differentiable view op (t, view, expand, as_strided, unsqueeze...: a schema whose
-// return aliases its input without writing it) that autograd records is a differentiable view, as
+// return aliases its input without writing it) made in grad mode is a differentiable view, as
 // PyTorch's DifferentiableViewMeta: it knows its root base (a view of a view points at the first
 // base) and the version of the shared storage when its grad_fn was last set, so that an in-place op
 // on the view can rebase the base's history (CopySlices) and an in-place op on the base or another
 // view can regenerate the view's grad_fn (AsStridedBackward0). See autograd/view_history.h.
-// Plain tensors have no meta at all, so this costs them nothing. Tensors autograd records carry the
-// two fields inline (16 bytes, an undefined base for a non-view) rather than behind a pointer to a
-// pooled block: the seed step records a view per layer (weight.t()), and allocating, freeing and
-// reaching through that block cost ~60 instructions a step more than the fields do.
+// The two fields sit inline in the meta (an undefined base for a non-view) rather than behind a
+// pointer to a pooled block of their own: the seed step records a view per layer (weight.t()), and a
+// second block per view would be one more allocation, free and indirection each.
 struct ViewInfo {
   Tensor base;                // the root base, never itself a view; undefined when this is no view
   std::uint32_t version = 0;  // the storage's version when the view's grad_fn was last set
@@ -78,6 +78,30 @@ struct AutogradMeta {
   ViewInfo view;
   bool is_view() const { return view.base.defined(); }
 };
+
+// Note [Every view of a float tensor is tracked]
+// PyTorch makes every view of a floating tensor a differentiable view (ADInplaceOrView's as_view),
+// whether or not anything requires grad, so that a later in-place op through the view can still give
+// its base a history, and remembers when grad mode was off as the view was made (CreationMeta
+// NO_GRAD_MODE), to refuse an in-place op through it that autograd would record. The view kernels
+// (ops/boxing.h, def_view) do the same through track_view:
+// - in grad mode the view gets the meta above with its root base and the storage's version, whether
+//   or not the source requires grad. An in-place op through it with an input that requires grad then
+//   gives the base a CopySlices history (autograd/view_history.h).
+// - with grad mode off (no_grad, and every backward without create_graph) it only gets a flag in
+//   its TensorImpl, and so does a view of such a view: such a view can only ever be refused, never
+//   rebased, so it needs no base. An inference forward pays a thread-local read and a store per view.
+// Views of other dtypes are not tracked: they cannot carry gradients.
+namespace detail {
+void track_view_in_grad_mode(const TensorImpl& source, TensorImpl& view);  // tensor_impl.cpp
+}
+inline void track_view(const Tensor& source, const Tensor& view) {
+  const TensorImpl& from = *source.impl();
+  TensorImpl& out = *view.impl();
+  if (!is_floating_point(from.dtype())) return;
+  if (local_dispatch_keys().transparent.has(DispatchKey::Autograd) || from.is_no_grad_view()) out.set_no_grad_view();
+  else detail::track_view_in_grad_mode(from, out);
+}
 
 // A fresh tensor has room for its meta in its block (Note [One allocation per fresh tensor]); a view
 // takes it from the small-object pool, not malloc.

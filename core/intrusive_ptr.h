@@ -28,6 +28,14 @@ class RefCounted {
   mutable std::atomic<std::uint32_t> refcount_{0};
 };
 
+// The value an empty IntrusivePtr<T> holds: null, unless T names a sentinel object instead (as
+// TensorImpl does, Note [An undefined tensor points at a sentinel]). An empty pointer never counts
+// references on it.
+template <typename T>
+struct IntrusiveNull {
+  static constexpr T* singleton() noexcept { return nullptr; }
+};
+
 template <typename T>
 class IntrusivePtr {
  public:
@@ -36,7 +44,7 @@ class IntrusivePtr {
   // Takes shared ownership of `raw` (which may already be owned by other IntrusivePtrs).
   explicit IntrusivePtr(T* raw) noexcept : ptr_(raw) { retain(); }
   IntrusivePtr(const IntrusivePtr& other) noexcept : ptr_(other.ptr_) { retain(); }
-  IntrusivePtr(IntrusivePtr&& other) noexcept : ptr_(std::exchange(other.ptr_, nullptr)) {}
+  IntrusivePtr(IntrusivePtr&& other) noexcept : ptr_(std::exchange(other.ptr_, null())) {}
   IntrusivePtr& operator=(const IntrusivePtr& other) noexcept {
     IntrusivePtr(other).swap(*this);
     return *this;
@@ -65,7 +73,7 @@ class IntrusivePtr {
     return p;
   }
   // Gives up this pointer's reference without releasing it: the caller now holds it, as a raw pointer.
-  [[nodiscard]] T* release() noexcept { return std::exchange(ptr_, nullptr); }
+  [[nodiscard]] T* release() noexcept { return std::exchange(ptr_, null()); }
   // A new reference to an object known through a pointer that holds none (std::weak_ptr::lock), or
   // null if its count has already reached zero (it is being destroyed). The caller must keep the
   // memory from being freed meanwhile (a leaf's lookup holds the lock the dying AccumulateGrad's
@@ -83,7 +91,7 @@ class IntrusivePtr {
   // An object that can gain a reference through retain_if_alive() is `weakly_referenced()` and always
   // counts down: another thread may be taking a reference to it just then.
   void reset() noexcept {
-    if (ptr_ && ((!weakly_referenced(ptr_) && ptr_->refcount_.load(std::memory_order_acquire) == 1) ||
+    if (ptr_ != null() && ((!weakly_referenced(ptr_) && ptr_->refcount_.load(std::memory_order_acquire) == 1) ||
                  ptr_->refcount_.fetch_sub(1, std::memory_order_acq_rel) == 1)) {
       if constexpr (requires { T::destroy(ptr_); }) {
         T::destroy(ptr_);  // objects that own a custom allocation (see StorageImpl)
@@ -91,15 +99,15 @@ class IntrusivePtr {
         delete ptr_;
       }
     }
-    ptr_ = nullptr;
+    ptr_ = null();
   }
   void swap(IntrusivePtr& other) noexcept { std::swap(ptr_, other.ptr_); }
 
   T* get() const noexcept { return ptr_; }
   T* operator->() const noexcept { return ptr_; }
   T& operator*() const noexcept { return *ptr_; }
-  explicit operator bool() const noexcept { return ptr_ != nullptr; }
-  std::uint32_t use_count() const noexcept { return ptr_ ? ptr_->use_count() : 0; }
+  explicit operator bool() const noexcept { return ptr_ != null(); }
+  std::uint32_t use_count() const noexcept { return ptr_ != null() ? ptr_->use_count() : 0; }
 
   friend bool operator==(const IntrusivePtr& a, const IntrusivePtr& b) { return a.ptr_ == b.ptr_; }
 
@@ -108,10 +116,11 @@ class IntrusivePtr {
     if constexpr (requires { p->weakly_referenced(); }) return p->weakly_referenced();
     else return false;
   }
+  static constexpr T* null() noexcept { return IntrusiveNull<T>::singleton(); }
   void retain() noexcept {
-    if (ptr_) ptr_->refcount_.fetch_add(1, std::memory_order_relaxed);
+    if (ptr_ != null()) ptr_->refcount_.fetch_add(1, std::memory_order_relaxed);
   }
-  T* ptr_ = nullptr;
+  T* ptr_ = null();
 };
 
 }  // namespace strata

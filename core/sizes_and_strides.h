@@ -12,15 +12,17 @@
 namespace strata {
 
 // Note [Sizes and strides share one buffer]
-// Two DimVectors (each a pointer, a size, a capacity and five inline elements) made every fresh
-// tensor initialise two headers and copy its shape with a loop that reloaded the vector's size
-// after each store, and made every dead tensor test two buffers for a heap allocation. The sizes
-// and strides of one tensor always have the same length and change together, so one count and one
-// allocation serve both, and a copy of an inline geometry is one fixed-size copy.
+// The sizes and strides of one tensor always have the same length and change together, so one count
+// and one allocation serve both: a fresh tensor initialises one header, a dead one tests one buffer
+// for a heap allocation, and a copy of an inline geometry is one fixed-size copy (two DimVectors
+// would each carry a pointer, a size, a capacity and five inline elements).
 class SizesAndStrides {
  public:
   static constexpr std::size_t kInline = 5;
 
+  // c10's default: one dimension of size 0 and stride 1 (the undefined tensor's geometry, Note [An
+  // undefined tensor points at a sentinel]). constexpr, so the sentinel is constant-initialised.
+  constexpr SizesAndStrides() : size_(1), inline_{0, 0, 0, 0, 0, 1} {}
   // `ndim` dimensions, their values not yet written (fill sizes_data() and strides_data()).
   explicit SizesAndStrides(std::size_t ndim) : size_(ndim) {
     if (ndim > kInline) [[unlikely]] allocate();

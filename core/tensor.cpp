@@ -15,16 +15,17 @@ void Tensor::throw_bad_dim(std::int64_t d) const {
   detail::throw_internal("dim_index", __FILE__, __LINE__, detail::str_cat("dimension ", d, " is in range"));
 }
 
+void Tensor::throw_undefined(const char* message) { STRATA_CHECK(false, message); }
+
 // Note [An undefined tensor answers or refuses]
 // Tensor() is PyTorch's undefined tensor: an absent optional argument, or a gradient not computed
 // yet. Its autograd queries answer as PyTorch's do (requires_grad() false, is_leaf() true, grad() and
-// grad_fn() empty), since code asks them of gradients that may not exist. Every function that takes
-// a tensor refuses an undefined one with a named error: a dispatched op through the dispatcher's check
-// (Note [Boxed calls are checked where keys are read]), a composite (reshape, linear, ...) itself,
-// data access and item() here. The metadata accessors (sizes(), dim(), dtype(), ...) are the one
-// exception: they read a defined tensor's impl with no check, as a C++ handle's operator-> does,
-// because they sit inside every kernel and every dispatch (a null check in each cost the seed step
-// 1.3% of its instructions and a 1-element add 5.6%). Ask defined() first.
+// grad_fn() empty), since code asks them of gradients that may not exist. Its metadata accessors
+// answer or raise as LibTorch's do, with no branch where they answer (Note [An undefined tensor points
+// at a sentinel], core/tensor_impl.h). Every function that takes a tensor's data or changes its state
+// refuses an undefined one with a named error: a dispatched op through the dispatcher's check (Note
+// [Boxed calls are checked where keys are read]), a composite (reshape, linear, ...) itself, data
+// access and item() here, requires_grad_ and set_grad in autograd/variable.cpp.
 // Only a tensor with storage has data: not a wrapper, a meta tensor, or a view of a wrapper taken
 // below the interposer (Note [A view keeps its source's keys]).
 void Tensor::check_data_access() const {
@@ -79,22 +80,20 @@ template std::vector<std::int64_t> Tensor::to_vector<std::int64_t>() const;
 template std::vector<bool> Tensor::to_vector<bool>() const;
 
 bool Tensor::is_leaf() const {
-  if (!impl_) return true;
   const AutogradMeta* meta = impl_->autograd_meta();
   return !meta || !meta->grad_fn;
 }
 
 const Tensor& Tensor::grad() const {
   static const Tensor undefined;
-  if (!impl_) return undefined;
   const AutogradMeta* meta = impl_->autograd_meta();
   return meta ? meta->grad : undefined;
 }
 
 autograd::Node* Tensor::grad_fn() const {
-  if (!impl_) return nullptr;
   const AutogradMeta* meta = impl_->autograd_meta();
-  if (meta && meta->is_view()) [[unlikely]] return detail::view_grad_fn(*this);  // may regenerate it
+  // A view may regenerate its grad_fn; views exist before autograd registers, but need it only after.
+  if (meta && meta->is_view() && detail::view_grad_fn) [[unlikely]] return detail::view_grad_fn(*this);
   return meta ? meta->grad_fn : nullptr;
 }
 

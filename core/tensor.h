@@ -24,25 +24,42 @@ class Tensor {
   Tensor() = default;
   explicit Tensor(IntrusivePtr<TensorImpl> impl) : impl_(std::move(impl)) {}
 
-  bool defined() const { return static_cast<bool>(impl_); }
+  // Note [An undefined tensor points at a sentinel]: an undefined Tensor's impl is the sentinel.
+  bool defined() const { return impl_.get() != IntrusiveNull<TensorImpl>::singleton(); }
   TensorImpl* impl() const { return impl_.get(); }
   const IntrusivePtr<TensorImpl>& impl_ptr() const { return impl_; }
   std::uint32_t use_count() const { return impl_.use_count(); }
   bool is_same(const Tensor& other) const { return impl_ == other.impl_; }
 
-  // Metadata. A defined tensor's only (Note [An undefined tensor answers or refuses]).
+  // Metadata. On an undefined tensor these answer as LibTorch's do (dim() 1, sizes() [0], numel() 0,
+  // storage_offset() 0, is_contiguous() true; no keys) or raise as LibTorch's do (strides(),
+  // stride(d), device(); dtype(), which LibTorch answers with a dtype strata does not have).
   IntArrayRef sizes() const { return impl_->sizes(); }
-  IntArrayRef strides() const { return impl_->strides(); }
+  IntArrayRef strides() const {
+    if (!defined()) [[unlikely]] throw_undefined("strides() called on an undefined Tensor");
+    return impl_->strides();
+  }
   std::int64_t dim() const { return impl_->dim(); }
   // Negative dims count from the end. Unlike ops, these do not treat a 0-d tensor as 1-d.
-  std::int64_t size(std::int64_t d) const { return sizes()[dim_index(d)]; }
-  std::int64_t stride(std::int64_t d) const { return strides()[dim_index(d)]; }
+  std::int64_t size(std::int64_t d) const { return impl_->sizes()[dim_index(d)]; }
+  std::int64_t stride(std::int64_t d) const {
+    const std::size_t i = dim_index(d);  // LibTorch wraps the dimension first
+    return strides()[i];
+  }
   std::int64_t numel() const { return impl_->numel(); }
-  ScalarType dtype() const { return impl_->dtype(); }
-  Device device() const { return impl_->device(); }
+  ScalarType dtype() const {
+    if (!defined()) [[unlikely]] throw_undefined("dtype() called on an undefined Tensor");
+    return impl_->dtype();
+  }
+  Device device() const {
+    if (!defined()) [[unlikely]] throw_undefined("tensor does not have a device");
+    return impl_->device();
+  }
   std::int64_t storage_offset() const { return impl_->storage_offset(); }
   bool is_contiguous() const { return impl_->is_contiguous(); }
-  bool is_non_overlapping_and_dense() const { return strata::is_non_overlapping_and_dense(sizes(), strides()); }
+  bool is_non_overlapping_and_dense() const {
+    return strata::is_non_overlapping_and_dense(impl_->sizes(), impl_->strides());
+  }
   bool is_meta() const { return impl_->device() == Device::Meta; }
   DispatchKeySet key_set() const { return impl_->key_set(); }
   TensorSubclass* subclass() const { return impl_->subclass(); }
@@ -69,7 +86,7 @@ class Tensor {
 
   // Autograd state, read-only here (see autograd/variable.h for requires_grad_ and backward). An
   // undefined Tensor answers as PyTorch's does: no grad, no grad_fn, a leaf that does not require grad.
-  bool requires_grad() const { return impl_ && impl_->requires_grad(); }
+  bool requires_grad() const { return impl_->requires_grad(); }
   bool is_leaf() const;
   const Tensor& grad() const;  // undefined Tensor when no gradient has been accumulated
   autograd::Node* grad_fn() const;  // null on leaves and plain tensors
@@ -86,6 +103,8 @@ class Tensor {
     return static_cast<std::size_t>(wrapped);
   }
   [[noreturn]] void throw_bad_dim(std::int64_t d) const;
+  // An accessor LibTorch refuses on an undefined tensor, with LibTorch's message.
+  [[noreturn, gnu::cold]] static void throw_undefined(const char* message);
   // Refuses an undefined, wrapper or meta tensor; the first form also a dtype other than `expected`.
   void check_data_access(ScalarType expected) const;
   void check_data_access() const;

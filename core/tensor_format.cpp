@@ -224,7 +224,7 @@ void set_node_name_fn(NodeNameFn fn) { node_name_fn = fn; }
 }  // namespace detail
 
 std::string format_tensor(const Tensor& t) {
-  if (!t.defined()) return "Tensor(undefined)";
+  if (!t.defined()) return "[ Tensor (undefined) ]";  // LibTorch's operator<<
   if (t.subclass()) return t.subclass()->repr(t);
   const std::string prefix = "tensor(";
   const int indent = static_cast<int>(prefix.size());

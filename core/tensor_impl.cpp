@@ -11,6 +11,11 @@
 
 namespace strata {
 
+constexpr TensorImpl::TensorImpl(Undefined)
+    : storage_offset_(0), numel_(0), dtype_(ScalarType::Float32), device_(Device::CPU), is_contiguous_(true) {}
+
+constinit TensorImpl detail::undefined_tensor_impl{TensorImpl::Undefined{}};
+
 TensorImpl::TensorImpl(Storage storage, std::int64_t storage_offset, DimVector&& sizes, DimVector&& strides,
                        ScalarType dtype, Device device)
     : storage_(std::move(storage)),
@@ -206,6 +211,14 @@ void TensorImpl::destroy_autograd_meta() noexcept {
   autograd_meta_->~AutogradMeta();
   if (autograd_meta_ != meta_room_) pool::deallocate(autograd_meta_, sizeof(AutogradMeta));
   autograd_meta_ = nullptr;
+}
+
+// Note [Every view of a float tensor is tracked], core/autograd_meta.h.
+void detail::track_view_in_grad_mode(const TensorImpl& source, TensorImpl& view) {
+  AutogradMeta& meta = view.ensure_autograd_meta();  // a fresh view: no state yet
+  const AutogradMeta* from = source.autograd_meta();
+  meta.view.base = from && from->is_view() ? from->view.base : Tensor(IntrusivePtr<TensorImpl>(const_cast<TensorImpl*>(&source)));
+  meta.view.version = view.version();
 }
 
 // Dropping the payload of a tensor without storage keeps its Python key (Note [A view keeps its

@@ -17,6 +17,28 @@ namespace strata {
 
 struct AutogradMeta;
 class TensorSubclass;
+class TensorImpl;
+
+// Note [An undefined tensor points at a sentinel]
+// Tensor() is PyTorch's undefined tensor, and as in LibTorch its handle points at one shared
+// TensorImpl, `undefined_tensor_impl`, never at null (c10's UndefinedTensorImpl::singleton()). So
+// a metadata accessor on it reads fields instead of dereferencing null, with no branch: LibTorch's
+// answers fall out of the sentinel's fields, which are c10's defaults (dim() 1, sizes() [0], numel()
+// 0, storage_offset() 0, is_contiguous() true; no storage, autograd state or subclass), and its key
+// set is empty, so dispatch never picks a kernel for it. Where LibTorch raises (strides(), stride(d),
+// device(); dtype(), whose Undefined strata has no name for), the accessor tests for the sentinel: one
+// compare of the handle with a constant address, off the path of the kernels, which read a defined
+// tensor's TensorImpl. defined() is that compare.
+// An empty IntrusivePtr<TensorImpl> holds the sentinel (IntrusiveNull below) and never counts
+// references on it. Nothing writes to the sentinel: every function that changes a tensor's state
+// refuses an undefined one first (Note [An undefined tensor answers or refuses]).
+namespace detail {
+extern TensorImpl undefined_tensor_impl;
+}
+template <>
+struct IntrusiveNull<TensorImpl> {
+  static constexpr TensorImpl* singleton() noexcept { return &detail::undefined_tensor_impl; }
+};
 
 // Note [A view keeps its source's keys]
 // A view carries its source's dispatch keys but Autograd (autograd adds that back when it records
@@ -32,7 +54,7 @@ class TensorSubclass;
 //    have storage"; printing shows its metadata (core/tensor_format.cpp).
 // Invariant: a CPU tensor without storage carries the Python key (make_wrapper_tensor gives it one,
 // views keep it), so code that chooses the fast path from keys alone never reads null data. The cost
-// is a load and a mask in each view constructor where a constant was.
+// is a load and a mask in each view constructor.
 
 class TensorImpl final : public RefCounted<TensorImpl> {
  public:
@@ -64,6 +86,10 @@ class TensorImpl final : public RefCounted<TensorImpl> {
     return source.key_set_ - DispatchKeySet(DispatchKey::Autograd);
   }
   inline ~TensorImpl();
+  // The sentinel's constructor (Note [An undefined tensor points at a sentinel]); constant
+  // initialisation, so the sentinel is usable before any other static is constructed.
+  struct Undefined {};
+  constexpr explicit TensorImpl(Undefined);  // defined in tensor_impl.cpp, its one user
 
   // A fresh, uninitialised, contiguous tensor. On the CPU its TensorImpl, storage header and data
   // are one allocation (Note [One allocation per fresh tensor]).
@@ -117,6 +143,11 @@ class TensorImpl final : public RefCounted<TensorImpl> {
   // Inline, defined in core/autograd_meta.h, as every recorded op calls it for each output.
   void refresh_autograd_key();
 
+  // A view made while grad mode was off, or a view of one: an in-place op through it that autograd
+  // would record is refused (Note [Every view of a float tensor is tracked], core/autograd_meta.h).
+  bool is_no_grad_view() const { return no_grad_view_; }
+  void set_no_grad_view() { no_grad_view_ = true; }
+
   // Wrapper subclass payload (core/interposer.h); setting one adds the Python key, and clearing it
   // removes the key from a tensor with storage only.
   TensorSubclass* subclass() const { return subclass_.get(); }
@@ -140,6 +171,7 @@ class TensorImpl final : public RefCounted<TensorImpl> {
   ScalarType dtype_;
   Device device_;
   bool is_contiguous_;
+  bool no_grad_view_ = false;
   DispatchKeySet key_set_;
   AutogradMeta* autograd_meta_ = nullptr;  // owned: in meta_room_ if there is one, else on the heap
   void* meta_room_ = nullptr;              // space for an AutogradMeta in the storage block, if any

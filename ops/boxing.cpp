@@ -23,6 +23,14 @@ void throw_no_cpu_data(const OperatorHandle& op, std::size_t position, const Ten
       "' is a view of a wrapper tensor taken with the Python key excluded; take views of its inner tensor instead"));
 }
 
+void check_differentiable_view_schema(const OperatorHandle& op) {
+  const FunctionSchema& schema = op.schema();
+  STRATA_INTERNAL_ASSERT(schema.returns().size() == 1 && !schema.arguments().empty() &&
+                             !schema.arguments()[0].type.alias.empty() && !schema.arguments()[0].type.is_write() &&
+                             schema.returns()[0].type.alias == schema.arguments()[0].type.alias,
+                         "a differentiable view op returns an alias of self: ", op.str());
+}
+
 Tensor make_view_of(const Tensor& base, ViewSpec&& spec) {
   return Tensor(TensorImpl::make_view(*base.impl(), spec.storage_offset, std::move(spec.sizes), std::move(spec.strides)));
 }

@@ -16,6 +16,7 @@
 #include <type_traits>
 #include <utility>
 
+#include "core/autograd_meta.h"
 #include "core/dispatcher.h"
 #include "core/generator.h"
 #include "core/ivalue.h"
@@ -42,6 +43,12 @@ struct TensorSpec {
   IntArrayRef shape() const { return shape_of.tensor ? shape_of.tensor->sizes() : IntArrayRef(sizes); }
 };
 
+// What autograd sees in a view op's output (Note [Every view of a float tensor is tracked]): a
+// differentiable view (t, view, expand...: its schema's return aliases self), or an untracked one
+// (detach, whose output PyTorch makes a non-differentiable view; _unsafe_view, which is no view to
+// autograd).
+enum class ViewKind { Differentiable, Untracked };
+
 // The geometry of a view of the first argument.
 struct ViewSpec {
   DimVector sizes;
@@ -51,17 +58,17 @@ struct ViewSpec {
 // Note [Views copy a geometry they keep]
 // What a view op returns when its output has the first argument's own geometry (detach), or that
 // geometry with two dimensions swapped (t, transpose): the view copies it, with its numel (and its
-// contiguity, for detach), instead of building a ViewSpec and recomputing both from it. These are
-// the seed step's commonest views (six t; four detaches from AccumulateGrad, two each under a mode):
-// copying cut the step by ~3.6k of ~66k instructions when it came in. view keeps its input's numel the
-// same way (Note [A view's contiguity], core/tensor_impl.cpp).
+// contiguity, for detach), instead of building a ViewSpec and recomputing both from it. These are a
+// training step's commonest views (t of every weight, forward and backward; the detaches of
+// AccumulateGrad and of saved outputs). view keeps its input's numel the same way (Note [A view's
+// contiguity], core/tensor_impl.cpp).
 struct SameGeometry {};
 struct SwappedDims {
   std::size_t dim0, dim1;  // in range, or both 0 for a 0-d input
 };
 
 // A new output of `spec`'s geometry. Always inline: every functional op's output comes from here, and
-// out of line the boxed kernels passed the spec through memory (~18 instructions a recorded op).
+// out of line the boxed kernels would pass the spec through memory.
 [[gnu::always_inline]] inline Tensor allocate(TensorSpec&& spec, Device device) {
   if (spec.strides.empty()) [[likely]] {
     if (spec.shape_of.tensor) return Tensor(TensorImpl::make_contiguous_like(*spec.shape_of.tensor->impl(), spec.dtype, device));
@@ -212,15 +219,19 @@ void functional_kernel(const OperatorHandle& op, DispatchKeySet, Stack& stack) {
 }
 
 Tensor make_view_of(const Tensor& base, ViewSpec&& spec);
+// A differentiable view's schema returns an alias of its first argument that it does not write.
+void check_differentiable_view_schema(const OperatorHandle& op);
 inline Tensor make_view_of(const Tensor& base, SameGeometry) { return strata::detail::make_alias(base); }
 inline Tensor make_view_of(const Tensor& base, SwappedDims d) { return strata::detail::make_transposed(base, d.dim0, d.dim1); }
 
-template <auto Geometry>
+template <auto Geometry, ViewKind Kind>
 void view_kernel(const OperatorHandle&, DispatchKeySet, Stack& stack) {
   constexpr std::size_t n = arity<Geometry>;
   const IValue* args = stack.data() + stack.size() - n;
   auto spec = invoke_unboxed<Geometry>(Geometry, args, std::make_index_sequence<n>{});  // ViewSpec, SameGeometry or SwappedDims
-  replace_arguments<n>(stack, std::array<Tensor, 1>{make_view_of(args[0].to_tensor(), std::move(spec))});
+  std::array<Tensor, 1> out{make_view_of(args[0].to_tensor(), std::move(spec))};
+  if constexpr (Kind == ViewKind::Differentiable) track_view(args[0].to_tensor(), out[0]);
+  replace_arguments<n>(stack, std::move(out));
 }
 
 template <auto Check, auto Compute, Device D>
@@ -250,13 +261,15 @@ struct UnboxedFunctional<Meta, Compute, std::tuple<A...>> {
   }
 };
 
-template <auto Geometry, typename Args = typename FnTraits<decltype(Geometry)>::Args>
+template <auto Geometry, ViewKind Kind, typename Args = typename FnTraits<decltype(Geometry)>::Args>
 struct UnboxedView;
-template <auto Geometry, typename... A>
-struct UnboxedView<Geometry, std::tuple<A...>> {
+template <auto Geometry, ViewKind Kind, typename... A>
+struct UnboxedView<Geometry, Kind, std::tuple<A...>> {
   static Tensor call(A... args) {
     const Tensor& base = std::get<0>(std::forward_as_tuple(args...));
-    return make_view_of(base, Geometry(args...));
+    Tensor out = make_view_of(base, Geometry(args...));
+    if constexpr (Kind == ViewKind::Differentiable) track_view(base, out);
+    return out;
   }
 };
 
@@ -283,11 +296,12 @@ OperatorHandle def_functional(Dispatcher& d, std::string_view ns, std::string_vi
   return op;
 }
 
-template <auto Geometry>
+template <auto Geometry, ViewKind Kind = ViewKind::Differentiable>
 OperatorHandle def_view(Dispatcher& d, std::string_view ns, std::string_view schema, std::string_view name) {
-  const KernelFunction k{&detail::view_kernel<Geometry>, name};
-  const OperatorHandle op = d.def(ns, schema, k, KernelFunction{&detail::view_kernel<Geometry>, "meta (view)"});
-  d.register_unboxed_cpu(op, &detail::UnboxedView<Geometry>::call);
+  const KernelFunction k{&detail::view_kernel<Geometry, Kind>, name};
+  const OperatorHandle op = d.def(ns, schema, k, KernelFunction{&detail::view_kernel<Geometry, Kind>, "meta (view)"});
+  if constexpr (Kind == ViewKind::Differentiable) detail::check_differentiable_view_schema(op);
+  d.register_unboxed_cpu(op, &detail::UnboxedView<Geometry, Kind>::call);
   return op;
 }
 

@@ -154,8 +154,7 @@ template <typename T, typename Fn>
 // The contiguous inner loops. Parameters by value: Note [Elementwise loops read their operands from locals]
 // The closure of a loop body reaches fn's captures (alpha, a threshold) and the data pointers by
 // reference, and a float store to o[i] may, for all the compiler knows, change a captured float: the
-// loop then reloads them every element and is not vectorised (SGD's add_ ran at 6 instructions an
-// element). Copies in locals whose address is never taken cannot alias the output.
+// loop then reloads them every element and is not vectorised. Copies in locals whose address is never taken cannot alias the output.
 template <typename T, typename Fn>
 inline void unary_span(T* o, const T* x, std::int64_t lo, std::int64_t hi, Fn f) {
   for (std::int64_t i = lo; i < hi; ++i) o[i] = f(load_element(x + i));

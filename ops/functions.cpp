@@ -125,6 +125,11 @@ Tensor add(const Tensor& self, const Tensor& other, const Scalar& alpha) {
   return op(self, other, alpha);
 }
 
+Tensor add(const Tensor& self, const Scalar& other, const Scalar& alpha) {
+  static const TypedOperator<Tensor(const Tensor&, Scalar, Scalar)> op("aten::add", "Scalar");
+  return op(self, other, alpha);
+}
+
 const Tensor& add_(const Tensor& self, const Tensor& other, const Scalar& alpha) {
   static const TypedOperator<void(const Tensor&, const Tensor&, Scalar)> op("aten::add_", "Tensor");
   op(self, other, alpha);

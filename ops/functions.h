@@ -58,6 +58,7 @@ Tensor to(const Tensor& self, ScalarType dtype);
 
 // ---- arithmetic ----
 Tensor add(const Tensor& self, const Tensor& other, const Scalar& alpha = 1);
+Tensor add(const Tensor& self, const Scalar& other, const Scalar& alpha = 1);  // add.Scalar
 const Tensor& add_(const Tensor& self, const Tensor& other, const Scalar& alpha = 1);
 Tensor sub(const Tensor& self, const Tensor& other, const Scalar& alpha = 1);
 Tensor mul(const Tensor& self, const Tensor& other);

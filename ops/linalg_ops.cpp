@@ -52,29 +52,21 @@ void with_matrix(const Tensor& m, const Fn& fn) {
 // Note [Small products skip Eigen's GEMM]
 // Eigen's GEMM runs the same machinery for an 8x16 @ 16x32 product as for 256x512 @ 512x512:
 // blocking heuristics, packing both operands, the parallel dispatch, the gebp kernel, one
-// instantiation per layout pair. For the seed step's products that machinery is most of the work, and
-// its code does not stay in the instruction cache between ops: ~13k instructions and ~350 simulated
-// L1i misses of the step's ~1990. small_gemm (ops/small_gemm.h) is one loop nest per dtype that reads
-// the operands in place and keeps a 4-row x 16-column (float) block of sums in registers.
-// It applies when
-//  - b's rows are unit-stride. For a column-major b (the forward's x @ w.t()) there is no loop order
-//    that is unit-stride without reducing across lanes: plain dot products of 16 took ~45 instructions
-//    per output (Eigen: ~13), and copying a strip of b onto the stack cost 1.3x Eigen's time for
-//    8x16 @ 16x32. Those go to small_gemm_dots instead (float with AVX2 and FMA; k a multiple of 8,
-//    a row-major): eight columns share each load of a's row and their eight lane sums are reduced
-//    together in nine instructions, ~6 instructions per output for 8x16 @ 16x32. The seed's no-grad
-//    forward went 9.7k -> 7.7k instructions and its step 54.6k -> 52.5k. Other layouts keep Eigen.
-//  - p is a multiple of the strip width (16 floats, 8 doubles). Padding the last strip measured ~1.5x
-//    Eigen's time at 24x24x24.
-//  - n * k * p <= 8192. Interleaved timings of small_gemm / Eigen (float, row-major b; double in
-//    parentheses): 4x8x32 0.51 (0.70), 8x4x32 0.50 (0.85), 8x16x32 0.76 (0.92), 32x8x16 0.91 (1.01),
-//    16x16x16 0.83 (0.91), 3x128x32 0.64 (0.76); at 16384 multiply-adds 0.96-1.06 (0.92-1.20), and
-//    64x8x64 1.24 (1.24).
-// The seed step's three backward products (4x8 @ 8x32, 8x4 @ 4x32, 32x8 @ 8x16) take 4.9k
-// instructions instead of 6.6k, and the whole step (callgrind, release with -g) 66.7k -> 63.0k
-// instructions and ~1990 -> ~1620 simulated L1i misses; its forward is unchanged (10.1k). In
-// strata-bench (medians of 7 runs interleaved with the previous build, on a shared 2-core machine)
-// seed_step_vs_eigen went 3.91 -> 3.68 and mm_8x16x32_speed_vs_eigen 0.91 -> 1.34.
+// instantiation per layout pair. For small products that machinery is most of the work, and its
+// code does not stay in the instruction cache between ops. small_gemm (ops/small_gemm.h) is one loop
+// nest per dtype that reads the operands in place and keeps a 4-row x 16-column (float) block of
+// sums in registers. It applies when
+//  - b's rows are unit-stride. For a column-major b (the forward's x @ w.t()) no loop order is
+//    unit-stride without reducing across lanes, and plain dot products, or copying a strip of b onto
+//    the stack, are slower than Eigen. Those go to small_gemm_dots instead (float with AVX2 and FMA;
+//    k a multiple of 8, a row-major): eight columns share each load of a's row and their eight lane
+//    sums are reduced together. Other layouts keep Eigen.
+//  - p is a multiple of the strip width (16 floats, 8 doubles): padding the last strip is slower
+//    than Eigen.
+//  - n * k * p <= 8192: up to there small_gemm measured faster than Eigen for every shape tried
+//    (4x8x32 to 32x8x16, float and double); around 16384 multiply-adds they are even, and past it
+//    Eigen wins.
+// The measurements are in the commit that brought this in.
 // Whether small_gemm computes a @ b (above).
 template <typename T>
 bool small_gemm_applies(const Tensor& b, std::int64_t n, std::int64_t k, std::int64_t p) {

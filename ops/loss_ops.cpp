@@ -80,12 +80,12 @@ void nll_loss_forward_cpu(const Tensor& output, const Tensor& total_weight, cons
     T* out = data_of<T>(output);
     if (reduction == kReductionNone && self.dim() == 2) {
       for (std::int64_t i = 0; i < rows.batch; ++i) {
-        const std::int64_t t = rows.target[i];
-        if (t == ignore_index) {
+        const std::int64_t target_class = rows.target[i];
+        if (target_class == ignore_index) {
           out[i] = 0;
           continue;
         }
-        const std::int64_t c = checked_target(t, rows.classes);
+        const std::int64_t c = checked_target(target_class, rows.classes);
         out[i] = -x[i * rows.classes + c] * (w ? w[c] : T(1));
       }
       *data_of<T>(total_weight) = 0;
@@ -94,9 +94,9 @@ void nll_loss_forward_cpu(const Tensor& output, const Tensor& total_weight, cons
     double loss = 0, weight_sum = 0;
     with_class_weight(w, [&](auto weight_of) {
       for (std::int64_t i = 0; i < rows.batch; ++i) {
-        const std::int64_t t = rows.target[i];
-        if (t == ignore_index) continue;
-        const std::int64_t c = checked_target(t, rows.classes);
+        const std::int64_t target_class = rows.target[i];
+        if (target_class == ignore_index) continue;
+        const std::int64_t c = checked_target(target_class, rows.classes);
         const double wc = static_cast<double>(weight_of(c));
         weight_sum += wc;
         loss -= static_cast<double>(x[i * rows.classes + c]) * wc;
@@ -147,9 +147,9 @@ void nll_loss_backward_cpu(const Tensor& grad_input, const Tensor& grad_output, 
     const T scale = -(reduction == kReductionMean ? g[0] / total : g[0]);
     with_class_weight(w, [&](auto weight_of) {
       for (std::int64_t i = 0; i < rows.batch; ++i) {
-        const std::int64_t t = rows.target[i];
-        if (t == ignore_index) continue;
-        const std::int64_t c = checked_target(t, rows.classes);
+        const std::int64_t target_class = rows.target[i];
+        if (target_class == ignore_index) continue;
+        const std::int64_t c = checked_target(target_class, rows.classes);
         gi[i * rows.classes + c] = per_row ? -weight_of(c) * g[i] : weight_of(c) * scale;
       }
     });

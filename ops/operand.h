@@ -8,10 +8,10 @@
 namespace strata::ops {
 
 // Note [Operands are read where they are]
-// Kernels that read their inputs as flat arrays used to take `const Tensor x = contiguous(t)`, which
-// copies the handle even when t already is contiguous: two atomic reference-count updates per
-// operand, sixteen per seed step across _log_softmax, nll_loss and their backwards. Kernels that
-// compute in a promoted dtype had the same choice for a tensor already of that dtype. An Operand
+// A kernel that reads its inputs as flat arrays needs a contiguous operand, and `const Tensor x =
+// contiguous(t)` would copy the handle even when t already is contiguous: two atomic reference-count
+// updates per operand. The same holds for a kernel that computes in a promoted dtype and a tensor
+// already of that dtype. An Operand
 // points at the caller's tensor and makes (and owns) a contiguous copy only when the kernel needs
 // one: Operand::contiguous(t) for a tensor that is not contiguous, Operand::in_dtype(t, dtype) for
 // one of another dtype. The check is inline; the copy is out of line. An Operand refers to itself,

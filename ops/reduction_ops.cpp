@@ -58,8 +58,7 @@ TensorSpec sum_dim_meta(const Tensor& self, std::optional<IntArrayRef> dim, bool
 // Note [Rows are summed a block of columns at a time]
 // A bias gradient is the sum over dim 0 of a contiguous batch x features tensor (8 x 32 in the seed).
 // Summing it with one double per column in memory (acc[j] += x[r][j] over all j, row after row) loads
-// and stores every accumulator once per row; the seed step's two bias sums took ~460 instructions
-// each. Instead a block of W columns keeps its W double sums in registers for all the rows (W = 16:
+// and stores every accumulator once per row. Instead a block of W columns keeps its W double sums in registers for all the rows (W = 16:
 // four AVX2 registers of doubles), then stores them once; narrower leftovers take W = 4, then 1. Each
 // column still adds its rows in order, in double (Note [Float sums accumulate in double]), so the
 // result is bitwise what the one-accumulator-per-column loop gives.

@@ -29,9 +29,9 @@ SoftmaxShape softmax_shape(const Tensor& t, std::int64_t dim) {
 
 // Note [Softmax rows take exp a block at a time]
 // Along the last dimension (inner == 1) a run of rows is one contiguous block, so exp runs over the
-// whole block with Eigen's vectorised exp instead of once per element through libm: for the seed's
-// 8 x 4 logits that is four AVX packets instead of 32 calls of ~27 instructions, forward and
-// backward. PyTorch's lastdim kernels also use a vectorised exp (Sleef); both are within an ulp or two.
+// whole block with Eigen's vectorised exp instead of once per element through libm, forward and
+// backward: a few vector packets where there were as many calls as elements. PyTorch's lastdim
+// kernels also use a vectorised exp (Sleef); both are within an ulp or two of libm.
 template <typename T>  // T may be const
 auto block_of(T* p, std::int64_t len) {
   using Array = Eigen::Array<std::remove_const_t<T>, Eigen::Dynamic, 1>;
@@ -39,32 +39,34 @@ auto block_of(T* p, std::int64_t len) {
 }
 
 // Note [A softmax row's maximum is found once]
-// The forward used to find each row's maximum twice: before exp, and again for the shift after it
-// (exp overwrites the row in place). For the seed's 8 x 4 logits those second scans were ~200 of the
-// kernel's ~1500 instructions. The maxima are now kept on the stack, for blocks of up to 256 rows
-// (the parallel grain; a serial call over more rows takes several blocks, which also keeps each
-// block in cache across its three passes). Each block starts a multiple of 256 rows in, so
-// Eigen's exp splits its elements into packets exactly as over the whole run. The arithmetic and its
-// order are unchanged, x - (max + log(sum)) with the sum added left to right, so results are
-// bitwise what they were.
+// exp overwrites a row in place, and the final shift needs the row's maximum again, so each row's
+// maximum is kept on the stack rather than found twice, for blocks of up to 256 rows (the parallel
+// grain; a serial call over more rows takes several blocks, which also keeps each block in cache
+// across its three passes). Each block starts a multiple of 256 rows in, so Eigen's exp splits its
+// elements into packets exactly as over the whole run: results do not depend on the blocking. The
+// arithmetic is x - (max + log(sum)), with the sum added left to right.
 inline constexpr std::int64_t kSoftmaxBlockRows = 256;
 
 // Note [Short softmax rows have a fixed width]
-// The seed's logits are 8 rows of 4 classes. With the row length known only at run time, each
-// per-row loop (maximum, shift, sum, final shift) is a vectorised loop whose prologue and remainder
-// handling cost more than its four elements: the forward block took ~900 instructions and the
-// backward ~470 for 32 elements. Rows of kShortRow elements take an instantiation where the length
-// is a constant, so those loops unroll; other lengths take the general one (kAnyRow). The
-// arithmetic and its order are the same in both, so results are bitwise the same.
+// Classification logits often have a handful of classes per row. With the row length known only at
+// run time, each per-row loop (maximum, shift, sum, final shift) is a vectorised loop whose prologue
+// and remainder handling cost more than a few elements. So rows of 1 to kMaxShortRow elements take
+// an instantiation where the length is a constant and those loops unroll; longer rows take the
+// general one (kAnyRow). The arithmetic and its order are the same in all of them, so results are
+// bitwise the same whichever runs.
 inline constexpr std::int64_t kAnyRow = 0;
-inline constexpr std::int64_t kShortRow = 4;
+inline constexpr std::int64_t kMaxShortRow = 8;
 
-// Calls fn(std::integral_constant<std::int64_t, W>) with W = kShortRow when n is kShortRow, kAnyRow
-// otherwise.
+// Calls fn(std::integral_constant<std::int64_t, W>) with W = n when n is a short row length,
+// kAnyRow otherwise.
+template <typename Fn, std::int64_t... W>
+void with_row_width(std::int64_t n, const Fn& fn, std::integer_sequence<std::int64_t, W...>) {
+  const bool short_row = ((n == W + 1 && (fn(std::integral_constant<std::int64_t, W + 1>{}), true)) || ...);
+  if (!short_row) fn(std::integral_constant<std::int64_t, kAnyRow>{});
+}
 template <typename Fn>
 void with_row_width(std::int64_t n, const Fn& fn) {
-  if (n == kShortRow) return fn(std::integral_constant<std::int64_t, kShortRow>{});
-  fn(std::integral_constant<std::int64_t, kAnyRow>{});
+  with_row_width(n, fn, std::make_integer_sequence<std::int64_t, kMaxShortRow>{});
 }
 
 // One block of at most kSoftmaxBlockRows rows of length n (W when W is not kAnyRow).

@@ -49,9 +49,9 @@ ScalarType result_type(const Tensor& a, const Scalar& b) {
 }
 
 Tensor wrapped_scalar_tensor(const Scalar& value) {
-  Tensor t = scalar_tensor(value, scalar_dtype(value));
-  t.impl()->set_wrapped_number(true);
-  return t;
+  Tensor out = scalar_tensor(value, scalar_dtype(value));
+  out.impl()->set_wrapped_number(true);
+  return out;
 }
 
 bool can_cast(ScalarType from, ScalarType to) {

@@ -19,6 +19,10 @@ inline ScalarType result_type(const Tensor& a, const Tensor& b) {
 }
 // The same with a C++ number as b (a wrapped number), without making a tensor.
 ScalarType result_type(const Tensor& a, const Scalar& b);
+// The dtype a float op computes in for inputs of promoted dtype `t` (PyTorch's
+// promote_inputs_to_default_float_dtype, the rule of exp, div and the other unary float ops):
+// floating types stay, integers and bools compute in the default float dtype, float32.
+constexpr ScalarType to_float_dtype(ScalarType t) { return is_floating_point(t) ? t : ScalarType::Float32; }
 // A C++ number as a wrapped-number 0-d tensor (PyTorch's wrapped_scalar_tensor): float64 for
 // floating values, int64 for integers, bool for booleans.
 Tensor wrapped_scalar_tensor(const Scalar& value);

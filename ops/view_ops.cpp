@@ -130,12 +130,12 @@ void register_view_ops(Dispatcher& d) {
   // view's kernel under a schema that declares no alias: autograd records it as a plain op
   // (UnsafeViewBackward0, never a differentiable view), as PyTorch does for a view of a fresh result
   // (matmul's N-D output, reshape's copy).
-  def_view<view_geometry>(d, "aten", "_unsafe_view(Tensor self, SymInt[] size) -> Tensor", "_unsafe_view");
+  def_view<view_geometry, ViewKind::Untracked>(d, "aten", "_unsafe_view(Tensor self, SymInt[] size) -> Tensor", "_unsafe_view");
   def_view<expand_geometry>(d, "aten", "expand(Tensor(a) self, SymInt[] size, *, bool implicit=False) -> Tensor(a)", "expand");
   def_view<as_strided_geometry>(
       d, "aten", "as_strided(Tensor(a) self, SymInt[] size, SymInt[] stride, SymInt? storage_offset=None) -> Tensor(a)",
       "as_strided");
-  def_view<detach_geometry>(d, "aten", "detach(Tensor(a) self) -> Tensor(a)", "detach");
+  def_view<detach_geometry, ViewKind::Untracked>(d, "aten", "detach(Tensor(a) self) -> Tensor(a)", "detach");
   def_view<unsqueeze_geometry>(d, "aten", "unsqueeze(Tensor(a) self, int dim) -> Tensor(a)", "unsqueeze");
   def_view<squeeze_dim_geometry>(d, "aten", "squeeze.dim(Tensor(a) self, int dim) -> Tensor(a)", "squeeze");
 }

@@ -147,6 +147,49 @@ def main():
     case["x_grad"] = x.grad.tolist()
     out["no_grad"] = case
 
+    # Views of tensors that do not require grad are tracked too: an in-place op through one with an
+    # input that requires grad gives the base a CopySlices history, and the gradient reaches the input.
+    x = leaf([1.0, 2.0])
+    a = torch.zeros(4)
+    v = a[1:3]
+    v.mul_(0).add_(x * 3)
+    case = {"a": name(a), "v": name(v), "a_next": type(a.grad_fn.next_functions[0][0]).__name__,
+            "a_values": a.tolist()}
+    (a * torch.tensor([1.0, 2.0, 3.0, 4.0])).sum().backward()
+    case["x_grad"] = x.grad.tolist()
+    out["plain_base"] = case
+    # The same through a transposed view of a plain matrix, and through a view of that view.
+    x = leaf([1.0, 2.0, 3.0, 4.0])
+    m = torch.zeros(2, 2)
+    m.t().unsqueeze(0).copy_((x * 2).view(1, 2, 2))
+    case = {"m": name(m), "m_values": m.tolist()}
+    (m * c).sum().backward()
+    case["x_grad"] = x.grad.tolist()
+    out["plain_base_view_of_view"] = case
+    # A view made under no_grad may not be written in place where autograd would record the write;
+    # a write with no input that requires grad, or one under no_grad, is allowed.
+    x = leaf([1.0, 2.0])
+    a = torch.zeros(4)
+    with torch.no_grad():
+        v = a[1:3]
+        vv = v.view(2, 1)
+    case = {"error": error_of(lambda: v.add_(x)), "view_of_view": error_of(lambda: vv.mul_(x.view(2, 1)))}
+    v.add_(torch.ones(2))
+    with torch.no_grad():
+        v.add_(x)
+    case["a_values"] = a.tolist()
+    case["a"] = name(a)
+    w = leaf([1.0, 2.0, 3.0, 4.0])
+    with torch.no_grad():
+        wv = w.view(2, 2)
+    case["of_leaf"] = error_of(lambda: wv.mul_(torch.ones(2, 2, requires_grad=True)))
+    out["no_grad_view"] = case
+    # detach is no view to autograd: an in-place op through it gives it a history, not its source.
+    a = torch.zeros(3)
+    d = a.detach()
+    d.add_(leaf([1.0, 2.0, 3.0]))
+    out["detach_of_plain"] = {"a": name(a), "d": name(d)}
+
     json.dump(out, sys.stdout, indent=1)
     print()
 

@@ -98,6 +98,7 @@ std::vector<GradcheckCase> cases() {
       {"aten::neg", "", [] { return V{input({4})}; }, [](const V& x) { return neg(x[0]); }},
       {"aten::add_.Tensor", "", [] { return V{input({2, 3}), input({3})}; },
        [](const V& x) { return add_(mul(x[0], x[0]), x[1], -1.5); }},
+      {"aten::add.Scalar", "", [] { return V{input({2, 3})}; }, [](const V& x) { return add(x[0], Scalar(1.5), 2.0); }},
       {"aten::mul_.Tensor", "", [] { return V{input({2, 3}), input({3})}; },
        [](const V& x) { return mul_(mul(x[0], x[0]), x[1]); }},
       {"aten::fill_.Scalar", "", [] { return V{input({3})}; }, [](const V& x) { return add(fill_(clone(x[0]), 2.0), x[0]); }},

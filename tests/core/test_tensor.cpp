@@ -1,6 +1,8 @@
 // tests/core/test_tensor.cpp: tensor handles, storage sharing, geometry, data access, printing.
 #include <doctest/doctest.h>
 
+#include <functional>
+#include <sstream>
 #include <thread>
 #include <vector>
 
@@ -135,6 +137,93 @@ TEST_CASE("size and stride check the dimension with PyTorch's wording, 0-d tenso
   CHECK_THROWS_WITH_AS(m.stride(-3),
                        doctest::Contains("Dimension out of range (expected to be in range of [-2, 1], but got -3)"), Error);
   CHECK_THROWS_WITH_AS(m.size(std::numeric_limits<std::int64_t>::min()), doctest::Contains("Dimension out of range"), Error);
+}
+
+// Note [An undefined tensor points at a sentinel]: every public accessor of Tensor() answers as
+// LibTorch 1.13's at::Tensor() does (checked with libtorch-dev: dim 1, sizes [0], numel 0, ...) or
+// raises a strata::Error; none dereferences null. A row per accessor, so a new accessor gets a row.
+TEST_CASE("every accessor of an undefined tensor answers as LibTorch's does or raises") {
+  const Tensor u;
+  auto text = [](const auto& v) {
+    std::ostringstream out;
+    if constexpr (std::is_same_v<std::decay_t<decltype(v)>, IntArrayRef>) out << shape_str(v);
+    else out << v;
+    return out.str();
+  };
+  struct Row {
+    const char* accessor;
+    std::function<std::string()> call;
+    const char* expected;  // the answer, or the error's message
+  };
+  const std::vector<Row> rows = {
+      {"defined", [&] { return text(u.defined()); }, "0"},
+      {"dim", [&] { return text(u.dim()); }, "1"},
+      {"sizes", [&] { return text(u.sizes()); }, "[0]"},
+      {"size(0)", [&] { return text(u.size(0)); }, "0"},
+      {"size(1)", [&] { return text(u.size(1)); }, "Dimension out of range (expected to be in range of [-1, 0], but got 1)"},
+      {"strides", [&] { return text(u.strides()); }, "strides() called on an undefined Tensor"},
+      {"stride(0)", [&] { return text(u.stride(0)); }, "strides() called on an undefined Tensor"},
+      {"stride(1)", [&] { return text(u.stride(1)); }, "Dimension out of range (expected to be in range of [-1, 0], but got 1)"},
+      {"numel", [&] { return text(u.numel()); }, "0"},
+      {"dtype", [&] { return text(u.dtype()); }, "dtype() called on an undefined Tensor"},
+      {"device", [&] { return text(u.device()); }, "tensor does not have a device"},
+      {"storage_offset", [&] { return text(u.storage_offset()); }, "0"},
+      {"is_contiguous", [&] { return text(u.is_contiguous()); }, "1"},
+      {"is_non_overlapping_and_dense", [&] { return text(u.is_non_overlapping_and_dense()); }, "1"},
+      {"is_meta", [&] { return text(u.is_meta()); }, "0"},
+      {"key_set", [&] { return text(u.key_set()); }, "[]"},
+      {"subclass", [&] { return text(u.subclass() == nullptr); }, "1"},
+      {"use_count", [&] { return text(u.use_count()); }, "0"},
+      {"is_same", [&] { return text(u.is_same(Tensor())); }, "1"},
+      {"has_storage", [&] { return text(u.impl()->has_storage()); }, "0"},
+      {"data_ptr", [&] { return text(u.data_ptr<float>() == nullptr); }, "cannot access the data of an undefined tensor"},
+      {"raw_data", [&] { return text(u.raw_data() == nullptr); }, "cannot access the data of an undefined tensor"},
+      {"item", [&] { return text(u.item().to_double()); }, "item() on an undefined tensor"},
+      {"item<float>", [&] { return text(u.item<float>()); }, "item() on an undefined tensor"},
+      {"to_vector", [&] { return text(u.to_vector<double>().size()); }, "cannot access the data of an undefined tensor"},
+      {"requires_grad", [&] { return text(u.requires_grad()); }, "0"},  // PyTorch's answers (LibTorch raises)
+      {"is_leaf", [&] { return text(u.is_leaf()); }, "1"},
+      {"grad", [&] { return text(u.grad().defined()); }, "0"},
+      {"grad_fn", [&] { return text(u.grad_fn() == nullptr); }, "1"},
+      {"str", [&] { return u.str(); }, "[ Tensor (undefined) ]"},
+      {"operator<<", [&] { return text(u); }, "[ Tensor (undefined) ]"},
+  };
+  for (const Row& row : rows) {
+    CAPTURE(row.accessor);
+    std::string got;
+    try {
+      got = row.call();
+    } catch (const Error& e) {
+      got = e.what();
+    }
+    CHECK(got == row.expected);
+  }
+  // The sentinel has no keys, so the dispatcher never picks a kernel for it, and handles to it do not
+  // count references (a copy, a move and a reset all leave it untouched).
+  CHECK(u.key_set().empty());
+  Tensor copy = u;
+  Tensor moved = std::move(copy);
+  CHECK(moved.impl() == u.impl());
+  CHECK_FALSE(copy.defined());
+  CHECK(moved.impl()->use_count() == 0);
+  Tensor a = tensor<float>({1});
+  a = Tensor();
+  CHECK_FALSE(a.defined());
+  CHECK(IntrusivePtr<TensorImpl>().get() == u.impl());
+}
+
+TEST_CASE("undefined tensors are shared by threads without counting references" * doctest::test_suite("threads")) {
+  std::vector<std::thread> threads;
+  for (int k = 0; k < 4; ++k)
+    threads.emplace_back([] {
+      for (int i = 0; i < 1000; ++i) {
+        std::vector<Tensor> v(8);
+        Tensor t = v[0];
+        CHECK_FALSE(t.defined());
+      }
+    });
+  for (std::thread& t : threads) t.join();
+  CHECK(Tensor().impl()->use_count() == 0);
 }
 
 TEST_CASE("shape helpers broadcast and wrap as PyTorch does") {

@@ -8,6 +8,7 @@
 #include "ops/functions.h"
 #include "ops/op_table.h"
 #include "ops/record_function.h"
+#include "tests/ops/op_harness.h"
 #include "tests/test_helpers.h"
 
 using namespace strata;
@@ -284,7 +285,7 @@ TEST_CASE("an in-place op refuses outputs that repeat a location and inputs that
   CHECK(y.to_vector<float>() == std::vector<float>{6, 8, 10, 6, 8, 10});
 }
 
-TEST_CASE("record-function scopes: observers see each scope, and the exit op takes only a _RecordFunction") {
+REFERENCE_CASE("record-function scopes: observers see each scope, and the exit op takes only a _RecordFunction", "profiler::_record_function_enter_new", "profiler::_record_function_exit._RecordFunction") {
   struct Seen final : ops::RecordFunctionObserver {
     std::vector<std::string> events;
     void on_enter(const ops::RecordFunction& r) override { events.push_back("enter " + std::string(r.name())); }

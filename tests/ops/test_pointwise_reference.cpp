@@ -39,7 +39,7 @@ Host binary_reference(const std::vector<Host>& in, const std::function<double(do
 
 }  // namespace
 
-TEST_CASE("binary pointwise ops match a reference loop on every layout and size") {
+REFERENCE_CASE("binary pointwise ops match a reference loop on every layout and size", "aten::add.Tensor", "aten::sub.Tensor", "aten::mul.Tensor", "aten::div.Tensor", "aten::threshold_backward") {
   const Layout2 a_layouts[] = {Layout2::Contiguous, Layout2::Transposed};
   const Layout2 b_layouts[] = {Layout2::Contiguous, Layout2::Transposed, Layout2::Broadcast, Layout2::Row};
   for (const BinaryOp& op : binary_ops())
@@ -54,7 +54,7 @@ TEST_CASE("binary pointwise ops match a reference loop on every layout and size"
         }
 }
 
-TEST_CASE("in-place add_ and mul_ write into self, including a transposed self") {
+REFERENCE_CASE("in-place add_ and mul_ write into self, including a transposed self", "aten::add_.Tensor", "aten::mul_.Tensor") {
   for (Layout2 la : {Layout2::Contiguous, Layout2::Transposed})
     for (Layout2 lb : {Layout2::Contiguous, Layout2::Broadcast, Layout2::Row})
       for (std::int64_t n : {1, 8, 17}) {
@@ -75,7 +75,7 @@ TEST_CASE("in-place add_ and mul_ write into self, including a transposed self")
       }
 }
 
-TEST_CASE("unary pointwise ops match a reference loop") {
+REFERENCE_CASE("unary pointwise ops match a reference loop", "aten::neg", "aten::exp", "aten::relu", "aten::mul.Scalar", "aten::add.Scalar") {
   for (Layout2 l : {Layout2::Contiguous, Layout2::Transposed, Layout2::Broadcast})
     for (std::int64_t n : simd_sizes()) {
       const std::string where = std::string(layout_name(l)) + " n=" + std::to_string(n);
@@ -91,6 +91,10 @@ TEST_CASE("unary pointwise ops match a reference loop") {
       check_op("exp " + where, build, [](const Inputs& in) { return exp(in[0]); }, ref([](double x) { return std::exp(x); }));
       check_op("relu " + where, build, [](const Inputs& in) { return relu(in[0]); },
                ref([](double x) { return x > 0 ? x : 0.0; }));
+      check_op("mul.Scalar " + where, build, [](const Inputs& in) { return mul(in[0], Scalar(2.5)); },
+               ref([](double x) { return x * 2.5; }));
+      check_op("add.Scalar " + where, build, [](const Inputs& in) { return add(in[0], Scalar(1.5), 2); },
+               ref([](double x) { return x + 3.0; }));
     }
 }
 

@@ -4,6 +4,8 @@
 // initial parameters of the reference training runs.
 #include "nn/layers.h"
 #include "ops/functions.h"
+#include "ops/op_table.h"
+#include "tests/ops/op_harness.h"
 #include "tests/test_helpers.h"
 
 using namespace strata;
@@ -18,7 +20,7 @@ void check_case(const nlohmann::json& cases, const std::string& name, const Tens
 }
 }  // namespace
 
-TEST_CASE("the default generator's distributions match PyTorch's") {
+REFERENCE_CASE("the default generator's distributions match PyTorch's", "aten::randn", "aten::rand", "aten::normal_", "aten::uniform_", "aten::randint.low") {
   const nlohmann::json cases = testing::read_golden_json("rng_cases.json");
   manual_seed(5);
   check_case(cases, "randn_3_first", randn({3}));
@@ -36,7 +38,7 @@ TEST_CASE("the default generator's distributions match PyTorch's") {
   check_case(cases, "randint_big_range", randint(0, std::int64_t{1} << 40, {4}));
 }
 
-TEST_CASE("an explicit generator has its own stream") {
+REFERENCE_CASE("an explicit generator has its own stream", "aten::randn.generator", "aten::rand.generator", "aten::randint.low_generator") {
   const nlohmann::json cases = testing::read_golden_json("rng_cases.json");
   Generator g;
   g.manual_seed(123);
@@ -44,6 +46,30 @@ TEST_CASE("an explicit generator has its own stream") {
   check_case(cases, "gen_randn_2x9", randn({2, 9}, {}, &g));
   check_case(cases, "gen_rand_4", rand({4}, {}, &g));
   check_case(cases, "gen_randint_6", randint(0, 3, {6}, {}, &g));
+}
+
+// randint(high) and randint(high, generator) have no front-end function (composites call the .low
+// overloads): by definition they are randint(0, high), and draw the same stream.
+REFERENCE_CASE("randint with only a high bound is randint from 0", "aten::randint", "aten::randint.generator") {
+  const std::vector<std::int64_t> size{12};
+  auto call = [&](const char* overload, std::vector<IValue> args) {
+    Stack stack;
+    for (IValue& v : args) stack.push_back(std::move(v));
+    ops::op("aten::randint", overload).call(stack);
+    return stack.back().to_tensor();
+  };
+  manual_seed(3);
+  const Tensor high_only = call("", {IValue(std::int64_t{7}), IValue(IntArrayRef(size)), IValue(), IValue(), IValue(), IValue()});
+  manual_seed(3);
+  const Tensor from_zero = randint(0, 7, size);
+  CHECK(high_only.dtype() == ScalarType::Int64);
+  CHECK(high_only.to_vector<std::int64_t>() == from_zero.to_vector<std::int64_t>());
+  Generator g, h;
+  g.manual_seed(4);
+  h.manual_seed(4);
+  const Tensor with_generator = call("generator", {IValue(std::int64_t{7}), IValue(IntArrayRef(size)), IValue(g.impl_ptr()),
+                                                   IValue(), IValue(), IValue(), IValue()});
+  CHECK(with_generator.to_vector<std::int64_t>() == randint(0, 7, size, {}, &h).to_vector<std::int64_t>());
 }
 
 TEST_CASE("batches, labels and nn.Linear's initial parameters match the reference runs") {
