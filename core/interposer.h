@@ -7,6 +7,7 @@
 #include <memory>
 #include <string>
 #include <string_view>
+#include <typeinfo>
 #include <vector>
 
 #include "core/dispatcher.h"
@@ -19,11 +20,33 @@ class DispatchMode {
  public:
   virtual ~DispatchMode() = default;
   virtual std::string_view name() const = 0;
-  // The op's arguments are the last op.schema().arguments().size() values of `stack`; leave its
-  // returns there. This mode is popped while dispatch() runs, so `op.call(stack)` reaches the next
-  // mode, a wrapper subclass, or the kernel (PyTorch's `func(*args, **kwargs)`).
+  // The op's arguments are the last op.schema().arguments().size() values of `stack`; replace them
+  // with its returns (Note [The handler protocol]). This mode is popped while dispatch() runs, so
+  // `op.call(stack)` reaches the next mode, a wrapper subclass, or the kernel (PyTorch's
+  // `func(*args, **kwargs)`).
   virtual void dispatch(const OperatorHandle& op, Stack& stack) = 0;
 };
+
+// Note [The handler protocol]
+// A mode's or a wrapper subclass's dispatch() answers an op in one of three ways, as a Python
+// __torch_dispatch__ does:
+//  - it replaces the op's arguments on the stack with the op's returns (op.call(stack) does that);
+//    a Tensor return may be an undefined Tensor or None (PyTorch's handler returning None), which
+//    the caller receives as an undefined Tensor;
+//  - it calls return_not_implemented() and returns, leaving the arguments as it found them (PyTorch's
+//    `return NotImplemented`): the next handler is tried (Note [Who handles an op]);
+//  - anything else is an error naming the handler and the op: too many or too few values, a value of
+//    the wrong type, or the arguments left on the stack without return_not_implemented() (a handler
+//    that forgot op.call; the interposer tells that from a return that is an argument, such as
+//    relu_'s self, by marking the argument slots: Note [A handler's arguments are marked]).
+void return_not_implemented();
+
+// Note [Who handles an op]
+// PyTorch's handle_torch_function: the innermost mode first (popped while it runs). If there is none,
+// or it returns NotImplemented (it is back on the stack by then), the wrapper subclasses among the
+// arguments, each type once, in order of appearance except that a subclass goes before any type it
+// derives from (NumPy's NEP 18 rule, PyTorch's append_overloaded_arg). When every handler tried
+// returns NotImplemented, the op fails with PyTorch's "Multiple dispatch failed" error listing them.
 
 // Note [The mode stack owns the Python key]
 // While the thread's mode stack is non-empty the Python key is in its included set, so the modes see
@@ -67,7 +90,19 @@ class TensorSubclass : public RefCounted<TensorSubclass> {
   virtual Tensor unflatten(const FlattenedTensor& flat, IntArrayRef outer_size, IntArrayRef outer_stride) const = 0;
   // How `self` prints; by default "<type_name>(size=[...], dtype=...)".
   virtual std::string repr(const Tensor& self) const;
+  // Whether `other` is of this payload's type or of a type derived from it (Python's
+  // issubclass(type(other), type(self))): a derived subclass handles an op before its base (Note
+  // [Who handles an op]). By default only the same type; a subclass others derive from overrides it
+  // as `return type_includes_as<MyType>(*this, other);`.
+  virtual bool type_includes(const TensorSubclass& other) const;
 };
+
+// TensorSubclass::type_includes for a type `Self`: false when `self` is of a type derived from Self
+// that did not override it (rather than claim a relation it cannot see).
+template <typename Self>
+bool type_includes_as(const TensorSubclass& self, const TensorSubclass& other) {
+  return typeid(self) == typeid(Self) && dynamic_cast<const Self*>(&other) != nullptr;
+}
 
 // A wrapper subclass's unwrap and rewrap (PyTorch's tree_map over args and over the result): call
 // `fn(Tensor&)` on each tensor slot among the op's arguments on `stack`, or among its returns once
@@ -92,8 +127,9 @@ bool is_tensor_subclass_like(const Tensor& t);
 // Python key is not excluded. PyTorch's shallow_copy_and_detach asks the same question.
 bool interposer_sees(const Tensor& t);
 
-// The boxed fallback registered at the Python key (installed by the Dispatcher itself).
-void interposer_fallback(const OperatorHandle& op, DispatchKeySet keys, Stack& stack);
+// Registers the interposer's boxed fallback at the Python key, once; the first mode or wrapper
+// tensor does it (Note [Registration on first use]).
+void register_interposer();
 
 namespace detail {
 template <typename Fn>

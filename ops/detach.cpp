@@ -19,13 +19,26 @@ const TypedOperator<Tensor(const Tensor&)>& detach_op() {
 // nobody else holds, without autograd state, subclass or wrapped-number flag (its own kernel's fresh
 // alias): the copy would have the same storage, geometry and keys, and the original would die here
 // unseen. So that alias is returned as is, saving an allocation and a free per detach (four a seed step).
-Tensor detach(const Tensor& self) {
-  Tensor out = detach_op()(self);
+Tensor detach(const Tensor& self) { return detach_op()(self); }
+
+namespace {
+Tensor wrap_non_differentiable_view(Tensor out) {
+  if (!out.defined()) return out;  // a handler's None
   const TensorImpl& impl = *out.impl();
   if (impl.use_count() == 1 && !impl.autograd_meta() && !impl.subclass() && !impl.is_wrapped_number() &&
       !interposer_sees(out))
     return out;
   return shallow_copy_and_detach(out);  // the 2.8 wrapping: dispatches detach again under the interposer
+}
+}  // namespace
+
+void detach_autograd_kernel(const OperatorHandle& op, DispatchKeySet keys, Stack& stack) {
+  {
+    const ExcludeKeyGuard below(DispatchKey::Autograd);
+    op.redispatch(keys.after(DispatchKey::Autograd), stack);
+  }
+  IValue& result = stack.back();
+  result = IValue(wrap_non_differentiable_view(std::move(result).to_tensor()));
 }
 
 Tensor shallow_copy_and_detach(const Tensor& self) {
