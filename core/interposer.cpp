@@ -174,6 +174,18 @@ bool run_handler(const OperatorHandle& op, Stack& stack, std::size_t base, const
   return true;
 }
 
+// The payloads of the wrappers among the arguments `op` writes in place (Tensor(a!)).
+Subclasses written_wrappers(const OperatorHandle& op, const Stack& stack, std::size_t base) {
+  Subclasses out;
+  const auto& args = op.schema().arguments();
+  for (std::size_t i = 0; i < args.size(); ++i) {
+    if (!args[i].type.is_write() || !stack[base + i].is_tensor()) continue;
+    const Tensor& t = stack[base + i].to_tensor();
+    if (t.defined() && t.subclass()) out.push_back(IntrusivePtr<TensorSubclass>(t.subclass()));
+  }
+  return out;
+}
+
 [[noreturn]] void throw_all_not_implemented(const OperatorHandle& op, std::string_view mode, const Subclasses& subclasses) {
   std::ostringstream out;
   out << "Multiple dispatch failed for '" << op.str() << "'; all __torch_dispatch__ handlers returned NotImplemented:\n\n";
@@ -195,10 +207,15 @@ void interposer_fallback(const OperatorHandle& op, DispatchKeySet keys, Stack& s
     declining_mode = mode->name();
   }
   const Subclasses subclasses = overloaded_subclasses(op, stack);
-  for (const auto& subclass : subclasses) {
-    if (run_handler(op, stack, base, {"", subclass->type_name(), ".__torch_dispatch__"},
-                    [&] { subclass->dispatch(op, stack); }))
-      return;
+  if (!subclasses.empty()) {
+    const Subclasses written = written_wrappers(op, stack, base);
+    for (const auto& subclass : subclasses) {
+      if (run_handler(op, stack, base, {"", subclass->type_name(), ".__torch_dispatch__"},
+                      [&] { subclass->dispatch(op, stack); })) {
+        for (const auto& w : written) w->bump_version();  // Note [A wrapper's version counter]
+        return;
+      }
+    }
   }
   if (!declining_mode.empty() || !subclasses.empty()) throw_all_not_implemented(op, declining_mode, subclasses);
   Dispatcher::redispatch(op, keys.after(DispatchKey::Python), stack);

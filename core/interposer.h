@@ -4,6 +4,8 @@
 // LoggingTensor, DebugMode...) lives in tracer/.
 #pragma once
 
+#include <atomic>
+#include <cstdint>
 #include <memory>
 #include <string>
 #include <string_view>
@@ -78,9 +80,21 @@ struct FlattenedTensor {
 
 // The payload of a wrapper tensor: a tensor whose impl has no storage of its own, carries the Python
 // key, and whose subclass decides what every op on it means.
+// Note [A wrapper's version counter]
+// A wrapper has no storage to count its in-place writes (Note [Version counters live in the
+// storage]), so its payload counts them, as PyTorch's VariableVersion does for every tensor: the
+// interposer bumps it after a subclass handled an op that writes the wrapper (a `Tensor(a!)`
+// argument: add_, zero_...), and a wrapper's detach shares it (the shallow copy of Note [Detach and
+// the interposer] gives the copy the source's counter), so `add_(detach(x), y)` bumps x's version as
+// upstream's test_version expects. A payload belongs to one wrapper family: make_wrapper_tensor
+// twice with one payload gives two tensors that share a counter.
 class TensorSubclass : public RefCounted<TensorSubclass> {
  public:
+  TensorSubclass() : version_(std::make_shared<std::atomic<std::uint32_t>>(0)) {}
   virtual ~TensorSubclass() = default;
+  std::uint32_t version() const { return version_->load(std::memory_order_relaxed); }
+  void bump_version() { version_->fetch_add(1, std::memory_order_relaxed); }
+  void share_version_counter(const TensorSubclass& source) { version_ = source.version_; }
   virtual std::string_view type_name() const = 0;  // "LoggingTensor"
   // __torch_dispatch__: runs for ops that reach the Python key with this tensor as the first
   // wrapper argument and no mode active. Same stack protocol as DispatchMode::dispatch.
@@ -95,6 +109,9 @@ class TensorSubclass : public RefCounted<TensorSubclass> {
   // [Who handles an op]). By default only the same type; a subclass others derive from overrides it
   // as `return type_includes_as<MyType>(*this, other);`.
   virtual bool type_includes(const TensorSubclass& other) const;
+
+ private:
+  std::shared_ptr<std::atomic<std::uint32_t>> version_;
 };
 
 // TensorSubclass::type_includes for a type `Self`: false when `self` is of a type derived from Self

@@ -1,6 +1,8 @@
 // ops/detach.cpp: detach() and shallow_copy_and_detach (Note [Detach and the interposer]).
 #include "ops/detach.h"
 
+#include <utility>
+
 #include "core/interposer.h"
 #include "ops/functions.h"
 #include "ops/op_table.h"
@@ -33,12 +35,16 @@ Tensor wrap_non_differentiable_view(Tensor out) {
 }  // namespace
 
 void detach_autograd_kernel(const OperatorHandle& op, DispatchKeySet keys, Stack& stack) {
+  // A wrapper's detach shares its version counter (Note [A wrapper's version counter]).
+  const IntrusivePtr<TensorSubclass> base(std::as_const(stack.back()).to_tensor().subclass());
   {
     const ExcludeKeyGuard below(DispatchKey::Autograd);
     op.redispatch(keys.after(DispatchKey::Autograd), stack);
   }
   IValue& result = stack.back();
-  result = IValue(wrap_non_differentiable_view(std::move(result).to_tensor()));
+  Tensor out = wrap_non_differentiable_view(std::move(result).to_tensor());
+  if (base && out.defined() && out.subclass()) [[unlikely]] out.subclass()->share_version_counter(*base);
+  result = IValue(std::move(out));
 }
 
 Tensor shallow_copy_and_detach(const Tensor& self) {
@@ -48,7 +54,10 @@ Tensor shallow_copy_and_detach(const Tensor& self) {
     stack.emplace_back(self);
     const DispatchKeySet keys = (self.key_set() | DispatchKeySet(DispatchKey::Python)).after(DispatchKey::Autograd);
     Dispatcher::redispatch(detach_op().handle(), keys, stack);
-    return std::move(stack.back()).to_tensor();
+    Tensor out = std::move(stack.back()).to_tensor();
+    // PyTorch's shallow_copy_and_detach gives the copy the source's version counter.
+    if (self.subclass() && out.defined() && out.subclass()) out.subclass()->share_version_counter(*self.subclass());
+    return out;
   }
   if (TensorSubclass* subclass = self.subclass()) {  // a wrapper while the Python key is excluded
     return make_wrapper_tensor(IntrusivePtr<TensorSubclass>(subclass), self.sizes(), self.strides(),

@@ -301,3 +301,19 @@ TEST_CASE("under nested modes, AccumulateGrad's detach is wrapped again as a pla
   REQUIRE(log.size() >= expected.size());
   CHECK(Log(log.end() - static_cast<std::ptrdiff_t>(expected.size()), log.end()) == expected);
 }
+
+TEST_CASE("a wrapper has a version counter that in-place ops bump, shared with its detach (test_version)") {
+  const nlohmann::json& ref = golden()["version"];
+  auto log = std::make_shared<tracer::LoggingTensor::Log>();
+  const Tensor x = tracer::LoggingTensor::wrap(randn({1}), log);
+  CHECK(x.impl()->version() == ref["before"].get<std::uint32_t>());
+  const Tensor d = detach(x);
+  add_(d, ones_like(d));
+  CHECK(x.impl()->version() == ref["after_detach_add_"].get<std::uint32_t>());
+  CHECK(d.impl()->version() == x.impl()->version());
+  zero_(x);
+  CHECK(d.impl()->version() == ref["after_detach_add_"].get<std::uint32_t>() + 1);
+  // An out-of-place op makes a wrapper with a counter of its own.
+  const Tensor y = neg(x);
+  CHECK(y.impl()->version() == 0);
+}
