@@ -50,6 +50,15 @@ bool any_input_requires_grad(const ResolvedRow& row, const IValue* args) {
   redispatch_below(op, keys, stack);
 }
 
+// A mode or subclass handler may return None for a Tensor (Note [The handler protocol]); the caller
+// receives it when nothing is recorded, but a recorded output needs a tensor to attach history to.
+[[noreturn, gnu::cold]] void throw_undefined_output(const OperatorHandle& op, std::size_t k) {
+  STRATA_CHECK(false, "autograd records ", op.str(), " but its output #", k,
+               " is None (an undefined Tensor): a dispatch mode or subclass returned None for an output that "
+               "requires grad");
+  __builtin_unreachable();
+}
+
 // An in-place op or a differentiable view op: its one output aliases self, so autograd keeps track of
 // what the write or the view shares (Note [Views share their base's history]). Out of line: the
 // common op pays one test for these.
@@ -65,6 +74,7 @@ bool any_input_requires_grad(const ResolvedRow& row, const IValue* args) {
 
   const IValue* returns = stack.data() + stack.size() - row.num_returns;
   const Tensor& out = returns[0].to_tensor();
+  if (!out.defined()) [[unlikely]] throw_undefined_output(op, 0);
   node.add_input_metadata(out);
   if (is_floating_point(out.dtype())) {
     if (row.inplace) {
@@ -111,6 +121,7 @@ void autograd_fallback(const OperatorHandle& op, DispatchKeySet keys, Stack& sta
   const std::size_t num_outputs = row->row->outputs.size();
   for (std::size_t k = 0; k < num_outputs; ++k) {
     const Tensor& out = returns[row->row->outputs[k]].to_tensor();
+    if (!out.defined()) [[unlikely]] throw_undefined_output(op, row->row->outputs[k]);
     node.add_input_metadata(out);
     // Only floating outputs carry gradients. The last output takes this function's own reference to
     // the node (one count fewer to take and drop).

@@ -5,7 +5,6 @@
 #include <iomanip>
 #include <sstream>
 
-#include "core/interposer.h"
 
 namespace strata {
 
@@ -18,9 +17,7 @@ Dispatcher& Dispatcher::singleton() {
   return *dispatcher;
 }
 
-Dispatcher::Dispatcher() {
-  register_fallback(DispatchKey::Python, KernelFunction{&interposer_fallback, "interposer"});
-}
+Dispatcher::Dispatcher() = default;
 
 OperatorHandle Dispatcher::def(std::string_view ns, std::string_view schema, KernelFunction cpu,
                                KernelFunction meta) {
@@ -123,6 +120,13 @@ void Dispatcher::name_op(Error& e, const OperatorHandle& op) {
 }
 
 void Dispatcher::run_below_autograd(const OperatorHandle& op, DispatchKeySet keys, Stack& stack) {
+  // Outside a handler that runs below Autograd, the call takes the Autograd key's handler after all,
+  // which redispatches below itself; that is where aten::detach's wrapping lives (Note [Detach and the
+  // interposer], ops/detach.h).
+  if (!local_dispatch_keys().excluded.has(DispatchKey::Autograd) && op.entry().resolved(DispatchKey::Autograd)) {
+    run(op, keys.add(DispatchKey::Autograd), stack);
+    return;
+  }
   const ExcludeKeyGuard below_autograd(DispatchKey::Autograd);
   run(op, keys, stack);
 }

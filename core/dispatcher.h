@@ -48,8 +48,9 @@ namespace strata {
 // whether or not it recorded: a mode's or a wrapper subclass's handler, reached below it, never
 // records its own ops, even on tensors that require grad (a wrapper's inner tensor, say). strata puts
 // the Autograd key only on tensors that require grad (Note [Dispatch keys]), so a call without one
-// skips the Autograd handler; when such a call goes to the interposer, call() makes the exclusion the
-// skipped handler would have made, so handlers see PyTorch's state: a LoggingTensor that does not
+// skips the Autograd handler; when such a call goes to the interposer, call() runs the Autograd handler
+// after all (or, before autograd registered one, makes the exclusion it would have made), so
+// handlers see PyTorch's state: a LoggingTensor that does not
 // require grad over one that does runs its op on the inner tensor without a graph (and an in-place
 // op there makes no node that holds the tensor it wrote). Calls that enter at the interposer on
 // purpose (shallow_copy_and_detach's detach, PyTorch's PyInterpreter::detach) are redispatches and
@@ -60,8 +61,8 @@ namespace strata {
 // No static constructors register anything: their order is unspecified and a linker drops unused ones
 // from static archives. Each library owns a function that registers its rows (ops/op_table.cpp,
 // autograd/derivative_table.cpp) and runs it once, from the first call that needs it: ops from the
-// first op lookup, autograd from the first requires_grad_(). The interposer's fallback is core's own
-// and is installed when the dispatcher is created.
+// first op lookup, autograd from the first requires_grad_(), the interposer (core/interposer.cpp) from
+// the first dispatch mode or wrapper tensor: nothing reaches the Python key before one exists.
 class Dispatcher {
  public:
   static Dispatcher& singleton();

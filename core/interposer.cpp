@@ -3,6 +3,8 @@
 
 #include <algorithm>
 #include <sstream>
+#include <typeinfo>
+#include <utility>
 
 namespace strata {
 
@@ -38,22 +40,35 @@ class TemporaryModePop {
   DispatchMode* mode_;
 };
 
-TensorSubclass* first_subclass_argument(const OperatorHandle& op, const Stack& stack) {
+// The wrapper subclasses among the op's arguments, in the order their handlers run (Note [Who
+// handles an op]): one per type, a subclass before the types it derives from.
+using Subclasses = SmallVector<IntrusivePtr<TensorSubclass>, 4>;
+void add_overloaded(Subclasses& out, TensorSubclass* s) {
+  for (const auto& seen : out)
+    if (typeid(*seen) == typeid(*s)) return;
+  std::size_t at = 0;
+  while (at < out.size() && !out[at]->type_includes(*s)) ++at;
+  out.push_back(IntrusivePtr<TensorSubclass>(s));
+  std::rotate(out.begin() + at, out.end() - 1, out.end());
+}
+Subclasses overloaded_subclasses(const OperatorHandle& op, const Stack& stack) {
+  Subclasses out;
   const std::size_t n = op.schema().arguments().size();
   for (std::size_t i = stack.size() - n; i < stack.size(); ++i) {
     const IValue& v = stack[i];
-    if (v.is_tensor() && v.to_tensor().defined() && v.to_tensor().subclass()) return v.to_tensor().subclass();
+    if (v.is_tensor() && v.to_tensor().defined() && v.to_tensor().subclass()) add_overloaded(out, v.to_tensor().subclass());
     if (v.is_tensor_list()) {
       for (const Tensor& t : v.to_tensor_list())
-        if (t.defined() && t.subclass()) return t.subclass();
+        if (t.defined() && t.subclass()) add_overloaded(out, t.subclass());
     }
   }
-  return nullptr;
+  return out;
 }
 
 }  // namespace
 
 ModeGuard::ModeGuard(DispatchMode& mode) : mode_(&mode) {
+  register_interposer();
   mode_stack().push_back(mode_);
   sync_python_key();
 }
@@ -75,9 +90,12 @@ std::string TensorSubclass::repr(const Tensor& self) const {
   return out.str();
 }
 
+bool TensorSubclass::type_includes(const TensorSubclass& other) const { return typeid(*this) == typeid(other); }
+
 Tensor make_wrapper_tensor(IntrusivePtr<TensorSubclass> subclass, IntArrayRef sizes, IntArrayRef strides,
                            std::int64_t storage_offset, ScalarType dtype, Device device) {
   STRATA_CHECK(subclass, "make_wrapper_tensor needs a subclass payload");
+  register_interposer();
   STRATA_CHECK(sizes.size() == strides.size(), "make_wrapper_tensor: sizes ", shape_str(sizes), " and strides ",
                shape_str(strides), " differ in length");
   // A wrapper has no storage, but its geometry must be one a real tensor could have (as PyTorch's
@@ -104,48 +122,115 @@ bool interposer_sees(const Tensor& t) {
   return dispatch_mode_enabled() || (t.subclass() != nullptr && !local_dispatch_keys().excluded.has(DispatchKey::Python));
 }
 
-// PyTorch's pythonFallback: the innermost mode first; else the first wrapper argument's subclass.
 // A mode or subclass handler is user code: what it leaves on the stack is checked against the
-// schema's returns before anything reads it, so a handler that forgets to run the op (or pushes
-// something else) is a clear error instead of a read past the stack.
+// schema's returns before anything reads it (Note [The handler protocol]).
+namespace {
+
+thread_local bool tls_not_implemented = false;
+
 struct Handler {
   std::string_view prefix, name, suffix;  // "the dispatch mode OpCounter", "LoggingTensor.__torch_dispatch__"
 };
 std::ostream& operator<<(std::ostream& out, const Handler& h) { return out << h.prefix << h.name << h.suffix; }
 
-void check_handler_returns(const OperatorHandle& op, const Stack& stack, std::size_t base, const Handler& who) {
+void mark_arguments(Stack& stack, std::size_t base) {
+  for (std::size_t i = base; i < stack.size(); ++i) stack[i].mark_handler_argument();
+}
+
+void check_handler_returns(const OperatorHandle& op, Stack& stack, std::size_t base, const Handler& who) {
   const std::size_t want = op.schema().returns().size();
+  const std::size_t num_args = op.schema().arguments().size();
+  const bool left_arguments = stack.size() == base + num_args &&
+                              std::any_of(stack.begin() + static_cast<std::ptrdiff_t>(base), stack.end(),
+                                          [](const IValue& v) { return v.is_handler_argument(); });
+  STRATA_CHECK(!left_arguments, who, " handled ", op.str(),
+               " but left its arguments on the stack: it must replace them with the op's returns (op.call(stack) "
+               "runs the op) or call return_not_implemented()");
   STRATA_CHECK(stack.size() == base + want, who, " handled ", op.str(), " but left ",
                static_cast<std::int64_t>(stack.size()) - static_cast<std::int64_t>(base), " values on the stack; expected ",
                want, " (the op's returns, in place of its arguments)");
   for (std::size_t i = 0; i < want; ++i) {
     const SchemaType& type = op.schema().returns()[i].type;
     if (!type.is_tensor_like() || type.list) continue;
-    const IValue& v = stack[base + i];
-    STRATA_CHECK((v.is_tensor() && v.to_tensor().defined()) || (type.optional && v.is_none()), who, " handled ", op.str(),
-                 " but return #", i, " is ", v.is_tensor() ? "an undefined Tensor" : v.tag_name(), "; expected a Tensor");
+    IValue& v = stack[base + i];
+    if (v.is_none()) v = IValue(Tensor());  // a handler's None is the caller's undefined Tensor
+    STRATA_CHECK(v.is_tensor(), who, " handled ", op.str(), " but return #", i, " is ", v.tag_name(),
+                 "; expected a Tensor");
   }
 }
 
+// Runs one handler; false when it returned NotImplemented (the arguments are then as it found them).
+template <typename Fn>
+bool run_handler(const OperatorHandle& op, Stack& stack, std::size_t base, const Handler& who, Fn&& handler) {
+  mark_arguments(stack, base);
+  tls_not_implemented = false;
+  handler();
+  if (std::exchange(tls_not_implemented, false)) {
+    STRATA_CHECK(stack.size() == base + op.schema().arguments().size(), who, " returned NotImplemented for ", op.str(),
+                 " but did not leave its arguments on the stack as it found them");
+    return false;
+  }
+  check_handler_returns(op, stack, base, who);
+  return true;
+}
+
+// The payloads of the wrappers among the arguments `op` writes in place (Tensor(a!)).
+Subclasses written_wrappers(const OperatorHandle& op, const Stack& stack, std::size_t base) {
+  Subclasses out;
+  const auto& args = op.schema().arguments();
+  for (std::size_t i = 0; i < args.size(); ++i) {
+    if (!args[i].type.is_write() || !stack[base + i].is_tensor()) continue;
+    const Tensor& t = stack[base + i].to_tensor();
+    if (t.defined() && t.subclass()) out.push_back(IntrusivePtr<TensorSubclass>(t.subclass()));
+  }
+  return out;
+}
+
+[[noreturn]] void throw_all_not_implemented(const OperatorHandle& op, std::string_view mode, const Subclasses& subclasses) {
+  std::ostringstream out;
+  out << "Multiple dispatch failed for '" << op.str() << "'; all __torch_dispatch__ handlers returned NotImplemented:\n\n";
+  if (!mode.empty()) out << "  - mode object " << mode << "\n";
+  for (const auto& s : subclasses) out << "  - tensor subclass " << s->type_name() << "\n";
+  throw Error(out.str());
+}
+
+// PyTorch's pythonFallback (Note [Who handles an op]).
 void interposer_fallback(const OperatorHandle& op, DispatchKeySet keys, Stack& stack) {
   const std::size_t num_args = op.schema().arguments().size();
   STRATA_INTERNAL_ASSERT(stack.size() >= num_args, "the interposer was given a short stack");
+  const std::size_t base = stack.size() - num_args;
+  std::string_view declining_mode;
   if (!mode_stack().empty()) {
-    const std::size_t base = stack.size() - num_args;
     TemporaryModePop pop;
-    const std::string_view name = pop.mode()->name();
-    pop.mode()->dispatch(op, stack);
-    check_handler_returns(op, stack, base, {"the dispatch mode ", name, ""});
-    return;
+    DispatchMode* mode = pop.mode();
+    if (run_handler(op, stack, base, {"the dispatch mode ", mode->name(), ""}, [&] { mode->dispatch(op, stack); })) return;
+    declining_mode = mode->name();
   }
-  if (TensorSubclass* subclass = first_subclass_argument(op, stack)) {
-    IntrusivePtr<TensorSubclass> keep_alive(subclass);
-    const std::size_t base = stack.size() - num_args;
-    subclass->dispatch(op, stack);
-    check_handler_returns(op, stack, base, {"", subclass->type_name(), ".__torch_dispatch__"});
-    return;
+  const Subclasses subclasses = overloaded_subclasses(op, stack);
+  if (!subclasses.empty()) {
+    const Subclasses written = written_wrappers(op, stack, base);
+    for (const auto& subclass : subclasses) {
+      if (run_handler(op, stack, base, {"", subclass->type_name(), ".__torch_dispatch__"},
+                      [&] { subclass->dispatch(op, stack); })) {
+        for (const auto& w : written) w->bump_version();  // Note [A wrapper's version counter]
+        return;
+      }
+    }
   }
+  if (!declining_mode.empty() || !subclasses.empty()) throw_all_not_implemented(op, declining_mode, subclasses);
   Dispatcher::redispatch(op, keys.after(DispatchKey::Python), stack);
+}
+
+}  // namespace
+
+void return_not_implemented() { tls_not_implemented = true; }
+
+void register_interposer() {
+  static const bool registered = [] {
+    Dispatcher::singleton().register_fallback(DispatchKey::Python, KernelFunction{&interposer_fallback, "interposer"});
+    return true;
+  }();
+  (void)registered;
 }
 
 }  // namespace strata

@@ -4,9 +4,12 @@
 // LoggingTensor, DebugMode...) lives in tracer/.
 #pragma once
 
+#include <atomic>
+#include <cstdint>
 #include <memory>
 #include <string>
 #include <string_view>
+#include <typeinfo>
 #include <vector>
 
 #include "core/dispatcher.h"
@@ -19,11 +22,33 @@ class DispatchMode {
  public:
   virtual ~DispatchMode() = default;
   virtual std::string_view name() const = 0;
-  // The op's arguments are the last op.schema().arguments().size() values of `stack`; leave its
-  // returns there. This mode is popped while dispatch() runs, so `op.call(stack)` reaches the next
-  // mode, a wrapper subclass, or the kernel (PyTorch's `func(*args, **kwargs)`).
+  // The op's arguments are the last op.schema().arguments().size() values of `stack`; replace them
+  // with its returns (Note [The handler protocol]). This mode is popped while dispatch() runs, so
+  // `op.call(stack)` reaches the next mode, a wrapper subclass, or the kernel (PyTorch's
+  // `func(*args, **kwargs)`).
   virtual void dispatch(const OperatorHandle& op, Stack& stack) = 0;
 };
+
+// Note [The handler protocol]
+// A mode's or a wrapper subclass's dispatch() answers an op in one of three ways, as a Python
+// __torch_dispatch__ does:
+//  - it replaces the op's arguments on the stack with the op's returns (op.call(stack) does that);
+//    a Tensor return may be an undefined Tensor or None (PyTorch's handler returning None), which
+//    the caller receives as an undefined Tensor;
+//  - it calls return_not_implemented() and returns, leaving the arguments as it found them (PyTorch's
+//    `return NotImplemented`): the next handler is tried (Note [Who handles an op]);
+//  - anything else is an error naming the handler and the op: too many or too few values, a value of
+//    the wrong type, or the arguments left on the stack without return_not_implemented() (a handler
+//    that forgot op.call; the interposer tells that from a return that is an argument, such as
+//    relu_'s self, by marking the argument slots: Note [A handler's arguments are marked]).
+void return_not_implemented();
+
+// Note [Who handles an op]
+// PyTorch's handle_torch_function: the innermost mode first (popped while it runs). If there is none,
+// or it returns NotImplemented (it is back on the stack by then), the wrapper subclasses among the
+// arguments, each type once, in order of appearance except that a subclass goes before any type it
+// derives from (NumPy's NEP 18 rule, PyTorch's append_overloaded_arg). When every handler tried
+// returns NotImplemented, the op fails with PyTorch's "Multiple dispatch failed" error listing them.
 
 // Note [The mode stack owns the Python key]
 // While the thread's mode stack is non-empty the Python key is in its included set, so the modes see
@@ -55,9 +80,21 @@ struct FlattenedTensor {
 
 // The payload of a wrapper tensor: a tensor whose impl has no storage of its own, carries the Python
 // key, and whose subclass decides what every op on it means.
+// Note [A wrapper's version counter]
+// A wrapper has no storage to count its in-place writes (Note [Version counters live in the
+// storage]), so its payload counts them, as PyTorch's VariableVersion does for every tensor: the
+// interposer bumps it after a subclass handled an op that writes the wrapper (a `Tensor(a!)`
+// argument: add_, zero_...), and a wrapper's detach shares it (the shallow copy of Note [Detach and
+// the interposer] gives the copy the source's counter), so `add_(detach(x), y)` bumps x's version as
+// upstream's test_version expects. A payload belongs to one wrapper family: make_wrapper_tensor
+// twice with one payload gives two tensors that share a counter.
 class TensorSubclass : public RefCounted<TensorSubclass> {
  public:
+  TensorSubclass() : version_(std::make_shared<std::atomic<std::uint32_t>>(0)) {}
   virtual ~TensorSubclass() = default;
+  std::uint32_t version() const { return version_->load(std::memory_order_relaxed); }
+  void bump_version() { version_->fetch_add(1, std::memory_order_relaxed); }
+  void share_version_counter(const TensorSubclass& source) { version_ = source.version_; }
   virtual std::string_view type_name() const = 0;  // "LoggingTensor"
   // __torch_dispatch__: runs for ops that reach the Python key with this tensor as the first
   // wrapper argument and no mode active. Same stack protocol as DispatchMode::dispatch.
@@ -67,7 +104,22 @@ class TensorSubclass : public RefCounted<TensorSubclass> {
   virtual Tensor unflatten(const FlattenedTensor& flat, IntArrayRef outer_size, IntArrayRef outer_stride) const = 0;
   // How `self` prints; by default "<type_name>(size=[...], dtype=...)".
   virtual std::string repr(const Tensor& self) const;
+  // Whether `other` is of this payload's type or of a type derived from it (Python's
+  // issubclass(type(other), type(self))): a derived subclass handles an op before its base (Note
+  // [Who handles an op]). By default only the same type; a subclass others derive from overrides it
+  // as `return type_includes_as<MyType>(*this, other);`.
+  virtual bool type_includes(const TensorSubclass& other) const;
+
+ private:
+  std::shared_ptr<std::atomic<std::uint32_t>> version_;
 };
+
+// TensorSubclass::type_includes for a type `Self`: false when `self` is of a type derived from Self
+// that did not override it (rather than claim a relation it cannot see).
+template <typename Self>
+bool type_includes_as(const TensorSubclass& self, const TensorSubclass& other) {
+  return typeid(self) == typeid(Self) && dynamic_cast<const Self*>(&other) != nullptr;
+}
 
 // A wrapper subclass's unwrap and rewrap (PyTorch's tree_map over args and over the result): call
 // `fn(Tensor&)` on each tensor slot among the op's arguments on `stack`, or among its returns once
@@ -92,8 +144,9 @@ bool is_tensor_subclass_like(const Tensor& t);
 // Python key is not excluded. PyTorch's shallow_copy_and_detach asks the same question.
 bool interposer_sees(const Tensor& t);
 
-// The boxed fallback registered at the Python key (installed by the Dispatcher itself).
-void interposer_fallback(const OperatorHandle& op, DispatchKeySet keys, Stack& stack);
+// Registers the interposer's boxed fallback at the Python key, once; the first mode or wrapper
+// tensor does it (Note [Registration on first use]).
+void register_interposer();
 
 namespace detail {
 template <typename Fn>

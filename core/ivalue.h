@@ -118,6 +118,13 @@ class IValue {
     return borrowed_ ? *p_.ref : std::move(p_.tensor);
   }
   bool is_borrowed() const { return borrowed_; }
+  // Note [A handler's arguments are marked]
+  // The interposer marks the argument slots it hands a mode or subclass handler, so that afterwards it
+  // can tell a handler that left its arguments on the stack (the slots are still marked) from one that
+  // replaced them with its returns, even a return that is the same tensor (relu_ returns self). Any
+  // write of a slot clears its mark (assignment destroys the old value) and no copy or move carries it.
+  void mark_handler_argument() { marked_ = true; }
+  bool is_handler_argument() const { return marked_; }
   double to_double() const;   // accepts Int and Double
   // to_int and to_scalar run for every number a kernel unboxes or a formula reads: the common tags
   // inline, Bool and the wrong-tag error out of line.
@@ -180,6 +187,7 @@ class IValue {
     }
     tag_ = Tag::None;
     borrowed_ = false;
+    marked_ = false;
   }
   void own() {
     const Tensor* ref = p_.ref;
@@ -199,6 +207,7 @@ class IValue {
   } p_;
   Tag tag_;
   bool borrowed_ = false;
+  bool marked_ = false;  // Note [A handler's arguments are marked]
 };
 
 std::string_view tag_name(IValue::Tag tag);

@@ -38,8 +38,9 @@ class StorageImpl : public RefCounted<StorageImpl> {
   // of each tensor it saves and refuses to use it in backward if it changed (PyTorch's "modified by
   // an inplace operation" error). PyTorch keeps one counter per family of views (a tensor, its views
   // and its detach()es); in strata exactly those share a storage, so the storage holds the counter
-  // and views need no extra bookkeeping. Meta tensors and wrapper subclasses have no storage and are
-  // not tracked (their version is always 0).
+  // and views need no extra bookkeeping. Meta tensors have no storage and are not tracked (their
+  // version is always 0); wrapper subclasses keep theirs in their payload (Note [A wrapper's version
+  // counter], core/interposer.h).
   // The counter is atomic, as PyTorch's VariableVersion is: threads may write disjoint parts of one
   // storage in place at once (two views, or a leaf's gradient that backward passes on two threads
   // accumulate into), and no bump may be lost, nor may a read race with a bump. Relaxed order is

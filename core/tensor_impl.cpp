@@ -223,6 +223,11 @@ void detail::track_view_in_grad_mode(const TensorImpl& source, TensorImpl& view)
 
 // Dropping the payload of a tensor without storage keeps its Python key (Note [A view keeps its
 // source's keys]).
+std::uint32_t TensorImpl::version_without_storage() const { return subclass_ ? subclass_->version() : 0; }
+void TensorImpl::bump_version_without_storage() const {
+  if (subclass_) subclass_->bump_version();
+}
+
 void TensorImpl::set_subclass(IntrusivePtr<TensorSubclass> subclass) {
   subclass_ = std::move(subclass);
   if (subclass_) key_set_ = key_set_.add(DispatchKey::Python);

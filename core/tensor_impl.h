@@ -121,10 +121,13 @@ class TensorImpl final : public RefCounted<TensorImpl> {
   // lowest priority, so `t * 2.5` keeps t's dtype. See ops/type_promotion.h.
   bool is_wrapped_number() const { return is_wrapped_number_; }
   void set_wrapped_number(bool wrapped) { is_wrapped_number_ = wrapped; }
-  // In-place writes so far to this tensor's storage (Note [Version counters live in the storage]).
-  std::uint32_t version() const { return storage_ ? storage_->version() : 0; }
+  // In-place writes so far to this tensor's storage (Note [Version counters live in the storage]);
+  // a wrapper's are counted by its subclass payload (Note [A wrapper's version counter],
+  // core/interposer.h).
+  std::uint32_t version() const { return storage_ ? storage_->version() : version_without_storage(); }
   void bump_version() const {
     if (storage_) storage_->bump_version();
+    else bump_version_without_storage();
   }
 
   // First element's address; null when there is no storage (meta, wrapper). Computed once: a
@@ -162,6 +165,8 @@ class TensorImpl final : public RefCounted<TensorImpl> {
   // make_contiguous once `sizes` are known valid, with `numel` elements whose bytes fit int64.
   static IntrusivePtr<TensorImpl> make_checked(IntArrayRef sizes, std::int64_t numel, ScalarType dtype, Device device);
   void destroy_autograd_meta() noexcept;  // autograd_meta_ must be set
+  std::uint32_t version_without_storage() const;
+  void bump_version_without_storage() const;
 
   Storage storage_;
   void* data_ = nullptr;

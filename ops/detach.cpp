@@ -1,6 +1,8 @@
 // ops/detach.cpp: detach() and shallow_copy_and_detach (Note [Detach and the interposer]).
 #include "ops/detach.h"
 
+#include <utility>
+
 #include "core/interposer.h"
 #include "ops/functions.h"
 #include "ops/op_table.h"
@@ -19,13 +21,30 @@ const TypedOperator<Tensor(const Tensor&)>& detach_op() {
 // nobody else holds, without autograd state, subclass or wrapped-number flag (its own kernel's fresh
 // alias): the copy would have the same storage, geometry and keys, and the original would die here
 // unseen. So that alias is returned as is, saving an allocation and a free per detach (four a seed step).
-Tensor detach(const Tensor& self) {
-  Tensor out = detach_op()(self);
+Tensor detach(const Tensor& self) { return detach_op()(self); }
+
+namespace {
+Tensor wrap_non_differentiable_view(Tensor out) {
+  if (!out.defined()) return out;  // a handler's None
   const TensorImpl& impl = *out.impl();
   if (impl.use_count() == 1 && !impl.autograd_meta() && !impl.subclass() && !impl.is_wrapped_number() &&
       !interposer_sees(out))
     return out;
   return shallow_copy_and_detach(out);  // the 2.8 wrapping: dispatches detach again under the interposer
+}
+}  // namespace
+
+void detach_autograd_kernel(const OperatorHandle& op, DispatchKeySet keys, Stack& stack) {
+  // A wrapper's detach shares its version counter (Note [A wrapper's version counter]).
+  const IntrusivePtr<TensorSubclass> base(std::as_const(stack.back()).to_tensor().subclass());
+  {
+    const ExcludeKeyGuard below(DispatchKey::Autograd);
+    op.redispatch(keys.after(DispatchKey::Autograd), stack);
+  }
+  IValue& result = stack.back();
+  Tensor out = wrap_non_differentiable_view(std::move(result).to_tensor());
+  if (base && out.defined() && out.subclass()) [[unlikely]] out.subclass()->share_version_counter(*base);
+  result = IValue(std::move(out));
 }
 
 Tensor shallow_copy_and_detach(const Tensor& self) {
@@ -35,7 +54,10 @@ Tensor shallow_copy_and_detach(const Tensor& self) {
     stack.emplace_back(self);
     const DispatchKeySet keys = (self.key_set() | DispatchKeySet(DispatchKey::Python)).after(DispatchKey::Autograd);
     Dispatcher::redispatch(detach_op().handle(), keys, stack);
-    return std::move(stack.back()).to_tensor();
+    Tensor out = std::move(stack.back()).to_tensor();
+    // PyTorch's shallow_copy_and_detach gives the copy the source's version counter.
+    if (self.subclass() && out.defined() && out.subclass()) out.subclass()->share_version_counter(*self.subclass());
+    return out;
   }
   if (TensorSubclass* subclass = self.subclass()) {  // a wrapper while the Python key is excluded
     return make_wrapper_tensor(IntrusivePtr<TensorSubclass>(subclass), self.sizes(), self.strides(),

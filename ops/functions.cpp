@@ -2,6 +2,8 @@
 // (the parameter list of the op's meta, geometry or check function in ops/*_ops.cpp).
 #include "ops/functions.h"
 
+#include "ops/detach.h"
+
 namespace strata {
 
 namespace {
@@ -20,6 +22,20 @@ using GeneratorFactory = TypedOperator<Tensor(IntArrayRef, GeneratorImpl*, OptDt
 using RandomFill = TypedOperator<void(const Tensor&, double, double, GeneratorImpl*)>;
 
 GeneratorImpl* generator_of(const Generator* g) { return g ? g->impl() : nullptr; }
+
+// Note [Factories return through make_variable]
+// PyTorch's factory functions (torch::ones_like, torch::empty, torch::randn...) hand the kernel's
+// result to make_variable, which keeps it when nothing else references it (its TensorImpl and its
+// version counter are unique) and otherwise returns a shallow copy (shallow_copy_and_detach). A fresh
+// result is referenced elsewhere only when a dispatch mode or subclass kept it, and then the copy
+// dispatches aten::detach: a mode that keeps its outputs sees [ones_like, detach], one that keeps
+// nothing sees [ones_like]. backward()'s implicit ones_like is such a call. Ops a handler calls
+// through op.call are not factory functions (PyTorch's torch.ops.aten.* skip make_variable).
+Tensor make_variable(Tensor t) {
+  const TensorImpl* impl = t.impl();
+  if (impl && (impl->use_count() > 1 || impl->storage().use_count() > 1)) [[unlikely]] return shallow_copy_and_detach(t);
+  return t;
+}
 }  // namespace
 
 // ---- views ----
@@ -250,22 +266,22 @@ Tensor nll_loss_backward(const Tensor& grad_output, const Tensor& self, const Te
 Tensor empty(IntArrayRef size, const TensorOptions& options) {
   static const TypedOperator<Tensor(IntArrayRef, OptDtype, OptLayout, OptDevice, OptBool, OptFormat)> op(
       "aten::empty", "memory_format");
-  return op(size, options.dtype, std::nullopt, options.device, std::nullopt, std::nullopt);
+  return make_variable(op(size, options.dtype, std::nullopt, options.device, std::nullopt, std::nullopt));
 }
 
 Tensor empty_like(const Tensor& self, const TensorOptions& options) {
   static const Like op("aten::empty_like");
-  return op(self, options.dtype, std::nullopt, options.device, std::nullopt, std::nullopt);
+  return make_variable(op(self, options.dtype, std::nullopt, options.device, std::nullopt, std::nullopt));
 }
 
 Tensor ones_like(const Tensor& self, const TensorOptions& options) {
   static const Like op("aten::ones_like");
-  return op(self, options.dtype, std::nullopt, options.device, std::nullopt, std::nullopt);
+  return make_variable(op(self, options.dtype, std::nullopt, options.device, std::nullopt, std::nullopt));
 }
 
 Tensor zeros_like(const Tensor& self, const TensorOptions& options) {
   static const Like op("aten::zeros_like");
-  return op(self, options.dtype, std::nullopt, options.device, std::nullopt, std::nullopt);
+  return make_variable(op(self, options.dtype, std::nullopt, options.device, std::nullopt, std::nullopt));
 }
 
 Tensor new_empty_strided(const Tensor& self, IntArrayRef size, IntArrayRef stride, const TensorOptions& options) {
@@ -301,19 +317,19 @@ const Tensor& copy_(const Tensor& self, const Tensor& src, bool non_blocking) {
 Tensor randn(IntArrayRef size, const TensorOptions& options, const Generator* generator) {
   if (generator) {
     static const GeneratorFactory op("aten::randn", "generator");
-    return op(size, generator_of(generator), options.dtype, std::nullopt, options.device, std::nullopt);
+    return make_variable(op(size, generator_of(generator), options.dtype, std::nullopt, options.device, std::nullopt));
   }
   static const Factory op("aten::randn");
-  return op(size, options.dtype, std::nullopt, options.device, std::nullopt);
+  return make_variable(op(size, options.dtype, std::nullopt, options.device, std::nullopt));
 }
 
 Tensor rand(IntArrayRef size, const TensorOptions& options, const Generator* generator) {
   if (generator) {
     static const GeneratorFactory op("aten::rand", "generator");
-    return op(size, generator_of(generator), options.dtype, std::nullopt, options.device, std::nullopt);
+    return make_variable(op(size, generator_of(generator), options.dtype, std::nullopt, options.device, std::nullopt));
   }
   static const Factory op("aten::rand");
-  return op(size, options.dtype, std::nullopt, options.device, std::nullopt);
+  return make_variable(op(size, options.dtype, std::nullopt, options.device, std::nullopt));
 }
 
 Tensor randint(std::int64_t low, std::int64_t high, IntArrayRef size, const TensorOptions& options,
@@ -322,11 +338,11 @@ Tensor randint(std::int64_t low, std::int64_t high, IntArrayRef size, const Tens
     static const TypedOperator<Tensor(std::int64_t, std::int64_t, IntArrayRef, GeneratorImpl*, OptDtype, OptLayout,
                                       OptDevice, OptBool)>
         op("aten::randint", "low_generator");
-    return op(low, high, size, generator_of(generator), options.dtype, std::nullopt, options.device, std::nullopt);
+    return make_variable(op(low, high, size, generator_of(generator), options.dtype, std::nullopt, options.device, std::nullopt));
   }
   static const TypedOperator<Tensor(std::int64_t, std::int64_t, IntArrayRef, OptDtype, OptLayout, OptDevice, OptBool)> op(
       "aten::randint", "low");
-  return op(low, high, size, options.dtype, std::nullopt, options.device, std::nullopt);
+  return make_variable(op(low, high, size, options.dtype, std::nullopt, options.device, std::nullopt));
 }
 
 const Tensor& normal_(const Tensor& self, double mean, double std, const Generator* generator) {

@@ -5,6 +5,7 @@
 
 #include "core/checked_math.h"
 #include "ops/boxing.h"
+#include "ops/detach.h"
 #include "ops/op_table.h"
 
 namespace strata::ops {
@@ -135,7 +136,9 @@ void register_view_ops(Dispatcher& d) {
   def_view<as_strided_geometry>(
       d, "aten", "as_strided(Tensor(a) self, SymInt[] size, SymInt[] stride, SymInt? storage_offset=None) -> Tensor(a)",
       "as_strided");
-  def_view<detach_geometry, ViewKind::Untracked>(d, "aten", "detach(Tensor(a) self) -> Tensor(a)", "detach");
+  const OperatorHandle detach =
+      def_view<detach_geometry, ViewKind::Untracked>(d, "aten", "detach(Tensor(a) self) -> Tensor(a)", "detach");
+  d.register_kernel(detach, DispatchKey::Autograd, KernelFunction{&detach_autograd_kernel, "ADInplaceOrView detach"});
   def_view<unsqueeze_geometry>(d, "aten", "unsqueeze(Tensor(a) self, int dim) -> Tensor(a)", "unsqueeze");
   def_view<squeeze_dim_geometry>(d, "aten", "squeeze.dim(Tensor(a) self, int dim) -> Tensor(a)", "squeeze");
 }

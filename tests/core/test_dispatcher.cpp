@@ -5,6 +5,7 @@
 #include <sstream>
 
 #include "core/dispatcher.h"
+#include "core/interposer.h"
 #include "tests/core/toy_ops.h"
 
 using namespace strata;
@@ -28,6 +29,7 @@ TEST_CASE("registering the same op twice is an error") {
 }
 
 TEST_CASE("dump_table shows what runs at each key") {
+  register_interposer();  // as the first mode or wrapper tensor does
   const std::string expected =
       "test.twice.default: twice(Tensor self) -> Tensor\n"
       "  Autograd (none)\n"

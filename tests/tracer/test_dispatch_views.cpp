@@ -15,6 +15,7 @@ using namespace strata;
 
 TEST_CASE("the dispatch table of addmm lists what runs at each key") {
   autograd::register_autograd();
+  register_interposer();  // as the first mode or wrapper tensor does
   CHECK(Dispatcher::singleton().dump_table(ops::op("aten::addmm")) ==
         "aten.addmm.default: addmm(Tensor self, Tensor mat1, Tensor mat2, *, Scalar beta=1, Scalar alpha=1) -> Tensor\n"
         "  Autograd fallback autograd\n"
