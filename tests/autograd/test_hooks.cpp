@@ -145,7 +145,7 @@ TEST_CASE("retain_grad follows the tensor to the grad_fn an in-place op gives it
 
 TEST_CASE("2.8: retain_grad() runs after every gradient hook, whenever it was registered") {
   // PyTorch 2.8 engine.cpp call_tensor_pre_hooks runs tensor_pre_hooks() before retains_grad_hooks()
-  // (Note [Hooks ordering]); 1.13 ran them in registration order, so this case is not in the golden file.
+  // (Note [The order hooks run in]); 1.13 ran them in registration order, so this case is not in the golden file.
   const Tensor x = leaf({1, 2, 3}, {3});
   const Tensor y = mul(x, tensor<float>({0.5f, -1, 2}));
   retain_grad(y);
