@@ -17,8 +17,8 @@ namespace strata::autograd {
 // on the work list releases them before its edges are taken; for a node being destroyed the derived
 // class has already done so. A node without edges (a leaf's AccumulateGrad, the commonest one)
 // cannot continue a chain and dies as its edge is released. A training step's graph (tens of nodes)
-// thus dies without the work list, which cost each node another virtual release_variables, a move
-// of each edge and a push and pop (~100 instructions a node); the work list is set up out of line.
+// thus dies without the work list, which would cost each node another virtual release_variables, a
+// move of each edge and a push and pop; the work list is set up out of line.
 namespace {
 // How deep a chain dies by plain recursion: some hundred bytes of stack a level.
 constexpr std::uint32_t kRecursiveTeardownDepth = 64;

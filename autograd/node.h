@@ -32,7 +32,7 @@ struct NodeHooks;  // autograd/hooks.h
 // and with them the nodes behind them: two threads recording ops on the same parameter both take
 // references to its AccumulateGrad, and one thread may drop the last tensor of a graph whose nodes
 // another thread's graph also reaches. A non-atomic count would turn that into a double free. An
-// uncontended atomic increment is one instruction; most transfers are moves, which do not count, and
+// uncontended atomic increment is cheap; most transfers are moves, which do not count, and
 // a sole reference is dropped without an atomic (Note [Releasing a sole reference]) except an
 // AccumulateGrad's, which its leaf finds through a pointer that holds no reference (Note [A leaf
 // finds its accumulator through a weak pointer], autograd/accumulate_grad.cpp).

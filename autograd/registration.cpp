@@ -7,19 +7,30 @@
 #include "autograd/derivative_table.h"
 #include "autograd/view_history.h"
 #include "core/autograd_meta.h"
-#include "core/tensor_format.h"
+#include "core/autograd_hooks.h"
 #include "ops/op_table.h"
 
 namespace strata::autograd {
+
+namespace {
+
+// Note [Core reaches autograd through one interface]
+class Hooks final : public AutogradHooks {
+ public:
+  void release_node(Node* node) const noexcept override { NodePtr::reclaim(node); }  // Note [Core releases a grad_fn through autograd]
+  Node* view_grad_fn(const Tensor& view) const override { return autograd::view_grad_fn(view); }  // Note [Views share their base's history]
+  std::string_view node_name(const Node& node) const override { return node.name(); }
+};
+
+}  // namespace
 
 void register_autograd() {
   static std::once_flag once;
   std::call_once(once, [] {
     ops::register_ops();
     mutable_derivative_table().add(derivative_rows());
-    strata::detail::release_node = [](Node* node) noexcept { NodePtr::reclaim(node); };  // Note [Core releases a grad_fn through autograd]
-    strata::detail::view_grad_fn = &view_grad_fn;  // Note [Views share their base's history]
-    strata::detail::set_node_name_fn([](const Node& node) { return node.name(); });
+    static const Hooks hooks;
+    set_autograd_hooks(hooks);
     // Last: a thread that dispatches into the fallback (which it may do before this call returns,
     // Note [Registration is safe from any thread]) finds everything above in place.
     Dispatcher::singleton().register_fallback(DispatchKey::Autograd, KernelFunction{&autograd_fallback, "autograd"});

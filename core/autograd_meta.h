@@ -8,6 +8,7 @@
 #include <new>
 #include <type_traits>
 
+#include "core/autograd_hooks.h"
 #include "core/local_dispatch_keys.h"
 #include "core/small_mutex.h"
 #include "core/small_object_pool.h"
@@ -26,15 +27,8 @@ class Node;
 // core cannot see. AutogradMeta therefore keeps the node as a raw pointer that holds a reference:
 // autograd takes and gives up those references when it sets a history (autograd::set_gradient_edge),
 // and when the tensor dies core gives its reference up through `release_node`, which autograd installs
-// when it registers (before any node can exist), as it installs the function that names a node.
-namespace detail {
-using ReleaseNodeFn = void (*)(autograd::Node*) noexcept;
-inline ReleaseNodeFn release_node = nullptr;
-// A differentiable view's grad_fn, regenerated first if the view's base or a sibling view was written
-// in place since it was set (Note [A view's autograd state lives in its meta]); installed by autograd.
-using ViewGradFn = autograd::Node* (*)(const Tensor&);
-inline ViewGradFn view_grad_fn = nullptr;
-}  // namespace detail
+// when it registers (before any node can exist), through AutogradHooks (Note [Core reaches autograd
+// through one interface]).
 
 // Note [A view's autograd state lives in its meta]
 // The output of a differentiable view op (t, view, expand, as_strided, unsqueeze...: a schema whose
@@ -56,7 +50,7 @@ struct AutogradMeta {
   AutogradMeta(const AutogradMeta&) = delete;
   AutogradMeta& operator=(const AutogradMeta&) = delete;
   ~AutogradMeta() {
-    if (grad_fn) detail::release_node(grad_fn);
+    if (grad_fn) autograd_hooks()->release_node(grad_fn);
   }
 
   bool requires_grad = false;                 // set on leaves by requires_grad_()

@@ -1,7 +1,7 @@
 // core/small_object_pool.h: a per-thread cache of freed small blocks (TensorImpls, fresh tensors'
 // storage blocks, boxed int lists, autograd nodes), by size class up to 128 KiB. A tiny op
-// allocates and frees a few such blocks; taking them from a thread-local list instead of malloc/free
-// saves about 80 instructions a pair. Large blocks (over 128 KiB, up to 64 MiB) are kept
+// allocates and frees a few such blocks, and a thread-local list is much cheaper than malloc/free,
+// which were a large share of such an op's cost. Large blocks (over 128 KiB, up to 64 MiB) are kept
 // too, a few per thread, so that a training loop does not fault in fresh pages every step (Note
 // [Large blocks are recycled]). Blocks freed on another thread go to that thread's cache. Under
 // AddressSanitizer the pool is off, so use-after-free is still caught.

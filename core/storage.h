@@ -49,8 +49,7 @@ class StorageImpl : public RefCounted<StorageImpl> {
   // before the kernel returns, so that thread sees the bump too (read-after-write coherence). Relaxed
   // reads are plain loads; a bump is one locked add. Every access after construction goes through
   // std::atomic_ref; the field itself is a plain integer so that a fresh storage's header is still
-  // initialised with plain stores, which the compiler merges (a std::atomic member cost each fresh
-  // tensor a few instructions).
+  // initialised with plain stores, which the compiler merges.
   std::uint32_t version() const noexcept { return std::atomic_ref<std::uint32_t>(version_).load(std::memory_order_relaxed); }
   void bump_version() noexcept { std::atomic_ref<std::uint32_t>(version_).fetch_add(1, std::memory_order_relaxed); }
 

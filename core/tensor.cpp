@@ -93,7 +93,7 @@ const Tensor& Tensor::grad() const {
 autograd::Node* Tensor::grad_fn() const {
   const AutogradMeta* meta = impl_->autograd_meta();
   // A view may regenerate its grad_fn; views exist before autograd registers, but need it only after.
-  if (meta && meta->is_view() && detail::view_grad_fn) [[unlikely]] return detail::view_grad_fn(*this);
+  if (meta && meta->is_view() && autograd_hooks()) [[unlikely]] return autograd_hooks()->view_grad_fn(*this);
   return meta ? meta->grad_fn : nullptr;
 }
 

@@ -7,6 +7,7 @@
 #include <sstream>
 #include <vector>
 
+#include "core/autograd_hooks.h"
 #include "core/element_conversion.h"
 #include "core/interposer.h"
 
@@ -19,7 +20,6 @@ constexpr int kLineWidth = 80;
 constexpr std::int64_t kThreshold = 1000;
 constexpr std::int64_t kEdgeItems = 3;
 
-detail::NodeNameFn node_name_fn = nullptr;
 
 std::string printf_str(const char* fmt, double v) {
   char buf[64];
@@ -220,7 +220,6 @@ std::string add_suffixes(const std::string& body, const std::vector<std::string>
 }  // namespace
 
 namespace detail {
-void set_node_name_fn(NodeNameFn fn) { node_name_fn = fn; }
 }  // namespace detail
 
 std::string format_tensor(const Tensor& t) {
@@ -258,7 +257,7 @@ std::string format_tensor(const Tensor& t) {
     body = tensor_str(shown, 0, 0, indent, fmt);
     if (!default_dtype) suffixes.push_back("dtype=torch." + std::string(dtype_name(t.dtype())));
   }
-  if (t.grad_fn() && node_name_fn) suffixes.push_back("grad_fn=<" + std::string(node_name_fn(*t.grad_fn())) + ">");
+  if (t.grad_fn() && autograd_hooks()) suffixes.push_back("grad_fn=<" + std::string(autograd_hooks()->node_name(*t.grad_fn())) + ">");
   else if (t.requires_grad()) suffixes.push_back("requires_grad=True");
   return add_suffixes(prefix + body, suffixes, indent);
 }

@@ -4,18 +4,11 @@
 #pragma once
 
 #include <string>
-#include <string_view>
 
 #include "core/tensor.h"
 
 namespace strata {
 
 std::string format_tensor(const Tensor& t);
-
-namespace detail {
-// autograd/ installs the function that names a grad_fn (core cannot see Node's definition).
-using NodeNameFn = std::string_view (*)(const autograd::Node&);
-void set_node_name_fn(NodeNameFn fn);
-}  // namespace detail
 
 }  // namespace strata
