@@ -55,7 +55,10 @@ NodePtr try_get_grad_accumulator(AutogradMeta& meta) {
 // test allows for.
 variable_list AccumulateGrad::apply(std::span<Tensor> grads) {
   Tensor grad = std::move(grads[0]);
-  if (grad.defined()) accumulate_grad(variable_, std::move(grad), hooks() && has_post_hooks(*hooks()) ? 2 : 1);
+  if (grad.defined()) {
+    const std::lock_guard<SmallMutex> lock(mutex_);  // Note [Gradients accumulate under the accumulator's lock]
+    accumulate_grad(variable_, std::move(grad), hooks() && has_post_hooks(*hooks()) ? 2 : 1);
+  }
   if (const AutogradMeta* meta = variable_.impl()->autograd_meta(); meta->hooks) [[unlikely]]
     call_post_accumulate_grad_hooks(variable_, *meta->hooks);
   return {};
@@ -91,20 +94,23 @@ Tensor clone_obey_contract(const Tensor& new_grad, const Tensor& variable) {
 }
 }  // namespace
 
-// Note [Gradients accumulate under the leaf's lock]
+// Note [Gradients accumulate under the accumulator's lock]
 // Backward passes on several threads may reach one leaf's AccumulateGrad at once (a model shared by
 // threads that each run forward and backward): each reads the leaf's `grad`, then replaces it or adds
 // into it in place. Unsynchronised, two of them both see no gradient and one result is lost, or add
-// into the same storage at once. So accumulation holds the leaf's own lock (AutogradMeta::mutex, as
-// PyTorch's AccumulateGrad::apply holds a lock) from reading `grad` to writing it, and the gradients
-// of concurrent passes add up as if the passes ran one after another, in some order. Only the
-// accumulation is serialised; the rest of each pass runs in parallel. Like PyTorch's, the lock is held
-// while the accumulating ops dispatch: a dispatch mode or subclass handler that ran a backward into
-// the same leaf from there would wait for itself. Reading `.grad` while another thread's backward
-// writes it is the caller's race to avoid, as in PyTorch.
+// into the same storage at once. So accumulation holds the AccumulateGrad node's own lock, as
+// PyTorch's AccumulateGrad::apply holds the node's mutex_, from reading `grad` to writing it, and the
+// gradients of concurrent passes add up as if the passes ran one after another, in some order. Every
+// graph alive at once shares the leaf's one node (Note [A leaf finds its accumulator through a weak
+// pointer]), so one lock serialises them. It is not the leaf's lock: under create_graph the
+// accumulating ops are recorded, and recording an op on the leaf itself (x.backward(x), whose
+// gradient is x) looks up the leaf's accumulator under the leaf's lock, which would then wait for
+// itself. Only the accumulation is serialised; the rest of each pass runs in parallel. Like PyTorch's,
+// the lock is held while the accumulating ops dispatch: a dispatch mode or subclass handler that ran
+// a backward into the same leaf from there would wait for itself. Reading `.grad` while another
+// thread's backward writes it is the caller's race to avoid, as in PyTorch.
 void accumulate_grad(const Tensor& variable, Tensor new_grad, std::uint32_t expected_refs) {
   AutogradMeta& meta = variable.impl()->ensure_autograd_meta();
-  const std::lock_guard<SmallMutex> lock(meta.mutex);
   Tensor& variable_grad = meta.grad;
   if (!variable_grad.defined()) {
     // Steal when this is the only reference (the engine moved it here) and its layout fits. The

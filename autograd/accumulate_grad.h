@@ -6,6 +6,7 @@
 #pragma once
 
 #include "autograd/node.h"
+#include "core/small_mutex.h"
 
 namespace strata {
 struct AutogradMeta;
@@ -23,6 +24,7 @@ class AccumulateGrad final : public Node {
 
  private:
   Tensor variable_;  // the leaf: the node holds it, the leaf does not hold the node
+  SmallMutex mutex_;  // held while accumulating (Note [Gradients accumulate under the accumulator's lock])
 };
 
 // The AccumulateGrad node of a leaf that requires grad: the one any graph still holds, or a new one;
@@ -31,9 +33,10 @@ NodePtr grad_accumulator(const Tensor& leaf, AutogradMeta& meta);
 // The leaf's AccumulateGrad if some graph holds one, else null (PyTorch's try_get_grad_accumulator).
 NodePtr try_get_grad_accumulator(AutogradMeta& meta);
 
-// Adds `new_grad` into variable.grad, holding the leaf's lock (Note [Gradients accumulate under the
-// leaf's lock]). `new_grad` is taken by value so a sole reference can be stolen; it is stolen only when
-// at most `expected_refs` handles hold it (the engine keeps one more while the node has post-hooks).
+// Adds `new_grad` into variable.grad; the caller holds the leaf's AccumulateGrad's lock (Note
+// [Gradients accumulate under the accumulator's lock]). `new_grad` is taken by value so a sole
+// reference can be stolen; it is stolen only when at most `expected_refs` handles hold it (the engine
+// keeps one more while the node has post-hooks).
 void accumulate_grad(const Tensor& variable, Tensor new_grad, std::uint32_t expected_refs = 1);
 
 // PyTorch's gradient layout contract: the gradient's strides match the leaf's where sizes exceed 1.

@@ -54,10 +54,10 @@ struct AutogradMeta {
   }
 
   bool requires_grad = false;                 // set on leaves by requires_grad_()
-  // PyTorch's AutogradMeta::mutex_: a leaf's lock. Gradient accumulation holds it while it reads and
-  // writes `grad`, so backward passes on several threads into one leaf add up (Note [Gradients
-  // accumulate under the leaf's lock], autograd/accumulate_grad.cpp). One byte, in padding the struct
-  // has anyway (Note [A leaf's mutex is one byte], core/small_mutex.h).
+  // PyTorch's AutogradMeta::mutex_: a leaf's lock, guarding `grad_accumulator` (Note [A leaf finds its
+  // accumulator through a weak pointer]). Accumulation holds the accumulator's own lock instead (Note
+  // [Gradients accumulate under the accumulator's lock]). One byte, in padding the struct has anyway
+  // (Note [A leaf's mutex is one byte], core/small_mutex.h).
   SmallMutex mutex;
   std::uint32_t output_nr = 0;                // which output of grad_fn this tensor is
   Tensor grad;                                // .grad, accumulated by AccumulateGrad

@@ -9,8 +9,9 @@
 namespace strata {
 
 // Note [A leaf's mutex is one byte]
-// PyTorch's AutogradMeta has a std::mutex (mutex_) that guards a leaf's gradient accumulator and its
-// gradient. strata keeps the same lock in the same place, but every fresh tensor's block reserves room
+// PyTorch's AutogradMeta has a std::mutex (mutex_) that guards a leaf's gradient accumulator, and
+// its AccumulateGrad node another that it holds while accumulating. strata keeps the same locks in
+// the same places, but every fresh tensor's block reserves room
 // for an AutogradMeta (Note [One allocation per fresh tensor]), and 40 more bytes there would push
 // the block of a small tensor into the next 64-byte size class. SmallMutex fits in the padding the meta
 // already has. It is the classic three-state futex mutex (unlocked, locked, locked with sleepers

@@ -307,6 +307,19 @@ TEST_CASE("create_graph records the backward, so gradients can be differentiated
   CHECK(x.grad().item<float>() == 18);  // 6x
 }
 
+// A gradient that is the leaf itself, under create_graph: accumulating it records a copy_ of the
+// leaf, and recording looks up the leaf's AccumulateGrad while that node accumulates. PyTorch gives
+// x.grad = x with grad_fn CopyBackwards; a lock shared by the two waited for itself (the API fuzzer
+// found it as a hang). Note [Gradients accumulate under the accumulator's lock].
+TEST_CASE("accumulating a gradient that is the leaf itself, under create_graph, records a copy") {
+  const Tensor x = requires_grad_(tensor<float>({1, 2}));
+  backward(x, x, std::nullopt, /*create_graph=*/true);
+  CHECK(x.grad().to_vector<float>() == std::vector<float>{1, 2});
+  REQUIRE(x.grad().grad_fn() != nullptr);
+  CHECK(x.grad().grad_fn()->name() == "CopyBackwards");
+  set_grad(x, Tensor());  // the parameter <-> gradient cycle
+}
+
 namespace {
 constexpr const char* kCreateGraphWarning =
     "Using backward() with create_graph=True will create a reference cycle between the parameter and its gradient which "

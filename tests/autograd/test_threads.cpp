@@ -1,5 +1,5 @@
 // tests/autograd/test_threads.cpp: backward passes on several threads at once into leaves they share
-// (Note [Gradients accumulate under the leaf's lock]). Suite "threads": scripts/tsan runs these under
+// (Note [Gradients accumulate under the accumulator's lock]). Suite "threads": scripts/tsan runs these under
 // ThreadSanitizer.
 #include <doctest/doctest.h>
 
