@@ -33,7 +33,7 @@ GeneratorImpl* generator_of(const Generator* g) { return g ? g->impl() : nullptr
 // through op.call are not factory functions (PyTorch's torch.ops.aten.* skip make_variable).
 Tensor make_variable(Tensor t) {
   const TensorImpl* impl = t.impl();
-  if (impl && (impl->use_count() > 1 || impl->storage().use_count() > 1)) [[unlikely]] return shallow_copy_and_detach(t);
+  if (t.defined() && (impl->use_count() > 1 || impl->storage().use_count() > 1)) [[unlikely]] return shallow_copy_and_detach(t);
   return t;
 }
 }  // namespace

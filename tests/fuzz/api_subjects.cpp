@@ -20,11 +20,7 @@ Tensor AliasingWrapper::unflatten(const FlattenedTensor& flat, IntArrayRef, IntA
 }
 
 void AliasingWrapper::dispatch(const OperatorHandle& op, Stack& stack) {
-  if (is_view_op(op)) {
-    ExcludeKeyGuard below(DispatchKey::Python);
-    op.call(stack);
-    return;
-  }
+  if (is_view_op(op)) return call_below_python(op, stack);
   for_each_argument_tensor(op, stack, [](Tensor& t) {
     if (t.defined())
       if (const auto* w = dynamic_cast<const AliasingWrapper*>(t.subclass())) t = w->elem_;

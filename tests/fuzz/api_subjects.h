@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "core/interposer.h"
+#include "core/subclass.h"
 
 namespace strata::fuzz {
 

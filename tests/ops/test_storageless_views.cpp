@@ -8,6 +8,7 @@
 
 #include "autograd/variable.h"
 #include "core/interposer.h"
+#include "core/subclass.h"
 #include "ops/detach.h"
 #include "ops/functions.h"
 #include "tests/test_helpers.h"
@@ -19,10 +20,7 @@ namespace {
 // __torch_dispatch__ that forgets to unwrap: it runs the op on the wrapper itself, below the interposer.
 struct ViewsItself final : TensorSubclass {
   std::string_view type_name() const override { return "ViewsItself"; }
-  void dispatch(const OperatorHandle& op, Stack& stack) override {
-    ExcludeKeyGuard no_python(DispatchKey::Python);
-    op.call(stack);
-  }
+  void dispatch(const OperatorHandle& op, Stack& stack) override { call_below_python(op, stack); }
   FlattenedTensor flatten() const override { return {}; }
   Tensor unflatten(const FlattenedTensor&, IntArrayRef, IntArrayRef) const override { return Tensor(); }
 };
