@@ -2,12 +2,10 @@
 #include "autograd/engine.h"
 
 #include <algorithm>
-#include <array>
-#include <memory_resource>
-#include <unordered_map>
 
 #include "autograd/grad_mode.h"
 #include "autograd/hooks.h"
+#include "autograd/node_index.h"
 #include "autograd/variable.h"
 #include "core/interposer.h"
 #include "core/warning.h"
@@ -99,8 +97,7 @@ inline void accumulate_input(Tensor& old, Tensor&& grad) {
 // Note [A pass resolves its edges once]
 // One backward pass: the nodes reachable from the root (tasks, the root first), how many gradients
 // each still waits for, and the gradients that have arrived. The constructor walks the graph once,
-// finding each node's task through a hash map keyed by address (PyTorch's dependencies_ map; its nodes
-// come from an arena on the stack, so a pass over a small graph does not allocate for it), and records,
+// finding each node's task through a NodeIndex (Note [A pass finds its nodes through a flat table]), and records,
 // for every next edge of every task, the task that edge leads to and the input slot it fills. Running
 // the pass then never looks a node up: the ready queue holds task numbers, and a gradient leaving
 // output i goes to the slot recorded for edge i. All tasks' input buffers are one flat array of
@@ -116,8 +113,7 @@ inline void accumulate_input(Tensor& old, Tensor&& grad) {
 // and its pass skips all of this.
 class GraphTask {
  public:
-  explicit GraphTask(Node* root) : index_(&arena_) {
-    index_.reserve(64);
+  explicit GraphTask(Node* root) {
     find_or_add(root);
     // Tasks are numbered in the order they are found, so the tasks not yet scanned are a suffix.
     for (std::size_t scanned = 0; scanned < tasks_.size(); ++scanned) {
@@ -173,8 +169,8 @@ class GraphTask {
   // Captures the gradient arriving at `edge` as result `output`; an edge the pass does not reach
   // captures nothing (its result stays undefined).
   void add_capture(const Edge& edge, std::size_t output) {
-    const auto it = index_.find(edge.function.get());
-    if (it != index_.end()) captures_.push_back(Capture{it->second, edge.input_nr, output});
+    const std::int32_t task = index_.find(edge.function.get());
+    if (task >= 0) captures_.push_back(Capture{task, edge.input_nr, output});
   }
   // Marks the tasks that must run: those with a path to a captured task (a depth-first walk from the
   // root that decides each task once all the tasks below it are decided).
@@ -239,17 +235,16 @@ class GraphTask {
 
   // n's task, added (with its input buffer) if n was not seen yet.
   std::int32_t find_or_add(Node* n) {
-    const auto [it, added] = index_.try_emplace(n, static_cast<std::int32_t>(tasks_.size()));
+    bool added = false;
+    const std::int32_t t = index_.find_or_add(n, static_cast<std::int32_t>(tasks_.size()), added);
     if (added) {
       tasks_.push_back(Task{n, 0, 0, static_cast<std::uint32_t>(inputs_.size())});
       for (std::size_t k = n->num_inputs(); k > 0; --k) inputs_.emplace_back();
     }
-    return it->second;
+    return t;
   }
 
-  std::array<std::byte, 4096> arena_buffer_;
-  std::pmr::monotonic_buffer_resource arena_{arena_buffer_.data(), arena_buffer_.size()};
-  std::pmr::unordered_map<const Node*, std::int32_t> index_;  // each reached node's task
+  NodeIndex index_;  // each reached node's task
   SmallVector<Task, 24> tasks_;
   SmallVector<EdgeTarget, 48> edge_targets_;  // per next edge of each task, in task order
   SmallVector<Tensor, 32> inputs_;            // every task's input buffer, back to back

@@ -1,7 +1,6 @@
 // autograd/registration.cpp: wiring autograd into the dispatcher, once.
 #include "autograd/registration.h"
 
-#include <mutex>
 
 #include "autograd/accumulate_grad.h"
 #include "autograd/derivative_table.h"
@@ -25,8 +24,8 @@ class Hooks final : public AutogradHooks {
 }  // namespace
 
 void register_autograd() {
-  static std::once_flag once;
-  std::call_once(once, [] {
+  // A function-local static, as in ops::register_ops: every backward() calls this.
+  [[maybe_unused]] static const bool registered = [] {
     ops::register_ops();
     mutable_derivative_table().add(derivative_rows());
     static const Hooks hooks;
@@ -34,7 +33,8 @@ void register_autograd() {
     // Last: a thread that dispatches into the fallback (which it may do before this call returns,
     // Note [Registration is safe from any thread]) finds everything above in place.
     Dispatcher::singleton().register_fallback(DispatchKey::Autograd, KernelFunction{&autograd_fallback, "autograd"});
-  });
+    return true;
+  }();
 }
 
 }  // namespace strata::autograd

@@ -15,7 +15,7 @@ void Tensor::throw_bad_dim(std::int64_t d) const {
   detail::throw_internal("dim_index", __FILE__, __LINE__, detail::str_cat("dimension ", d, " is in range"));
 }
 
-void Tensor::throw_undefined(const char* message) { STRATA_CHECK(false, message); }
+void Tensor::throw_undefined(const char* message) { detail::throw_error(message); }
 
 // Note [An undefined tensor answers or refuses]
 // Tensor() is PyTorch's undefined tensor: an absent optional argument, or a gradient not computed
@@ -84,10 +84,11 @@ bool Tensor::is_leaf() const {
   return !meta || !meta->grad_fn;
 }
 
+constinit const Tensor detail::undefined_tensor;
+
 const Tensor& Tensor::grad() const {
-  static const Tensor undefined;
   const AutogradMeta* meta = impl_->autograd_meta();
-  return meta ? meta->grad : undefined;
+  return meta ? meta->grad : detail::undefined_tensor;
 }
 
 autograd::Node* Tensor::grad_fn() const {

@@ -113,6 +113,12 @@ class Tensor {
 
 std::ostream& operator<<(std::ostream& out, const Tensor& t);
 
+// One undefined Tensor for functions that return a reference to "no tensor" (grad() of a tensor
+// without autograd state, an unboxed None). Constant-initialised, so reading it needs no guard.
+namespace detail {
+extern const Tensor undefined_tensor;
+}
+
 // A new contiguous CPU tensor holding a copy of `values` with shape `sizes` (an empty `sizes` makes
 // a 0-d tensor of one value); without `sizes`, a 1-D tensor (PyTorch's torch.tensor(list)).
 template <typename T>

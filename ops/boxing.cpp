@@ -5,11 +5,6 @@
 
 namespace strata::ops {
 
-const Tensor& undefined_tensor() {
-  static const Tensor undefined;
-  return undefined;
-}
-
 namespace detail {
 void throw_no_cpu_data(const OperatorHandle& op, std::size_t position, const Tensor& t) {
   const std::string_view name = op.schema().arguments()[position].name;

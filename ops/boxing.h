@@ -76,14 +76,13 @@ struct SwappedDims {
   }
   return strata::detail::make_tensor(spec.shape(), spec.strides, spec.dtype, device);
 }
-const Tensor& undefined_tensor();
 
 // ---- unboxing: IValue -> the C++ parameter type --------------------------------------------------
 template <typename T>
 struct Unbox;
 template <>
 struct Unbox<const Tensor&> {  // Tensor and Tensor? (None becomes an undefined tensor)
-  static const Tensor& get(const IValue& v) { return v.is_none() ? undefined_tensor() : v.to_tensor(); }
+  static const Tensor& get(const IValue& v) { return v.is_none() ? strata::detail::undefined_tensor : v.to_tensor(); }
 };
 template <>
 struct Unbox<Scalar> {

@@ -1,13 +1,12 @@
 // ops/op_table.cpp: registering the op families (see Note [Registration on first use]).
 #include "ops/op_table.h"
 
-#include <mutex>
-
 namespace strata::ops {
 
 void register_ops() {
-  static std::once_flag once;
-  std::call_once(once, [] {
+  // A function-local static, not std::call_once: later calls cost one load of its guard, where
+  // call_once's cost a library call. Both run the body exactly once and retry it if it threw.
+  [[maybe_unused]] static const bool registered = [] {
     Dispatcher& d = Dispatcher::singleton();
     register_view_ops(d);
     register_pointwise_ops(d);
@@ -18,7 +17,8 @@ void register_ops() {
     register_factory_ops(d);
     register_random_ops(d);
     register_profiler_ops(d);
-  });
+    return true;
+  }();
 }
 
 OperatorHandle op(std::string_view qualified_name, std::string_view overload) {
