@@ -20,15 +20,15 @@ const LoggingTensor* LoggingTensor::of(const Tensor& t) {
 
 void LoggingTensor::dispatch(const OperatorHandle& op, Stack& stack) {
   std::shared_ptr<Log> log;
-  for_each_argument_tensor(op, stack, [&](Tensor& t) {
+  for_each_argument_tensor(op, stack, [&](Tensor& t) {  // unwrap
     if (const LoggingTensor* lt = of(t)) {
       log = lt->log_;
       t = lt->elem_;
     }
   });
-  op.call(stack);
+  op.call(stack);  // below the Python key: the next mode, then the kernel
   log->push_back(op.str());
-  for_each_return_tensor(op, stack, [&](Tensor& t) {
+  for_each_return_tensor(op, stack, [&](Tensor& t) {  // rewrap
     if (t.defined()) t = wrap(t, log);
   });
 }
