@@ -124,17 +124,14 @@ void run_fake(const Owner& owner, FakeTensorMode* mode, const OperatorHandle& op
   // Unwrap: fakes to their meta elems (remembered, for aliasing returns), real inputs converted,
   // devices to meta.
   SmallVector<std::pair<const TensorImpl*, Tensor>, 4> fakes;  // elem impl -> the fake argument
-  CommonDevice common;
   std::optional<Device> requested;
   bool has_device_arg = false;
   auto unwrap = [&](Tensor& t) {
     if (!t.defined() || is_wrapped_number(t)) return;
     if (!FakeTensor::of(t))
       t = mode ? mode->from_tensor(t) : make_fake(owner, meta_like(t), t.device());
-    const FakeTensor* f = FakeTensor::of(t);
-    common.merge(op, *f, t);
-    fakes.emplace_back(f->elem().impl(), t);
-    t = f->elem();
+    fakes.emplace_back(FakeTensor::of(t)->elem().impl(), t);
+    t = FakeTensor::of(t)->elem();
   };
   for (std::size_t i = 0; i < args.size(); ++i) {
     IValue& v = stack[base + i];
@@ -154,7 +151,16 @@ void run_fake(const Owner& owner, FakeTensorMode* mode, const OperatorHandle& op
                "register a Meta kernel for it)");
   call_below_python(op, stack);  // upstream's in_kernel_invocation: only the meta kernels run
 
-  const Device out_device = requested.value_or(common.get());
+  // The device of new results, found only when there is one (copy_ may mix devices and returns self).
+  std::optional<Device> out_device = requested;
+  auto device = [&] {
+    if (!out_device) {
+      CommonDevice common;
+      for (const auto& [impl, fake] : fakes) common.merge(op, *FakeTensor::of(fake), fake);
+      out_device = common.get();
+    }
+    return *out_device;
+  };
   for_each_return_tensor(op, stack, [&](Tensor& t) {
     if (!t.defined() || !t.is_meta()) return;
     for (const auto& [impl, fake] : fakes)
@@ -162,7 +168,7 @@ void run_fake(const Owner& owner, FakeTensorMode* mode, const OperatorHandle& op
         t = fake;  // an in-place or aliasing return is the argument itself
         return;
       }
-    t = make_fake(owner, t, out_device);
+    t = make_fake(owner, t, device());
   });
 }
 

@@ -40,13 +40,13 @@ TEST_CASE("the seed step: forward 10,240 FLOPs (addmm), backward 12,288 (mm), op
         std::vector<std::pair<std::string, OpCounts>>{{"Global", {{"aten.addmm", 10240}, {"aten.mm", 12288}}}});
   CHECK(flops.get_table() == golden_table("seed"));
   CHECK(flops.get_phase_table() ==
-        "Phase            FLOP    % Total\n"
+        "Phase             FLOP    % Total\n"
         "-------------  -------  ---------\n"
         "forward        10.240K     45.45%\n"
         " - aten.addmm  10.240K     45.45%\n"
         "backward       12.288K     54.55%\n"
         " - aten.mm     12.288K     54.55%\n"
-        "optimizer        0.000K      0.00%");
+        "optimizer       0.000K      0.00%");
   CHECK(flops.to_json().dump() ==
         R"({"total_flops":22528,"phases":{"forward":{"total":10240,"ops":{"aten.addmm":10240}},)"
         R"("backward":{"total":12288,"ops":{"aten.mm":12288}},"optimizer":{"total":0,"ops":{}}},)"
@@ -170,5 +170,15 @@ TEST_CASE("an op that fails is not counted; shapes an op refuses count 0 and the
   ModeGuard guard(flops);
   CHECK_THROWS_AS((void)mm(randn({2, 3}), randn({4, 5})), Error);
   CHECK_THROWS_AS((void)mm(randn({3}), randn({3, 5})), Error);
+  CHECK(flops.get_total_flops() == 0);
+}
+
+TEST_CASE("a FLOP count past int64 is an error (only fakes can be that large)") {
+  FakeTensorMode fake;
+  ModeGuard fake_guard(fake);
+  const Tensor a = empty({1 << 30, 1 << 30});  // 2^60 elements, no data
+  FlopCounterMode flops;
+  ModeGuard guard(flops);
+  CHECK_THROWS_WITH_AS((void)mm(a, a), "[aten::mm] FlopCounterMode: a FLOP count overflows int64", Error);  // 2^91
   CHECK(flops.get_total_flops() == 0);
 }
