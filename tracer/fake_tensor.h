@@ -32,8 +32,11 @@ namespace strata::tracer {
 // converted with from_tensor. A fake of another mode is "Mixing fake modes NYI". Python numbers
 // never reach upstream's mode as tensors; strata passes them as wrapped-number 0-d tensors (SGD's
 // `mul_(momentum)`), so those go through unchanged, and only they: a real 0-d tensor is a real
-// tensor. Fakes on different devices follow _find_common_device (a cpu 0-d fake defers to the
-// other device). Another wrapper subclass among the arguments makes the mode return NotImplemented,
+// tensor. strata's tensor() and scalar_tensor() build real data without dispatching, so under the
+// mode they stay real (upstream lifts torch.tensor to a fake constant): use from_tensor. Fakes on two
+// devices meet the dispatcher's device check before the mode, as real tensors do; where an op may mix
+// devices (copy_, which returns its self), a new result takes _find_common_device's answer (a cpu
+// 0-d fake defers to the other device). Another wrapper subclass among the arguments makes the mode return NotImplemented,
 // as upstream's does, so that subclass's handler runs. Random ops run their meta functions: the
 // generator does not advance (as upstream, whose meta kernels draw nothing). An op registered without
 // a Meta kernel (a Library op with only a CPU kernel) is an error naming it; upstream would run its

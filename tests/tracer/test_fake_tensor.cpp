@@ -82,6 +82,7 @@ TEST_CASE("from_tensor: a leaf fake with the real tensor's geometry, dtype, devi
   const Tensor tr = mode.from_tensor(t(randn({4, 3})));  // a transposed view keeps its strides
   CHECK(tr.strides() == IntArrayRef(std::vector<std::int64_t>{1, 3}));
   CHECK(f.str() == "FakeTensor(..., size=(3, 4), requires_grad=True)");
+  CHECK(mode.from_tensor(randint(0, 3, {8})).str() == "FakeTensor(..., size=(8,), dtype=torch.int64)");
   CHECK_THROWS_WITH_AS(f.to_vector<float>(), "cannot access the data of a FakeTensor wrapper tensor; unwrap it first", Error);
   CHECK_THROWS_WITH_AS(mode.from_tensor(empty({2}, {.device = Device::Meta})),
                        doctest::Contains("from_tensor: expected a real tensor, got a meta tensor"), Error);
@@ -122,6 +123,9 @@ TEST_CASE("random ops under the mode draw nothing: the generator does not advanc
   Generator fresh;
   fresh.manual_seed(5);
   CHECK(randn({4}, {}, &g).to_vector<float>() == randn({4}, {}, &fresh).to_vector<float>());
+  const std::vector<float> after_fake_init = randn({4}).to_vector<float>();  // the default generator too
+  manual_seed(3);
+  CHECK(after_fake_init == randn({4}).to_vector<float>());
 }
 
 TEST_CASE("real tensors under the mode are refused with upstream's words, unless allow_non_fake_inputs") {
