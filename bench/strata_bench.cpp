@@ -18,6 +18,8 @@
 #include "nn/layers.h"
 #include "ops/functions.h"
 #include "optim/sgd.h"
+#include "tracer/fake_tensor.h"
+#include "tracer/flop_counter.h"
 #include "tracer/logging_tensor.h"
 #include "tracer/op_counter.h"
 #include "tracer/seed_experiment.h"
@@ -176,6 +178,36 @@ void step_benchmarks(nlohmann::ordered_json& out) {
                                             }) /
                                             1000);
   out["opcounter_overhead"] = round3(counted.ratio);
+
+  // The same step on fake parameters and batch, under FakeTensorMode (meta functions only, no data),
+  // and the real step under a FlopCounterMode; each paired with the plain step.
+  tracer::FakeTensorMode fake;
+  std::shared_ptr<nn::Sequential> fake_model;
+  Tensor fx, fy;
+  {
+    ModeGuard mode(fake);
+    manual_seed(0);
+    fake_model = nn::make_mlp({16, 32, 4});
+    fx = fake.from_tensor(seed.x), fy = fake.from_tensor(seed.y);
+  }
+  optim::SGD fake_opt(fake_model->parameters(), {.lr = 0.1});
+  const bench::Paired faked = bench::paired_median_ns(
+      [&] {
+        ModeGuard mode(fake);
+        train_step(*fake_model, fake_opt, fx, fy);
+      },
+      [&] { train_step(*seed.model, opt, seed.x, seed.y); });
+  out["seed_step_fake_us"] = round3(faked.a_ns / 1000);
+  out["seed_step_fake_vs_plain"] = round3(faked.ratio);
+  const bench::Paired flops = bench::paired_median_ns(
+      [&] {
+        tracer::FlopCounterMode counter;
+        ModeGuard mode(counter);
+        train_step(*seed.model, opt, seed.x, seed.y);
+      },
+      [&] { train_step(*seed.model, opt, seed.x, seed.y); });
+  out["seed_step_flops_us"] = round3(flops.a_ns / 1000);
+  out["seed_step_flops_vs_plain"] = round3(flops.ratio);
 
   // A wider MLP where the matrix products dominate: 784-512-512-10, batch 256.
   StepSetup wide = make_step({784, 512, 512, 10}, 256);

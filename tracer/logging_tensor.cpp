@@ -2,11 +2,13 @@
 #include "tracer/logging_tensor.h"
 
 #include "autograd/variable.h"
+#include "tracer/fake_tensor.h"
 
 namespace strata::tracer {
 
 Tensor LoggingTensor::wrap(const Tensor& elem, std::shared_ptr<Log> log, bool requires_grad) {
-  STRATA_CHECK(elem.defined() && !elem.subclass(), "LoggingTensor wraps a plain, defined tensor");
+  STRATA_CHECK(elem.defined() && (!elem.subclass() || FakeTensor::is_fake(elem)),
+               "LoggingTensor wraps a plain or fake, defined tensor");
   IntrusivePtr<TensorSubclass> payload(new LoggingTensor(elem, std::move(log)));
   Tensor out = make_wrapper_tensor(std::move(payload), elem.sizes(), elem.strides(), elem.storage_offset(),
                                    elem.dtype(), elem.device());

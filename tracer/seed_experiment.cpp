@@ -57,9 +57,12 @@ std::pair<Tensor, Tensor> make_batch(const SeedConfig& config) {
   return {x, y};
 }
 
-// One SGD step; with a counter, under it, switching its phase as the seed script does. Gradients are
-// cloned after the mode is left, so the counter sees exactly the step's ops.
-PlainStep run_step(const SeedConfig& config, OpCounter* counter) {
+// One SGD step; under `counter` (if any) from the forward on, switching its phase as the seed script
+// does; under `fake` (if any) from the model's construction on (Note [Fake tensors are wrappers around
+// meta tensors]). Gradients are cloned after the counter is left, so it sees exactly the step's ops.
+PlainStep run_step(const SeedConfig& config, const PhasedMode& counter, FakeTensorMode* fake) {
+  std::optional<ModeGuard> fake_guard;
+  if (fake) fake_guard.emplace(*fake);
   PlainStep s;
   auto model = make_model(config);
   std::tie(s.x, s.y) = make_batch(config);
@@ -68,13 +71,13 @@ PlainStep run_step(const SeedConfig& config, OpCounter* counter) {
   Tensor logits;
   {
     std::optional<ModeGuard> mode;
-    if (counter) mode.emplace(*counter);
-    if (counter) counter->set_phase("forward");
+    if (counter.mode) mode.emplace(*counter.mode);
+    counter.phase("forward");
     logits = (*model)(s.x);
     s.loss = nn::functional::cross_entropy(logits, s.y);
-    if (counter) counter->set_phase("backward");
+    counter.phase("backward");
     backward(s.loss);
-    if (counter) counter->set_phase("optimizer");
+    counter.phase("optimizer");
     opt.step();
   }
   for (const Tensor& p : model->parameters()) s.grads.push_back(clone(p.grad()));  // SGD leaves .grad as it was
@@ -83,15 +86,17 @@ PlainStep run_step(const SeedConfig& config, OpCounter* counter) {
   return s;
 }
 
-PlainStep plain_step(const SeedConfig& config) { return run_step(config, nullptr); }
+PlainStep plain_step(const SeedConfig& config) { return run_step(config, {}, nullptr); }
 
-TracedStep traced_step(const SeedConfig& config) {
+TracedStep traced_step(const SeedConfig& config, FakeTensorMode* fake) {
   TracedStep t;
-  t.step = run_step(config, &t.counter);
+  t.step = run_step(config, PhasedMode::of(t.counter), fake);
   return t;
 }
 
-SubclassStep subclass_step(const SeedConfig& config) {
+SubclassStep subclass_step(const SeedConfig& config, FakeTensorMode* fake) {
+  std::optional<ModeGuard> fake_guard;
+  if (fake) fake_guard.emplace(*fake);
   SubclassStep s;
   auto model = make_model(config);
   const auto [x, y] = make_batch(config);
@@ -121,14 +126,22 @@ bool allclose(const Tensor& a, const Tensor& b, double rtol, double atol) {
   return true;
 }
 
-nlohmann::ordered_json seed_report(const SeedConfig& config, bool sequences) {
-  const PlainStep ref = plain_step(config);
-  const TracedStep tr = traced_step(config);
-  const SubclassStep sub = subclass_step(config);
-
-  std::vector<Tensor> tr_all{tr.step.logits}, ref_all{ref.logits};
-  tr_all.insert(tr_all.end(), tr.step.params_after.begin(), tr.step.params_after.end());
-  ref_all.insert(ref_all.end(), ref.params_after.begin(), ref.params_after.end());
+// Note [The fake report]
+// Under --fake the counted and LoggingTensor steps run on fake tensors (the LoggingTensors wrap
+// fakes), so the op counts, sequences and the subclass log are the fake step's and equal the real
+// one's; the three *_matches fields compare values, which fakes do not have, and are null.
+nlohmann::ordered_json seed_report(const SeedConfig& config, bool sequences, bool fake) {
+  std::optional<FakeTensorMode> fake_mode;
+  if (fake) fake_mode.emplace();
+  FakeTensorMode* mode = fake ? &*fake_mode : nullptr;
+  const TracedStep tr = traced_step(config, mode);
+  const SubclassStep sub = subclass_step(config, mode);
+  auto compared = [&](auto&& same) -> nlohmann::ordered_json {
+    if (fake) return nullptr;
+    return same();
+  };
+  std::optional<PlainStep> ref;
+  if (!fake) ref = plain_step(config);
 
   const auto forward = tr.counter.counts("forward");
   const auto backward_counts = tr.counter.counts("backward");
@@ -139,9 +152,14 @@ nlohmann::ordered_json seed_report(const SeedConfig& config, bool sequences) {
   out["total_ops"] = tr.counter.total();
   out["mm_like_forward"] = mm_like(forward);
   out["mm_like_backward"] = mm_like(backward_counts);
-  out["traced_step_matches"] = all_close(tr_all, ref_all);
-  out["subclass_output_matches"] = allclose(sub.logits, ref.logits);
-  out["subclass_grad_matches"] = all_close(sub.grads, ref.grads);
+  out["traced_step_matches"] = compared([&] {
+    std::vector<Tensor> tr_all{tr.step.logits}, ref_all{ref->logits};
+    tr_all.insert(tr_all.end(), tr.step.params_after.begin(), tr.step.params_after.end());
+    ref_all.insert(ref_all.end(), ref->params_after.begin(), ref->params_after.end());
+    return all_close(tr_all, ref_all);
+  });
+  out["subclass_output_matches"] = compared([&] { return allclose(sub.logits, ref->logits); });
+  out["subclass_grad_matches"] = compared([&] { return all_close(sub.grads, ref->grads); });
   out["subclass_grad_type"] = sub.grad_type;
   out["subclass_logged_ops"] = sub.log.size();
   out["subclass_distinct_ops"] = std::set<std::string>(sub.log.begin(), sub.log.end()).size();

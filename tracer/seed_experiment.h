@@ -7,12 +7,14 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <vector>
 
 #include <nlohmann/json.hpp>
 
 #include "core/tensor.h"
+#include "tracer/fake_tensor.h"
 #include "tracer/op_counter.h"
 
 namespace strata::tracer {
@@ -47,16 +49,35 @@ struct SubclassStep {
 // The batch: Generator(seed + 1); x = randn(batch, sizes[0]); y = randint(0, sizes.back(), (batch,)).
 std::pair<Tensor, Tensor> make_batch(const SeedConfig& config);
 
-// The same step twice: plainly, and under an OpCounter whose phase follows the step.
+// A dispatch mode that counts per phase (OpCounter, FlopCounterMode), as run_step drives it.
+struct PhasedMode {
+  DispatchMode* mode = nullptr;
+  std::function<void(const std::string&)> set_phase;
+  template <typename M>
+  static PhasedMode of(M& m) {
+    return {&m, [&m](const std::string& phase) { m.set_phase(phase); }};
+  }
+  void phase(const std::string& name) const {
+    if (set_phase) set_phase(name);
+  }
+};
+
+// One SGD step of the seed script: under `counter` (if any) from the forward on, its phase following
+// the step, and under `fake` (if any) from the model's construction on, with fake parameters and batch.
+PlainStep run_step(const SeedConfig& config, const PhasedMode& counter, FakeTensorMode* fake = nullptr);
+// The same step twice: plainly, and under an OpCounter whose phase follows the step (under `fake`, if
+// given: the counter then sees the fake step's ops).
 PlainStep plain_step(const SeedConfig& config);
-TracedStep traced_step(const SeedConfig& config);
-SubclassStep subclass_step(const SeedConfig& config);
+TracedStep traced_step(const SeedConfig& config, FakeTensorMode* fake = nullptr);
+SubclassStep subclass_step(const SeedConfig& config, FakeTensorMode* fake = nullptr);
 
 // torch.allclose on host values (same shapes required).
 bool allclose(const Tensor& a, const Tensor& b, double rtol = 1e-5, double atol = 1e-6);
 
 // The seed script's JSON; with `sequences`, also forward_seq, backward_seq, optimizer_seq and subclass_log.
-nlohmann::ordered_json seed_report(const SeedConfig& config, bool sequences);
+// With `fake`, the steps run under a FakeTensorMode and the value comparisons are null (Note [The fake
+// report]).
+nlohmann::ordered_json seed_report(const SeedConfig& config, bool sequences, bool fake = false);
 // x, y, init_params, logits, loss, grads, params_after as scripts/reference/numerics_reference.py writes them.
 nlohmann::ordered_json tensors_report(const SeedConfig& config, const PlainStep& step);
 

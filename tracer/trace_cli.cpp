@@ -12,6 +12,7 @@
 #include <system_error>
 
 #include "tracer/atomic_file.h"
+#include "tracer/flop_counter.h"
 #include "tracer/python_json.h"
 
 namespace strata::tracer {
@@ -25,9 +26,13 @@ namespace {
 // copies: parameters, gradients, clones before and after the step), and activations: --batch times
 // the sum of --sizes is every layer's input or output for the whole batch, 2^26 elements again.
 // The seed (16,32,4, batch 8) is 676 parameters and 416 activations.
+// Under --fake no tensor has data, so parameters and activations may reach 2^40 each (a 10^9-
+// parameter model fits; int64 sizes and FLOP counts stay far from overflowing in the meta
+// functions, and the FLOP formulas check theirs).
 constexpr std::int64_t kMaxLayers = 64;
 constexpr std::int64_t kMaxParameters = std::int64_t{1} << 26;
 constexpr std::int64_t kMaxActivations = std::int64_t{1} << 26;
+constexpr std::int64_t kMaxFake = std::int64_t{1} << 40;
 constexpr std::int64_t kSaturated = std::numeric_limits<std::int64_t>::max();
 
 std::int64_t add_sat(std::int64_t a, std::int64_t b) {
@@ -93,7 +98,10 @@ std::vector<std::int64_t> parse_sizes(const std::string& text) {
   return sizes;
 }
 
-void check_limits(const SeedConfig& c) {  // Note [Limits of strata-trace]
+void check_limits(const SeedConfig& c, bool fake) {  // Note [Limits of strata-trace]
+  const std::int64_t max_parameters = fake ? kMaxFake : kMaxParameters;
+  const std::int64_t max_activations = fake ? kMaxFake : kMaxActivations;
+  const char* const power = fake ? "2^40" : "2^26";
   const auto layers = static_cast<std::int64_t>(c.sizes.size()) - 1;
   STRATA_CHECK(layers <= kMaxLayers, "--sizes: ", c.sizes.size(), " sizes make ", layers,
                " layers, over strata-trace's limit of ", kMaxLayers, " layers");
@@ -101,11 +109,34 @@ void check_limits(const SeedConfig& c) {  // Note [Limits of strata-trace]
   for (std::size_t i = 0; i + 1 < c.sizes.size(); ++i)
     parameters = add_sat(parameters, mul_sat(add_sat(c.sizes[i], 1), c.sizes[i + 1]));  // weight and bias
   for (std::int64_t s : c.sizes) widths = add_sat(widths, s);
-  STRATA_CHECK(parameters <= kMaxParameters, "--sizes: ", count_text(parameters),
-               " parameters, over strata-trace's limit of ", kMaxParameters, " (2^26) in total");
+  STRATA_CHECK(parameters <= max_parameters, "--sizes: ", count_text(parameters),
+               " parameters, over strata-trace's limit of ", max_parameters, " (", power, ") in total");
   const std::int64_t activations = mul_sat(c.batch, widths);
-  STRATA_CHECK(activations <= kMaxActivations, "--batch: ", c.batch, " x ", widths, " (the sum of --sizes) = ",
-               count_text(activations), " activations, over strata-trace's limit of ", kMaxActivations, " (2^26)");
+  STRATA_CHECK(activations <= max_activations, "--batch: ", c.batch, " x ", widths, " (the sum of --sizes) = ",
+               count_text(activations), " activations, over strata-trace's limit of ", max_activations, " (", power, ")");
+}
+
+// Note [Views of strata-trace]
+// --fake and --flops change what the counted step runs under and what is printed; flags that only
+// make sense for another view are refused, so a typo does not silently print something else:
+// --json shapes --flops' output (the plain view is JSON already); --sequences belongs to the seed
+// JSON, which --flops does not print; --json-out writes the JSON printed, so with --flops it needs
+// --json; --dump-tensors writes values, which a --fake run does not compute.
+void check_combinations(const TraceOptions& o) {
+  STRATA_CHECK(!o.json || o.flops, "--json: only with --flops (the other views print JSON already)");
+  STRATA_CHECK(!o.sequences || !o.flops, "--sequences: not with --flops (the FLOP table has no op sequences)");
+  STRATA_CHECK(!o.json_out || !o.flops || o.json, "--json-out: with --flops, only with --json (the table is not JSON)");
+  STRATA_CHECK(!o.dump_tensors || !o.fake, "--dump-tensors: not with --fake (fake tensors have no values to dump)");
+}
+
+// The --flops view: one counted step (under FakeTensorMode with --fake), as a table or JSON.
+std::string flops_report(const TraceOptions& o) {
+  std::optional<FakeTensorMode> fake;
+  if (o.fake) fake.emplace();
+  FlopCounterMode flops;
+  run_step(o.config, PhasedMode::of(flops), fake ? &*fake : nullptr);
+  if (o.json) return flops.to_json().dump(2) + "\n";
+  return flops.get_table() + "\n\n" + flops.get_phase_table() + "\n";
 }
 
 // Note [Output order]
@@ -150,7 +181,7 @@ std::string escape_control_chars(std::string_view text) {
 
 std::string trace_usage() {
   return "usage: strata-trace [--seed N] [--sizes A,B,...] [--batch N] [--lr X] [--sequences]\n"
-         "                    [--json-out FILE] [--dump-tensors FILE] [--help]\n"
+         "                    [--fake] [--flops [--json]] [--json-out FILE] [--dump-tensors FILE] [--help]\n"
          "\n"
          "Runs one SGD step of an MLP (Linear -> ReLU -> ... -> Linear, cross-entropy) three ways on\n"
          "strata's dispatcher: eager, under an op-counting dispatch mode (per phase), and with\n"
@@ -163,6 +194,10 @@ std::string trace_usage() {
          "  --batch N            batch size [8]\n"
          "  --lr X               SGD learning rate, a finite number >= 0 [0.1]\n"
          "  --sequences          add forward_seq, backward_seq, optimizer_seq and subclass_log\n"
+         "  --fake               run the steps under FakeTensorMode: the same ops on tensors without data;\n"
+         "                       the *_matches fields, which compare values, are null\n"
+         "  --flops              print FlopCounterMode's table (per module and op) and a table per phase\n"
+         "  --json               with --flops: per-phase, per-op and per-module FLOP totals as JSON\n"
          "  --json-out FILE      also write the JSON to FILE\n"
          "  --dump-tensors FILE  write x, y, init_params, logits, loss, grads, params_after to FILE, as\n"
          "                       Python's json.dumps does (NaN, Infinity and -Infinity for non-finite values)\n"
@@ -170,6 +205,7 @@ std::string trace_usage() {
          "\n"
          "Limits, to bound memory: at most 64 layers (65 sizes); at most 2^26 = 67108864 parameters\n"
          "(weights and biases) in total; --batch times the sum of --sizes at most 2^26 activations.\n"
+         "With --fake (no tensor data) both limits are 2^40.\n"
          "\n"
          "Output files are written whole or not at all, with the permissions open() would give them.\n"
          "Exit status: 0 on success; 2 on any error (a bad flag or value, an unwritable output), which\n"
@@ -184,8 +220,8 @@ TraceOptions parse_trace_args(const std::vector<std::string>& args) {
       o.help = true;
       continue;
     }
-    if (flag == "--sequences") {
-      o.sequences = true;
+    if (flag == "--sequences" || flag == "--fake" || flag == "--flops" || flag == "--json") {
+      (flag == "--sequences" ? o.sequences : flag == "--fake" ? o.fake : flag == "--flops" ? o.flops : o.json) = true;
       continue;
     }
     const bool takes_value = flag == "--seed" || flag == "--sizes" || flag == "--batch" || flag == "--lr" ||
@@ -200,7 +236,8 @@ TraceOptions parse_trace_args(const std::vector<std::string>& args) {
     else if (flag == "--json-out") o.json_out = value;
     else o.dump_tensors = value;
   }
-  check_limits(o.config);
+  check_combinations(o);
+  check_limits(o.config, o.fake);
   return o;
 }
 
@@ -220,7 +257,7 @@ int run_trace_cli(const std::vector<std::string>& args, std::ostream& out, std::
       STRATA_CHECK(!json_file->same_file_as(*tensors_file), "--dump-tensors: '", *o.dump_tensors,
                    "' is the same file as --json-out");
 
-    const std::string report = seed_report(o.config, o.sequences).dump(2) + "\n";
+    const std::string report = o.flops ? flops_report(o) : seed_report(o.config, o.sequences, o.fake).dump(2) + "\n";
     if (tensors_file) tensors_file->write(dump_python_json(tensors_report(o.config, plain_step(o.config))) + "\n");
     if (json_file) json_file->write(report);
     write_stdout(out, report);

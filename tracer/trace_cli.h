@@ -15,6 +15,9 @@ namespace strata::tracer {
 struct TraceOptions {
   SeedConfig config;
   bool sequences = false;
+  bool fake = false;   // the counted steps under FakeTensorMode
+  bool flops = false;  // the FLOP table (FlopCounterMode) instead of the seed JSON
+  bool json = false;   // with --flops: per-phase, per-op, per-module totals as JSON
   std::optional<std::string> json_out;
   std::optional<std::string> dump_tensors;
   bool help = false;

@@ -9,8 +9,9 @@
 // --dump-tensors) are relative to it, and one that is absolute (but /dev/null and /dev/full) or
 // climbs out of it skips the input, so no input writes outside.
 // Bounded work: when the command line parses, a run of more than 8 layers or more than kMaxWork
-// parameters + activations is skipped (the CLI's own limits are 2^26; a run at this budget takes a few
-// milliseconds under the sanitizers). Inputs the CLI refuses always run: refusing is cheap.
+// parameters + activations is skipped (the CLI's own limits are 2^26, 2^40 with --fake; a run at
+// this budget takes a few milliseconds under the sanitizers). Inputs the CLI refuses always run:
+// refusing is cheap.
 // Invariants, each an abort (a crash for libFuzzer, a failed test for the replay): the exit code is 0
 // or 2; on 2 stderr is exactly one line "strata-trace: error: ..." (no internal error, no out of
 // memory), and an output path it names as unwritable is one open(O_CREAT) refuses for the same reason
@@ -232,7 +233,7 @@ bool within_budget(const TraceOptions& o) {
     widths += s[i];
     if (i + 1 < s.size()) work += (s[i] + 1) * s[i + 1];
   }
-  return work + o.config.batch * widths <= kMaxWork;  // no overflow: check_limits bounds each term by 2^26
+  return work + o.config.batch * widths <= kMaxWork;  // no overflow: check_limits bounds each term by 2^40
 }
 
 std::optional<std::string> regular_file_text(const std::string& path) {

@@ -1,0 +1,223 @@
+// tests/tracer/test_fake_tensor.cpp: FakeTensorMode (torch/_subclasses/fake_tensor.py): the seed step
+// under it dispatches the real step's op sequence with fakes everywhere; from_tensor, factories, the
+// rules for real and foreign inputs and their errors, random ops, and ops on fakes outside the mode.
+#include <doctest/doctest.h>
+
+#include "autograd/backward.h"
+#include "autograd/variable.h"
+#include "core/generator.h"
+#include "ops/functions.h"
+#include "ops/library.h"
+#include "ops/type_promotion.h"
+#include "ops/typed_operator.h"
+#include "tests/test_helpers.h"
+#include "tracer/fake_tensor.h"
+#include "tracer/seed_experiment.h"
+
+using namespace strata;
+using namespace strata::tracer;
+
+namespace {
+const std::vector<SeedConfig> kConfigs = {
+    SeedConfig{0, {16, 32, 4}, 8, 0.1}, SeedConfig{1, {4, 3}, 3, 0.1}, SeedConfig{2, {8, 16, 16, 3}, 5, 0.1},
+    SeedConfig{3, {5, 7}, 1, 0.1},      SeedConfig{7, {20, 10, 10, 10, 5}, 2, 0.1}, SeedConfig{4, {300, 200, 10}, 64, 0.5},
+};
+
+void check_all_fake(const std::vector<Tensor>& ts) {
+  for (const Tensor& t : ts) {
+    REQUIRE(FakeTensor::is_fake(t));
+    CHECK(t.device() == Device::CPU);
+    CHECK(FakeTensor::of(t)->elem().is_meta());
+  }
+}
+}  // namespace
+
+TEST_CASE("the fake seed step dispatches the real step's ops, in order, for several depths, sizes and batches") {
+  for (const SeedConfig& config : kConfigs) {
+    INFO("sizes ", nlohmann::json(config.sizes).dump(), " batch ", config.batch);
+    const TracedStep real = traced_step(config);
+    FakeTensorMode mode;
+    const TracedStep fake = traced_step(config, &mode);
+    for (const char* phase : {"forward", "backward", "optimizer"}) {
+      INFO(phase);
+      CHECK(fake.counter.sequence(phase) == real.counter.sequence(phase));
+    }
+    CHECK(fake.counter.total() == real.counter.total());
+    // Everything the fake step made is fake: parameters, batch, logits, loss, gradients, updates.
+    check_all_fake({fake.step.x, fake.step.y, fake.step.logits, fake.step.loss});
+    check_all_fake(fake.step.init_params);
+    check_all_fake(fake.step.grads);
+    check_all_fake(fake.step.params_after);
+    CHECK(fake.step.loss.dim() == 0);
+    CHECK(fake.step.y.dtype() == ScalarType::Int64);
+    for (std::size_t i = 0; i < fake.step.grads.size(); ++i) CHECK(fake.step.grads[i].sizes() == real.step.grads[i].sizes());
+  }
+}
+
+TEST_CASE("the fake seed report has the plain report's counts and log, and null where values are compared") {
+  const SeedConfig config;
+  const nlohmann::ordered_json real = seed_report(config, true);
+  const nlohmann::ordered_json fake = seed_report(config, true, /*fake=*/true);
+  REQUIRE(fake.size() == real.size());
+  for (const auto& item : real.items()) {
+    INFO(item.key());
+    if (item.key().ends_with("_matches")) CHECK(fake[item.key()].is_null());
+    else CHECK(fake[item.key()] == item.value());
+  }
+}
+
+TEST_CASE("from_tensor: a leaf fake with the real tensor's geometry, dtype, device and requires_grad, memoised") {
+  FakeTensorMode mode;
+  const Tensor real = requires_grad_(randn({3, 4}));
+  const Tensor f = mode.from_tensor(real);
+  REQUIRE(FakeTensor::is_fake(f));
+  CHECK(f.sizes() == real.sizes());
+  CHECK(f.strides() == real.strides());
+  CHECK(f.dtype() == ScalarType::Float32);
+  CHECK(f.device() == Device::CPU);
+  CHECK(f.requires_grad());
+  CHECK(f.is_leaf());
+  CHECK(mode.from_tensor(real).is_same(f));
+  CHECK(mode.from_tensor(f).is_same(f));
+  const Tensor tr = mode.from_tensor(t(randn({4, 3})));  // a transposed view keeps its strides
+  CHECK(tr.strides() == IntArrayRef(std::vector<std::int64_t>{1, 3}));
+  CHECK(f.str() == "FakeTensor(..., size=(3, 4), requires_grad=True)");
+  CHECK(mode.from_tensor(randint(0, 3, {8})).str() == "FakeTensor(..., size=(8,), dtype=torch.int64)");
+  CHECK_THROWS_WITH_AS(f.to_vector<float>(), "cannot access the data of a FakeTensor wrapper tensor; unwrap it first", Error);
+  CHECK_THROWS_WITH_AS(mode.from_tensor(empty({2}, {.device = Device::Meta})),
+                       doctest::Contains("from_tensor: expected a real tensor, got a meta tensor"), Error);
+}
+
+TEST_CASE("factories under the mode make fakes on the requested device, with no data") {
+  FakeTensorMode mode;
+  ModeGuard guard(mode);
+  const Tensor e = empty({1000, 1000, 1000});  // 4 GB if it were real
+  REQUIRE(FakeTensor::is_fake(e));
+  CHECK(e.device() == Device::CPU);
+  CHECK(e.sizes() == IntArrayRef(std::vector<std::int64_t>{1000, 1000, 1000}));
+  const Tensor m = empty({2}, {.device = Device::Meta});
+  CHECK(FakeTensor::of(m)->fake_device() == Device::Meta);
+  const Tensor z = zeros_like(e, {.dtype = ScalarType::Float64});
+  CHECK(FakeTensor::is_fake(z));
+  CHECK(z.dtype() == ScalarType::Float64);
+  // In-place ops return their argument itself; views and new results are new fakes.
+  const Tensor r = randn({3, 4});
+  CHECK(mul_(r, ops::wrapped_scalar_tensor(2.0)).is_same(r));  // a wrapped number (a C++ scalar) is allowed
+  CHECK(FakeTensor::is_fake(t(r)));
+  CHECK(t(r).sizes() == IntArrayRef(std::vector<std::int64_t>{4, 3}));
+  CHECK(FakeTensor::is_fake(add(r, 1.5)));
+}
+
+TEST_CASE("random ops under the mode draw nothing: the generator does not advance, as upstream's meta kernels") {
+  Generator g;
+  g.manual_seed(5);
+  {
+    FakeTensorMode mode;
+    ModeGuard guard(mode);
+    const Tensor x = randn({1000}, {}, &g);
+    CHECK(FakeTensor::is_fake(x));
+    manual_seed(3);
+    const Tensor w = uniform_(empty({10, 10}), -1, 1);
+    CHECK(FakeTensor::is_fake(w));
+  }
+  Generator fresh;
+  fresh.manual_seed(5);
+  CHECK(randn({4}, {}, &g).to_vector<float>() == randn({4}, {}, &fresh).to_vector<float>());
+  const std::vector<float> after_fake_init = randn({4}).to_vector<float>();  // the default generator too
+  manual_seed(3);
+  CHECK(after_fake_init == randn({4}).to_vector<float>());
+}
+
+TEST_CASE("real tensors under the mode are refused with upstream's words, unless allow_non_fake_inputs") {
+  const Tensor real = ones_like(randn({3, 4}));
+  SUBCASE("refused, a 0-d real tensor too") {
+    FakeTensorMode mode;
+    const Tensor f = mode.from_tensor(real);
+    ModeGuard guard(mode);
+    CHECK_THROWS_WITH_AS(add(f, real),
+                         "[aten::add] Please convert all Tensors to FakeTensors first or instantiate FakeTensorMode with "
+                         "'allow_non_fake_inputs'. Found in aten.add.Tensor(FakeTensor(..., size=(3, 4)), "
+                         "tensor(..., size=(3, 4)), 1)",
+                         Error);
+    CHECK_THROWS_WITH_AS(add(f, scalar_tensor(2.0, ScalarType::Float32)), doctest::Contains("Please convert all Tensors to FakeTensors"), Error);
+    CHECK_THROWS_WITH_AS(relu(real), doctest::Contains("Found in aten.relu.default(tensor(..., size=(3, 4)))"), Error);
+  }
+  SUBCASE("converted") {
+    FakeTensorMode mode({.allow_non_fake_inputs = true});
+    ModeGuard guard(mode);
+    const Tensor r = add(mode.from_tensor(real), real);
+    CHECK(FakeTensor::is_fake(r));
+    CHECK(FakeTensor::is_fake(relu(real)));
+  }
+}
+
+TEST_CASE("fakes of two modes do not mix; devices propagate as _find_common_device says") {
+  FakeTensorMode a, b;
+  const Tensor fa = a.from_tensor(randn({2, 2}));
+  const Tensor fb = b.from_tensor(randn({2, 2}));
+  {
+    ModeGuard guard(b);
+    CHECK_THROWS_WITH_AS(add(fa, fb), "[aten::add] Mixing fake modes NYI (aten.add.Tensor)", Error);
+  }
+  const Tensor on_meta = a.from_meta_and_device(empty({2, 2}, {.device = Device::Meta}), Device::Meta);
+  const Tensor scalar = a.from_tensor(scalar_tensor(1.0, ScalarType::Float32));  // a cpu 0-d fake
+  ModeGuard guard(a);
+  // The dispatcher refuses a cpu and a meta fake before the mode sees them, as it refuses real ones;
+  // copy_ may mix devices, and returns its (cpu) self.
+  CHECK_THROWS_WITH_AS(add(fa, on_meta),
+                       "[aten::add] Expected all tensors to be on the same device, but found at least two devices, cpu and meta!",
+                       Error);
+  CHECK(copy_(fa, on_meta).is_same(fa));
+  // A cpu 0-d fake defers to the other device.
+  CHECK(FakeTensor::of(add(on_meta, scalar))->fake_device() == Device::Meta);
+  CHECK(FakeTensor::of(add(scalar, on_meta))->fake_device() == Device::Meta);
+}
+
+TEST_CASE("ops on fakes outside the mode run as under it (FakeTensor.__torch_dispatch__)") {
+  FakeTensorMode mode;
+  const Tensor w = mode.from_tensor(requires_grad_(randn({4, 3})));
+  const Tensor x = mode.from_tensor(randn({2, 4}));
+  const Tensor loss = sum(mm(x, w));
+  CHECK(FakeTensor::is_fake(loss));
+  CHECK(loss.grad_fn() != nullptr);
+  backward(loss);
+  REQUIRE(FakeTensor::is_fake(w.grad()));
+  CHECK(w.grad().sizes() == w.sizes());
+  CHECK_THROWS_WITH_AS(add(x, randn({2, 4})), doctest::Contains("Please convert all Tensors to FakeTensors first"), Error);
+}
+
+namespace {
+Tensor cpu_only_cpu(const Tensor& x) { return clone(x); }
+Tensor cpu_only(const Tensor& x) {
+  static const TypedOperator<Tensor(const Tensor&)> op("faketest::cpu_only");
+  return op(x);
+}
+}  // namespace
+
+TEST_CASE("an op without a meta kernel is a clear error naming it") {
+  static const bool once = [] {
+    Library m("faketest");
+    m.def("cpu_only(Tensor x) -> Tensor");
+    m.impl<&cpu_only_cpu>("cpu_only", DispatchKey::CPU);
+    return true;
+  }();
+  (void)once;
+  CHECK(cpu_only(tensor<float>({1, 2})).to_vector<float>() == std::vector<float>{1, 2});
+  FakeTensorMode mode;
+  const Tensor f = mode.from_tensor(randn({2}));
+  ModeGuard guard(mode);
+  CHECK_THROWS_WITH_AS(cpu_only(f),
+                       "[faketest::cpu_only] faketest.cpu_only.default has no Meta kernel, so it cannot run on fake tensors "
+                       "(FakeTensorMode runs only meta functions; register a Meta kernel for it)",
+                       Error);
+}
+
+TEST_CASE("another subclass among the arguments: the mode returns NotImplemented and the subclass handles it") {
+  // The LoggingTensor step under the mode wraps fakes: its log is the real one's (seed report test),
+  // and what it returns is fake.
+  FakeTensorMode mode;
+  const SubclassStep s = subclass_step(SeedConfig{}, &mode);
+  check_all_fake({s.logits});
+  check_all_fake(s.grads);
+  CHECK(s.grad_type == "LoggingTensor");
+}

@@ -1,0 +1,100 @@
+// tests/tracer/test_trace_cli_views.cpp: strata-trace --fake and --flops [--json]: what they print,
+// how they combine with --sizes, --batch and --seed, the limits under --fake, and the combinations
+// refused with one line and exit code 2 (Note [Views of strata-trace]).
+#include "tests/tracer/cli_test_helpers.h"
+#include "tracer/flop_counter.h"
+#include "tracer/trace_cli.h"
+
+using namespace strata;
+using namespace strata::tracer;
+
+namespace {
+using Run = testing::CliRun;
+Run run(const std::vector<std::string>& args) { return testing::run_cli(args); }
+}  // namespace
+
+TEST_CASE("--fake prints the plain run's JSON, with null for the fields that compare values") {
+  for (const std::vector<std::string>& extra :
+       {std::vector<std::string>{}, {"--sizes", "10,20,30,4", "--batch", "6", "--seed", "3", "--sequences"}}) {
+    std::vector<std::string> fake_args = extra;
+    fake_args.push_back("--fake");
+    const Run plain = run(extra), fake = run(fake_args);
+    REQUIRE(plain.code == 0);
+    REQUIRE(fake.code == 0);
+    CHECK(fake.err.empty());
+    nlohmann::json expected = nlohmann::json::parse(plain.out);
+    for (const char* key : {"traced_step_matches", "subclass_output_matches", "subclass_grad_matches"}) {
+      CHECK(expected[key] == true);
+      expected[key] = nullptr;
+    }
+    CHECK(nlohmann::json::parse(fake.out) == expected);
+  }
+}
+
+TEST_CASE("--flops prints upstream's table and the per-phase table; --json the totals") {
+  const Run table = run({"--flops"});
+  REQUIRE(table.code == 0);
+  const std::string module_table = testing::read_golden_json("flop_tables_torch.json")["seed"];
+  // The phase table's layout is checked in test_flop_counter.cpp; here, that the view prints both.
+  FlopCounterMode flops;
+  run_step(SeedConfig{}, PhasedMode::of(flops));
+  CHECK(table.out == module_table + "\n\n" + flops.get_phase_table() + "\n");
+  CHECK(flops.get_phase_table().starts_with("Phase "));
+  CHECK(run({"--flops", "--fake"}).out == table.out);
+
+  // 10,20,30,4, batch 6: forward 11040, backward 19680 (worked out in test_flop_counter.cpp).
+  for (const char* fake : {"", "--fake"}) {
+    std::vector<std::string> args{"--flops", "--json", "--sizes", "10,20,30,4", "--batch", "6", "--seed", "9"};
+    if (*fake) args.push_back(fake);
+    const Run r = run(args);
+    REQUIRE(r.code == 0);
+    const nlohmann::json j = nlohmann::json::parse(r.out);
+    CHECK(j["total_flops"] == 30720);
+    CHECK(j["phases"]["forward"] == nlohmann::json::parse(R"({"total": 11040, "ops": {"aten.addmm": 11040}})"));
+    CHECK(j["phases"]["backward"] == nlohmann::json::parse(R"({"total": 19680, "ops": {"aten.mm": 19680}})"));
+    CHECK(j["phases"]["optimizer"]["total"] == 0);
+    CHECK(j["modules"]["Global"]["total"] == 30720);
+  }
+}
+
+TEST_CASE("--fake lifts the parameter and activation limits to 2^40: a 10^9-parameter step runs") {
+  const std::vector<std::string> big{"--sizes", "32768,16384,16384,16384"};
+  CHECK_THROWS_WITH_AS(parse_trace_args(big),
+                       "--sizes: 1073790976 parameters, over strata-trace's limit of 67108864 (2^26) in total", Error);
+  std::vector<std::string> args = big;
+  args.insert(args.end(), {"--fake", "--flops", "--json"});
+  const Run r = run(args);
+  REQUIRE(r.code == 0);
+  CHECK(nlohmann::json::parse(r.out)["phases"]["forward"]["total"] == 16LL * 1073741824);
+  CHECK_THROWS_WITH_AS(parse_trace_args({"--fake", "--sizes", "2000000,1000000"}),
+                       "--sizes: 2000001000000 parameters, over strata-trace's limit of 1099511627776 (2^40) in total",
+                       Error);
+  CHECK_THROWS_WITH_AS(parse_trace_args({"--fake", "--batch", "100000000000"}),
+                       "--batch: 100000000000 x 52 (the sum of --sizes) = 5200000000000 activations, over "
+                       "strata-trace's limit of 1099511627776 (2^40)",
+                       Error);
+}
+
+TEST_CASE("combinations that make no sense give one line on stderr and exit code 2") {
+  const std::vector<std::pair<std::vector<std::string>, std::string>> cases = {
+      {{"--json"}, "strata-trace: error: --json: only with --flops (the other views print JSON already)\n"},
+      {{"--fake", "--json"}, "strata-trace: error: --json: only with --flops (the other views print JSON already)\n"},
+      {{"--flops", "--sequences"},
+       "strata-trace: error: --sequences: not with --flops (the FLOP table has no op sequences)\n"},
+      {{"--flops", "--json-out", "x.json"},
+       "strata-trace: error: --json-out: with --flops, only with --json (the table is not JSON)\n"},
+      {{"--fake", "--dump-tensors", "t.json"},
+       "strata-trace: error: --dump-tensors: not with --fake (fake tensors have no values to dump)\n"},
+  };
+  for (const auto& [args, message] : cases) {
+    INFO(args[0], " ", args[1 % args.size()]);
+    const Run r = run(args);
+    CHECK(r.code == 2);
+    CHECK(r.err == message);
+    CHECK(r.out.empty());
+  }
+  const TraceOptions o = parse_trace_args({"--fake", "--flops", "--json", "--sizes", "5,7,2", "--batch", "3"});
+  CHECK((o.fake && o.flops && o.json));
+  CHECK(trace_usage().find("--fake") != std::string::npos);
+  CHECK(trace_usage().find("--flops [--json]") != std::string::npos);
+}
