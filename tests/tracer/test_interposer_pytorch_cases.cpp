@@ -336,6 +336,24 @@ TEST_CASE("a mode that never calls through is caught, naming the mode and the op
   CHECK(x.to_vector<float>() == std::vector<float>{0, 0});
 }
 
+TEST_CASE("a forgotten call is caught even when the handler's own work reallocated the stack") {
+  // The handler pushes and pops more values than the stack holds inline, so its buffer moves; its
+  // arguments are still the ones it was handed (Note [A handler's arguments are marked]).
+  struct Busy : DispatchMode {
+    std::string_view name() const override { return "Busy"; }
+    void dispatch(const OperatorHandle&, Stack& stack) override {
+      const std::size_t size = stack.size(), capacity = stack.capacity();
+      while (stack.capacity() == capacity) stack.emplace_back(std::int64_t{1});
+      stack.truncate(size);
+    }
+  } busy;
+  const Tensor x = tensor<float>({1, -1});
+  ModeGuard g(busy);
+  CHECK_THROWS_WITH_AS(relu(x), doctest::Contains("the dispatch mode Busy handled aten.relu.default but left its arguments"),
+                       Error);
+  CHECK_THROWS_WITH_AS(add(x, x), doctest::Contains("Busy handled aten.add.Tensor but left its arguments"), Error);
+}
+
 TEST_CASE("a subclass that never calls through is caught, naming the subclass and the op") {
   struct Lazy final : TensorSubclass {
     std::string_view type_name() const override { return "Lazy"; }
