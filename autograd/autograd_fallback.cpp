@@ -50,14 +50,13 @@ bool any_input_requires_grad(const ResolvedRow& row, const IValue* args) {
   redispatch_below(op, keys, stack);
 }
 
-// A mode or subclass handler may return None for a Tensor (Note [The handler protocol]); the caller
-// receives it when nothing is recorded, but a recorded output needs a tensor to attach history to.
-[[noreturn, gnu::cold]] void throw_undefined_output(const OperatorHandle& op, std::size_t k) {
-  STRATA_CHECK(false, "autograd records ", op.str(), " but its output #", k,
-               " is None (an undefined Tensor): a dispatch mode or subclass returned None for an output that "
-               "requires grad");
-  __builtin_unreachable();
-}
+// Note [A recorded output that is None]
+// A mode or subclass handler may return None for a Tensor (Note [The handler protocol]). Autograd
+// records the op anyway, as PyTorch's VariableType does (set_history of an undefined output adds
+// Node::undefined_input()): the None keeps its place among the node's inputs, gets no edge, and the
+// caller receives it; the other outputs get their history as usual, and a saved None comes back
+// undefined. An in-place op's result is self whatever the handler returned (PyTorch's kernel
+// rebases self's history and returns self), so its None is replaced by self before anything reads it.
 
 // An in-place op or a differentiable view op: its one output aliases self, so autograd keeps track of
 // what the write or the view shares (Note [Views share their base's history]). Out of line: the
@@ -68,13 +67,22 @@ bool any_input_requires_grad(const ResolvedRow& row, const IValue* args) {
   if (row.inplace) check_inplace(self);
   NodePtr owner = make_node<FormulaNode>(row, args);
   auto& node = static_cast<FormulaNode&>(*owner);
-  Tensor base = row.is_view ? base_of(self) : Tensor();  // found now: the call replaces its arguments
+  // Found now: the call replaces its arguments.
+  Tensor base = row.is_view ? base_of(self) : Tensor();
+  Tensor written = row.inplace ? self : Tensor();
 
   redispatch_below(op, keys, stack);
 
-  const IValue* returns = stack.data() + stack.size() - row.num_returns;
+  IValue* returns = stack.data() + stack.size() - row.num_returns;
+  if (!returns[0].to_tensor().defined()) [[unlikely]] {  // Note [A recorded output that is None]
+    if (!row.inplace) {
+      node.add_undefined_input();
+      node.save_outputs(returns);
+      return;
+    }
+    returns[0] = IValue(std::move(written));
+  }
   const Tensor& out = returns[0].to_tensor();
-  if (!out.defined()) [[unlikely]] throw_undefined_output(op, 0);
   node.add_input_metadata(out);
   if (is_floating_point(out.dtype())) {
     if (row.inplace) {
@@ -121,7 +129,10 @@ void autograd_fallback(const OperatorHandle& op, DispatchKeySet keys, Stack& sta
   const std::size_t num_outputs = row->row->outputs.size();
   for (std::size_t k = 0; k < num_outputs; ++k) {
     const Tensor& out = returns[row->row->outputs[k]].to_tensor();
-    if (!out.defined()) [[unlikely]] throw_undefined_output(op, row->row->outputs[k]);
+    if (!out.defined()) [[unlikely]] {  // Note [A recorded output that is None]
+      node.add_undefined_input();
+      continue;
+    }
     node.add_input_metadata(out);
     // Only floating outputs carry gradients. The last output takes this function's own reference to
     // the node (one count fewer to take and drop).

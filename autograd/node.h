@@ -54,9 +54,10 @@ using edge_list = SmallVector<Edge, 3>;
 struct InputMetadata {
   explicit InputMetadata(const Tensor& t)
       : sizes(t.sizes()), dtype(t.dtype()), device(t.device()), is_subclass(t.subclass() != nullptr) {}
+  InputMetadata() = default;  // an output that is None: no tensor carries an edge to it
   DimVector sizes;
-  ScalarType dtype;
-  Device device;
+  ScalarType dtype = ScalarType::Float32;
+  Device device = Device::CPU;
   bool is_subclass = false;
 };
 
@@ -110,6 +111,11 @@ class Node : public RefCounted<Node> {
 
   std::uint32_t add_input_metadata(const Tensor& t) {
     input_metadata_.emplace_back(t);
+    return static_cast<std::uint32_t>(input_metadata_.size() - 1);
+  }
+  // PyTorch's add_input_metadata(Node::undefined_input()): an output that is None keeps its place.
+  std::uint32_t add_undefined_input() {
+    input_metadata_.emplace_back();
     return static_cast<std::uint32_t>(input_metadata_.size() - 1);
   }
   std::size_t num_inputs() const { return input_metadata_.size(); }

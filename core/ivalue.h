@@ -122,9 +122,18 @@ class IValue {
   // The interposer marks the argument slots it hands a mode or subclass handler, so that afterwards it
   // can tell a handler that left its arguments on the stack (the slots are still marked) from one that
   // replaced them with its returns, even a return that is the same tensor (relu_ returns self). Any
-  // write of a slot clears its mark (assignment destroys the old value) and no copy or move carries it.
+  // write of a slot clears its mark (assignment destroys the old value) and no copy or move carries it,
+  // so a handler that moves an argument into its return slot has returned it. Relocation does carry
+  // it: when the handler's own pushes make the stack grow, its arguments are the same values in a new
+  // buffer, still not replaced (Note [Relocation is not a write]).
   void mark_handler_argument() { marked_ = true; }
   bool is_handler_argument() const { return marked_; }
+  // Constructs this value at `to`, mark included, and destroys this one (SmallVector's relocation).
+  void relocate_to(void* to) noexcept {
+    IValue* moved = new (to) IValue(std::move(*this));
+    moved->marked_ = marked_;
+    this->~IValue();
+  }
   double to_double() const;   // accepts Int and Double
   // to_int and to_scalar run for every number a kernel unboxes or a formula reads: the common tags
   // inline, Bool and the wrong-tag error out of line.

@@ -152,11 +152,23 @@ class SmallVector {
   void grow(std::size_t count) {
     count = std::max<std::size_t>(count, 2 * N);
     T* fresh = static_cast<T*>(::operator new(count * sizeof(T), std::align_val_t{alignof(T)}));
-    std::uninitialized_move(data_, data_ + size_, fresh);
-    std::destroy(data_, data_ + size_);
+    relocate(data_, data_ + size_, fresh);
     release();
     data_ = fresh;
     capacity_ = count;
+  }
+  // Note [Relocation is not a write]
+  // Growing, or moving a vector whose elements are inline, moves every element to new memory and
+  // destroys the old one: the same values in a new place. An element type that keeps state a move
+  // must not carry (IValue's handler-argument mark) says how to relocate it with a member
+  // `relocate_to(void* to) noexcept`, which constructs the element at `to` and destroys itself.
+  static void relocate(T* first, T* last, T* to) noexcept {
+    if constexpr (requires(T& v, void* p) { v.relocate_to(p); }) {
+      for (; first != last; ++first, ++to) first->relocate_to(to);
+    } else {
+      std::uninitialized_move(first, last, to);
+      std::destroy(first, last);
+    }
   }
   void release() noexcept {
     if (!is_inline()) ::operator delete(data_, std::align_val_t{alignof(T)});
@@ -178,11 +190,13 @@ class SmallVector {
 #pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
         std::memcpy(inline_, other.inline_, sizeof(inline_));
 #pragma GCC diagnostic pop
+        size_ = other.size_;
+        other.clear();
       } else {
-        std::uninitialized_move(other.begin(), other.end(), data_);
+        relocate(other.begin(), other.end(), data_);
+        size_ = other.size_;
+        other.size_ = 0;
       }
-      size_ = other.size_;
-      other.clear();
     } else {
       data_ = other.data_;
       size_ = other.size_;

@@ -159,6 +159,47 @@ def none_wrapping():
     return {"mul": type(x * 2).__name__, "add": repr(x + 2)}
 
 
+class NoneFor(TorchDispatchMode):
+    """Calls through, logs the op, and returns None for the ops named in `ops`."""
+
+    def __init__(self, ops):
+        super().__init__()
+        self.ops, self.log = ops, []
+
+    def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+        self.log.append(str(func))
+        out = func(*args, **(kwargs or {}))
+        return None if func.overloadpacket.__name__ in self.ops else out
+
+
+def none_recorded():
+    """A handler's None where autograd records the op (VariableType's set_history of an undefined output)."""
+    out = {}
+    x = NoneOnAdd(torch.rand(2).requires_grad_())
+    out["subclass_add"] = repr(x + x)
+    x = torch.tensor([1.0, 2.0], requires_grad=True)
+    mode = NoneFor({"mul", "view", "exp"})
+    with mode:
+        product = torch.mul(x, x)
+        view = x.view(2, 1)
+        exp = torch.exp(x)  # its node saves the None it returned
+        kept = torch.neg(x)
+    out["mul"], out["view"], out["exp"], out["log"] = repr(product), repr(view), repr(exp), mode.log
+    kept.sum().backward()
+    out["x_grad_after"] = x.grad.tolist()
+    a = torch.tensor([1.0, 2.0], requires_grad=True)
+    y = a * 3
+    ones = torch.ones(2)
+    mode = NoneFor({"add_"})
+    with mode:
+        result = y.add_(ones)
+    out["add_"] = {"result_is_self": result is y, "grad_fn": type(y.grad_fn).__name__, "value": y.tolist(),
+                   "log": mode.log}
+    y.sum().backward()
+    out["add_"]["a_grad"] = a.grad.tolist()
+    return out
+
+
 def version():
     x = Wrapper(torch.randn(1))
     before = x._version
@@ -182,6 +223,7 @@ def main():
         "priority_all_decline": priority(["A", "B"]),
         "declining_mode": declining_mode(),
         "none_wrapping": none_wrapping(),
+        "none_recorded": none_recorded(),
         "version": version(),
     }
     json.dump(out, sys.stdout, indent=1)

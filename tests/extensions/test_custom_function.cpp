@@ -5,6 +5,7 @@
 
 #include "autograd/backward.h"
 #include "autograd/custom_function.h"
+#include "autograd/hooks.h"
 #include "autograd/variable.h"
 #include "core/warning.h"
 #include "ops/functions.h"
@@ -366,4 +367,81 @@ TEST_CASE("Function<T>: a forward that throws leaves grad mode and the input as 
 TEST_CASE("Function<T>: node names drop namespaces and enclosing functions") {
   CHECK(autograd::detail::function_node_name<MulAdd>() == "MulAddBackward");
   CHECK(autograd::detail::function_node_name<autograd::Function<MulAdd>>() == "FunctionBackward");
+}
+
+namespace {
+// test_autograd.py's NoneGradientFunction: returns its inputs, and None as y's gradient.
+struct NoneGradientFunction : Function<NoneGradientFunction> {
+  static variable_list forward(AutogradContext* ctx, const Tensor& x, const Tensor& y) {
+    CHECK(ctx->needs_input_grad(0));
+    CHECK_FALSE(ctx->needs_input_grad(1));
+    return {x, y};
+  }
+  static variable_list backward(AutogradContext*, variable_list g) { return {g[0], Tensor()}; }
+};
+struct Double : Function<Double> {
+  static Tensor forward(AutogradContext*, const Tensor& a) { return mul(a, Scalar(2.0)); }
+  static variable_list backward(AutogradContext*, variable_list g) { return {mul(g[0], Scalar(2.0))}; }
+};
+struct FirstOnly : Function<FirstOnly> {  // a + b, with None as b's gradient
+  static Tensor forward(AutogradContext*, const Tensor& a, const Tensor& b) { return a + b; }
+  static variable_list backward(AutogradContext*, variable_list g) { return {g[0], Tensor()}; }
+};
+}  // namespace
+
+TEST_CASE("Function<T>: test_hook_none: a backward's None gradient, and hooks on both outputs") {
+  // PyTorch 1.13 (scripts/reference/hook_none_reference.py): both outputs get the node (an input
+  // returned as-is is a view with the node, needed or not), both hooks see a defined gradient (5s,
+  // then 1s: the sum adds each row of rx to ry), y gets no gradient.
+  Tensor x = randn({5, 5});
+  requires_grad_(x);
+  const Tensor y = randn({5, 5});
+  variable_list r = NoneGradientFunction::apply(x, y);
+  REQUIRE(r.size() == 2);
+  std::vector<std::vector<float>> seen;
+  auto hook = [&](const Tensor& grad) {
+    CHECK(grad.defined());
+    seen.push_back(values(grad));
+    return Tensor();
+  };
+  register_hook(r[0], hook);
+  register_hook(r[1], hook);
+  CHECK(r[1].requires_grad());
+  CHECK(r[0].grad_fn() == r[1].grad_fn());
+  CHECK(r[0].grad_fn()->name() == "NoneGradientFunctionBackward");
+  backward(sum(add(r[1], sum(r[0], {0}))));  // Python's sum(rx, ry): ry + rx[0] + ... + rx[4]
+  REQUIRE(seen.size() == 2);
+  CHECK(seen[0] == std::vector<float>(25, 5));
+  CHECK(seen[1] == std::vector<float>(25, 1));
+  CHECK(values(x.grad()) == std::vector<float>(25, 5));
+  CHECK_FALSE(y.grad().defined());
+}
+
+TEST_CASE("Function<T>: a hook on a tensor whose gradient a backward returned as None sees None") {
+  // PyTorch 1.13 (hook_none_reference.py): the hook on b runs with None and may leave it (returning
+  // None); Double's backward then gets zeros (materialize_grads) and x.grad is [2, 2]. Replacing the
+  // None raises LibTorch's CppFunctionTensorPreHook error (torch/csrc/autograd/cpp_hook.cpp;
+  // Python's hook words it "can't replace a None gradient with a non-None value").
+  for (bool replace : {false, true}) {
+    CAPTURE(replace);
+    Tensor x = leaf({1, 2});
+    const Tensor a = Double::apply(x), b = Double::apply(x);
+    std::vector<std::string> seen;
+    register_hook(a, [&](const Tensor& g) {
+      seen.push_back(g.defined() ? "a defined" : "a None");
+      return Tensor();
+    });
+    register_hook(b, [&](const Tensor& g) {
+      seen.push_back(g.defined() ? "b defined" : "b None");
+      return replace ? vec({1, 1}) : Tensor();
+    });
+    const Tensor loss = sum(FirstOnly::apply(a, b));
+    if (replace) {
+      CHECK_THROWS_WITH_AS(backward(loss), "can't replace a empty gradient with a non-empty value", Error);
+      continue;
+    }
+    backward(loss);
+    CHECK(seen == std::vector<std::string>{"b None", "a defined"});
+    CHECK(values(x.grad()) == std::vector<float>{2, 2});
+  }
 }

@@ -234,9 +234,73 @@ TEST_CASE("a handler may return None for a Tensor result, and the caller receive
   CHECK(type_of(mul(x, x)) == "A");
   CHECK(golden()["none_wrapping"]["add"] == "None");
   CHECK_FALSE(add(x, x).defined());
-  // When autograd records the op, the None has no tensor to carry the history: a clear error.
+}
+
+// Logs each op, calls through, and returns None for the ops named.
+struct NoneFor : DispatchMode {
+  explicit NoneFor(std::set<std::string> ops) : ops_(std::move(ops)) {}
+  std::string_view name() const override { return "NoneFor"; }
+  void dispatch(const OperatorHandle& op, Stack& stack) override {
+    log.push_back(op.str());
+    op.call(stack);
+    if (ops_.count(op.name().name)) stack.back() = IValue();  // Python's `return None`
+  }
+  std::set<std::string> ops_;
+  Log log;
+};
+
+TEST_CASE("a handler's None where autograd records the op: recorded anyway, and the caller receives it") {
+  // PyTorch's VariableType records the node and set_history gives an undefined output
+  // Node::undefined_input() (torch/csrc/autograd/VariableTypeUtils.h); an in-place op rebases self's
+  // history and returns self. Numbers and logs from 1.13 (interposer_reference.py, none_recorded).
+  const nlohmann::json& g = golden()["none_recorded"];
+  auto shared = std::make_shared<Shared>();
+  shared->none_on_add = true;
+  Tensor w = make_a(rand({2}), shared);
+  requires_grad_(w);
+  CHECK(g["subclass_add"] == "None");
+  CHECK_FALSE(add(w, w).defined());
+
+  Tensor x = tensor<float>({1, 2});
   requires_grad_(x);
-  CHECK_THROWS_WITH_AS(add(x, x), doctest::Contains("output #0 is None"), Error);
+  NoneFor mode({"mul", "view", "exp"});
+  Tensor product, view, exponential, kept;
+  {
+    ModeGuard guard(mode);
+    product = mul(x, x);
+    view = strata::view(x, {2, 1});
+    exponential = exp(x);  // its node saves the None it returned
+    kept = neg(x);
+  }
+  CHECK(g["mul"] == "None");
+  CHECK_FALSE(product.defined());
+  CHECK(g["view"] == "None");
+  CHECK_FALSE(view.defined());
+  CHECK(g["exp"] == "None");
+  CHECK_FALSE(exponential.defined());
+  CHECK(mode.log == golden_log(g["log"]));
+  backward(sum(kept));
+  CHECK(x.grad().to_vector<float>() == g["x_grad_after"].get<std::vector<float>>());
+
+  Tensor a = tensor<float>({1, 2});
+  requires_grad_(a);
+  const Tensor y = mul(a, 3.0);
+  const Tensor ones_ = tensor<float>({1, 1});
+  NoneFor inplace({"add_"});
+  Tensor result;
+  {
+    ModeGuard guard(inplace);
+    result = add_(y, ones_);
+  }
+  const nlohmann::json& gi = g["add_"];
+  CHECK(gi["result_is_self"] == true);
+  CHECK(result.is_same(y));
+  CHECK(inplace.log == golden_log(gi["log"]));
+  REQUIRE(y.grad_fn());
+  CHECK(std::string(y.grad_fn()->name()) == gi["grad_fn"].get<std::string>());
+  CHECK(y.to_vector<float>() == gi["value"].get<std::vector<float>>());
+  backward(sum(y));
+  CHECK(a.grad().to_vector<float>() == gi["a_grad"].get<std::vector<float>>());
 }
 
 TEST_CASE("a mode that never calls through is caught, naming the mode and the op") {
@@ -270,6 +334,24 @@ TEST_CASE("a mode that never calls through is caught, naming the mode and the op
   CHECK(relu(x).is_same(x));
   CHECK(zero_(x).is_same(x));
   CHECK(x.to_vector<float>() == std::vector<float>{0, 0});
+}
+
+TEST_CASE("a forgotten call is caught even when the handler's own work reallocated the stack") {
+  // The handler pushes and pops more values than the stack holds inline, so its buffer moves; its
+  // arguments are still the ones it was handed (Note [A handler's arguments are marked]).
+  struct Busy : DispatchMode {
+    std::string_view name() const override { return "Busy"; }
+    void dispatch(const OperatorHandle&, Stack& stack) override {
+      const std::size_t size = stack.size(), capacity = stack.capacity();
+      while (stack.capacity() == capacity) stack.emplace_back(std::int64_t{1});
+      stack.truncate(size);
+    }
+  } busy;
+  const Tensor x = tensor<float>({1, -1});
+  ModeGuard g(busy);
+  CHECK_THROWS_WITH_AS(relu(x), doctest::Contains("the dispatch mode Busy handled aten.relu.default but left its arguments"),
+                       Error);
+  CHECK_THROWS_WITH_AS(add(x, x), doctest::Contains("Busy handled aten.add.Tensor but left its arguments"), Error);
 }
 
 TEST_CASE("a subclass that never calls through is caught, naming the subclass and the op") {
