@@ -12,6 +12,7 @@
 #include <system_error>
 
 #include "tracer/atomic_file.h"
+#include "tracer/debug_step.h"
 #include "tracer/python_json.h"
 
 namespace strata::tracer {
@@ -108,6 +109,30 @@ void check_limits(const SeedConfig& c) {  // Note [Limits of strata-trace]
                count_text(activations), " activations, over strata-trace's limit of ", kMaxActivations, " (2^26)");
 }
 
+// Note [Flags that need --debug]
+// --record-output, --ids, --hashes and --json shape the DebugMode log, so they mean nothing without
+// --debug; --sequences, --json-out and --dump-tensors belong to the report --debug replaces. Either
+// mix is refused, naming the first flag at fault, rather than silently ignored.
+void check_debug_flags(const TraceOptions& o) {
+  if (o.debug) {
+    STRATA_CHECK(!o.sequences, "--sequences: not with --debug (it adds to the report, which --debug replaces)");
+    STRATA_CHECK(!o.json_out, "--json-out: not with --debug (redirect standard output instead)");
+    STRATA_CHECK(!o.dump_tensors, "--dump-tensors: not with --debug (run without --debug for the tensors)");
+    return;
+  }
+  for (const auto& [set, flag] : {std::pair{o.record_output, "--record-output"}, std::pair{o.ids, "--ids"},
+                                  std::pair{o.hashes, "--hashes"}, std::pair{o.json, "--json"}})
+    STRATA_CHECK(!set, flag, ": only with --debug");
+}
+
+std::string debug_text(const TraceOptions& o) {
+  DebugModeOptions options;
+  options.record_output = o.record_output;
+  options.record_ids = o.ids;
+  const auto mode = debug_step(o.config, options, o.hashes ? std::optional(TensorHash::Norm) : std::nullopt);
+  return (o.json ? mode->to_json().dump(2) : mode->debug_string()) + "\n";
+}
+
 // Note [Output order]
 // Nothing is published until everything has worked: the output files are created (as temporaries)
 // before the run, so a bad path fails first; after the run both are written and synced, then stdout is
@@ -151,6 +176,8 @@ std::string escape_control_chars(std::string_view text) {
 std::string trace_usage() {
   return "usage: strata-trace [--seed N] [--sizes A,B,...] [--batch N] [--lr X] [--sequences]\n"
          "                    [--json-out FILE] [--dump-tensors FILE] [--help]\n"
+         "       strata-trace --debug [--record-output] [--ids] [--hashes] [--json] [--seed N] [--sizes A,B,...]\n"
+         "                    [--batch N] [--lr X]\n"
          "\n"
          "Runs one SGD step of an MLP (Linear -> ReLU -> ... -> Linear, cross-entropy) three ways on\n"
          "strata's dispatcher: eager, under an op-counting dispatch mode (per phase), and with\n"
@@ -166,6 +193,12 @@ std::string trace_usage() {
          "  --json-out FILE      also write the JSON to FILE\n"
          "  --dump-tensors FILE  write x, y, init_params, logits, loss, grads, params_after to FILE, as\n"
          "                       Python's json.dumps does (NaN, Infinity and -Infinity for non-finite values)\n"
+         "  --debug              print the step's DebugMode log instead (forward, backward, SGD; one op\n"
+         "                       a line, as PyTorch's torch.utils._debug_mode prints it)\n"
+         "  --record-output      with --debug: each op's outputs (  ->  t: f32[8, 32])\n"
+         "  --ids                with --debug: an id per tensor (t$0)\n"
+         "  --hashes             with --debug: the L1 norm of each op's outputs (  # {'hash': ...})\n"
+         "  --json               with --debug: the log as JSON (schema strata.debug_mode, docs/debug-mode.md)\n"
          "  --help               show this help\n"
          "\n"
          "Limits, to bound memory: at most 64 layers (65 sizes); at most 2^26 = 67108864 parameters\n"
@@ -188,6 +221,15 @@ TraceOptions parse_trace_args(const std::vector<std::string>& args) {
       o.sequences = true;
       continue;
     }
+    if (bool* debug_flag = flag == "--debug"           ? &o.debug
+                           : flag == "--record-output" ? &o.record_output
+                           : flag == "--ids"           ? &o.ids
+                           : flag == "--hashes"        ? &o.hashes
+                           : flag == "--json"          ? &o.json
+                                                       : nullptr) {
+      *debug_flag = true;
+      continue;
+    }
     const bool takes_value = flag == "--seed" || flag == "--sizes" || flag == "--batch" || flag == "--lr" ||
                              flag == "--json-out" || flag == "--dump-tensors";
     STRATA_CHECK(takes_value, "unknown argument '", escape_control_chars(flag), "' (see --help)");
@@ -200,6 +242,7 @@ TraceOptions parse_trace_args(const std::vector<std::string>& args) {
     else if (flag == "--json-out") o.json_out = value;
     else o.dump_tensors = value;
   }
+  check_debug_flags(o);
   check_limits(o.config);
   return o;
 }
@@ -209,6 +252,10 @@ int run_trace_cli(const std::vector<std::string>& args, std::ostream& out, std::
     const TraceOptions o = parse_trace_args(args);
     if (o.help) {
       write_stdout(out, trace_usage());
+      return 0;
+    }
+    if (o.debug) {
+      write_stdout(out, debug_text(o));
       return 0;
     }
     // Note [Output order]: the files exist (as temporaries) before any work.
