@@ -1,9 +1,9 @@
-"""Reference DebugMode logs of the seed step, for tests/golden/debug_mode_torch.json.
+"""Reference DebugMode logs of the seed step, for tests/golden/debug_mode_torch_seed0_16-32-4_b8.json.
 
-PyTorch 1.13 (Debian's, the one installed) has no DebugMode: it came in 2.9 as
-torch/utils/_debug_mode.py. This script re-implements that module's log format in a small
-TorchDispatchMode (the dispatch half only: no torch functions, no modules), as the 2.9 source
-writes it: one line per op, "  " + "  " * depth, depth 1 for a dispatch op with no enclosing call;
+PyTorch 1.13 (Debian's, the one installed) has no DebugMode: torch/utils/_debug_mode.py was added
+after 2.8 (pull request 162665). This script re-implements that module's log format in a small
+TorchDispatchMode (the dispatch half only: no torch functions, no modules), as the current upstream
+source writes it: one line per op, "  " + "  " * depth, depth 1 for a dispatch op with no enclosing call;
 `aten::addmm(t: f32[32], t: f32[8, 16], t: f32[16, 32])` (OpOverload.__qualname__ and the
 arguments __torch_dispatch__ receives); `  ->  t$3: f32[8, 32]` outputs with record_output; `$N`
 ids per live tensor with record_ids; `  # {'hash': ...}` from log_tensor_hashes("norm"); the
@@ -94,7 +94,7 @@ def run(a, sizes, **options):
 def main():
     a, sizes = parse_step_args()
     out = {
-        "reference": "DebugMode's 2.9 log format re-implemented on PyTorch %s" % torch.__version__,
+        "reference": "upstream DebugMode's log format re-implemented on PyTorch %s" % torch.__version__,
         "seed": a.seed, "sizes": sizes, "batch": a.batch, "lr": a.lr,
         "plain": run(a, sizes, record_output=False, record_ids=False, hashes=False),
         "output_ids": run(a, sizes, record_output=True, record_ids=True, hashes=False),
