@@ -27,7 +27,7 @@ variable_list make_grads(std::span<const Tensor> tensors, std::span<const Tensor
       grads.push_back(grad);
     } else if (out.requires_grad()) {
       STRATA_CHECK(out.numel() == 1, "grad can be implicitly created only for scalar outputs");
-      grads.push_back(ones_like(out));
+      grads.push_back(ones_like_python(out, MemoryFormat::Preserve));
     } else {
       grads.emplace_back();
     }

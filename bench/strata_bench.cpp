@@ -20,6 +20,7 @@
 #include "optim/sgd.h"
 #include "tracer/fake_tensor.h"
 #include "tracer/flop_counter.h"
+#include "tracer/debug_mode.h"
 #include "tracer/logging_tensor.h"
 #include "tracer/op_counter.h"
 #include "tracer/seed_experiment.h"
@@ -208,6 +209,18 @@ void step_benchmarks(nlohmann::ordered_json& out) {
       [&] { train_step(*seed.model, opt, seed.x, seed.y); });
   out["seed_step_flops_us"] = round3(flops.a_ns / 1000);
   out["seed_step_flops_vs_plain"] = round3(flops.ratio);
+  // The same step under DebugMode: every option off but recording itself (upstream's record_output is
+  // on by default; the CLI's plain log has it off), paired with the plain step.
+  const bench::Paired debugged = bench::paired_median_ns(
+      [&] {
+        tracer::DebugMode mode({.record_output = false});
+        tracer::DebugMode::Guard guard(mode);
+        train_step(*seed.model, opt, seed.x, seed.y);
+      },
+      [&] { train_step(*seed.model, opt, seed.x, seed.y); });
+  out["seed_step_debugmode_us"] = round3(debugged.a_ns / 1000);
+  out["seed_step_debugmode_plain_us"] = round3(debugged.b_ns / 1000);
+  out["debugmode_overhead"] = round3(debugged.ratio);
 
   // A wider MLP where the matrix products dominate: 784-512-512-10, batch 256.
   StepSetup wide = make_step({784, 512, 512, 10}, 256);

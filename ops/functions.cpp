@@ -279,6 +279,11 @@ Tensor ones_like(const Tensor& self, const TensorOptions& options) {
   return make_variable(op(self, options.dtype, std::nullopt, options.device, std::nullopt, std::nullopt));
 }
 
+Tensor ones_like_python(const Tensor& self, std::optional<MemoryFormat> memory_format) {
+  static const Like op("aten::ones_like");
+  return make_variable(op(self, self.dtype(), Layout::Strided, self.device(), false, memory_format));
+}
+
 Tensor zeros_like(const Tensor& self, const TensorOptions& options) {
   static const Like op("aten::zeros_like");
   return make_variable(op(self, options.dtype, std::nullopt, options.device, std::nullopt, std::nullopt));

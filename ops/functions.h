@@ -94,6 +94,10 @@ Tensor nll_loss_backward(const Tensor& grad_output, const Tensor& self, const Te
 Tensor empty(IntArrayRef size, const TensorOptions& options = {});
 Tensor empty_like(const Tensor& self, const TensorOptions& options = {});
 Tensor ones_like(const Tensor& self, const TensorOptions& options = {});
+// torch.ones_like(self, memory_format=...) as Python calls it: the binding fills dtype, layout, device and
+// pin_memory from `self`, so the op receives them all. backward()'s implicit gradient is made this way
+// (_make_grads: torch.ones_like(out, memory_format=torch.preserve_format)).
+Tensor ones_like_python(const Tensor& self, std::optional<MemoryFormat> memory_format);
 Tensor zeros_like(const Tensor& self, const TensorOptions& options = {});
 Tensor new_empty_strided(const Tensor& self, IntArrayRef size, IntArrayRef stride, const TensorOptions& options = {});
 Tensor clone(const Tensor& self, std::optional<MemoryFormat> memory_format = std::nullopt);

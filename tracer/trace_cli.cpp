@@ -12,6 +12,7 @@
 #include <system_error>
 
 #include "tracer/atomic_file.h"
+#include "tracer/debug_step.h"
 #include "tracer/flop_counter.h"
 #include "tracer/python_json.h"
 
@@ -117,13 +118,25 @@ void check_limits(const SeedConfig& c, bool fake) {  // Note [Limits of strata-t
 }
 
 // Note [Views of strata-trace]
-// --fake and --flops change what the counted step runs under and what is printed; flags that only
-// make sense for another view are refused, so a typo does not silently print something else:
-// --json shapes --flops' output (the plain view is JSON already); --sequences belongs to the seed
-// JSON, which --flops does not print; --json-out writes the JSON printed, so with --flops it needs
-// --json; --dump-tensors writes values, which a --fake run does not compute.
+// strata-trace prints one view: the seed report (JSON), --flops' tables, or --debug's log; --fake
+// changes what the report or --flops runs on. Flags that only make sense for another view are
+// refused, naming the first flag at fault, so a typo does not silently print something else:
+// --json shapes --flops' or --debug's output (the report is JSON already); --record-output, --ids
+// and --hashes shape the DebugMode log; --sequences belongs to the report; --json-out writes the JSON
+// printed, so with --flops it needs --json, and --debug prints to stdout only; --dump-tensors writes
+// the values of a plain run, which neither --fake nor --debug prints. --debug runs on real tensors.
 void check_combinations(const TraceOptions& o) {
-  STRATA_CHECK(!o.json || o.flops, "--json: only with --flops (the other views print JSON already)");
+  STRATA_CHECK(!(o.flops && o.debug), "--flops: not with --debug (one view at a time)");
+  STRATA_CHECK(!o.json || o.flops || o.debug, "--json: only with --flops or --debug (the report is JSON already)");
+  for (const auto& [set, flag] : {std::pair{o.record_output, "--record-output"}, std::pair{o.ids, "--ids"},
+                                  std::pair{o.hashes, "--hashes"}})
+    STRATA_CHECK(!set || o.debug, flag, ": only with --debug");
+  if (o.debug) {
+    STRATA_CHECK(!o.fake, "--fake: not with --debug (the DebugMode log is of the real step)");
+    STRATA_CHECK(!o.sequences, "--sequences: not with --debug (it adds to the report, which --debug replaces)");
+    STRATA_CHECK(!o.json_out, "--json-out: not with --debug (redirect standard output instead)");
+    STRATA_CHECK(!o.dump_tensors, "--dump-tensors: not with --debug (run without --debug for the tensors)");
+  }
   STRATA_CHECK(!o.sequences || !o.flops, "--sequences: not with --flops (the FLOP table has no op sequences)");
   STRATA_CHECK(!o.json_out || !o.flops || o.json, "--json-out: with --flops, only with --json (the table is not JSON)");
   STRATA_CHECK(!o.dump_tensors || !o.fake, "--dump-tensors: not with --fake (fake tensors have no values to dump)");
@@ -137,6 +150,14 @@ std::string flops_report(const TraceOptions& o) {
   run_step(o.config, PhasedMode::of(flops), fake ? &*fake : nullptr);
   if (o.json) return flops.to_json().dump(2) + "\n";
   return flops.get_table() + "\n\n" + flops.get_phase_table() + "\n";
+}
+
+std::string debug_text(const TraceOptions& o) {
+  DebugModeOptions options;
+  options.record_output = o.record_output;
+  options.record_ids = o.ids;
+  const auto mode = debug_step(o.config, options, o.hashes ? std::optional(TensorHash::Norm) : std::nullopt);
+  return (o.json ? mode->to_json().dump(2) : mode->debug_string()) + "\n";
 }
 
 // Note [Output order]
@@ -182,6 +203,8 @@ std::string escape_control_chars(std::string_view text) {
 std::string trace_usage() {
   return "usage: strata-trace [--seed N] [--sizes A,B,...] [--batch N] [--lr X] [--sequences]\n"
          "                    [--fake] [--flops [--json]] [--json-out FILE] [--dump-tensors FILE] [--help]\n"
+         "       strata-trace --debug [--record-output] [--ids] [--hashes] [--json] [--seed N] [--sizes A,B,...]\n"
+         "                    [--batch N] [--lr X]\n"
          "\n"
          "Runs one SGD step of an MLP (Linear -> ReLU -> ... -> Linear, cross-entropy) three ways on\n"
          "strata's dispatcher: eager, under an op-counting dispatch mode (per phase), and with\n"
@@ -197,10 +220,16 @@ std::string trace_usage() {
          "  --fake               run the steps under FakeTensorMode: the same ops on tensors without data;\n"
          "                       the *_matches fields, which compare values, are null\n"
          "  --flops              print FlopCounterMode's table (per module and op) and a table per phase\n"
-         "  --json               with --flops: per-phase, per-op and per-module FLOP totals as JSON\n"
+         "  --json               with --flops: per-phase, per-op and per-module FLOP totals as JSON;\n"
+         "                       with --debug: the log as JSON (schema strata.debug_mode, docs/debug-mode.md)\n"
          "  --json-out FILE      also write the JSON to FILE\n"
          "  --dump-tensors FILE  write x, y, init_params, logits, loss, grads, params_after to FILE, as\n"
          "                       Python's json.dumps does (NaN, Infinity and -Infinity for non-finite values)\n"
+         "  --debug              print the step's DebugMode log instead (forward, backward, SGD; one op\n"
+         "                       a line, as PyTorch's torch.utils._debug_mode prints it)\n"
+         "  --record-output      with --debug: each op's outputs (  ->  t: f32[8, 32])\n"
+         "  --ids                with --debug: an id per tensor (t$0)\n"
+         "  --hashes             with --debug: the L1 norm of each op's outputs (  # {'hash': ...})\n"
          "  --help               show this help\n"
          "\n"
          "Limits, to bound memory: at most 64 layers (65 sizes); at most 2^26 = 67108864 parameters\n"
@@ -220,8 +249,16 @@ TraceOptions parse_trace_args(const std::vector<std::string>& args) {
       o.help = true;
       continue;
     }
-    if (flag == "--sequences" || flag == "--fake" || flag == "--flops" || flag == "--json") {
-      (flag == "--sequences" ? o.sequences : flag == "--fake" ? o.fake : flag == "--flops" ? o.flops : o.json) = true;
+    if (bool* switch_flag = flag == "--sequences"       ? &o.sequences
+                            : flag == "--fake"          ? &o.fake
+                            : flag == "--flops"         ? &o.flops
+                            : flag == "--json"          ? &o.json
+                            : flag == "--debug"         ? &o.debug
+                            : flag == "--record-output" ? &o.record_output
+                            : flag == "--ids"           ? &o.ids
+                            : flag == "--hashes"        ? &o.hashes
+                                                        : nullptr) {
+      *switch_flag = true;
       continue;
     }
     const bool takes_value = flag == "--seed" || flag == "--sizes" || flag == "--batch" || flag == "--lr" ||
@@ -246,6 +283,10 @@ int run_trace_cli(const std::vector<std::string>& args, std::ostream& out, std::
     const TraceOptions o = parse_trace_args(args);
     if (o.help) {
       write_stdout(out, trace_usage());
+      return 0;
+    }
+    if (o.debug) {
+      write_stdout(out, debug_text(o));
       return 0;
     }
     // Note [Output order]: the files exist (as temporaries) before any work.

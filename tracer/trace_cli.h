@@ -21,6 +21,12 @@ struct TraceOptions {
   std::optional<std::string> json_out;
   std::optional<std::string> dump_tensors;
   bool help = false;
+  // --debug: the seed step's DebugMode log instead of the report; the rest only with it.
+  bool debug = false;
+  bool record_output = false;
+  bool ids = false;
+  bool hashes = false;
+  bool json = false;
 };
 
 // Throws strata::Error with a one-line message for a bad flag or value.

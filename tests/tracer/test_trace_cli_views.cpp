@@ -77,8 +77,8 @@ TEST_CASE("--fake lifts the parameter and activation limits to 2^40: a 10^9-para
 
 TEST_CASE("combinations that make no sense give one line on stderr and exit code 2") {
   const std::vector<std::pair<std::vector<std::string>, std::string>> cases = {
-      {{"--json"}, "strata-trace: error: --json: only with --flops (the other views print JSON already)\n"},
-      {{"--fake", "--json"}, "strata-trace: error: --json: only with --flops (the other views print JSON already)\n"},
+      {{"--json"}, "strata-trace: error: --json: only with --flops or --debug (the report is JSON already)\n"},
+      {{"--fake", "--json"}, "strata-trace: error: --json: only with --flops or --debug (the report is JSON already)\n"},
       {{"--flops", "--sequences"},
        "strata-trace: error: --sequences: not with --flops (the FLOP table has no op sequences)\n"},
       {{"--flops", "--json-out", "x.json"},

@@ -1,0 +1,21 @@
+// tracer/debug_step.h: the seed step under DebugMode (what `strata-trace --debug` prints). The model,
+// batch and optimizer are made before the mode is entered, so the log holds exactly the step's ops:
+// forward, cross-entropy, backward, SGD.
+#pragma once
+
+#include <functional>
+#include <memory>
+#include <optional>
+
+#include "nn/layers.h"
+#include "tracer/debug_hashes.h"
+#include "tracer/seed_experiment.h"
+
+namespace strata::tracer {
+
+// `before` (if set) may change the model before the step, e.g. to plant a difference in a parameter.
+std::unique_ptr<DebugMode> debug_step(const SeedConfig& config, const DebugModeOptions& options,
+                                      std::optional<TensorHash> hashes = std::nullopt,
+                                      const std::function<void(nn::Sequential&)>& before = {});
+
+}  // namespace strata::tracer
