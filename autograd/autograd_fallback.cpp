@@ -8,6 +8,7 @@
 #include "autograd/registration.h"
 #include "autograd/variable.h"
 #include "autograd/view_history.h"
+#include "core/dispatch_trace.h"
 
 namespace strata::autograd {
 
@@ -40,6 +41,16 @@ bool any_input_requires_grad(const ResolvedRow& row, const IValue* args) {
   }
 }
 
+// Note [The trace says what autograd decided]
+// A learner reading the dispatch trace sees the Autograd step of every op whose tensors carry the
+// key, but not whether a node came of it: that depends on grad mode, the op's derivative row and its
+// inputs. So when this thread traces, the fallback adds one line under the op's steps saying what
+// it did ("autograd: recorded AddmmBackward0", "autograd: not recorded (no input requires grad)").
+// Untraced, each branch pays one relaxed load (dispatch_trace_in_use).
+[[gnu::cold, gnu::noinline]] void trace_decision(std::string_view what, std::string_view name = {}) {
+  dispatch_trace_note(strata::detail::str_cat("autograd: ", what, name));
+}
+
 // An op registered after autograd, with no row: only a problem if a gradient is wanted.
 [[gnu::cold]] void redispatch_without_row(const OperatorHandle& op, DispatchKeySet keys, Stack& stack) {
   const std::size_t num_args = op.schema().arguments().size();
@@ -48,6 +59,7 @@ bool any_input_requires_grad(const ResolvedRow& row, const IValue* args) {
     STRATA_CHECK(!requires_grad_at(args, static_cast<std::uint8_t>(i)), "the derivative for '", op.name().qualified(),
                  "' is not implemented (no derivative row)");
   redispatch_below(op, keys, stack);
+  if (dispatch_trace_in_use()) trace_decision("not recorded (no derivative formula, and no input requires grad)");
 }
 
 // Note [A recorded output that is None]
@@ -93,6 +105,7 @@ bool any_input_requires_grad(const ResolvedRow& row, const IValue* args) {
     }
   }
   node.save_outputs(returns);
+  if (dispatch_trace_in_use()) [[unlikely]] trace_decision("recorded ", node.name());
 }
 
 }  // namespace
@@ -102,6 +115,7 @@ void autograd_fallback(const OperatorHandle& op, DispatchKeySet keys, Stack& sta
   // goes straight below, before its row is looked up or its arguments are read.
   if (!is_grad_enabled()) {
     redispatch_below(op, keys, stack);
+    if (dispatch_trace_in_use()) [[unlikely]] trace_decision("not recorded (grad mode is off)");
     return;
   }
   const ResolvedRow* row = derivative_table().find(op);
@@ -112,7 +126,10 @@ void autograd_fallback(const OperatorHandle& op, DispatchKeySet keys, Stack& sta
   const IValue* args = stack.data() + stack.size() - row->num_arguments;
   if (!row->no_grad_args.empty()) [[unlikely]] check_no_requires_grad(*row, args);
   if (row->kind == Differentiability::NonDifferentiable || !any_input_requires_grad(*row, args)) {
+    const bool differentiable = row->kind != Differentiability::NonDifferentiable;
     redispatch_below(op, keys, stack);
+    if (dispatch_trace_in_use()) [[unlikely]]
+      trace_decision(differentiable ? "not recorded (no input requires grad)" : "not recorded (not differentiable)");
     return;
   }
   if (row->aliases_self) [[unlikely]] {
@@ -140,6 +157,7 @@ void autograd_fallback(const OperatorHandle& op, DispatchKeySet keys, Stack& sta
       set_gradient_edge(out, Edge{k + 1 == num_outputs ? std::move(owner) : NodePtr(owner), static_cast<std::uint32_t>(k)});
   }
   node.save_outputs(returns);
+  if (dispatch_trace_in_use()) [[unlikely]] trace_decision("recorded ", node.name());
 }
 
 }  // namespace strata::autograd

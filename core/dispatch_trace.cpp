@@ -5,10 +5,12 @@
 #include <cstdlib>
 #include <cstring>
 #include <iostream>
+#include <string>
 
 namespace strata {
 namespace {
 constinit thread_local std::ostream* tls_dispatch_trace = nullptr;  // this thread's own stream
+constinit thread_local int tls_dispatch_trace_depth = 0;
 std::atomic<std::ostream*> default_dispatch_trace{nullptr};
 }  // namespace
 
@@ -41,6 +43,18 @@ void set_dispatch_trace(std::ostream* out) {
 std::ostream* dispatch_trace_stream() {
   std::ostream* mine = tls_dispatch_trace;
   return mine ? mine : default_dispatch_trace.load(std::memory_order_relaxed);
+}
+
+int& detail::dispatch_trace_depth() { return tls_dispatch_trace_depth; }
+
+void dispatch_trace_note(std::string_view text) {
+  if (!dispatch_trace_in_use()) return;
+  std::ostream* out = dispatch_trace_stream();
+  if (!out) return;
+  // One write per line, so lines from threads sharing the default stream (stderr) stay whole.
+  std::string line(static_cast<std::size_t>(2 * tls_dispatch_trace_depth), ' ');
+  line.append(text).push_back('\n');
+  out->write(line.data(), static_cast<std::streamsize>(line.size()));
 }
 
 DispatchTraceGuard::DispatchTraceGuard(std::ostream& out) : saved_(tls_dispatch_trace) { set_dispatch_trace(&out); }

@@ -6,6 +6,7 @@
 
 #include <atomic>
 #include <ostream>
+#include <string_view>
 
 namespace strata {
 
@@ -37,6 +38,16 @@ void apply_dispatch_trace_environment(const char* value);
 inline bool dispatch_trace_in_use() { return detail::dispatch_trace_users.load(std::memory_order_relaxed) != 0; }
 // Whether this thread traces.
 inline bool dispatch_trace_enabled() { return dispatch_trace_in_use() && dispatch_trace_stream() != nullptr; }
+
+// Writes `text` as one line of this thread's trace, indented as the steps of the call that runs now
+// (so a line from a kernel sits under the kernel's own line), if this thread traces. A handler says
+// what it decided this way: the Autograd key whether it recorded a node.
+void dispatch_trace_note(std::string_view text);
+
+namespace detail {
+// How deep the dispatch steps this thread is inside are nested (the indentation of its next line).
+int& dispatch_trace_depth();
+}  // namespace detail
 
 // This thread traces into `out` for the guard's lifetime, then goes back to what it did before.
 class DispatchTraceGuard {

@@ -2,15 +2,39 @@
 // the missing-kernel error).
 #include "core/dispatcher.h"
 
+#include <algorithm>
 #include <iomanip>
 #include <sstream>
+
+#include "core/dispatch_trace.h"
+#include "core/shape.h"
 
 
 namespace strata {
 
 namespace {
-thread_local int tls_trace_depth = 0;
+// The tensor arguments of the call on `stack`, as a trace line shows them: "(f32[8, 16], None)".
+// Other arguments are left out; the op's schema says what they are.
+std::string tensor_arguments(const OperatorHandle& op, const Stack& stack) {
+  const std::size_t n = op.schema().arguments().size();
+  std::string out = "(";
+  auto add = [&](const Tensor& t) {
+    if (out.size() > 1) out += ", ";
+    out += t.defined() ? detail::str_cat(dtype_shorthand(t.dtype()), shape_str(t.sizes())) : std::string("None");
+  };
+  for (std::size_t i = stack.size() - std::min(n, stack.size()); i < stack.size(); ++i) {
+    const IValue& v = stack[i];
+    if (v.is_tensor()) {
+      add(v.to_tensor());
+    } else if (v.is_tensor_list()) {
+      for (const Tensor& t : v.to_tensor_list()) add(t);
+    } else if (v.is_none() && op.schema().arguments()[i - (stack.size() - n)].type.is_tensor_like()) {
+      out += out.size() > 1 ? ", None" : "None";
+    }
+  }
+  return out + ")";
 }
+}  // namespace
 
 Dispatcher& Dispatcher::singleton() {
   static Dispatcher* dispatcher = new Dispatcher();  // never destroyed: handles outlive static teardown
@@ -148,13 +172,13 @@ void Dispatcher::run_slow(const OperatorHandle& op, DispatchKeySet keys, Stack& 
   }
   if (std::ostream* out = dispatch_trace_stream()) {
     // One write per line, so lines from threads sharing the default stream (stderr) stay whole.
-    const std::string line = detail::str_cat(std::string(static_cast<std::size_t>(2 * tls_trace_depth), ' '), op.str(), " ",
-                                             keys.str(), " -> ", key_name(key), ": ", singleton().describe(op, key), "\n");
+    const std::string line = detail::str_cat(std::string(static_cast<std::size_t>(2 * detail::dispatch_trace_depth()), ' '),
+                                             op.str(), tensor_arguments(op, stack), " ", keys.str(), " -> ", key_name(key), ": ", singleton().describe(op, key), "\n");
     out->write(line.data(), static_cast<std::streamsize>(line.size()));
   }
   struct DepthGuard {
-    DepthGuard() { ++tls_trace_depth; }
-    ~DepthGuard() { --tls_trace_depth; }
+    DepthGuard() { ++detail::dispatch_trace_depth(); }
+    ~DepthGuard() { --detail::dispatch_trace_depth(); }
   } depth;
   try {
     kernel(op, keys, stack);

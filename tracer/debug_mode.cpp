@@ -6,16 +6,13 @@
 #include <charconv>
 
 #include "core/dtype.h"
+#include "tracer/fake_tensor.h"
 #include "tracer/python_repr.h"
 
 namespace strata::tracer {
 
 namespace {
 
-FakeTensorHooks& fake_hooks() {
-  static FakeTensorHooks hooks;
-  return hooks;
-}
 
 std::vector<DebugMode*>& active_modes() {
   thread_local std::vector<DebugMode*> modes;
@@ -101,7 +98,6 @@ const DebugMode::OpInfo& DebugMode::op_info(const OperatorHandle& op) {
   return *op_infos_[index];
 }
 
-FakeTensorHooks set_fake_tensor_hooks(FakeTensorHooks hooks) { return std::exchange(fake_hooks(), hooks); }
 
 std::string_view kind_name(DebugCall::Kind kind) {
   switch (kind) {
@@ -177,7 +173,7 @@ void DebugMode::append_tensor(std::string& out, const Tensor& t, bool fresh_id) 
   }
   const DebugModeSubclass* custom = t.subclass() ? dynamic_cast<const DebugModeSubclass*>(t.subclass()) : nullptr;
   if (custom) out += custom->debug_prefix();
-  else if (fake_hooks().is_fake && fake_hooks().is_fake(t)) out += "ft";
+  else if (FakeTensor::is_fake(t)) out += "ft";
   else out += 't';
   if (options_.record_ids) {
     out += '$';
@@ -286,9 +282,9 @@ ArgsKind classify(const OperatorHandle& op, const Stack& stack) {
     if (!t.defined()) return;
     if (t.subclass()) {
       if (dynamic_cast<const DebugModeSubclass*>(t.subclass())) debug_subclass = true;
-      else if (fake_hooks().is_fake && fake_hooks().is_fake(t)) fake = true;
+      else if (FakeTensor::is_fake(t)) fake = true;
       else other = true;
-    } else if (fake_hooks().is_fake && fake_hooks().is_fake(t)) {
+    } else if (FakeTensor::is_fake(t)) {
       fake = true;
     }
   };
@@ -299,7 +295,7 @@ ArgsKind classify(const OperatorHandle& op, const Stack& stack) {
       for (const Tensor& t : stack[i].to_tensor_list()) look(t);
   }
   if (debug_subclass) return ArgsKind::DebugSubclass;
-  if (fake || (fake_hooks().fake_mode_active && fake_hooks().fake_mode_active())) return ArgsKind::Fake;
+  if (fake || dynamic_cast<const FakeTensorMode*>(current_mode()) != nullptr) return ArgsKind::Fake;
   return other ? ArgsKind::OtherSubclass : ArgsKind::Real;
 }
 

@@ -70,20 +70,15 @@ using DispatchHook = std::function<nlohmann::ordered_json(const DispatchHookCall
 // ops are recorded as upstream records DTensor's: at the enclosing depth, then DebugMode declines
 // (return_not_implemented) so the subclass handles the op, and the ops it runs on its inner tensors
 // come back to DebugMode one level deeper. Other wrapper subclasses' ops are not recorded (upstream
-// records only ops whose `types` are empty, FakeTensor or DTensor). Fake tensors are told by the
-// predicates FakeTensorMode installs with set_fake_tensor_hooks.
+// records only ops whose `types` are empty, FakeTensor or DTensor), except fake tensors'
+// (tracer/fake_tensor.h), and a call is a fake one when it has a fake argument or a FakeTensorMode
+// is the next mode out (a factory under the mode).
 class DebugModeSubclass {
  public:
   virtual ~DebugModeSubclass() = default;
   virtual std::string_view debug_prefix() const = 0;                   // "dt"
   virtual std::string debug_suffix(const Tensor&) const { return {}; }  // "| S(0)", after the shape
 };
-struct FakeTensorHooks {
-  bool (*is_fake)(const Tensor&) = nullptr;  // the tensor is a fake tensor
-  bool (*fake_mode_active)() = nullptr;      // FakeTensorMode is on (factories under it are fake ops)
-};
-// Returns the hooks in place before.
-FakeTensorHooks set_fake_tensor_hooks(FakeTensorHooks hooks);
 
 class DebugMode final : public DispatchMode {
  public:

@@ -79,6 +79,7 @@ PlainStep run_step(const SeedConfig& config, const PhasedMode& counter, FakeTens
     backward(s.loss);
     counter.phase("optimizer");
     opt.step();
+    counter.end();
   }
   for (const Tensor& p : model->parameters()) s.grads.push_back(clone(p.grad()));  // SGD leaves .grad as it was
   s.logits = detach(logits);

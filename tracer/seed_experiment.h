@@ -53,12 +53,16 @@ std::pair<Tensor, Tensor> make_batch(const SeedConfig& config);
 struct PhasedMode {
   DispatchMode* mode = nullptr;
   std::function<void(const std::string&)> set_phase;
+  std::function<void()> on_end;  // after the optimizer phase, while `mode` is still entered
   template <typename M>
   static PhasedMode of(M& m) {
     return {&m, [&m](const std::string& phase) { m.set_phase(phase); }};
   }
   void phase(const std::string& name) const {
     if (set_phase) set_phase(name);
+  }
+  void end() const {
+    if (on_end) on_end();
   }
 };
 

@@ -9,8 +9,10 @@
 #include <cstring>
 #include <limits>
 #include <new>
+#include <sstream>
 #include <system_error>
 
+#include "core/dispatch_trace.h"
 #include "tracer/atomic_file.h"
 #include "tracer/debug_step.h"
 #include "tracer/flop_counter.h"
@@ -118,7 +120,8 @@ void check_limits(const SeedConfig& c, bool fake) {  // Note [Limits of strata-t
 }
 
 // Note [Views of strata-trace]
-// strata-trace prints one view: the seed report (JSON), --flops' tables, or --debug's log; --fake
+// strata-trace prints one view: the seed report (JSON), --flops' tables, --debug's log, or
+// --explain's dispatch trace (of the plain step, printed alone); --fake
 // changes what the report or --flops runs on. Flags that only make sense for another view are
 // refused, naming the first flag at fault, so a typo does not silently print something else:
 // --json shapes --flops' or --debug's output (the report is JSON already); --record-output, --ids
@@ -127,6 +130,12 @@ void check_limits(const SeedConfig& c, bool fake) {  // Note [Limits of strata-t
 // the values of a plain run, which neither --fake nor --debug prints. --debug runs on real tensors.
 void check_combinations(const TraceOptions& o) {
   STRATA_CHECK(!(o.flops && o.debug), "--flops: not with --debug (one view at a time)");
+  if (o.explain) {
+    for (const auto& [set, flag] : {std::pair{o.debug, "--debug"}, std::pair{o.flops, "--flops"}, std::pair{o.fake, "--fake"},
+                                    std::pair{o.sequences, "--sequences"}, std::pair{o.json_out.has_value(), "--json-out"},
+                                    std::pair{o.dump_tensors.has_value(), "--dump-tensors"}})
+      STRATA_CHECK(!set, flag, ": not with --explain (it prints the dispatch trace of the plain step)");
+  }
   STRATA_CHECK(!o.json || o.flops || o.debug, "--json: only with --flops or --debug (the report is JSON already)");
   for (const auto& [set, flag] : {std::pair{o.record_output, "--record-output"}, std::pair{o.ids, "--ids"},
                                   std::pair{o.hashes, "--hashes"}})
@@ -140,6 +149,21 @@ void check_combinations(const TraceOptions& o) {
   STRATA_CHECK(!o.sequences || !o.flops, "--sequences: not with --flops (the FLOP table has no op sequences)");
   STRATA_CHECK(!o.json_out || !o.flops || o.json, "--json-out: with --flops, only with --json (the table is not JSON)");
   STRATA_CHECK(!o.dump_tensors || !o.fake, "--dump-tensors: not with --fake (fake tensors have no values to dump)");
+}
+
+// The --explain view: the dispatch trace of the step's forward, backward and optimizer phases, eager
+// (no mode), each phase under a "# phase" line.
+std::string explain_text(const TraceOptions& o) {
+  std::ostringstream trace;
+  std::optional<DispatchTraceGuard> guard;
+  const PhasedMode phases{nullptr,
+                          [&](const std::string& phase) {
+                            if (!guard) guard.emplace(trace);
+                            dispatch_trace_note("# " + phase);
+                          },
+                          [&] { guard.reset(); }};
+  run_step(o.config, phases);
+  return trace.str();
 }
 
 // The --flops view: one counted step (under FakeTensorMode with --fake), as a table or JSON.
@@ -205,6 +229,7 @@ std::string trace_usage() {
          "                    [--fake] [--flops [--json]] [--json-out FILE] [--dump-tensors FILE] [--help]\n"
          "       strata-trace --debug [--record-output] [--ids] [--hashes] [--json] [--seed N] [--sizes A,B,...]\n"
          "                    [--batch N] [--lr X]\n"
+         "       strata-trace --explain [--seed N] [--sizes A,B,...] [--batch N] [--lr X]\n"
          "\n"
          "Runs one SGD step of an MLP (Linear -> ReLU -> ... -> Linear, cross-entropy) three ways on\n"
          "strata's dispatcher: eager, under an op-counting dispatch mode (per phase), and with\n"
@@ -230,6 +255,8 @@ std::string trace_usage() {
          "  --record-output      with --debug: each op's outputs (  ->  t: f32[8, 32])\n"
          "  --ids                with --debug: an id per tensor (t$0)\n"
          "  --hashes             with --debug: the L1 norm of each op's outputs (  # {'hash': ...})\n"
+         "  --explain            print the dispatch trace of the plain step instead: each op's path through\n"
+         "                       the keys, and whether autograd recorded a node\n"
          "  --help               show this help\n"
          "\n"
          "Limits, to bound memory: at most 64 layers (65 sizes); at most 2^26 = 67108864 parameters\n"
@@ -257,6 +284,7 @@ TraceOptions parse_trace_args(const std::vector<std::string>& args) {
                             : flag == "--record-output" ? &o.record_output
                             : flag == "--ids"           ? &o.ids
                             : flag == "--hashes"        ? &o.hashes
+                            : flag == "--explain"       ? &o.explain
                                                         : nullptr) {
       *switch_flag = true;
       continue;
@@ -285,8 +313,8 @@ int run_trace_cli(const std::vector<std::string>& args, std::ostream& out, std::
       write_stdout(out, trace_usage());
       return 0;
     }
-    if (o.debug) {
-      write_stdout(out, debug_text(o));
+    if (o.debug || o.explain) {
+      write_stdout(out, o.debug ? debug_text(o) : explain_text(o));
       return 0;
     }
     // Note [Output order]: the files exist (as temporaries) before any work.

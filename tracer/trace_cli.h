@@ -17,16 +17,16 @@ struct TraceOptions {
   bool sequences = false;
   bool fake = false;   // the counted steps under FakeTensorMode
   bool flops = false;  // the FLOP table (FlopCounterMode) instead of the seed JSON
-  bool json = false;   // with --flops: per-phase, per-op, per-module totals as JSON
+  bool json = false;   // with --flops or --debug: their output as JSON
   std::optional<std::string> json_out;
   std::optional<std::string> dump_tensors;
   bool help = false;
-  // --debug: the seed step's DebugMode log instead of the report; the rest only with it.
+  // --debug: the seed step's DebugMode log instead of the report; the next three only with it.
   bool debug = false;
   bool record_output = false;
   bool ids = false;
   bool hashes = false;
-  bool json = false;
+  bool explain = false;  // --explain: the plain step's dispatch trace instead of the report
 };
 
 // Throws strata::Error with a one-line message for a bad flag or value.

@@ -209,8 +209,9 @@ TEST_CASE("grad mode and detach stop recording") {
       CHECK_FALSE(neg(a).requires_grad());
     }
     CHECK(trace.str() ==
-          "aten.neg.default [Autograd, CPU] -> Autograd: fallback autograd\n"
-          "  aten.neg.default [CPU] -> CPU: kernel neg\n");
+          "aten.neg.default(f32[2]) [Autograd, CPU] -> Autograd: fallback autograd\n"
+          "  aten.neg.default(f32[2]) [CPU] -> CPU: kernel neg\n"
+          "  autograd: not recorded (grad mode is off)\n");
     {
       autograd::GradModeGuard enable(true);
       CHECK(mul(a, a).requires_grad());

@@ -54,7 +54,7 @@ TEST_CASE("the dispatch trace prints each step with its keys, indented by nestin
     DispatchTraceGuard trace(out);
     call_twice(tensor<float>({1}));
   }
-  CHECK(out.str() == "test.twice.default [CPU] -> CPU: kernel twice\n");
+  CHECK(out.str() == "test.twice.default(f32[1]) [CPU] -> CPU: kernel twice\n");
   CHECK_FALSE(dispatch_trace_enabled());
 }
 

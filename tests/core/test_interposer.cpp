@@ -118,8 +118,8 @@ TEST_CASE("the dispatch trace shows the interposer between the caller and the ke
     call_twice(tensor<float>({1}));
   }
   CHECK(out.str() ==
-        "test.twice.default [Python, CPU] -> Python: fallback interposer\n"
-        "  test.twice.default [CPU] -> CPU: kernel twice\n");
+        "test.twice.default(f32[1]) [Python, CPU] -> Python: fallback interposer\n"
+        "  test.twice.default(f32[1]) [CPU] -> CPU: kernel twice\n");
 }
 
 namespace {

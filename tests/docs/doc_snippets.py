@@ -10,6 +10,7 @@ A block's info string says what it is (the first word keeps GitHub's highlightin
   ```cpp top        declarations at namespace scope (functions, classes) for the blocks below it
   ```cpp excerpt F  a verbatim excerpt of source file F: the test checks F still contains it
                     (whitespace-insensitive), so a quoted piece of code cannot go stale
+  ```text output    what the block of statements before it prints to std::cout, exactly
 Other blocks (sh, text, json, ...) are prose. Hidden code goes in an HTML comment, which GitHub
 does not render: `<!--cpp` ... `-->` right after a block (blank lines between at most) adds statements
 to it (CHECKs of what it did); anywhere else it holds setup put before the next block's statements.
@@ -41,7 +42,9 @@ def blocks(text):
                 end += 1
             if end == len(lines):
                 raise SystemExit(f"unterminated code block at line {i + 1}")
-            if info[0] == "cpp":
+            if info[0] == "text" and info[1:] == ["output"]:
+                yield "output", None, i + 2, "\n".join(lines[i + 1:end])
+            elif info[0] == "cpp":
                 kind = info[1] if len(info) > 1 else "statements"
                 if kind not in ("statements", "continued", "top", "excerpt"):
                     raise SystemExit(f"line {i + 1}: unknown cpp block kind '{kind}'")
@@ -97,6 +100,12 @@ def generate(root, docs):
                     if not cases:
                         raise SystemExit(f"line {line - 1}: hidden checks need a block of statements before them")
                     cases[-1][1].append(located)
+                elif kind == "output":
+                    if not cases:
+                        raise SystemExit(f"line {line - 1}: an output block needs a block of statements before it")
+                    if cases[-1][2] is not None:
+                        raise SystemExit(f"line {line - 1}: a block of statements has one output block")
+                    cases[-1] = (cases[-1][0], cases[-1][1], code)
                 elif kind == "excerpt":
                     excerpts.append((line, arg, code))
                 elif kind == "continued":
@@ -105,17 +114,22 @@ def generate(root, docs):
                     cases[-1][1].extend(pending + [located])
                     pending = []
                 else:
-                    cases.append((line - 1, pending + [located]))
+                    cases.append((line - 1, pending + [located], None))
                     pending = []
             if pending:
                 raise SystemExit("hidden setup with no block after it")
         except SystemExit as e:
             raise SystemExit(f"{doc}: {e}")
         out = [f"namespace {ns} {{", "using namespace strata;", *top]
-        for n, (line, parts) in enumerate(cases):
-            out.append(f"void block_{n}() {{\n{''.join(parts)}}}")
+        for n, (line, parts, output) in enumerate(cases):
+            body = "".join(parts)
+            if output is not None:  # the block's std::cout, captured and compared
+                body = ("strata_doc_test::CoutCapture capture;\n{\n" + body + "}\n"
+                        "const std::string printed = capture.finish();\n"
+                        f"CHECK(printed == {cpp_string(output + chr(10))});\n")
+            out.append(f"void block_{n}() {{\n{body}}}")
         out.append(f"}}  // namespace {ns}")
-        for n, (line, _) in enumerate(cases):
+        for n, (line, _, _) in enumerate(cases):
             out.append(f'TEST_CASE("{doc}:{line}: the code block compiles and runs") {{ {ns}::block_{n}(); }}')
         for line, path, code in excerpts:
             out.append(f'TEST_CASE("{doc}:{line - 1}: the excerpt of {path} is still in it") {{\n'
@@ -123,9 +137,24 @@ def generate(root, docs):
         units.append("\n".join(out))
     helper = r'''
 #include <fstream>
+#include <iostream>
 #include <sstream>
 #include <string>
+#include <utility>
 namespace strata_doc_test {
+// Captures std::cout from its construction to finish() (or its end, if the block threw).
+class CoutCapture {
+ public:
+  CoutCapture() : saved_(std::cout.rdbuf(text_.rdbuf())) {}
+  ~CoutCapture() { finish(); }
+  std::string finish() {
+    if (saved_) std::cout.rdbuf(std::exchange(saved_, nullptr));
+    return text_.str();
+  }
+ private:
+  std::ostringstream text_;
+  std::streambuf* saved_;
+};
 // `text` with every run of whitespace made one space, and none at either end.
 inline std::string squeeze(const std::string& text) {
   std::string out;

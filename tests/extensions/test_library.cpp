@@ -94,9 +94,9 @@ TEST_CASE("Library: an Autograd kernel records through Function<T>; the trace sh
     y = scale(x, 3.0);
   }
   CHECK(trace.str() ==
-        "exttest.scale.default [Autograd, CPU] -> Autograd: kernel exttest::scale (Autograd)\n"
-        "  exttest.scale.default [CPU] -> CPU: kernel exttest::scale (CPU)\n"
-        "    aten.empty_like.default [CPU] -> CPU: kernel empty_like\n");  // the kernel's own allocation
+        "exttest.scale.default(f32[2]) [Autograd, CPU] -> Autograd: kernel exttest::scale (Autograd)\n"
+        "  exttest.scale.default(f32[2]) [CPU] -> CPU: kernel exttest::scale (CPU)\n"
+        "    aten.empty_like.default(f32[2]) [CPU] -> CPU: kernel empty_like\n");  // the kernel's own allocation
   REQUIRE(y.grad_fn() != nullptr);
   CHECK(y.grad_fn()->name() == "ScaleFnBackward");
   OpLog log;

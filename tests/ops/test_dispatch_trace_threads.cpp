@@ -62,8 +62,8 @@ TEST_CASE("a thread's trace holds only its own ops while other threads run and t
   untraced.join();
 
   const std::vector<std::string> negs = lines_of(traced_neg.str()), relus = lines_of(traced_relu.str());
-  CHECK(negs == std::vector<std::string>(kOps, "aten.neg.default [CPU] -> CPU: kernel neg"));
-  CHECK(relus == std::vector<std::string>(kOps, "aten.relu.default [CPU] -> CPU: kernel relu"));
+  CHECK(negs == std::vector<std::string>(kOps, "aten.neg.default(f32[4]) [CPU] -> CPU: kernel neg"));
+  CHECK(relus == std::vector<std::string>(kOps, "aten.relu.default(f32[4]) [CPU] -> CPU: kernel relu"));
   CHECK_FALSE(dispatch_trace_enabled());
 }
 
@@ -94,9 +94,9 @@ TEST_CASE("a thread without a stream of its own traces into the process default"
   neg(x);
   std::cerr.rdbuf(saved);
   CHECK(captured.str() ==
-        "aten.neg.default [CPU] -> CPU: kernel neg\n"
-        "aten.exp.default [CPU] -> CPU: kernel exp\n"
-        "aten.relu.default [CPU] -> CPU: kernel relu\n");
-  CHECK(own.str() == "aten.relu.default [CPU] -> CPU: kernel relu\n");
-  CHECK(other_thread.str() == "aten.neg.default [CPU] -> CPU: kernel neg\n");
+        "aten.neg.default(f32[2]) [CPU] -> CPU: kernel neg\n"
+        "aten.exp.default(f32[2]) [CPU] -> CPU: kernel exp\n"
+        "aten.relu.default(f32[2]) [CPU] -> CPU: kernel relu\n");
+  CHECK(own.str() == "aten.relu.default(f32[2]) [CPU] -> CPU: kernel relu\n");
+  CHECK(other_thread.str() == "aten.neg.default(f32[2]) [CPU] -> CPU: kernel neg\n");
 }

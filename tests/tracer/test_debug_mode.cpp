@@ -13,6 +13,7 @@
 #include "ops/functions.h"
 #include "tests/test_helpers.h"
 #include "tracer/debug_step.h"
+#include "tracer/fake_tensor.h"
 #include "tracer/python_repr.h"
 #include "tracer/trace_cli.h"
 
@@ -237,11 +238,6 @@ class Sharded final : public TensorSubclass, public DebugModeSubclass {
   Tensor elem_;
 };
 
-std::set<const TensorImpl*>& fakes() {
-  static std::set<const TensorImpl*> s;
-  return s;
-}
-bool is_test_fake(const Tensor& t) { return fakes().count(t.impl()) != 0; }
 }  // namespace
 
 TEST_CASE("a wrapper subclass names its tensors and its ops hold the ops on its inner tensors") {
@@ -258,9 +254,8 @@ TEST_CASE("a wrapper subclass names its tensors and its ops hold the ops on its 
 }
 
 TEST_CASE("fake tensors print as ft and are recorded only with record_faketensor") {
-  const Tensor a = make_tensor({2}), f = make_tensor({2});
-  fakes() = {f.impl()};
-  const FakeTensorHooks before = set_fake_tensor_hooks({&is_test_fake, nullptr});
+  FakeTensorMode fake_mode;
+  const Tensor a = make_tensor({2}), f = fake_mode.from_tensor(make_tensor({2}));
   for (bool record_fake : {false, true}) {
     DebugMode mode({.record_faketensor = record_fake, .record_output = true});
     {
@@ -269,7 +264,7 @@ TEST_CASE("fake tensors print as ft and are recorded only with record_faketensor
       neg(f);
     }
     const std::string plain = "    aten::add.Tensor(t: f32[2], t: f32[2])  ->  t: f32[2]";
-    CHECK(mode.debug_string() == (record_fake ? plain + "\n    aten::neg(ft: f32[2])  ->  t: f32[2]" : plain));
+    CHECK(mode.debug_string() == (record_fake ? plain + "\n    aten::neg(ft: f32[2])  ->  ft: f32[2]" : plain));
   }
   DebugMode no_real({.record_realtensor = false});
   {
@@ -277,7 +272,14 @@ TEST_CASE("fake tensors print as ft and are recorded only with record_faketensor
     add(a, a);
   }
   CHECK(no_real.logs().empty());
-  set_fake_tensor_hooks(before);
+  // A factory under FakeTensorMode is a fake call: recorded only with record_faketensor.
+  DebugMode under_fake({.record_faketensor = true, .record_realtensor = false, .record_output = true});
+  {
+    ModeGuard fake_guard(fake_mode);
+    DebugMode::Guard guard(under_fake);
+    empty({3});
+  }
+  CHECK(under_fake.debug_string() == "    aten::empty.memory_format([3])  ->  ft: f32[3]");
 }
 
 TEST_CASE("nested DebugModes each record the ops") {

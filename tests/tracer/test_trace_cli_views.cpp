@@ -98,3 +98,42 @@ TEST_CASE("combinations that make no sense give one line on stderr and exit code
   CHECK(trace_usage().find("--fake") != std::string::npos);
   CHECK(trace_usage().find("--flops [--json]") != std::string::npos);
 }
+
+TEST_CASE("--explain prints the plain step's dispatch trace, phase by phase, with autograd's decisions") {
+  const Run r = run({"--explain", "--sizes", "3,2", "--batch", "2"});
+  REQUIRE(r.code == 0);
+  CHECK(r.err.empty());
+  const std::string& out = r.out;
+  // The phases in order; the first op of each, as the seed experiment lists them (one layer).
+  const std::size_t forward = out.find("# forward\n"), backward = out.find("# backward\n"),
+                    optimizer = out.find("# optimizer\n");
+  REQUIRE(forward == 0);
+  REQUIRE(backward != std::string::npos);
+  REQUIRE(optimizer != std::string::npos);
+  CHECK(forward < backward);
+  CHECK(backward < optimizer);
+  CHECK(out.substr(0, out.find('\n', out.find('\n') + 1) + 1) ==
+        "# forward\naten.t.default(f32[2, 3]) [Autograd, CPU] -> Autograd: fallback autograd\n");
+  CHECK(out.find("  autograd: recorded AddmmBackward0\n") < backward);
+  CHECK(out.find("aten.ones_like.default(f32[]) [Autograd, CPU]", backward) == backward + 11);
+  // The backward runs without grad mode; the optimizer's add_ is under no_grad too.
+  CHECK(out.find("  autograd: not recorded (grad mode is off)\n", backward) < optimizer);
+  CHECK(out.find("aten.add_.Tensor(f32[2, 3], f32[2, 3])", optimizer) != std::string::npos);
+  // Nothing after the step (the report's clones and detaches) is traced.
+  CHECK(out.substr(out.rfind("aten.")).starts_with("aten.add_.Tensor(f32[2], f32[2])"));
+}
+
+TEST_CASE("--explain is a view of its own: other views' flags are refused") {
+  for (const auto& [args, message] : std::vector<std::pair<std::vector<std::string>, std::string>>{
+           {{"--explain", "--flops"}, "--flops: not with --explain (it prints the dispatch trace of the plain step)"},
+           {{"--explain", "--fake"}, "--fake: not with --explain (it prints the dispatch trace of the plain step)"},
+           {{"--explain", "--sequences"}, "--sequences: not with --explain (it prints the dispatch trace of the plain step)"},
+           {{"--explain", "--json-out", "x.json"}, "--json-out: not with --explain (it prints the dispatch trace of the plain step)"},
+           {{"--explain", "--json"}, "--json: only with --flops or --debug (the report is JSON already)"},
+       }) {
+    const Run r = run(args);
+    CHECK(r.code == 2);
+    CHECK(r.out.empty());
+    CHECK(r.err == "strata-trace: error: " + message + "\n");
+  }
+}
