@@ -4,6 +4,7 @@
 #include "autograd/engine.h"
 #include "autograd/registration.h"
 #include "ops/functions.h"
+#include "ops/torch_function.h"
 
 namespace strata {
 
@@ -48,6 +49,8 @@ void backward(const std::vector<Tensor>& tensors, const std::vector<Tensor>& gra
 }
 
 void backward(const Tensor& tensor, const Tensor& gradient, std::optional<bool> retain_graph, bool create_graph) {
+  STRATA_TORCH_FUNCTION(backward, "torch.Tensor.backward", "self, *, gradient, retain_graph, create_graph, inputs=None", tensor,
+                        gradient, retain_graph, create_graph);
   backward(std::span<const Tensor>(&tensor, 1), std::span<const Tensor>(&gradient, gradient.defined() ? 1 : 0),
            retain_graph, create_graph);
 }

@@ -7,6 +7,7 @@
 #include "autograd/hooks.h"
 #include "autograd/node_index.h"
 #include "autograd/variable.h"
+#include "core/function_mode.h"
 #include "core/interposer.h"
 #include "core/warning.h"
 #include "ops/functions.h"
@@ -292,6 +293,8 @@ edge_list root_edges_of(std::span<const Tensor> roots) {
 variable_list run_backward(std::span<const Tensor> roots, variable_list&& grads, bool keep_graph, bool create_graph,
                            std::span<const Edge> captures) {
   GradModeGuard grad_mode(create_graph);
+  // A pass runs C++ formulas, which PyTorch never announces (Note [Function modes are popped while they run]).
+  DisableFunctionModes no_function_modes;
   edge_list root_edges = root_edges_of(roots);
   validate_outputs(root_edges, grads, nullptr);
   // PyTorch's Engine::execute warns here, once per process, when a pass that accumulates into leaves'

@@ -4,6 +4,7 @@
 #include "core/interposer.h"
 
 #include "ops/functions.h"
+#include "ops/torch_function.h"
 
 namespace strata::nn::functional {
 
@@ -16,7 +17,16 @@ std::int64_t leading_rows(const Tensor& input) {
 }
 }  // namespace
 
+// A LossOptions is F.nll_loss's and F.cross_entropy's weight, ignore_index and reduction.
+void box_argument(std::vector<IValue>& out, const LossOptions& options) {
+  strata::detail::box_argument(out, options.weight);
+  out.emplace_back(options.ignore_index);
+  constexpr std::string_view names[] = {"none", "mean", "sum"};
+  out.emplace_back(names[static_cast<std::size_t>(options.reduction)]);
+}
+
 Tensor matmul(const Tensor& input, const Tensor& other) {
+  STRATA_TORCH_FUNCTION(functional::matmul, "torch.matmul", "input, other", input, other);
   detail::check_defined(input, "aten::matmul", 0, "self");
   detail::check_defined(other, "aten::matmul", 1, "other");
   STRATA_CHECK(other.dim() == 2, "matmul: strata supports a 2-D second operand, got ", other.dim(), "-D");
@@ -35,6 +45,7 @@ Tensor matmul(const Tensor& input, const Tensor& other) {
 // PyTorch 2.8's at::linear: a contiguous 3-D input always takes the flattened addmm (the bias then
 // broadcasts against the [rows, out] product, whatever its rank); other ranks only with a 1-D bias.
 Tensor linear(const Tensor& input, const Tensor& weight, const Tensor& bias) {
+  STRATA_TORCH_FUNCTION(functional::linear, "torch.nn.functional.linear", "input, weight, bias", input, weight, bias);
   detail::check_defined(input, "aten::linear", 0, "input");
   detail::check_defined(weight, "aten::linear", 1, "weight");
   STRATA_CHECK(input.dim() != 0 && weight.dim() != 0, "both arguments to linear need to be at least 1D, but they are ",
@@ -55,9 +66,14 @@ Tensor linear(const Tensor& input, const Tensor& weight, const Tensor& bias) {
   return output;
 }
 
-Tensor relu(const Tensor& input) { return strata::relu(input); }
+Tensor relu(const Tensor& input) {
+  STRATA_TORCH_FUNCTION(functional::relu, "torch.nn.functional.relu", "input, *, inplace=False", input);
+  return strata::relu(input);
+}
 
 Tensor log_softmax(const Tensor& input, std::int64_t dim, std::optional<ScalarType> dtype) {
+  STRATA_TORCH_FUNCTION(functional::log_softmax, "torch.nn.functional.log_softmax", "input, *, dim, _stacklevel=3, dtype",
+                        input, dim, dtype);
   detail::check_defined(input, "aten::log_softmax", 0, "self");
   return _log_softmax(dtype ? to(input, *dtype) : input, dim, false);
 }
@@ -65,6 +81,9 @@ Tensor log_softmax(const Tensor& input, std::int64_t dim, std::optional<ScalarTy
 // PyTorch's nll_loss_nd reads target.sizes()[0] unchecked; for a 0-d target that slot holds the 0
 // a 0-d TensorImpl keeps there, so a 2-D input's check reports a target batch_size of 0.
 Tensor nll_loss(const Tensor& input, const Tensor& target, const LossOptions& options) {
+  STRATA_TORCH_FUNCTION(functional::nll_loss, "torch.nn.functional.nll_loss",
+                        "input, target, *, weight, size_average=None, ignore_index, reduce=None, reduction", input,
+                        target, options);
   detail::check_defined(input, "aten::nll_loss_nd", 0, "self");
   detail::check_defined(target, "aten::nll_loss_nd", 1, "target");
   STRATA_CHECK(input.dim() >= 1, "Expected 1 or more dimensions (got ", input.dim(), ")");
@@ -79,6 +98,10 @@ Tensor nll_loss(const Tensor& input, const Tensor& target, const LossOptions& op
 // PyTorch takes a target shaped like the input for class probabilities (and wants it floating);
 // any other target is class indices, whose dtype nll_loss checks.
 Tensor cross_entropy(const Tensor& input, const Tensor& target, const LossOptions& options) {
+  STRATA_TORCH_FUNCTION(functional::cross_entropy, "torch.nn.functional.cross_entropy",
+                        "input, target, *, weight, size_average=None, ignore_index, reduce=None, reduction, "
+                        "label_smoothing=0.0",
+                        input, target, options);
   detail::check_defined(input, "aten::cross_entropy_loss", 0, "self");
   detail::check_defined(target, "aten::cross_entropy_loss", 1, "target");
   if (input.sizes() == target.sizes()) {

@@ -1,7 +1,8 @@
 // nn/functional.h: torch.nn.functional for MLPs. These are composites: they call dispatched ops and
 // never reach the dispatcher themselves, exactly as PyTorch's CompositeImplicitAutograd functions,
 // so a dispatch mode sees t + addmm for a 2-D linear, _log_softmax + nll_loss_forward for
-// cross_entropy.
+// cross_entropy. Each announces itself to the function modes first (torch.nn.functional.linear...;
+// matmul as torch.matmul), so a function mode sees the call and not what it decomposes into.
 #pragma once
 
 #include <cstdint>

@@ -9,6 +9,7 @@
 
 #include "autograd/grad_mode.h"
 #include "ops/functions.h"
+#include "ops/torch_function.h"
 
 namespace strata::nn::init {
 
@@ -34,12 +35,15 @@ double calculate_gain(std::string_view nonlinearity, double param) {
 }
 
 const Tensor& uniform_(const Tensor& t, double a, double b, const Generator* generator) {
+  STRATA_TORCH_FUNCTION(init::uniform_, "torch.nn.init.uniform_", "*, tensor, a, b, generator", t, a, b, generator);
   autograd::NoGradGuard no_grad;
   return strata::uniform_(t, a, b, generator);
 }
 
 const Tensor& kaiming_uniform_(const Tensor& t, double a, std::string_view mode, std::string_view nonlinearity,
                                const Generator* generator) {
+  STRATA_TORCH_FUNCTION(init::kaiming_uniform_, "torch.nn.init.kaiming_uniform_", "*, tensor, a, mode, nonlinearity, generator",
+                        t, a, mode, nonlinearity, generator);
   STRATA_CHECK(t.defined(), "kaiming_uniform_: expected a defined tensor, got an undefined Tensor");
   if (t.numel() == 0) return t;  // PyTorch warns "Initializing zero-element tensors is a no-op"
   std::string lower(mode);  // torch.nn.init's _calculate_correct_fan lowercases the mode first

@@ -40,7 +40,7 @@ void Sequential::push_back(std::shared_ptr<Module> module) {
 
 Tensor Sequential::forward(const Tensor& input) {
   Tensor x = input;
-  for (const auto& [name, child] : named_children()) x = child->forward(x);
+  for (const auto& [name, child] : named_children()) x = (*child)(x);  // through __call__: hooks see children
   return x;
 }
 

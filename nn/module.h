@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "core/tensor.h"
+#include "nn/module_hooks.h"
 
 namespace strata::nn {
 
@@ -15,7 +16,11 @@ class Module {
  public:
   virtual ~Module() = default;
   virtual Tensor forward(const Tensor& input) = 0;
-  Tensor operator()(const Tensor& input) { return forward(input); }
+  // PyTorch's Module.__call__: forward, with the global hooks of nn/module_hooks.h around it.
+  Tensor operator()(const Tensor& input) {
+    if (!detail::module_hooks_registered()) [[likely]] return forward(input);
+    return detail::call_module_with_hooks(*this, input);
+  }
 
   // Parameters in registration order, this module's first, then each child's ("0.weight", ...); a
   // parameter or module reached twice is listed once, under its first name (Note [Shared parameters
@@ -35,6 +40,7 @@ class Module {
   std::string repr() const;
 
  protected:
+  friend class ModTracker;  // names a module by its type_name()
   // The type name and the text between the parentheses of repr() (PyTorch's extra_repr).
   virtual std::string type_name() const = 0;
   virtual std::string extra_repr() const { return ""; }

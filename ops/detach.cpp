@@ -1,6 +1,8 @@
 // ops/detach.cpp: detach() and shallow_copy_and_detach (Note [Detach and the interposer]).
 #include "ops/detach.h"
 
+#include "ops/torch_function.h"
+
 #include <utility>
 
 #include "core/interposer.h"
@@ -21,7 +23,10 @@ const TypedOperator<Tensor(const Tensor&)>& detach_op() {
 // nobody else holds, without autograd state, subclass or wrapped-number flag (its own kernel's fresh
 // alias): the copy would have the same storage, geometry and keys, and the original would die here
 // unseen. So that alias is returned as is, saving an allocation and a free per detach (four a seed step).
-Tensor detach(const Tensor& self) { return detach_op()(self); }
+Tensor detach(const Tensor& self) {
+  STRATA_TORCH_FUNCTION(detach, "torch.Tensor.detach", "self", self);
+  return detach_op()(self);
+}
 
 namespace {
 Tensor wrap_non_differentiable_view(Tensor out) {

@@ -3,6 +3,7 @@
 #include "ops/functions.h"
 
 #include "ops/detach.h"
+#include "ops/torch_function.h"
 
 namespace strata {
 
@@ -38,18 +39,28 @@ Tensor make_variable(Tensor t) {
 }
 }  // namespace
 
+namespace detail {
+void box_argument(std::vector<IValue>& out, const TensorOptions& options) {
+  box_argument(out, options.dtype);
+  box_argument(out, options.device);
+}
+}  // namespace detail
+
 // ---- views ----
 Tensor t(const Tensor& self) {
+  STRATA_TORCH_FUNCTION(t, "torch.t", "input", self);
   static const ViewOf1 op("aten::t");
   return op(self);
 }
 
 Tensor transpose(const Tensor& self, std::int64_t dim0, std::int64_t dim1) {
+  STRATA_TORCH_FUNCTION(transpose, "torch.transpose", "input, dim0, dim1", self, dim0, dim1);
   static const TypedOperator<Tensor(const Tensor&, std::int64_t, std::int64_t)> op("aten::transpose", "int");
   return op(self, dim0, dim1);
 }
 
 Tensor view(const Tensor& self, IntArrayRef size) {
+  STRATA_TORCH_FUNCTION(view, "torch.Tensor.view", "self, size", self, size);
   static const TypedOperator<Tensor(const Tensor&, IntArrayRef)> op("aten::view");
   return op(self, size);
 }
@@ -60,21 +71,26 @@ Tensor _unsafe_view(const Tensor& self, IntArrayRef size) {
 }
 
 Tensor expand(const Tensor& self, IntArrayRef size, bool implicit) {
+  STRATA_TORCH_FUNCTION(expand, "torch.Tensor.expand", "self, size, *, implicit", self, size, implicit);
   static const TypedOperator<Tensor(const Tensor&, IntArrayRef, bool)> op("aten::expand");
   return op(self, size, implicit);
 }
 
 Tensor as_strided(const Tensor& self, IntArrayRef size, IntArrayRef stride, std::optional<std::int64_t> storage_offset) {
+  STRATA_TORCH_FUNCTION(as_strided, "torch.as_strided", "input, size, stride, storage_offset", self, size, stride,
+                        storage_offset);
   static const TypedOperator<Tensor(const Tensor&, IntArrayRef, IntArrayRef, std::optional<std::int64_t>)> op("aten::as_strided");
   return op(self, size, stride, storage_offset);
 }
 
 Tensor unsqueeze(const Tensor& self, std::int64_t dim) {
+  STRATA_TORCH_FUNCTION(unsqueeze, "torch.unsqueeze", "input, dim", self, dim);
   static const TypedOperator<Tensor(const Tensor&, std::int64_t)> op("aten::unsqueeze");
   return op(self, dim);
 }
 
 Tensor squeeze(const Tensor& self, std::int64_t dim) {
+  STRATA_TORCH_FUNCTION(squeeze, "torch.squeeze", "input, dim", self, dim);
   static const TypedOperator<Tensor(const Tensor&, std::int64_t)> op("aten::squeeze", "dim");
   return op(self, dim);
 }
@@ -116,6 +132,7 @@ Tensor sum_to(const Tensor& self, IntArrayRef shape) {
 }
 
 Tensor to(const Tensor& self, ScalarType dtype) {
+  STRATA_TORCH_FUNCTION(to, "torch.Tensor.to", "self, dtype", self, dtype);
   detail::check_defined(self, "aten::to", 0, "self");
   if (self.dtype() == dtype) return self;
   static const TypedOperator<Tensor(const Tensor&, OptDtype, OptLayout, OptDevice, OptBool, bool, OptFormat)> op(
@@ -124,11 +141,13 @@ Tensor to(const Tensor& self, ScalarType dtype) {
 }
 
 Tensor contiguous(const Tensor& self) {
+  STRATA_TORCH_FUNCTION(contiguous, "torch.Tensor.contiguous", "self", self);
   detail::check_defined(self, "aten::contiguous", 0, "self");
   return self.is_contiguous() ? self : clone(self, MemoryFormat::Contiguous);
 }
 
 Tensor reshape(const Tensor& self, IntArrayRef shape) {
+  STRATA_TORCH_FUNCTION(reshape, "torch.reshape", "input, shape", self, shape);
   detail::check_defined(self, "aten::reshape", 0, "self");
   const DimVector sizes = infer_size(shape, self.numel());
   if (view_strides(self.sizes(), self.strides(), sizes)) return view(self, sizes);
@@ -137,58 +156,69 @@ Tensor reshape(const Tensor& self, IntArrayRef shape) {
 
 // ---- arithmetic ----
 Tensor add(const Tensor& self, const Tensor& other, const Scalar& alpha) {
+  STRATA_TORCH_FUNCTION(add, "torch.add", "input, other, *, alpha", self, other, alpha);
   static const BinaryAlpha op("aten::add", "Tensor");
   return op(self, other, alpha);
 }
 
 Tensor add(const Tensor& self, const Scalar& other, const Scalar& alpha) {
+  STRATA_TORCH_FUNCTION(add, "torch.add", "input, other, *, alpha", self, other, alpha);
   static const TypedOperator<Tensor(const Tensor&, Scalar, Scalar)> op("aten::add", "Scalar");
   return op(self, other, alpha);
 }
 
 const Tensor& add_(const Tensor& self, const Tensor& other, const Scalar& alpha) {
+  STRATA_TORCH_FUNCTION(add_, "torch.Tensor.add_", "self, other, *, alpha", self, other, alpha);
   static const TypedOperator<void(const Tensor&, const Tensor&, Scalar)> op("aten::add_", "Tensor");
   op(self, other, alpha);
   return self;
 }
 
 Tensor sub(const Tensor& self, const Tensor& other, const Scalar& alpha) {
+  STRATA_TORCH_FUNCTION(sub, "torch.sub", "input, other, *, alpha", self, other, alpha);
   static const BinaryAlpha op("aten::sub", "Tensor");
   return op(self, other, alpha);
 }
 
 Tensor mul(const Tensor& self, const Tensor& other) {
+  STRATA_TORCH_FUNCTION(mul, "torch.mul", "input, other", self, other);
   static const Binary op("aten::mul", "Tensor");
   return op(self, other);
 }
 
 Tensor mul(const Tensor& self, const Scalar& other) {
+  STRATA_TORCH_FUNCTION(mul, "torch.mul", "input, other", self, other);
   static const TypedOperator<Tensor(const Tensor&, Scalar)> op("aten::mul", "Scalar");
   return op(self, other);
 }
 
 const Tensor& mul_(const Tensor& self, const Tensor& other) {
+  STRATA_TORCH_FUNCTION(mul_, "torch.Tensor.mul_", "self, other", self, other);
   static const TypedOperator<void(const Tensor&, const Tensor&)> op("aten::mul_", "Tensor");
   op(self, other);
   return self;
 }
 
 Tensor div(const Tensor& self, const Tensor& other) {
+  STRATA_TORCH_FUNCTION(div, "torch.div", "input, other", self, other);
   static const Binary op("aten::div", "Tensor");
   return op(self, other);
 }
 
 Tensor exp(const Tensor& self) {
+  STRATA_TORCH_FUNCTION(exp, "torch.exp", "input", self);
   static const Unary op("aten::exp");
   return op(self);
 }
 
 Tensor neg(const Tensor& self) {
+  STRATA_TORCH_FUNCTION(neg, "torch.neg", "input", self);
   static const Unary op("aten::neg");
   return op(self);
 }
 
 Tensor relu(const Tensor& self) {
+  STRATA_TORCH_FUNCTION(relu, "torch.relu", "input", self);
   static const Unary op("aten::relu");
   return op(self);
 }
@@ -198,42 +228,65 @@ Tensor threshold_backward(const Tensor& grad_output, const Tensor& self, const S
   return op(grad_output, self, threshold);
 }
 
-Tensor operator+(const Tensor& a, const Tensor& b) { return add(a, b); }
-Tensor operator-(const Tensor& a, const Tensor& b) { return sub(a, b); }
-Tensor operator*(const Tensor& a, const Tensor& b) { return mul(a, b); }
-Tensor operator/(const Tensor& a, const Tensor& b) { return div(a, b); }
-Tensor operator-(const Tensor& a) { return neg(a); }
+Tensor operator+(const Tensor& a, const Tensor& b) {
+  STRATA_TORCH_FUNCTION(operator+, "torch.Tensor.__add__", "self, other", a, b);
+  return add(a, b);
+}
+Tensor operator-(const Tensor& a, const Tensor& b) {
+  STRATA_TORCH_FUNCTION(operator-, "torch.Tensor.__sub__", "self, other", a, b);
+  return sub(a, b);
+}
+Tensor operator*(const Tensor& a, const Tensor& b) {
+  STRATA_TORCH_FUNCTION(operator*, "torch.Tensor.__mul__", "self, other", a, b);
+  return mul(a, b);
+}
+Tensor operator/(const Tensor& a, const Tensor& b) {
+  STRATA_TORCH_FUNCTION(operator/, "torch.Tensor.__truediv__", "self, other", a, b);
+  return div(a, b);
+}
+Tensor operator-(const Tensor& a) {
+  STRATA_TORCH_FUNCTION(operator-, "torch.Tensor.neg", "self", a);
+  return neg(a);
+}
 
 // ---- matrix products ----
 Tensor mm(const Tensor& self, const Tensor& mat2) {
+  STRATA_TORCH_FUNCTION(mm, "torch.mm", "input, mat2", self, mat2);
   static const Binary op("aten::mm");
   return op(self, mat2);
 }
 
 Tensor addmm(const Tensor& self, const Tensor& mat1, const Tensor& mat2, const Scalar& beta, const Scalar& alpha) {
+  STRATA_TORCH_FUNCTION(addmm, "torch.addmm", "input, mat1, mat2, *, beta, alpha", self, mat1, mat2, beta,
+                        alpha);
   static const TypedOperator<Tensor(const Tensor&, const Tensor&, const Tensor&, Scalar, Scalar)> op("aten::addmm");
   return op(self, mat1, mat2, beta, alpha);
 }
 
 // ---- reductions, softmax, loss ----
 Tensor sum(const Tensor& self, std::optional<ScalarType> dtype) {
+  STRATA_TORCH_FUNCTION(sum, "torch.sum", "input, *, dtype", self, dtype);
   static const TypedOperator<Tensor(const Tensor&, OptDtype)> op("aten::sum");
   return op(self, dtype);
 }
 
 Tensor sum(const Tensor& self, IntArrayRef dim, bool keepdim, std::optional<ScalarType> dtype) {
+  STRATA_TORCH_FUNCTION(sum, "torch.sum", "input, dim, keepdim, *, dtype", self, dim, keepdim, dtype);
   static const TypedOperator<Tensor(const Tensor&, std::optional<IntArrayRef>, bool, OptDtype)> op("aten::sum",
                                                                                                  "dim_IntList");
   return op(self, dim, keepdim, dtype);
 }
 
 Tensor _log_softmax(const Tensor& self, std::int64_t dim, bool half_to_float) {
+  STRATA_TORCH_FUNCTION(_log_softmax, "torch._log_softmax", "input, dim, half_to_float", self, dim, half_to_float);
   static const TypedOperator<Tensor(const Tensor&, std::int64_t, bool)> op("aten::_log_softmax");
   return op(self, dim, half_to_float);
 }
 
 Tensor _log_softmax_backward_data(const Tensor& grad_output, const Tensor& output, std::int64_t dim,
                                   ScalarType input_dtype) {
+  STRATA_TORCH_FUNCTION(_log_softmax_backward_data, "torch._log_softmax_backward_data",
+                        "grad_output, output, dim, input_dtype", grad_output, output, dim, input_dtype);
   static const TypedOperator<Tensor(const Tensor&, const Tensor&, std::int64_t, ScalarType)> op(
       "aten::_log_softmax_backward_data");
   return op(grad_output, output, dim, input_dtype);
@@ -264,17 +317,20 @@ Tensor nll_loss_backward(const Tensor& grad_output, const Tensor& self, const Te
 
 // ---- making and filling tensors ----
 Tensor empty(IntArrayRef size, const TensorOptions& options) {
+  STRATA_TORCH_FUNCTION(empty, "torch.empty", "size, *, dtype, device", size, options);
   static const TypedOperator<Tensor(IntArrayRef, OptDtype, OptLayout, OptDevice, OptBool, OptFormat)> op(
       "aten::empty", "memory_format");
   return make_variable(op(size, options.dtype, std::nullopt, options.device, std::nullopt, std::nullopt));
 }
 
 Tensor empty_like(const Tensor& self, const TensorOptions& options) {
+  STRATA_TORCH_FUNCTION(empty_like, "torch.empty_like", "input, *, dtype, device", self, options);
   static const Like op("aten::empty_like");
   return make_variable(op(self, options.dtype, std::nullopt, options.device, std::nullopt, std::nullopt));
 }
 
 Tensor ones_like(const Tensor& self, const TensorOptions& options) {
+  STRATA_TORCH_FUNCTION(ones_like, "torch.ones_like", "input, *, dtype, device", self, options);
   static const Like op("aten::ones_like");
   return make_variable(op(self, options.dtype, std::nullopt, options.device, std::nullopt, std::nullopt));
 }
@@ -285,34 +341,41 @@ Tensor ones_like_python(const Tensor& self, std::optional<MemoryFormat> memory_f
 }
 
 Tensor zeros_like(const Tensor& self, const TensorOptions& options) {
+  STRATA_TORCH_FUNCTION(zeros_like, "torch.zeros_like", "input, *, dtype, device", self, options);
   static const Like op("aten::zeros_like");
   return make_variable(op(self, options.dtype, std::nullopt, options.device, std::nullopt, std::nullopt));
 }
 
 Tensor new_empty_strided(const Tensor& self, IntArrayRef size, IntArrayRef stride, const TensorOptions& options) {
+  STRATA_TORCH_FUNCTION(new_empty_strided, "torch.Tensor.new_empty_strided", "self, size, stride, *, dtype, device",
+                        self, size, stride, options);
   static const TypedOperator<Tensor(const Tensor&, IntArrayRef, IntArrayRef, OptDtype, OptLayout, OptDevice, OptBool)> op(
       "aten::new_empty_strided");
   return op(self, size, stride, options.dtype, std::nullopt, options.device, std::nullopt);
 }
 
 Tensor clone(const Tensor& self, std::optional<MemoryFormat> memory_format) {
+  STRATA_TORCH_FUNCTION(clone, "torch.clone", "input, *, memory_format", self, memory_format);
   static const TypedOperator<Tensor(const Tensor&, OptFormat)> op("aten::clone");
   return op(self, memory_format);
 }
 
 const Tensor& fill_(const Tensor& self, const Scalar& value) {
+  STRATA_TORCH_FUNCTION(fill_, "torch.Tensor.fill_", "self, value", self, value);
   static const TypedOperator<void(const Tensor&, Scalar)> op("aten::fill_", "Scalar");
   op(self, value);
   return self;
 }
 
 const Tensor& zero_(const Tensor& self) {
+  STRATA_TORCH_FUNCTION(zero_, "torch.Tensor.zero_", "self", self);
   static const TypedOperator<void(const Tensor&)> op("aten::zero_");
   op(self);
   return self;
 }
 
 const Tensor& copy_(const Tensor& self, const Tensor& src, bool non_blocking) {
+  STRATA_TORCH_FUNCTION(copy_, "torch.Tensor.copy_", "self, src, non_blocking", self, src, non_blocking);
   static const TypedOperator<void(const Tensor&, const Tensor&, bool)> op("aten::copy_");
   op(self, src, non_blocking);
   return self;
@@ -320,6 +383,7 @@ const Tensor& copy_(const Tensor& self, const Tensor& src, bool non_blocking) {
 
 // ---- random ----
 Tensor randn(IntArrayRef size, const TensorOptions& options, const Generator* generator) {
+  STRATA_TORCH_FUNCTION(randn, "torch.randn", "size, *, dtype, device, generator", size, options, generator);
   if (generator) {
     static const GeneratorFactory op("aten::randn", "generator");
     return make_variable(op(size, generator_of(generator), options.dtype, std::nullopt, options.device, std::nullopt));
@@ -329,6 +393,7 @@ Tensor randn(IntArrayRef size, const TensorOptions& options, const Generator* ge
 }
 
 Tensor rand(IntArrayRef size, const TensorOptions& options, const Generator* generator) {
+  STRATA_TORCH_FUNCTION(rand, "torch.rand", "size, *, dtype, device, generator", size, options, generator);
   if (generator) {
     static const GeneratorFactory op("aten::rand", "generator");
     return make_variable(op(size, generator_of(generator), options.dtype, std::nullopt, options.device, std::nullopt));
@@ -339,6 +404,8 @@ Tensor rand(IntArrayRef size, const TensorOptions& options, const Generator* gen
 
 Tensor randint(std::int64_t low, std::int64_t high, IntArrayRef size, const TensorOptions& options,
                const Generator* generator) {
+  STRATA_TORCH_FUNCTION(randint, "torch.randint", "low, high, size, *, dtype, device, generator", low, high, size,
+                        options, generator);
   if (generator) {
     static const TypedOperator<Tensor(std::int64_t, std::int64_t, IntArrayRef, GeneratorImpl*, OptDtype, OptLayout,
                                       OptDevice, OptBool)>
@@ -351,12 +418,14 @@ Tensor randint(std::int64_t low, std::int64_t high, IntArrayRef size, const Tens
 }
 
 const Tensor& normal_(const Tensor& self, double mean, double std, const Generator* generator) {
+  STRATA_TORCH_FUNCTION(normal_, "torch.Tensor.normal_", "self, mean, std, *, generator", self, mean, std, generator);
   static const RandomFill op("aten::normal_");
   op(self, mean, std, generator_of(generator));
   return self;
 }
 
 const Tensor& uniform_(const Tensor& self, double from, double to, const Generator* generator) {
+  STRATA_TORCH_FUNCTION(uniform_, "torch.Tensor.uniform_", "self, from, to, *, generator", self, from, to, generator);
   static const RandomFill op("aten::uniform_");
   op(self, from, to, generator_of(generator));
   return self;

@@ -2,7 +2,10 @@
 // Each holds a TypedOperator in a function-local static (the op is looked up once) and calls it:
 // unboxed when only the CPU kernel would run, through the dispatcher otherwise. Composite functions
 // (reshape, contiguous, sum_to, and the nn functionals in nn/) call these; they never reach the
-// dispatcher as themselves.
+// dispatcher as themselves. Each public function first announces itself to the function modes under
+// its PyTorch name (ops/torch_function.h, core/function_mode.h); the internal ones PyTorch does not
+// expose as torch functions (_unsafe_view, sum_to, threshold_backward, nll_loss_forward,
+// nll_loss_backward) announce nothing.
 #pragma once
 
 #include <optional>
