@@ -463,9 +463,28 @@ std::string DebugMode::debug_string() const {
 
 DebugMode::Guard::Guard(DebugMode& mode) : mode_(mode), dispatch_((mode.reset(), mode)) {
   active_modes().push_back(&mode_);
+  if (mode_.options().record_torchfunction) function_guard_.emplace(functions_);
+  if (mode_.options().record_nn_module) {
+    modules_.register_user_hooks(
+        [this](nn::Module& m, const Tensor&) { open_modules_.push_back(mode_.record_module_call(modules_.fqn(m))); },
+        [this](nn::Module&, const Tensor&, const Tensor&) {
+          if (!open_modules_.empty()) open_modules_.pop_back();
+        });
+    modules_.enter();
+  }
+}
+
+void DebugMode::Guard::Functions::torch_function(FunctionCall& call) {
+  std::vector<std::pair<std::string, IValue>> kwargs;
+  for (const auto& [name, value] : call.kwargs()) kwargs.emplace_back(std::string(name), value);
+  CallScope scope = mode_.record_function_call(call.repr_name(), call.args(), kwargs);
+  call.call_through();
+  if (scope.active() && call.has_result()) scope.set_output(call.result());
 }
 
 DebugMode::Guard::~Guard() {
+  modules_.exit();
+  open_modules_.clear();
   auto& modes = active_modes();
   auto it = std::find(modes.rbegin(), modes.rend(), &mode_);
   if (it != modes.rend()) modes.erase(std::next(it).base());

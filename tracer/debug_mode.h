@@ -19,7 +19,9 @@
 
 #include <nlohmann/json.hpp>
 
+#include "core/function_mode.h"
 #include "core/interposer.h"
+#include "nn/mod_tracker.h"
 
 namespace strata::tracer {
 
@@ -94,20 +96,6 @@ class DebugMode final : public DispatchMode {
   // Forgets the calls, the ids and the depth (entering a Guard does this, as upstream's __enter__).
   void reset();
 
-  // Enters the mode for its lifetime (`with DebugMode() as m:`): resets it, pushes it on the dispatch
-  // mode stack and on the list active_debug_modes() returns.
-  class Guard {
-   public:
-    explicit Guard(DebugMode& mode);
-    ~Guard();
-    Guard(const Guard&) = delete;
-    Guard& operator=(const Guard&) = delete;
-
-   private:
-    DebugMode& mode_;
-    ModeGuard dispatch_;
-  };
-
   // A recorded function or module call, open while the scope lives: the calls made meanwhile nest
   // below it. Inert (records nothing) when the option that governs its kind is off.
   class CallScope {
@@ -128,6 +116,37 @@ class DebugMode final : public DispatchMode {
     std::size_t index_ = 0;
     int depth_before_ = 0;
   };
+  // Enters the mode for its lifetime (`with DebugMode() as m:`): resets it, pushes it on the dispatch
+  // mode stack and on the list active_debug_modes() returns; with record_torchfunction also on the
+  // function-mode stack, and with record_nn_module it tracks module calls (a ModTracker), as
+  // upstream's __enter__ does.
+  class Guard {
+   public:
+    explicit Guard(DebugMode& mode);
+    ~Guard();
+    Guard(const Guard&) = delete;
+    Guard& operator=(const Guard&) = delete;
+
+   private:
+    // The mode's function-level half (upstream's DebugMode.__torch_function__): records each call
+    // with record_function_call and the result it returns.
+    class Functions final : public FunctionMode {
+     public:
+      explicit Functions(DebugMode& mode) : mode_(mode) {}
+      std::string_view name() const override { return "DebugMode"; }
+      void torch_function(FunctionCall& call) override;
+
+     private:
+      DebugMode& mode_;
+    };
+    DebugMode& mode_;
+    ModeGuard dispatch_;
+    Functions functions_{mode_};
+    std::optional<FunctionModeGuard> function_guard_;
+    nn::ModTracker modules_;
+    std::vector<CallScope> open_modules_;  // the module calls now running, innermost last
+  };
+
   // Upstream's __torch_function__: `torch.mm(t: f32[8, 8], t: f32[8, 32])` at the current depth; the
   // calls made until the scope ends are one level deeper (record_torchfunction).
   CallScope record_function_call(std::string_view name, const std::vector<IValue>& args,

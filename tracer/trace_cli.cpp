@@ -124,8 +124,8 @@ void check_limits(const SeedConfig& c, bool fake) {  // Note [Limits of strata-t
 // --explain's dispatch trace (of the plain step, printed alone); --fake
 // changes what the report or --flops runs on. Flags that only make sense for another view are
 // refused, naming the first flag at fault, so a typo does not silently print something else:
-// --json shapes --flops' or --debug's output (the report is JSON already); --record-output, --ids
-// and --hashes shape the DebugMode log; --sequences belongs to the report; --json-out writes the JSON
+// --json shapes --flops' or --debug's output (the report is JSON already); --record-output, --ids,
+// --hashes, --torchfunction and --nn-module shape the DebugMode log; --sequences belongs to the report; --json-out writes the JSON
 // printed, so with --flops it needs --json, and --debug prints to stdout only; --dump-tensors writes
 // the values of a plain run, which neither --fake nor --debug prints. --debug runs on real tensors.
 void check_combinations(const TraceOptions& o) {
@@ -138,7 +138,8 @@ void check_combinations(const TraceOptions& o) {
   }
   STRATA_CHECK(!o.json || o.flops || o.debug, "--json: only with --flops or --debug (the report is JSON already)");
   for (const auto& [set, flag] : {std::pair{o.record_output, "--record-output"}, std::pair{o.ids, "--ids"},
-                                  std::pair{o.hashes, "--hashes"}})
+                                  std::pair{o.hashes, "--hashes"}, std::pair{o.torchfunction, "--torchfunction"},
+                                  std::pair{o.nn_module, "--nn-module"}})
     STRATA_CHECK(!set || o.debug, flag, ": only with --debug");
   if (o.debug) {
     STRATA_CHECK(!o.fake, "--fake: not with --debug (the DebugMode log is of the real step)");
@@ -180,6 +181,8 @@ std::string debug_text(const TraceOptions& o) {
   DebugModeOptions options;
   options.record_output = o.record_output;
   options.record_ids = o.ids;
+  options.record_torchfunction = o.torchfunction;
+  options.record_nn_module = o.nn_module;
   const auto mode = debug_step(o.config, options, o.hashes ? std::optional(TensorHash::Norm) : std::nullopt);
   return (o.json ? mode->to_json().dump(2) : mode->debug_string()) + "\n";
 }
@@ -227,8 +230,8 @@ std::string escape_control_chars(std::string_view text) {
 std::string trace_usage() {
   return "usage: strata-trace [--seed N] [--sizes A,B,...] [--batch N] [--lr X] [--sequences]\n"
          "                    [--fake] [--flops [--json]] [--json-out FILE] [--dump-tensors FILE] [--help]\n"
-         "       strata-trace --debug [--record-output] [--ids] [--hashes] [--json] [--seed N] [--sizes A,B,...]\n"
-         "                    [--batch N] [--lr X]\n"
+         "       strata-trace --debug [--record-output] [--ids] [--hashes] [--torchfunction] [--nn-module] [--json]\n"
+         "                    [--seed N] [--sizes A,B,...] [--batch N] [--lr X]\n"
          "       strata-trace --explain [--seed N] [--sizes A,B,...] [--batch N] [--lr X]\n"
          "\n"
          "Runs one SGD step of an MLP (Linear -> ReLU -> ... -> Linear, cross-entropy) three ways on\n"
@@ -255,6 +258,8 @@ std::string trace_usage() {
          "  --record-output      with --debug: each op's outputs (  ->  t: f32[8, 32])\n"
          "  --ids                with --debug: an id per tensor (t$0)\n"
          "  --hashes             with --debug: the L1 norm of each op's outputs (  # {'hash': ...})\n"
+         "  --torchfunction      with --debug: the calls as written (torch._C._nn.linear(...)), ops below\n"
+         "  --nn-module          with --debug: module calls ([nn.Mod] Sequential.0), their calls below\n"
          "  --explain            print the dispatch trace of the plain step instead: each op's path through\n"
          "                       the keys, and whether autograd recorded a node\n"
          "  --help               show this help\n"
@@ -285,6 +290,8 @@ TraceOptions parse_trace_args(const std::vector<std::string>& args) {
                             : flag == "--ids"           ? &o.ids
                             : flag == "--hashes"        ? &o.hashes
                             : flag == "--explain"       ? &o.explain
+                            : flag == "--torchfunction" ? &o.torchfunction
+                            : flag == "--nn-module"     ? &o.nn_module
                                                         : nullptr) {
       *switch_flag = true;
       continue;

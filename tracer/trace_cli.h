@@ -21,11 +21,13 @@ struct TraceOptions {
   std::optional<std::string> json_out;
   std::optional<std::string> dump_tensors;
   bool help = false;
-  // --debug: the seed step's DebugMode log instead of the report; the next three only with it.
+  // --debug: the seed step's DebugMode log instead of the report; the next five only with it.
   bool debug = false;
   bool record_output = false;
   bool ids = false;
   bool hashes = false;
+  bool torchfunction = false;
+  bool nn_module = false;
   bool explain = false;  // --explain: the plain step's dispatch trace instead of the report
 };
 

@@ -173,9 +173,7 @@ TEST_CASE("function and module calls nest the ops below them, as upstream prints
     DebugMode::Guard guard(mode);
     auto seq = mode.record_module_call("Sequential");
     auto lin = mode.record_module_call("Sequential.0");
-    auto fn = mode.record_function_call("torch.mm", {IValue(a), IValue(b)});
-    const Tensor out = mm(a, b);
-    fn.set_output(IValue(out));
+    mm(a, b);  // the Guard's function mode records torch.mm, and the result
   }
   CHECK(mode.debug_string() ==
         "    [nn.Mod] Sequential\n"
@@ -239,6 +237,40 @@ class Sharded final : public TensorSubclass, public DebugModeSubclass {
 };
 
 }  // namespace
+
+TEST_CASE("a DebugMode entered with record_nn_module and record_torchfunction sees the step's modules and calls") {
+  SeedConfig config;
+  config.sizes = {3, 4, 2};
+  config.batch = 2;
+  // The modules' calls hold the ops their forward ran; the loss and backward run outside any module.
+  const auto modules = debug_step(config, {.record_nn_module = true, .record_output = false});
+  const std::string module_log = modules->debug_string();
+  CHECK(module_log.starts_with("    [nn.Mod] Sequential\n"
+                               "      [nn.Mod] Sequential.0\n"
+                               "        aten::t(t: f32[4, 3])\n"
+                               "        aten::addmm(t: f32[4], t: f32[2, 3], t: f32[3, 4])\n"
+                               "      [nn.Mod] Sequential.1\n"
+                               "        aten::relu(t: f32[2, 4])\n"
+                               "        aten::detach(t: f32[2, 4])\n"
+                               "      [nn.Mod] Sequential.2\n"
+                               "        aten::t(t: f32[2, 4])\n"
+                               "        aten::addmm(t: f32[2], t: f32[2, 4], t: f32[4, 2])\n"
+                               "    aten::_log_softmax(t: f32[2, 2], 1, False)\n"));
+  // Function calls as written, with the ops they decomposed into one level deeper.
+  const auto functions = debug_step(config, {.record_torchfunction = true, .record_output = false});
+  const std::string function_log = functions->debug_string();
+  CHECK(function_log.starts_with("  torch._C._nn.linear(t: f32[2, 3], t: f32[4, 3], t: f32[4])\n"
+                                 "      aten::t(t: f32[4, 3])\n"
+                                 "      aten::addmm(t: f32[4], t: f32[2, 3], t: f32[3, 4])\n"
+                                 "  torch.nn.functional.relu(t: f32[2, 4], inplace=False)\n"
+                                 "      aten::relu(t: f32[2, 4])\n"));
+  CHECK(function_log.find("  torch._tensor.backward(t: f32[], gradient=None, retain_graph=None, create_graph=False, inputs=None)\n"
+                          "      aten::ones_like(") != std::string::npos);
+  CHECK(function_log.find("  <method 'add_' of 'torch._C.TensorBase' objects>(t: f32[4, 3], t: f32[4, 3], alpha=-0.1)\n"
+                          "      aten::add_.Tensor(t: f32[4, 3], t: f32[4, 3], alpha=-0.1)") != std::string::npos);
+  // Leaving the mode removed its function mode.
+  CHECK(function_mode_stack_size() == 0);
+}
 
 TEST_CASE("a wrapper subclass names its tensors and its ops hold the ops on its inner tensors") {
   const Tensor x = Sharded::wrap(make_tensor({2})), y = Sharded::wrap(make_tensor({2}, 1.0f));
@@ -421,6 +453,8 @@ TEST_CASE("strata-trace --debug prints the log; its flags need --debug") {
            {{"--json", "--seed", "3"}, "--json: only with --flops or --debug (the report is JSON already)"},
            {{"--ids"}, "--ids: only with --debug"},
            {{"--record-output"}, "--record-output: only with --debug"},
+           {{"--torchfunction"}, "--torchfunction: only with --debug"},
+           {{"--nn-module", "--fake"}, "--nn-module: only with --debug"},
            {{"--debug", "--sequences"}, "--sequences: not with --debug (it adds to the report, which --debug replaces)"},
            {{"--debug", "--json-out", "x.json"}, "--json-out: not with --debug (redirect standard output instead)"},
            {{"--debug", "--flops"}, "--flops: not with --debug (one view at a time)"},
