@@ -7,6 +7,11 @@
 #include <iostream>
 #include <string>
 
+#include "core/dtype.h"
+#include "core/ivalue.h"
+#include "core/shape.h"
+#include "core/tensor.h"
+
 namespace strata {
 namespace {
 constinit thread_local std::ostream* tls_dispatch_trace = nullptr;  // this thread's own stream
@@ -43,6 +48,28 @@ void set_dispatch_trace(std::ostream* out) {
 std::ostream* dispatch_trace_stream() {
   std::ostream* mine = tls_dispatch_trace;
   return mine ? mine : default_dispatch_trace.load(std::memory_order_relaxed);
+}
+
+std::string describe_tensor_arguments(std::span<const IValue> values, const std::function<bool(std::size_t)>& tensor_typed) {
+  std::string out = "(";
+  auto add = [&](std::string_view text) {
+    if (out.size() > 1) out += ", ";
+    out += text;
+  };
+  auto add_tensor = [&](const Tensor& t) {
+    add(t.defined() ? detail::str_cat(dtype_shorthand(t.dtype()), shape_str(t.sizes())) : std::string("None"));
+  };
+  for (std::size_t i = 0; i < values.size(); ++i) {
+    const IValue& v = values[i];
+    if (v.is_tensor()) {
+      add_tensor(v.to_tensor());
+    } else if (v.is_tensor_list()) {
+      for (const Tensor& t : v.to_tensor_list()) add_tensor(t);
+    } else if (v.is_none() && tensor_typed && tensor_typed(i)) {
+      add("None");
+    }
+  }
+  return out + ")";
 }
 
 int& detail::dispatch_trace_depth() { return tls_dispatch_trace_depth; }

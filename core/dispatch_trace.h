@@ -5,7 +5,10 @@
 #pragma once
 
 #include <atomic>
+#include <functional>
 #include <ostream>
+#include <span>
+#include <string>
 #include <string_view>
 
 namespace strata {
@@ -43,6 +46,13 @@ inline bool dispatch_trace_enabled() { return dispatch_trace_in_use() && dispatc
 // (so a line from a kernel sits under the kernel's own line), if this thread traces. A handler says
 // what it decided this way: the Autograd key whether it recorded a node.
 void dispatch_trace_note(std::string_view text);
+
+// The tensors among `values` as a trace line shows them, dtype and shape: "(f32[8, 16], None)": each
+// tensor (an undefined one is None), each tensor of a list, and None where `tensor_typed(i)` says
+// value i stands for a tensor; other values are left out.
+class IValue;
+std::string describe_tensor_arguments(std::span<const IValue> values,
+                                      const std::function<bool(std::size_t)>& tensor_typed = {});
 
 namespace detail {
 // How deep the dispatch steps this thread is inside are nested (the indentation of its next line).

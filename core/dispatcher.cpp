@@ -13,26 +13,12 @@
 namespace strata {
 
 namespace {
-// The tensor arguments of the call on `stack`, as a trace line shows them: "(f32[8, 16], None)".
-// Other arguments are left out; the op's schema says what they are.
+// The tensor arguments of the call on `stack`, as a trace line shows them; the op's schema says
+// which Nones stand for tensors.
 std::string tensor_arguments(const OperatorHandle& op, const Stack& stack) {
-  const std::size_t n = op.schema().arguments().size();
-  std::string out = "(";
-  auto add = [&](const Tensor& t) {
-    if (out.size() > 1) out += ", ";
-    out += t.defined() ? detail::str_cat(dtype_shorthand(t.dtype()), shape_str(t.sizes())) : std::string("None");
-  };
-  for (std::size_t i = stack.size() - std::min(n, stack.size()); i < stack.size(); ++i) {
-    const IValue& v = stack[i];
-    if (v.is_tensor()) {
-      add(v.to_tensor());
-    } else if (v.is_tensor_list()) {
-      for (const Tensor& t : v.to_tensor_list()) add(t);
-    } else if (v.is_none() && op.schema().arguments()[i - (stack.size() - n)].type.is_tensor_like()) {
-      out += out.size() > 1 ? ", None" : "None";
-    }
-  }
-  return out + ")";
+  const std::size_t n = std::min(op.schema().arguments().size(), stack.size());
+  const std::span<const IValue> args(stack.data() + stack.size() - n, n);
+  return describe_tensor_arguments(args, [&](std::size_t i) { return op.schema().arguments()[i].type.is_tensor_like(); });
 }
 }  // namespace
 

@@ -9,12 +9,11 @@
 #include <cstring>
 #include <limits>
 #include <new>
-#include <sstream>
 #include <system_error>
 
-#include "core/dispatch_trace.h"
 #include "tracer/atomic_file.h"
 #include "tracer/debug_step.h"
+#include "tracer/explain.h"
 #include "tracer/flop_counter.h"
 #include "tracer/python_json.h"
 
@@ -131,16 +130,18 @@ void check_limits(const SeedConfig& c, bool fake) {  // Note [Limits of strata-t
 void check_combinations(const TraceOptions& o) {
   STRATA_CHECK(!(o.flops && o.debug), "--flops: not with --debug (one view at a time)");
   if (o.explain) {
-    for (const auto& [set, flag] : {std::pair{o.debug, "--debug"}, std::pair{o.flops, "--flops"}, std::pair{o.fake, "--fake"},
-                                    std::pair{o.sequences, "--sequences"}, std::pair{o.json_out.has_value(), "--json-out"},
-                                    std::pair{o.dump_tensors.has_value(), "--dump-tensors"}})
-      STRATA_CHECK(!set, flag, ": not with --explain (it prints the dispatch trace of the plain step)");
+    // (Not a structured binding: clang before 16 cannot capture one in STRATA_CHECK's lambda.)
+    for (const std::pair<bool, const char*>& flag :
+         {std::pair{o.debug, "--debug"}, std::pair{o.flops, "--flops"}, std::pair{o.fake, "--fake"},
+          std::pair{o.sequences, "--sequences"}, std::pair{o.json_out.has_value(), "--json-out"},
+          std::pair{o.dump_tensors.has_value(), "--dump-tensors"}})
+      STRATA_CHECK(!flag.first, flag.second, ": not with --explain (it prints the dispatch trace of the plain step)");
   }
   STRATA_CHECK(!o.json || o.flops || o.debug, "--json: only with --flops or --debug (the report is JSON already)");
-  for (const auto& [set, flag] : {std::pair{o.record_output, "--record-output"}, std::pair{o.ids, "--ids"},
-                                  std::pair{o.hashes, "--hashes"}, std::pair{o.torchfunction, "--torchfunction"},
-                                  std::pair{o.nn_module, "--nn-module"}})
-    STRATA_CHECK(!set || o.debug, flag, ": only with --debug");
+  for (const std::pair<bool, const char*>& flag :
+       {std::pair{o.record_output, "--record-output"}, std::pair{o.ids, "--ids"}, std::pair{o.hashes, "--hashes"},
+        std::pair{o.torchfunction, "--torchfunction"}, std::pair{o.nn_module, "--nn-module"}})
+    STRATA_CHECK(!flag.first || o.debug, flag.second, ": only with --debug");
   if (o.debug) {
     STRATA_CHECK(!o.fake, "--fake: not with --debug (the DebugMode log is of the real step)");
     STRATA_CHECK(!o.sequences, "--sequences: not with --debug (it adds to the report, which --debug replaces)");
@@ -150,21 +151,6 @@ void check_combinations(const TraceOptions& o) {
   STRATA_CHECK(!o.sequences || !o.flops, "--sequences: not with --flops (the FLOP table has no op sequences)");
   STRATA_CHECK(!o.json_out || !o.flops || o.json, "--json-out: with --flops, only with --json (the table is not JSON)");
   STRATA_CHECK(!o.dump_tensors || !o.fake, "--dump-tensors: not with --fake (fake tensors have no values to dump)");
-}
-
-// The --explain view: the dispatch trace of the step's forward, backward and optimizer phases, eager
-// (no mode), each phase under a "# phase" line.
-std::string explain_text(const TraceOptions& o) {
-  std::ostringstream trace;
-  std::optional<DispatchTraceGuard> guard;
-  const PhasedMode phases{nullptr,
-                          [&](const std::string& phase) {
-                            if (!guard) guard.emplace(trace);
-                            dispatch_trace_note("# " + phase);
-                          },
-                          [&] { guard.reset(); }};
-  run_step(o.config, phases);
-  return trace.str();
 }
 
 // The --flops view: one counted step (under FakeTensorMode with --fake), as a table or JSON.
@@ -321,7 +307,7 @@ int run_trace_cli(const std::vector<std::string>& args, std::ostream& out, std::
       return 0;
     }
     if (o.debug || o.explain) {
-      write_stdout(out, o.debug ? debug_text(o) : explain_text(o));
+      write_stdout(out, o.debug ? debug_text(o) : explain_step(o.config));
       return 0;
     }
     // Note [Output order]: the files exist (as temporaries) before any work.

@@ -99,28 +99,35 @@ TEST_CASE("combinations that make no sense give one line on stderr and exit code
   CHECK(trace_usage().find("--flops [--json]") != std::string::npos);
 }
 
-TEST_CASE("--explain prints the plain step's dispatch trace, phase by phase, with autograd's decisions") {
+TEST_CASE("--explain prints the plain step's dispatch trace under its module and function calls") {
   const Run r = run({"--explain", "--sizes", "3,2", "--batch", "2"});
   REQUIRE(r.code == 0);
   CHECK(r.err.empty());
   const std::string& out = r.out;
-  // The phases in order; the first op of each, as the seed experiment lists them (one layer).
-  const std::size_t forward = out.find("# forward\n"), backward = out.find("# backward\n"),
-                    optimizer = out.find("# optimizer\n");
-  REQUIRE(forward == 0);
+  const std::size_t backward = out.find("# backward\n"), optimizer = out.find("# optimizer\n");
   REQUIRE(backward != std::string::npos);
   REQUIRE(optimizer != std::string::npos);
-  CHECK(forward < backward);
   CHECK(backward < optimizer);
-  CHECK(out.substr(0, out.find('\n', out.find('\n') + 1) + 1) ==
-        "# forward\naten.t.default(f32[2, 3]) [Autograd, CPU] -> Autograd: fallback autograd\n");
-  CHECK(out.find("  autograd: recorded AddmmBackward0\n") < backward);
-  CHECK(out.find("aten.ones_like.default(f32[]) [Autograd, CPU]", backward) == backward + 11);
-  // The backward runs without grad mode; the optimizer's add_ is under no_grad too.
-  CHECK(out.find("  autograd: not recorded (grad mode is off)\n", backward) < optimizer);
-  CHECK(out.find("aten.add_.Tensor(f32[2, 3], f32[2, 3])", optimizer) != std::string::npos);
+  // The forward: modules hold the calls the program made, which hold their ops' dispatch steps.
+  CHECK(out.starts_with("# forward\n"
+                        "[module] Sequential\n"
+                        "  [module] Sequential.0\n"
+                        "    torch.nn.functional.linear(f32[2, 3], f32[2, 3], f32[2])\n"
+                        "      aten.t.default(f32[2, 3]) [Autograd, CPU] -> Autograd: fallback autograd\n"
+                        "        aten.t.default(f32[2, 3]) [CPU] -> CPU: kernel t\n"
+                        "        autograd: recorded TBackward0\n"));
+  CHECK(out.find("\ntorch.nn.functional.cross_entropy(f32[2, 2], i64[2])\n") < backward);
+  // The backward is one call; the engine's ops run under it, without grad mode and without function modes.
+  CHECK(out.substr(backward).starts_with("# backward\ntorch.Tensor.backward(f32[])\n  aten.ones_like.default(f32[])"));
+  CHECK(out.find("    autograd: not recorded (grad mode is off)\n", backward) < optimizer);
+  CHECK(out.find("torch.", out.find("torch.Tensor.backward", backward) + 1) > optimizer);
+  // The optimizer: the record-function scope's ops and one add_ call per parameter.
+  CHECK(out.substr(optimizer).starts_with("# optimizer\nprofiler._record_function_enter_new.default() [CPU]"));
+  CHECK(out.find("torch.Tensor.add_(f32[2, 3], f32[2, 3])\n  aten.add_.Tensor(f32[2, 3], f32[2, 3]) [Autograd, CPU]",
+                 optimizer) != std::string::npos);
   // Nothing after the step (the report's clones and detaches) is traced.
-  CHECK(out.substr(out.rfind("aten.")).starts_with("aten.add_.Tensor(f32[2], f32[2])"));
+  CHECK(out.substr(out.rfind('\n', out.size() - 2) + 1) ==
+        "profiler._record_function_exit._RecordFunction() [CPU] -> CPU: kernel record_function_exit\n");
 }
 
 TEST_CASE("--explain is a view of its own: other views' flags are refused") {
