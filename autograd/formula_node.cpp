@@ -91,6 +91,12 @@ bool FormulaNode::saves_a_modified_tensor() const {
   return false;
 }
 
+bool FormulaNode::saves_an_unversioned_tensor() const {
+  for (const SavedVariable& saved : saved_)
+    if (saved.holds_unversioned_tensor()) return true;
+  return false;
+}
+
 void FormulaNode::release_variables() {
   for (SavedVariable& saved : saved_) saved.reset();
 }
