@@ -126,10 +126,10 @@ void autograd_fallback(const OperatorHandle& op, DispatchKeySet keys, Stack& sta
   const IValue* args = stack.data() + stack.size() - row->num_arguments;
   if (!row->no_grad_args.empty()) [[unlikely]] check_no_requires_grad(*row, args);
   if (row->kind == Differentiability::NonDifferentiable || !any_input_requires_grad(*row, args)) {
-    const bool differentiable = row->kind != Differentiability::NonDifferentiable;
     redispatch_below(op, keys, stack);
     if (dispatch_trace_in_use()) [[unlikely]]
-      trace_decision(differentiable ? "not recorded (no input requires grad)" : "not recorded (not differentiable)");
+      trace_decision(row->kind == Differentiability::NonDifferentiable ? "not recorded (not differentiable)"
+                                                                         : "not recorded (no input requires grad)");
     return;
   }
   if (row->aliases_self) [[unlikely]] {
