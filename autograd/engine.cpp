@@ -68,7 +68,7 @@ inline void validate_outputs(const edge_list& edges, variable_list& grads, const
 // PyTorch's InputBuffer::accumulate: add in place when this buffer holds the only reference to a
 // plain dense tensor; out of place otherwise (so a mode sees aten.add.Tensor, as in PyTorch).
 bool can_accumulate_inplace(const Tensor& v) {
-  return !is_tensor_subclass_like(v) && v.is_non_overlapping_and_dense() && v.use_count() == 1 && v.impl()->has_storage() &&
+  return !is_tensor_subclass_like(v) && v.is_non_overlapping_and_dense() && v.use_count() == 1 && v.impl()->has_data() &&
          v.impl()->storage().use_count() == 1;
 }
 

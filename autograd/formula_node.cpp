@@ -13,12 +13,12 @@ namespace strata::autograd {
 namespace {
 // The tensor through which `x`, an input of an in-place op on `self`, sees the op's write, or an
 // undefined tensor: x itself when it is self, shares self's storage, or is a differentiable view of
-// self's base (meta tensors have no storage); a wrapper's inner tensor that does, for a wrapper.
+// self's base (a wrapper has no storage); a wrapper's inner tensor that does, for a wrapper.
 // Note [An input the write reaches is saved without a reference].
 Tensor seen_through_write(const Tensor& x, const Tensor& self) {
   if (x.is_same(self)) return x;
   const TensorImpl& impl = *x.impl();
-  if (impl.has_storage() && impl.storage() == self.impl()->storage()) return x;
+  if (impl.storage() && impl.storage() == self.impl()->storage()) return x;
   if (const ViewInfo* view = view_info(x)) {
     const Tensor self_base = base_of(self);
     if (view->base.is_same(self) || view->base.is_same(self_base)) return x;
@@ -88,12 +88,6 @@ void detail::throw_unrecorded(const Node& node, std::string_view before, std::st
 bool FormulaNode::saves_a_modified_tensor() const {
   for (const SavedVariable& saved : saved_)
     if (saved.was_modified()) return true;
-  return false;
-}
-
-bool FormulaNode::saves_an_unversioned_tensor() const {
-  for (const SavedVariable& saved : saved_)
-    if (saved.holds_unversioned_tensor()) return true;
   return false;
 }
 

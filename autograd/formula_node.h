@@ -42,8 +42,6 @@ class FormulaNode final : public Node {
   // Whether a tensor this node saved was modified in place since (SavedVariable::was_modified): its
   // backward would fail, and the saved tensor may be what holds a graph in a reference cycle.
   bool saves_a_modified_tensor() const;
-  // Whether a tensor it saved as itself counts no versions (SavedVariable::holds_unversioned_tensor).
-  bool saves_an_unversioned_tensor() const;
   // Saves the outputs the row names, from the op's returns (inline: most rows save none).
   void save_outputs(const IValue* returns) {
     if (row_.saves_outputs) save_named_outputs(returns);

@@ -38,15 +38,16 @@ void SavedVariable::save_written(const Tensor& seen_through) {
 }
 
 namespace {
-// PyTorch's legacy type names, which its message uses ("torch.FloatTensor").
-std::string_view legacy_type_name(ScalarType dtype) {
+// PyTorch's legacy type names, which its message uses: "torch.FloatTensor" on cpu, "MetaFloatType" on meta.
+std::string legacy_type_name(ScalarType dtype, Device device) {
+  std::string_view scalar = "";
   switch (dtype) {
-    case ScalarType::Bool: return "torch.BoolTensor";
-    case ScalarType::Int64: return "torch.LongTensor";
-    case ScalarType::Float32: return "torch.FloatTensor";
-    case ScalarType::Float64: return "torch.DoubleTensor";
+    case ScalarType::Bool: scalar = "Bool"; break;
+    case ScalarType::Int64: scalar = "Long"; break;
+    case ScalarType::Float32: scalar = "Float"; break;
+    case ScalarType::Float64: scalar = "Double"; break;
   }
-  return "torch.Tensor";
+  return device == Device::Meta ? strata::detail::str_cat("Meta", scalar, "Type") : strata::detail::str_cat("torch.", scalar, "Tensor");
 }
 }  // namespace
 
@@ -57,7 +58,7 @@ void SavedVariable::throw_modified_error(const Node* saved_for) const {
   const std::uint32_t output_nr = output_nr_;
   std::ostringstream message;
   message << "one of the variables needed for gradient computation has been modified by an inplace operation: ["
-          << legacy_type_name(data_.dtype()) << " " << shape_str(data_.sizes()) << "]";
+          << legacy_type_name(data_.dtype(), data_.device()) << " " << shape_str(data_.sizes()) << "]";
   if (producer) message << ", which is output " << output_nr << " of " << producer->name() << ",";
   message << " is at version " << data_.impl()->version() << "; expected version " << saved_version_
           << " instead. Hint: enable anomaly detection to find the operation that failed to compute its gradient, "
@@ -68,7 +69,7 @@ void SavedVariable::throw_modified_error(const Node* saved_for) const {
 Tensor SavedVariable::unpack_other(Node* saved_for) const {
   if (!saved_) return Tensor();
   STRATA_CHECK(data_.defined(), kBackwardTwiceMessage);
-  // A written input without storage (a meta tensor) has no version to compare; it was written all the same.
+  // An input the write reached through a wrapper's inner tensor may show no new version of its own.
   if (data_.impl()->version() != saved_version_ || written_) [[unlikely]]
     throw_modified_error(saved_for);
   if (saved_original_) return data_;

@@ -48,9 +48,6 @@ class SavedVariable {
   bool was_modified() const {
     return saved_ && data_.defined() && (written_ || data_.impl()->version() != saved_version_);
   }
-  // Whether this holds a tensor whose writes no version counter records, so was_modified() cannot
-  // tell: a meta tensor (no storage to count them; PyTorch's meta tensors do count them).
-  bool holds_unversioned_tensor() const { return saved_ && data_.defined() && data_.is_meta() && !data_.subclass(); }
 
  private:
   // An input or a leaf is kept as itself. Inline: most saved tensors are inputs.

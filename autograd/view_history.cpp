@@ -6,13 +6,30 @@
 #include "autograd/derivative_table.h"
 #include "autograd/formula_node.h"
 #include "autograd/variable.h"
+#include "core/interposer.h"
 
 namespace strata::autograd {
+
+// Note [A wrapper's view counts its base's writes]
+// A view and its base are one family for version counting, as in PyTorch (DifferentiableViewMeta
+// takes its base's counter), so that a tensor saved through the view sees a write to the base. A
+// kernel's view shares its source's storage, and with it the counter; a wrapper subclass's handler
+// returns a new wrapper with a counter of its own, so a recorded view of a wrapper base takes the
+// base's counter here. (A wrapper view recorded by no autograd, with grad mode off or no input that
+// requires grad, keeps its own: nothing saved it, so no backward can miss a write.)
+namespace {
+bool is_wrapper(const Tensor& t) { return !t.impl()->storage() && t.subclass(); }
+
+void share_version_counter(const Tensor& view, const Tensor& base) {
+  if (is_wrapper(view) && is_wrapper(base)) view.subclass()->share_version_counter(*base.subclass());
+}
+}  // namespace
 
 void make_differentiable_view(const Tensor& view, Tensor&& base) {
   if (view.is_same(base)) return;  // a mode or subclass handler gave back its input: no view, and no cycle
   AutogradMeta& meta = view.impl()->ensure_autograd_meta();
   if (meta.is_view()) return;  // the view kernel tracked it (Note [Every view of a float tensor is tracked])
+  share_version_counter(view, base);
   meta.view.base = std::move(base);
   meta.view.version = view.impl()->version();
 }
@@ -24,11 +41,11 @@ void make_differentiable_view(const Tensor& view, Tensor&& base) {
                                  ? strata::detail::str_cat("Output ", meta->output_nr, " of ", meta->grad_fn->name(),
                                                            " is a view of a view which was created in")
                                  : std::string("A view was created in");
-  STRATA_CHECK(false, prefix,
+  strata::detail::throw_error(strata::detail::str_cat(prefix,
                " no_grad mode and is being modified inplace with grad mode enabled. Given that this use case is "
                "ambiguous and error-prone, it is forbidden. You can clarify your code by moving both the view and the "
                "inplace either both inside the no_grad block (if you don't want the inplace to be tracked) or both "
-               "outside (if you want the inplace to be tracked).");
+               "outside (if you want the inplace to be tracked)."));
 }
 
 void check_inplace(const Tensor& self) {
@@ -70,8 +87,7 @@ void rebase_history(const Tensor& self, Edge e) {
                          "Functions which modify views in-place must return a single Variable");
   const Tensor base = meta->view.base;
   set_gradient_edge(base, Edge{make_node<CopySlices>(base, self, std::move(e.function)), 0});
-  // Regenerated whatever the version says: an op on a tensor without storage (meta, a wrapper
-  // subclass) bumps none.
+  // Regenerated whatever the version says: an op a wrapper subclass handles may bump none.
   regenerate_view_grad_fn(self, *meta);
 }
 

@@ -39,6 +39,12 @@ IntrusivePtr<StorageImpl> StorageImpl::allocate(std::size_t nbytes) {
   return allocate_with_prefix(0, nbytes, &unused);
 }
 
+IntrusivePtr<StorageImpl> StorageImpl::allocate_without_data(std::size_t prefix_bytes, void** prefix) {
+  IntrusivePtr<StorageImpl> storage = allocate_with_prefix(prefix_bytes, 0, prefix);
+  storage->data_ = nullptr;
+  return storage;
+}
+
 IntrusivePtr<StorageImpl> StorageImpl::wrap(void* data, std::size_t nbytes, Deleter deleter,
                                             void* context) {
   void* block = ::operator new(sizeof(StorageImpl));

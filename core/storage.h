@@ -1,6 +1,7 @@
 // core/storage.h: the bytes behind tensors. Views share one StorageImpl; its data is 64-byte aligned.
 // A fresh storage is one allocation (header and data together). External memory (e.g. mmap'd weights)
-// is wrapped with a deleter. Meta and wrapper tensors have no storage at all.
+// is wrapped with a deleter. A meta tensor's storage has no data (it counts versions); wrapper tensors
+// have no storage at all.
 #pragma once
 
 #include <atomic>
@@ -26,11 +27,13 @@ class StorageImpl : public RefCounted<StorageImpl> {
   // returned in *prefix: a fresh tensor puts its TensorImpl there, so it costs one allocation.
   // Inline, as every fresh tensor calls it.
   static IntrusivePtr<StorageImpl> allocate_with_prefix(std::size_t prefix_bytes, std::size_t nbytes, void** prefix);
+  // The same without data: a meta tensor's storage, which only counts versions.
+  static IntrusivePtr<StorageImpl> allocate_without_data(std::size_t prefix_bytes, void** prefix);
   // Wraps memory strata does not own; `deleter(data, context)` runs when the last view goes away.
   static IntrusivePtr<StorageImpl> wrap(void* data, std::size_t nbytes, Deleter deleter, void* context);
   static void destroy(StorageImpl* self) noexcept;  // inline: every fresh tensor's last release
 
-  void* data() const noexcept { return data_; }
+  void* data() const noexcept { return data_; }  // null for a meta tensor's storage
   std::size_t nbytes() const noexcept { return nbytes_; }
 
   // Note [Version counters live in the storage]
@@ -38,9 +41,11 @@ class StorageImpl : public RefCounted<StorageImpl> {
   // of each tensor it saves and refuses to use it in backward if it changed (PyTorch's "modified by
   // an inplace operation" error). PyTorch keeps one counter per family of views (a tensor, its views
   // and its detach()es); in strata exactly those share a storage, so the storage holds the counter
-  // and views need no extra bookkeeping. Meta tensors have no storage and are not tracked (their
-  // version is always 0); wrapper subclasses keep theirs in their payload (Note [A wrapper's version
-  // counter], core/interposer.h).
+  // and views need no extra bookkeeping. A meta tensor has a storage without data for this reason
+  // alone, as PyTorch's meta tensors have one: an in-place op on a meta tensor bumps the version its
+  // views and saved copies see, so autograd's "modified by an inplace operation" check holds on meta
+  // and fake tensors too (and a graph a write made unusable can be told apart). Wrapper subclasses keep
+  // theirs in their payload (Note [A wrapper's version counter], core/interposer.h).
   // The counter is atomic, as PyTorch's VariableVersion is: threads may write disjoint parts of one
   // storage in place at once (two views, or a leaf's gradient that backward passes on two threads
   // accumulate into), and no bump may be lost, nor may a read race with a bump. Relaxed order is

@@ -8,7 +8,7 @@ Tensor make_subclass(IntrusivePtr<TensorSubclass> subclass, const Tensor& data) 
   STRATA_CHECK(data.defined(), "make_subclass: data is an undefined tensor");
   STRATA_CHECK(!data.subclass(), "make_subclass: data is already a ", data.subclass()->type_name(),
                " tensor; pass a plain tensor");
-  STRATA_CHECK(data.impl()->has_storage() || data.is_meta(),
+  STRATA_CHECK(data.impl()->has_data() || data.is_meta(),
                "make_subclass: data has no storage (a view of a wrapper tensor); pass a tensor with data");
   Tensor alias = detail::make_alias(data);
   alias.impl()->set_subclass(std::move(subclass));

@@ -31,10 +31,10 @@ void Tensor::throw_undefined(const char* message) { detail::throw_error(message)
 void Tensor::check_data_access() const {
   STRATA_CHECK(defined(), "cannot access the data of an undefined tensor");
   // A wrapper subclass has no data of its own; a non-wrapper one (make_subclass) has.
-  STRATA_CHECK(!subclass() || impl_->has_storage(), "cannot access the data of a ", subclass()->type_name(),
+  STRATA_CHECK(!subclass() || impl_->has_data(), "cannot access the data of a ", subclass()->type_name(),
                " wrapper tensor; unwrap it first");
   STRATA_CHECK(!is_meta(), "Cannot access data pointer of Tensor that doesn't have storage (device meta)");
-  STRATA_CHECK(impl_->has_storage(), "Cannot access data pointer of Tensor that doesn't have storage");
+  STRATA_CHECK(impl_->has_data(), "Cannot access data pointer of Tensor that doesn't have storage");
 }
 
 void Tensor::check_data_access(ScalarType expected) const {

@@ -236,7 +236,7 @@ std::string format_tensor(const Tensor& t) {
     suffixes.push_back(size_tuple(t.sizes()));
     if (t.dtype() != ScalarType::Float32) suffixes.push_back("dtype=torch." + std::string(dtype_name(t.dtype())));
     body = "...";
-  } else if (!t.impl()->has_storage()) {
+  } else if (!t.impl()->has_data()) {
     // Note [A storage-less tensor prints its metadata]
     // A view of a wrapper taken below the interposer has no data (Note [A view keeps its source's
     // keys]). Printing it shows what it has, in the form of a meta tensor's repr, instead of

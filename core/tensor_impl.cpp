@@ -31,7 +31,7 @@ TensorImpl::TensorImpl(Storage storage, std::int64_t storage_offset, DimVector&&
   std::copy(strides.begin(), strides.end(), geometry_.strides_data());
   // A tensor without elements may have any offset (as_strided allows it, as PyTorch does), so its
   // first element's address is never formed: it would overflow or leave the block.
-  if (storage_) {
+  if (storage_ && storage_->data()) {
     data_ = storage_->data();
     if (numel_ > 0) data_ = static_cast<char*>(data_) + storage_offset_ * static_cast<std::int64_t>(element_size(dtype_));
   }
@@ -175,11 +175,12 @@ IntrusivePtr<TensorImpl> TensorImpl::make_contiguous_like(const TensorImpl& sour
 
 [[gnu::always_inline]] inline IntrusivePtr<TensorImpl> TensorImpl::make_checked(IntArrayRef sizes, std::int64_t numel,
                                                                                ScalarType dtype, Device device) {
-  if (device != Device::CPU) return IntrusivePtr<TensorImpl>::make(Storage(), sizes, Contiguous{numel}, dtype, device);
   constexpr std::size_t meta_offset = (sizeof(TensorImpl) + alignof(AutogradMeta) - 1) / alignof(AutogradMeta) * alignof(AutogradMeta);
+  constexpr std::size_t prefix_bytes = meta_offset + sizeof(AutogradMeta);
   void* place = nullptr;
-  Storage storage = StorageImpl::allocate_with_prefix(meta_offset + sizeof(AutogradMeta),
-                                                      static_cast<std::size_t>(numel) * element_size(dtype), &place);
+  Storage storage = device == Device::CPU
+                        ? StorageImpl::allocate_with_prefix(prefix_bytes, static_cast<std::size_t>(numel) * element_size(dtype), &place)
+                        : StorageImpl::allocate_without_data(prefix_bytes, &place);  // meta: a version counter only
   auto* impl = new (place) TensorImpl(std::move(storage), sizes, Contiguous{numel}, dtype, device);
   impl->inside_storage_block_ = true;
   impl->meta_room_ = static_cast<char*>(place) + meta_offset;

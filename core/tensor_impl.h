@@ -58,7 +58,7 @@ struct IntrusiveNull<TensorImpl> {
 
 class TensorImpl final : public RefCounted<TensorImpl> {
  public:
-  // `storage` is null for meta tensors and wrapper subclasses.
+  // `storage` is null for wrapper subclasses and has no data for meta tensors.
   TensorImpl(Storage storage, std::int64_t storage_offset, DimVector&& sizes, DimVector&& strides,
              ScalarType dtype, Device device);
   // A contiguous tensor of `sizes` (already checked non-negative, with `numel` their product and
@@ -115,7 +115,9 @@ class TensorImpl final : public RefCounted<TensorImpl> {
   std::int64_t storage_offset() const { return storage_offset_; }
   bool is_contiguous() const { return is_contiguous_; }
   const Storage& storage() const { return storage_; }
-  bool has_storage() const { return static_cast<bool>(storage_); }
+  // Whether the tensor has bytes to read: a CPU tensor. A meta tensor's storage holds only its
+  // version counter (Note [Version counters live in the storage]); a wrapper has no storage.
+  bool has_data() const { return storage_ && storage_->data(); }
   DispatchKeySet key_set() const { return key_set_; }
   // A 0-d tensor made from a C++ number (PyTorch's wrapped number): type promotion gives it the
   // lowest priority, so `t * 2.5` keeps t's dtype. See ops/type_promotion.h.
@@ -130,7 +132,7 @@ class TensorImpl final : public RefCounted<TensorImpl> {
     else bump_version_without_storage();
   }
 
-  // First element's address; null when there is no storage (meta, wrapper). Computed once: a
+  // First element's address; null without data (meta, wrapper). Computed once: a
   // storage's data never moves and a TensorImpl's offset never changes.
   void* data() const { return data_; }
 

@@ -180,7 +180,7 @@ inline void check_cpu_inputs(const OperatorHandle& op, const IValue* args) {
   for (std::uint8_t i : op.entry().tensor_arguments()) {
     if (!args[i].is_tensor()) continue;
     const Tensor& t = args[i].to_tensor();
-    if (t.defined() && !t.impl()->has_storage()) [[unlikely]] throw_no_cpu_data(op, i, t);
+    if (t.defined() && !t.impl()->has_data()) [[unlikely]] throw_no_cpu_data(op, i, t);
   }
 }
 
@@ -240,10 +240,8 @@ void inplace_kernel(const OperatorHandle& op, DispatchKeySet, Stack& stack) {
   if constexpr (D == Device::CPU) check_cpu_inputs(op, args);
   const auto unboxed = unbox_arguments<Check>(args, std::make_index_sequence<n>{});
   std::apply(Check, unboxed);
-  if constexpr (D == Device::CPU) {
-    std::apply(Compute, unboxed);
-    args[0].to_tensor().impl()->bump_version();
-  }
+  if constexpr (D == Device::CPU) std::apply(Compute, unboxed);
+  args[0].to_tensor().impl()->bump_version();  // a meta tensor counts the write it did not do
   replace_arguments<n>(stack, std::array<Tensor, 1>{args[0].to_tensor()});
 }
 

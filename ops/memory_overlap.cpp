@@ -16,7 +16,7 @@ void assert_no_internal_overlap(const Tensor& self) {
 
 void assert_no_partial_overlap(const Tensor& self, const Tensor& input) {
   if (self.impl() == input.impl() || self.numel() == 0 || input.numel() == 0) return;
-  if (!self.impl()->has_storage() || !input.impl()->has_storage() || self.impl()->storage() != input.impl()->storage())
+  if (!self.impl()->has_data() || !input.impl()->has_data() || self.impl()->storage() != input.impl()->storage())
     return;
   if (!self.is_non_overlapping_and_dense() || !input.is_non_overlapping_and_dense()) return;  // too hard to tell
   const char* a = static_cast<const char*>(self.raw_data());

@@ -73,7 +73,7 @@ ViewSpec as_strided_geometry(const Tensor& self, IntArrayRef size, IntArrayRef s
   // Checked for meta tensors too, which have no storage to bound the view: the arithmetic must not overflow.
   const std::size_t item = element_size(self.dtype());
   const auto needed = static_cast<std::size_t>(storage_nbytes(size, stride, item, offset));
-  if (self.impl()->has_storage()) {
+  if (self.impl()->has_data()) {
     const std::size_t available = self.impl()->storage()->nbytes();
     STRATA_CHECK(needed <= available, "setStorage: sizes ", shape_str(size), ", strides ", shape_str(stride),
                  ", storage offset ", offset, ", and itemsize ", item, " requiring a storage size of ", needed,

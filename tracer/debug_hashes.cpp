@@ -8,7 +8,7 @@
 namespace strata::tracer {
 
 nlohmann::ordered_json tensor_hash(const Tensor& t, TensorHash kind) {
-  if (!t.defined() || t.subclass() || !t.impl()->has_storage()) return nullptr;
+  if (!t.defined() || t.subclass() || !t.impl()->has_data()) return nullptr;
   const bool floating = t.dtype() == ScalarType::Float32 || t.dtype() == ScalarType::Float64;
   if (kind == TensorHash::Norm) {
     double sum = 0;

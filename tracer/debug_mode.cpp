@@ -158,7 +158,7 @@ void DebugMode::reset() {
 // address whose data pointer changed is a new tensor too.
 std::int64_t DebugMode::tensor_id(const Tensor& t, bool fresh) {
   const TensorImpl* impl = t.impl();
-  const void* data = impl->has_storage() ? impl->data() : nullptr;
+  const void* data = impl->has_data() ? impl->data() : nullptr;
   if (fresh && std::find(inputs_.begin(), inputs_.end(), impl) != inputs_.end()) fresh = false;
   auto [it, inserted] = ids_.try_emplace(impl, IdEntry{next_id_, data});
   if (inserted) return next_id_++;

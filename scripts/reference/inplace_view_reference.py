@@ -189,6 +189,16 @@ def main():
     d = a.detach()
     d.add_(leaf([1.0, 2.0, 3.0]))
     out["detach_of_plain"] = {"a": name(a), "d": name(d)}
+    # A view saved before its base is written: the view counts the base's writes, on meta tensors too.
+    for device in ["cpu", "meta"]:
+        a = torch.zeros(3, 3, device=device, requires_grad=True)
+        b = a.relu()
+        v = b.t()
+        m = v * v
+        b.add_(m)
+        error = error_of(lambda: m.sum().backward())
+        out["saved_view_of_written_base_" + device] = {"v_version": v._version, "b_version": b._version,
+                                                        "error": error.split(" Hint:")[0]}
 
     json.dump(out, sys.stdout, indent=1)
     print()

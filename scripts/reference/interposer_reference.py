@@ -4,7 +4,7 @@
 Each case logs what dispatch modes and wrapper subclasses see for a small program, as the cases of
 PyTorch's test/test_python_dispatch.py do: the detach a handler's own detach call adds under nested
 modes, the detach of factory outputs a mode keeps (make_variable), subclass priority and
-NotImplemented, a handler's None, and wrapper version counters. Only cases where 1.13 agrees with
+NotImplemented, a handler's None, and wrapper version counters (a view's shared with its base). Only cases where 1.13 agrees with
 2.8 are kept (AccumulateGrad's tail differs between them and is not here).
 
 Run with Debian's python3-torch:  /usr/bin/python3 scripts/reference/interposer_reference.py
@@ -209,6 +209,21 @@ def version():
     return {"before": before, "after_detach_add_": after_detach, "after_data_add_": x._version}
 
 
+def view_version():
+    """A recorded view of a wrapper counts its base's writes, so backward refuses what it saved."""
+    a = Wrapper(torch.ones(3, 3, requires_grad=True))
+    b = a.relu()
+    v = b.t()
+    m = v * v
+    b.add_(m)
+    try:
+        m.sum().backward()
+        error = ""
+    except RuntimeError as e:
+        error = str(e).split(" Hint:")[0]
+    return {"view": v._version, "base": b._version, "error": error}
+
+
 def main():
     out = {
         "reference": "PyTorch " + torch.__version__,
@@ -225,6 +240,7 @@ def main():
         "none_wrapping": none_wrapping(),
         "none_recorded": none_recorded(),
         "version": version(),
+        "view_version": view_version(),
     }
     json.dump(out, sys.stdout, indent=1)
     sys.stdout.write("\n")

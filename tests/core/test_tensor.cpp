@@ -175,7 +175,7 @@ TEST_CASE("every accessor of an undefined tensor answers as LibTorch's does or r
       {"subclass", [&] { return text(u.subclass() == nullptr); }, "1"},
       {"use_count", [&] { return text(u.use_count()); }, "0"},
       {"is_same", [&] { return text(u.is_same(Tensor())); }, "1"},
-      {"has_storage", [&] { return text(u.impl()->has_storage()); }, "0"},
+      {"has_storage", [&] { return text(u.impl()->has_data()); }, "0"},
       {"data_ptr", [&] { return text(u.data_ptr<float>() == nullptr); }, "cannot access the data of an undefined tensor"},
       {"raw_data", [&] { return text(u.raw_data() == nullptr); }, "cannot access the data of an undefined tensor"},
       {"item", [&] { return text(u.item().to_double()); }, "item() on an undefined tensor"},

@@ -122,11 +122,10 @@ namespace strata::fuzz {
 // strata bug, and LeakSanitizer would report it, so at the end of an input the interpreter frees what
 // such nodes saved, as a backward would, in every graph the pool ever held. Only nodes with a saved
 // tensor that was modified are released: a node that saves what it must not (an output as itself, an
-// input its own op writes) still leaks and is reported. Meta tensors count no versions in strata
-// (they have no storage), so a node that saved one cannot tell whether it was written: such nodes
-// are released too, which lets a meta graph's bad save go unreported until meta tensors count
-// versions as PyTorch's do. Every in-place op's saving is also checked
-// directly (tests/autograd/test_saved_tensors.cpp).
+// input its own op writes) still leaks and is reported. This relies on every tensor family counting
+// its writes as PyTorch's do: meta tensors in their data-less storage, a wrapper and its views in
+// the payload they share. Every in-place op's saving is also checked directly
+// (tests/autograd/test_saved_tensors.cpp).
 void Interpreter::release_unusable_graphs() {
   std::vector<autograd::Node*> stack;
   std::unordered_set<const autograd::Node*> seen;
@@ -141,7 +140,7 @@ void Interpreter::release_unusable_graphs() {
     autograd::Node* node = stack.back();
     stack.pop_back();
     if (auto* formula = dynamic_cast<autograd::FormulaNode*>(node);
-        formula && (formula->saves_a_modified_tensor() || formula->saves_an_unversioned_tensor()))
+        formula && formula->saves_a_modified_tensor())
       formula->release_variables();
     for (const autograd::Edge& e : node->next_edges()) visit(e.function.get());
   }

@@ -118,7 +118,7 @@ void Interpreter::describe(int step, std::uint8_t opcode) const {
     if (!t.defined()) continue;
     std::fprintf(stderr, "  %%%zu %s %s %s%s%s%s%s\n", i, shape_str(t.sizes()).c_str(), std::string(dtype_name(t.dtype())).c_str(),
                  std::string(device_name(t.device())).c_str(), t.subclass() ? " wrapper" : "",
-                 t.impl()->has_storage() || t.subclass() || t.is_meta() ? "" : " NO STORAGE", t.requires_grad() ? " requires_grad" : "",
+                 t.impl()->has_data() || t.subclass() || t.is_meta() ? "" : " NO STORAGE", t.requires_grad() ? " requires_grad" : "",
                  w_.slots[i].tainted ? " tainted" : "");
   }
 }

@@ -59,7 +59,7 @@ TEST_CASE("a view of a wrapper taken below the interposer refuses every data acc
     const Tensor v = c.take(w);  // the handler runs the view op on w itself
     REQUIRE(v.defined());
     CHECK(v.subclass() == nullptr);
-    CHECK_FALSE(v.impl()->has_storage());
+    CHECK_FALSE(v.impl()->has_data());
     CHECK(v.key_set().has(DispatchKey::Python));  // so it never takes the unboxed fast path
     // The unboxed front end, a boxed call and a composite: each reaches the CPU kernel's check.
     CHECK_THROWS_WITH_AS(add(v, v), doctest::Contains(kNoStorage), Error);
