@@ -126,24 +126,46 @@ namespace strata::fuzz {
 // its writes as PyTorch's do: meta tensors in their data-less storage, a wrapper and its views in
 // the payload they share. Every in-place op's saving is also checked directly
 // (tests/autograd/test_saved_tensors.cpp).
+// The walk reads the histories tensors hold now, and a view's base's: it asks no view for its
+// grad_fn, since that would regenerate a stale one (AsStridedBackward0 over the base's newer
+// history), making at teardown a link from the view into graphs that may save it.
+// The other cycle PyTorch documents, a leaf whose .grad has a history that holds the leaf (backward
+// with create_graph, or a grad set to a function of the leaf), is broken by clearing .grad on every
+// tensor the walk meets, and on the leaf of every AccumulateGrad it reaches.
 void Interpreter::release_unusable_graphs() {
   std::vector<autograd::Node*> stack;
   std::unordered_set<const autograd::Node*> seen;
+  std::vector<Tensor> with_grads;
   auto visit = [&](autograd::Node* node) {
     if (node && seen.insert(node).second) stack.push_back(node);
   };
+  auto history = [](const Tensor& t) -> autograd::Node* {
+    const AutogradMeta* meta = t.defined() ? t.impl()->autograd_meta() : nullptr;
+    return meta ? meta->grad_fn : nullptr;
+  };
+  auto visit_tensor = [&](const Tensor& t) {
+    const AutogradMeta* meta = t.defined() ? t.impl()->autograd_meta() : nullptr;
+    if (!meta) return;
+    visit(meta->grad_fn);
+    if (meta->is_view()) visit(history(meta->view.base));
+    if (meta->grad.defined()) {
+      with_grads.push_back(t);
+      visit(history(meta->grad));
+    }
+  };
   for (const std::vector<Tensor>* list : {&w_.histories, &w_.leaves})
-    for (const Tensor& t : *list) attempt("a grad_fn", [&] { visit(t.grad_fn()); });
-  for (const Slot& s : w_.slots)
-    if (s.tensor.defined()) attempt("a grad_fn", [&] { visit(s.tensor.grad_fn()); });
+    for (const Tensor& t : *list) visit_tensor(t);
+  for (const Slot& s : w_.slots) visit_tensor(s.tensor);
   while (!stack.empty()) {
     autograd::Node* node = stack.back();
     stack.pop_back();
     if (auto* formula = dynamic_cast<autograd::FormulaNode*>(node);
         formula && formula->saves_a_modified_tensor())
       formula->release_variables();
+    if (const auto* accumulate = dynamic_cast<const autograd::AccumulateGrad*>(node)) with_grads.push_back(accumulate->variable());
     for (const autograd::Edge& e : node->next_edges()) visit(e.function.get());
   }
+  for (const Tensor& t : with_grads) attempt("clearing a grad", [&] { set_grad(t, Tensor()); });
   w_.histories.clear();
 }
 

@@ -58,9 +58,6 @@ Interpreter::~Interpreter() {
   modes_.clear();
   while (!grad_guards_.empty()) grad_guards_.pop_back();
   release_unusable_graphs();
-  // A gradient's history may hold its own leaf (backward with create_graph, or a grad set to a
-  // function of the leaf): a reference cycle PyTorch documents. Clearing the grads breaks it.
-  for (const Tensor& leaf : w_.leaves) attempt("clearing a grad", [&] { set_grad(leaf, Tensor()); });
 }
 
 void Interpreter::run(ByteReader& r) {
