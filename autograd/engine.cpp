@@ -2,8 +2,11 @@
 #include "autograd/engine.h"
 
 #include <algorithm>
+#include <atomic>
+#include <functional>
 
 #include "autograd/grad_mode.h"
+#include "autograd/graph.h"
 #include "autograd/hooks.h"
 #include "autograd/node_index.h"
 #include "autograd/variable.h"
@@ -200,6 +203,11 @@ class GraphTask {
     }
   }
   bool should_execute(std::int32_t t) const { return exec_.empty() || exec_[static_cast<std::size_t>(t)] != kSkip; }
+  // PyTorch's _will_engine_execute_node: `n` is in this pass's graph and will run or be captured.
+  bool will_execute(const Node* n) const {
+    const std::int32_t t = index_.find(n);
+    return t >= 0 && should_execute(t);
+  }
   bool needed(std::int32_t t) const { return exec_.empty() || (exec_[static_cast<std::size_t>(t)] & kRun); }
   // Copies task t's captured input gradients into `captured`.
   void capture(std::int32_t t, std::span<const Tensor> inputs, variable_list& captured) const {
@@ -253,6 +261,40 @@ class GraphTask {
   std::vector<Capture> captures_;
   std::vector<std::uint8_t> exec_;  // per task, kSkip / kCapture | kRun; empty for backward()
 };
+
+// Note [The pass a thread is running]
+// As PyTorch's current_graph_task: while run_backward runs, this thread knows its pass (an id unique
+// in the process, its graph, and the callbacks queued for its end), so hooks can ask whether they run
+// in a backward (current_graph_task_id), whether a node will run in it (will_engine_execute_node)
+// and queue work for its end (queue_callback). A pass started from a hook (a reentrant backward)
+// shadows the outer one until it returns. The final callbacks run in the order queued, after every
+// node, while the pass is still current; a callback may queue more. A pass that fails drops them,
+// as PyTorch's does. Setting and restoring the pointer is the whole cost for a pass with no hooks.
+struct CurrentPass {
+  const GraphTask* task;
+  std::int64_t id;
+  std::vector<std::function<void()>> callbacks;
+};
+thread_local CurrentPass* current_pass = nullptr;
+std::atomic<std::int64_t> next_pass_id{0};
+
+class PassGuard {
+ public:
+  explicit PassGuard(CurrentPass& pass) : previous_(std::exchange(current_pass, &pass)) {}
+  ~PassGuard() { current_pass = previous_; }
+  PassGuard(const PassGuard&) = delete;
+  PassGuard& operator=(const PassGuard&) = delete;
+
+ private:
+  CurrentPass* previous_;
+};
+
+[[gnu::noinline]] void run_final_callbacks(CurrentPass& pass) {
+  for (std::size_t i = 0; i < pass.callbacks.size(); ++i) {
+    const std::function<void()> callback = std::move(pass.callbacks[i]);  // a callback may queue more
+    callback();
+  }
+}
 
 // PyTorch's call_function: the node's hooks (Note [The order hooks run in]), the node, validate_outputs.
 [[gnu::noinline]] variable_list call_function_with_hooks(Node& node, std::span<Tensor> inputs) {
@@ -319,6 +361,8 @@ variable_list run_backward(std::span<const Tensor> roots, variable_list&& grads,
       if (captures[i].valid()) task.add_capture(captures[i], i);
     task.init_to_execute();
   }
+  CurrentPass pass{&task, next_pass_id.fetch_add(1, std::memory_order_relaxed), {}};
+  const PassGuard current(pass);
   if (root_edges.size() == 1) accumulate_input(task.inputs(0)[root_edges[0].input_nr], std::move(grads[0]));
   if (task.should_execute(0)) task.push_ready(0);
 
@@ -345,7 +389,21 @@ variable_list run_backward(std::span<const Tensor> roots, variable_list&& grads,
     if (!keep_graph) node->release_variables();
     task.deliver(t, outputs);
   }
+  if (!pass.callbacks.empty()) [[unlikely]] run_final_callbacks(pass);
   return captured;
+}
+
+std::int64_t current_graph_task_id() { return current_pass ? current_pass->id : -1; }
+
+bool will_engine_execute_node(const Node& node) {
+  STRATA_CHECK(current_pass, "_get_should_execute_nodes should only be called during the backward pass");
+  return current_pass->task->will_execute(&node);
+}
+
+void queue_callback(std::function<void()> callback) {
+  STRATA_CHECK(current_pass, "Final callbacks can only be installed during backward pass.");
+  STRATA_CHECK(callback, "queue_callback: the callback is empty");
+  current_pass->callbacks.push_back(std::move(callback));
 }
 
 }  // namespace strata::autograd

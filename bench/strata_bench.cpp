@@ -203,7 +203,7 @@ void step_benchmarks(nlohmann::ordered_json& out) {
   const bench::Paired flops = bench::paired_median_ns(
       [&] {
         tracer::FlopCounterMode counter;
-        ModeGuard mode(counter);
+        tracer::FlopCounterMode::Guard guard(counter);  // with its module tracker, as upstream's `with`
         train_step(*seed.model, opt, seed.x, seed.y);
       },
       [&] { train_step(*seed.model, opt, seed.x, seed.y); });

@@ -8,6 +8,7 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <set>
 
 namespace strata::tracer {
 
@@ -148,18 +149,26 @@ void register_flop_formula(const std::string& qualified_name, FlopFormula formul
 }
 
 FlopCounterMode::FlopCounterMode(int depth, std::string phase) : depth_(depth) {
-  modules_.push_back(Counts{"Global", {}});
-  phases_.push_back(Counts{std::move(phase), {}});
+  modules_.push_back(Counts{"Global", {}, {}});
+  phases_.push_back(Counts{std::move(phase), {}, {}});
 }
 
-void FlopCounterMode::add(std::vector<Counts>& table, const std::string& name, const std::string& op,
-                          std::int64_t flops) {
+FlopCounterMode::Counts& FlopCounterMode::add(std::vector<Counts>& table, const std::string& name,
+                                               const std::string& op, std::int64_t flops) {
   auto row = std::find_if(table.begin(), table.end(), [&](const Counts& c) { return c.name == name; });
-  if (row == table.end()) row = table.insert(table.end(), Counts{name, {}});
+  if (row == table.end()) row = table.insert(table.end(), Counts{name, {}, {}});
   auto cell = std::find_if(row->ops.begin(), row->ops.end(), [&](const auto& p) { return p.first == op; });
   if (cell == row->ops.end()) row->ops.emplace_back(op, flops);
   else STRATA_CHECK(!__builtin_add_overflow(cell->second, flops, &cell->second), "FlopCounterMode: the FLOP count of ",
                     op, " overflows int64");
+  return *row;
+}
+
+void FlopCounterMode::add_to_module(const std::string& name, const std::string& op, std::int64_t flops) {
+  Counts& row = add(modules_, name, op, flops);
+  if (row.phase_totals.size() <= phase_) row.phase_totals.resize(phase_ + 1, 0);
+  STRATA_CHECK(!__builtin_add_overflow(row.phase_totals[phase_], flops, &row.phase_totals[phase_]),
+               "FlopCounterMode: the FLOP count of ", name, " overflows int64");
 }
 
 void FlopCounterMode::dispatch(const OperatorHandle& op, Stack& stack) {
@@ -171,11 +180,11 @@ void FlopCounterMode::dispatch(const OperatorHandle& op, Stack& stack) {
   const std::int64_t flops = (*formula)(stack.data() + stack.size() - op.schema().arguments().size());
   op.call(stack);  // counted once it has run, as upstream counts after func(*args)
   const std::string packet = packet_name(op);
-  add(modules_, "Global", packet, flops);
-  for (std::size_t i = 0; i < parents_.size(); ++i)
-    if (std::find(parents_.begin(), parents_.begin() + static_cast<std::ptrdiff_t>(i), parents_[i]) ==
-        parents_.begin() + static_cast<std::ptrdiff_t>(i))
-      add(modules_, parents_[i], packet, flops);
+  std::set<std::string> parents = mod_tracker_->parents();  // "Global" among them
+  parents.insert(parents_.begin(), parents_.end());
+  add_to_module("Global", packet, flops);  // first, so that a module's count cannot overflow before Global's
+  for (const std::string& name : parents)
+    if (name != "Global") add_to_module(name, packet, flops);
   add(phases_, phases_[phase_].name, packet, flops);
 }
 
@@ -185,8 +194,29 @@ void FlopCounterMode::set_phase(const std::string& phase) {
       phase_ = i;
       return;
     }
-  phases_.push_back(Counts{phase, {}});
+  phases_.push_back(Counts{phase, {}, {}});
   phase_ = phases_.size() - 1;
+}
+
+FlopCounterMode::Guard::Guard(FlopCounterMode& mode) : mode_(mode) {
+  mode_.reset();
+  mode_.mod_tracker_->enter();
+  try {
+    dispatch_.emplace(mode_);
+  } catch (...) {
+    mode_.mod_tracker_->exit();
+    throw;
+  }
+}
+
+FlopCounterMode::Guard::~Guard() {
+  dispatch_.reset();
+  mode_.mod_tracker_->exit();
+}
+
+void FlopCounterMode::reset() {
+  modules_.assign(1, Counts{"Global", {}, {}});
+  for (Counts& c : phases_) c.ops.clear();
 }
 
 void FlopCounterMode::enter_module(const std::string& fqn) { parents_.push_back(fqn); }
@@ -264,14 +294,24 @@ nlohmann::ordered_json FlopCounterMode::to_json() const {
     for (const auto& [op, n] : ops) s["ops"][op] = n;
     return s;
   };
+  auto module_section = [&](const Counts& c) {
+    nlohmann::ordered_json s = section(c.ops);
+    s["phases"] = nlohmann::ordered_json::object();
+    for (std::size_t i = 0; i < phases_.size(); ++i)
+      s["phases"][phases_[i].name] = i < c.phase_totals.size() ? c.phase_totals[i] : 0;
+    return s;
+  };
   nlohmann::ordered_json out;
   out["total_flops"] = get_total_flops();
   out["phases"] = nlohmann::ordered_json::object();
   for (const Counts& c : phases_) out["phases"][c.name] = section(c.ops);
   out["modules"] = nlohmann::ordered_json::object();
-  out["modules"]["Global"] = section(modules_.front().ops);
-  for (const auto& [name, ops] : get_flop_counts())
-    if (name != "Global") out["modules"][name] = section(ops);
+  out["modules"]["Global"] = module_section(modules_.front());
+  std::vector<const Counts*> others;
+  for (const Counts& c : modules_)
+    if (c.name != "Global") others.push_back(&c);
+  std::sort(others.begin(), others.end(), [](const Counts* a, const Counts* b) { return a->name < b->name; });
+  for (const Counts* c : others) out["modules"][c->name] = module_section(*c);
   return out;
 }
 

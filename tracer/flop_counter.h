@@ -6,6 +6,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <memory>
 #include <optional>
 #include <string>
 #include <utility>
@@ -14,6 +15,7 @@
 #include <nlohmann/json.hpp>
 
 #include "core/interposer.h"
+#include "nn/mod_tracker.h"
 
 namespace strata::tracer {
 
@@ -43,11 +45,30 @@ class FlopCounterMode final : public DispatchMode {
   void set_phase(const std::string& phase);
 
   // Note [Where module counts come from]
-  // Upstream attributes each count to "Global" and to every module its ModuleTracker has entered and
-  // not left (a set: a module entered twice counts once). The module hooks call these two with a
-  // module's fully qualified name ("Sequential.0"); counts then go to Global and each open module.
+  // Upstream attributes each count to "Global" and to every module its module tracker has entered and
+  // not left (a set: a module entered twice counts once), in the forward and in the backward (Note [A
+  // module's backward]: a Linear's backward mms count for it and its parents). The mode's tracker,
+  // mod_tracker(), is entered with the mode by Guard (upstream's __enter__) or by run_step; counts go
+  // to the union of its parents() and the modules opened by hand with enter_module/exit_module.
   void enter_module(const std::string& fqn);
   void exit_module(const std::string& fqn);
+  nn::ModTracker& mod_tracker() { return *mod_tracker_; }
+
+  // `with FlopCounterMode() as m:`: clears the counts, enters the tracker, then the mode; leaves them
+  // in the reverse order (upstream's __enter__ and __exit__).
+  class Guard {
+   public:
+    explicit Guard(FlopCounterMode& mode);
+    ~Guard();
+    Guard(const Guard&) = delete;
+    Guard& operator=(const Guard&) = delete;
+
+   private:
+    FlopCounterMode& mode_;
+    std::optional<ModeGuard> dispatch_;
+  };
+  // Forgets every count (the phases and the depth stay).
+  void reset();
 
   std::int64_t get_total_flops() const;
   // module -> [(op, flops)] in the order the ops were first counted (upstream's get_flop_counts);
@@ -62,17 +83,22 @@ class FlopCounterMode final : public DispatchMode {
   std::string get_table(std::optional<int> depth = std::nullopt) const;
   // The same table by phase ("Phase", "FLOP", "% Total"), beyond upstream.
   std::string get_phase_table() const;
-  // {"total_flops", "phases": {phase: {"total", "ops": {op: n}}}, "modules": {module: {"total", "ops"}}}
+  // {"total_flops", "phases": {phase: {"total", "ops": {op: n}}},
+  //  "modules": {module: {"total", "ops": {op: n}, "phases": {phase: n}}}}, modules as get_flop_counts
+  //  orders them after Global, every phase in each module's "phases".
   nlohmann::ordered_json to_json() const;
 
  private:
   struct Counts {
     std::string name;
     OpCounts ops;
+    std::vector<std::int64_t> phase_totals;  // modules only: by index into phases_
   };
-  static void add(std::vector<Counts>& table, const std::string& name, const std::string& op, std::int64_t flops);
+  static Counts& add(std::vector<Counts>& table, const std::string& name, const std::string& op, std::int64_t flops);
+  void add_to_module(const std::string& name, const std::string& op, std::int64_t flops);
 
   int depth_;
+  std::unique_ptr<nn::ModTracker> mod_tracker_ = std::make_unique<nn::ModTracker>();  // not movable itself
   std::vector<Counts> modules_;  // "Global" first
   std::vector<Counts> phases_;
   std::size_t phase_ = 0;

@@ -70,6 +70,13 @@ PlainStep run_step(const SeedConfig& config, const PhasedMode& counter, FakeTens
   optim::SGD opt(model->parameters(), {.lr = config.lr});
   Tensor logits;
   {
+    if (counter.tracker) counter.tracker->enter();
+    struct LeaveTracker {
+      nn::ModTracker* tracker;
+      ~LeaveTracker() {
+        if (tracker) tracker->exit();
+      }
+    } leave_tracker{counter.tracker};
     std::optional<ModeGuard> mode;
     if (counter.mode) mode.emplace(*counter.mode);
     counter.phase("forward");

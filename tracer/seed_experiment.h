@@ -14,6 +14,7 @@
 #include <nlohmann/json.hpp>
 
 #include "core/tensor.h"
+#include "nn/mod_tracker.h"
 #include "tracer/fake_tensor.h"
 #include "tracer/op_counter.h"
 
@@ -54,9 +55,14 @@ struct PhasedMode {
   DispatchMode* mode = nullptr;
   std::function<void(const std::string&)> set_phase;
   std::function<void()> on_end;  // after the optimizer phase, while `mode` is still entered
+  // Entered just before `mode` and left just after it, also when the step throws (a FlopCounterMode's
+  // module tracker, as its __enter__ does).
+  nn::ModTracker* tracker = nullptr;
   template <typename M>
   static PhasedMode of(M& m) {
-    return {&m, [&m](const std::string& phase) { m.set_phase(phase); }};
+    PhasedMode p{&m, [&m](const std::string& phase) { m.set_phase(phase); }};
+    if constexpr (requires { m.mod_tracker(); }) p.tracker = &m.mod_tracker();
+    return p;
   }
   void phase(const std::string& name) const {
     if (set_phase) set_phase(name);

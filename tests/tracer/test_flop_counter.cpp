@@ -4,6 +4,11 @@
 // flop_table_reference.py), JSON, user formulas, and counting under FakeTensorMode.
 #include <doctest/doctest.h>
 
+#include "autograd/backward.h"
+#include "autograd/hooks.h"
+#include "autograd/variable.h"
+#include "core/autograd_meta.h"
+#include "nn/layers.h"
 #include "ops/functions.h"
 #include "ops/library.h"
 #include "ops/typed_operator.h"
@@ -24,6 +29,24 @@ FlopCounterMode counted_step(const SeedConfig& config, FakeTensorMode* fake = nu
 }
 
 std::string golden_table(const char* name) { return testing::read_golden_json("flop_tables_torch.json")[name]; }
+
+// Each module's forward and backward totals against those PyTorch 1.13's engine gives the same tracking
+// (scripts/reference/flop_modules_reference.py): {phase: {module: {op: flops}}}.
+void check_against_torch(const FlopCounterMode& flops, const char* name) {
+  const nlohmann::json torch = testing::read_golden_json("flop_modules_torch.json")[name]["phases"];
+  const nlohmann::ordered_json modules = flops.to_json()["modules"];
+  std::size_t torch_modules = 0;
+  for (const auto& [phase, per_module] : torch.items())
+    for (const auto& [module, ops] : per_module.items()) {
+      std::int64_t total = 0;
+      for (const auto& [op, n] : ops.items()) total += n.get<std::int64_t>();
+      INFO(phase << " " << module);
+      REQUIRE(modules.contains(module));
+      CHECK(modules[module]["phases"][phase] == total);
+      torch_modules += phase == "forward" ? 1 : 0;
+    }
+  CHECK(modules.size() == torch_modules);
+}
 }  // namespace
 
 TEST_CASE("the seed step: forward 10,240 FLOPs (addmm), backward 12,288 (mm), optimizer 0") {
@@ -36,8 +59,17 @@ TEST_CASE("the seed step: forward 10,240 FLOPs (addmm), backward 12,288 (mm), op
                                         {"backward", {{"aten.mm", 12288}}},
                                         {"optimizer", {}}});
   CHECK(flops.get_total_flops() == 22528);
-  CHECK(flops.get_flop_counts() ==
-        std::vector<std::pair<std::string, OpCounts>>{{"Global", {{"aten.addmm", 10240}, {"aten.mm", 12288}}}});
+  // Per module (run_step enters the mode's tracker): each Linear's addmm counts for it in the forward;
+  // in the backward a module is open from its output's gradient to its input's, so layer 2's two mms
+  // (2048 + 2048) count for Sequential.2 and layer 1's weight mm (8192) for Sequential.0; ReLU counts
+  // nothing; Sequential holds everything (its input needs no gradient: it is left at the pass's end).
+  //   Sequential.0: 8192 + 8192 = 16384, Sequential.2: 2048 + 4096 = 6144, Sequential: 22528.
+  CHECK(flops.get_flop_counts() == std::vector<std::pair<std::string, OpCounts>>{
+                                       {"Global", {{"aten.addmm", 10240}, {"aten.mm", 12288}}},
+                                       {"Sequential", {{"aten.addmm", 10240}, {"aten.mm", 12288}}},
+                                       {"Sequential.0", {{"aten.addmm", 8192}, {"aten.mm", 8192}}},
+                                       {"Sequential.2", {{"aten.addmm", 2048}, {"aten.mm", 4096}}}});
+  check_against_torch(flops, "seed");
   CHECK(flops.get_table() == golden_table("seed"));
   CHECK(flops.get_phase_table() ==
         "Phase             FLOP    % Total\n"
@@ -50,7 +82,87 @@ TEST_CASE("the seed step: forward 10,240 FLOPs (addmm), backward 12,288 (mm), op
   CHECK(flops.to_json().dump() ==
         R"({"total_flops":22528,"phases":{"forward":{"total":10240,"ops":{"aten.addmm":10240}},)"
         R"("backward":{"total":12288,"ops":{"aten.mm":12288}},"optimizer":{"total":0,"ops":{}}},)"
-        R"("modules":{"Global":{"total":22528,"ops":{"aten.addmm":10240,"aten.mm":12288}}}})");
+        R"("modules":{"Global":{"total":22528,"ops":{"aten.addmm":10240,"aten.mm":12288},)"
+        R"("phases":{"forward":10240,"backward":12288,"optimizer":0}},)"
+        R"("Sequential":{"total":22528,"ops":{"aten.addmm":10240,"aten.mm":12288},)"
+        R"("phases":{"forward":10240,"backward":12288,"optimizer":0}},)"
+        R"("Sequential.0":{"total":16384,"ops":{"aten.addmm":8192,"aten.mm":8192},)"
+        R"("phases":{"forward":8192,"backward":8192,"optimizer":0}},)"
+        R"("Sequential.2":{"total":6144,"ops":{"aten.addmm":2048,"aten.mm":4096},)"
+        R"("phases":{"forward":2048,"backward":4096,"optimizer":0}}}})");
+}
+
+TEST_CASE("per module, forward and backward: a nested model worked out by hand, under FlopCounterMode::Guard") {
+  // Sequential(Sequential(Linear(6, 8), ReLU), Linear(8, 3)) on x 5x6 that requires grad; loss sum(out).
+  // forward: Sequential.0.0 addmm 5*8*2*6 = 480, Sequential.1 addmm 5*3*2*8 = 240; 720 in all.
+  // backward, a module open from its output's gradient until its input's is computed:
+  //   Sequential.1 (with Sequential): grad_input (5x3)@(3x8) = 240, grad_weight (3x5)@(5x8) = 240;
+  //   then ReLU (Sequential.0.1, with Sequential.0), nothing; then Sequential.0.0 (ReLU left, Sequential
+  //   and Sequential.0 still open): grad_input (5x8)@(8x6) = 480, grad_weight (8x5)@(5x6) = 480;
+  //   all are left when x's gradient is computed. Sequential.1: 480, Sequential.0(.0): 960, Sequential: 1440.
+  auto inner = std::make_shared<nn::Sequential>(
+      std::vector<std::shared_ptr<nn::Module>>{std::make_shared<nn::Linear>(6, 8), std::make_shared<nn::ReLU>()});
+  auto model = std::make_shared<nn::Sequential>(
+      std::vector<std::shared_ptr<nn::Module>>{inner, std::make_shared<nn::Linear>(8, 3)});
+  Tensor x = randn({5, 6});
+  requires_grad_(x);
+  FlopCounterMode flops;
+  {
+    FlopCounterMode::Guard guard(flops);
+    const Tensor loss = sum((*model)(x));
+    flops.set_phase("backward");
+    backward(loss);
+  }
+  CHECK(flops.get_flop_counts() == std::vector<std::pair<std::string, OpCounts>>{
+                                       {"Global", {{"aten.addmm", 720}, {"aten.mm", 1440}}},
+                                       {"Sequential", {{"aten.addmm", 720}, {"aten.mm", 1440}}},
+                                       {"Sequential.0", {{"aten.addmm", 480}, {"aten.mm", 960}}},
+                                       {"Sequential.0.0", {{"aten.addmm", 480}, {"aten.mm", 960}}},
+                                       {"Sequential.1", {{"aten.addmm", 240}, {"aten.mm", 480}}}});
+  check_against_torch(flops, "nested");
+  const nlohmann::json torch = testing::read_golden_json("flop_modules_torch.json")["nested"];
+  CHECK(flops.get_table() == torch["table"].get<std::string>());
+  CHECK(flops.get_table(1) == torch["table_depth1"].get<std::string>());
+  CHECK(flops.get_table(3) == torch["table_depth3"].get<std::string>());
+  CHECK(flops.mod_tracker().parents() == std::set<std::string>{"Global"});
+}
+
+TEST_CASE("FlopCounterMode::Guard: no hook is left once it ends, even with the graph kept or a forward throwing") {
+  auto model = nn::make_mlp({4, 3, 2});
+  Tensor x = randn({2, 4});
+  requires_grad_(x);
+  FlopCounterMode flops;
+  Tensor out;
+  {
+    FlopCounterMode::Guard guard(flops);
+    CHECK(mode_stack_size() == 1);
+    CHECK(nn::detail::module_hooks_registered());
+    out = (*model)(x);
+  }
+  CHECK(mode_stack_size() == 0);
+  CHECK_FALSE(nn::detail::module_hooks_registered());
+  CHECK(out.grad_fn()->hooks() != nullptr);
+  for (const auto& list : out.grad_fn()->hooks()->tensor_pre) CHECK(list.list->empty());
+  CHECK(x.impl()->autograd_meta()->hooks->pre->empty());
+  // A later backward of the kept graph is untracked: a new counter sees Global only. Layer 2 (3 -> 2):
+  // grad_input (2x2)@(2x3) = 24, grad_weight (3x2)@(2x2) = 24; layer 1 (4 -> 3): grad_input
+  // (2x3)@(3x4) = 48, grad_weight (4x2)@(2x3) = 48; 144 in all.
+  FlopCounterMode later;
+  {
+    ModeGuard guard(later);
+    backward(sum(out));
+  }
+  CHECK(later.get_flop_counts() == std::vector<std::pair<std::string, OpCounts>>{{"Global", {{"aten.mm", 144}}}});
+  // A forward that throws under the guard: every stack is back as it was.
+  CHECK_THROWS_WITH_AS(
+      [&] {
+        FlopCounterMode::Guard guard(flops);
+        (void)(*model)(randn({2, 5}));
+      }(),
+      doctest::Contains("mat1 and mat2 shapes cannot be multiplied"), Error);
+  CHECK(mode_stack_size() == 0);
+  CHECK_FALSE(nn::detail::module_hooks_registered());
+  CHECK(flops.mod_tracker().parents() == std::set<std::string>{"Global"});
 }
 
 TEST_CASE("a second configuration, worked out by hand: sizes 10,20,30,4, batch 6") {

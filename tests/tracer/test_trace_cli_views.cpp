@@ -31,7 +31,7 @@ TEST_CASE("--fake prints the plain run's JSON, with null for the fields that com
   }
 }
 
-TEST_CASE("--flops prints upstream's table and the per-phase table; --json the totals") {
+TEST_CASE("--flops prints upstream's table with modules and the per-phase table; --json the totals") {
   const Run table = run({"--flops"});
   REQUIRE(table.code == 0);
   const std::string module_table = testing::read_golden_json("flop_tables_torch.json")["seed"];
@@ -54,6 +54,14 @@ TEST_CASE("--flops prints upstream's table and the per-phase table; --json the t
     CHECK(j["phases"]["backward"] == nlohmann::json::parse(R"({"total": 19680, "ops": {"aten.mm": 19680}})"));
     CHECK(j["phases"]["optimizer"]["total"] == 0);
     CHECK(j["modules"]["Global"]["total"] == 30720);
+    // Per module (layers 0, 2, 4 are the Linears): the forward addmm of each, and in the backward its
+    // weight's mm plus, past the first layer, its input's mm of the same size (test_flop_counter.cpp).
+    const auto phases = [&](const char* module) { return j["modules"][module]["phases"]; };
+    CHECK(phases("Sequential") == nlohmann::json::parse(R"({"forward": 11040, "backward": 19680, "optimizer": 0})"));
+    CHECK(phases("Sequential.0") == nlohmann::json::parse(R"({"forward": 2400, "backward": 2400, "optimizer": 0})"));
+    CHECK(phases("Sequential.2") == nlohmann::json::parse(R"({"forward": 7200, "backward": 14400, "optimizer": 0})"));
+    CHECK(phases("Sequential.4") == nlohmann::json::parse(R"({"forward": 1440, "backward": 2880, "optimizer": 0})"));
+    CHECK(j["modules"].size() == 5);  // Global, Sequential and the three Linears: ReLUs count nothing
   }
 }
 
