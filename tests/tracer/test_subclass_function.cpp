@@ -5,6 +5,7 @@
 // mode before the subclass, and the priority of a derived type with NotImplemented; then the
 // protocol's errors, the disabled hook, and the counter of Note [One test per call].
 #include <set>
+#include <thread>
 
 #include "core/function_mode.h"
 #include "core/subclass.h"
@@ -250,4 +251,12 @@ TEST_CASE("the layer's counter follows mode guards and hooked payloads; plain pa
     CHECK(detail::function_layer_in_use());
   }
   CHECK_FALSE(detail::function_layer_in_use());
+}
+
+TEST_CASE("a subclass tensor made on one thread takes function calls on another" * doctest::test_suite("threads")) {
+  auto log = std::make_shared<Log>();
+  const Tensor x = FunctionLoggingTensor::wrap(ones({2}), log);
+  std::thread worker([&] { relu(x); });
+  worker.join();
+  CHECK(*log == Log{"function torch.relu", "dispatch aten.relu.default"});
 }
