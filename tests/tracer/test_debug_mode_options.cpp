@@ -1,15 +1,18 @@
 // tests/tracer/test_debug_mode_options.cpp: DebugMode's record_tensor_attributes (against what a
 // PyTorch dispatch mode reads at the same points, scripts/reference/debug_mode_attributes_reference.py),
 // store_original_args (written when printed, without ids, as upstream renders stored arguments) and
-// record_stack_trace (strata's call path, Note [DebugMode's stack trace]).
+// record_stack_trace (strata's call path, Note [DebugMode's stack trace]); strata-trace --debug --fake.
 #include <doctest/doctest.h>
 
+#include <regex>
+#include <sstream>
 
 #include "autograd/variable.h"
 #include "nn/functional.h"
 #include "ops/functions.h"
 #include "tests/test_helpers.h"
 #include "tracer/debug_step.h"
+#include "tracer/trace_cli.h"
 
 using namespace strata;
 using namespace strata::tracer;
@@ -109,4 +112,46 @@ TEST_CASE("record_stack_trace: the module and function calls around each op, pri
   CHECK(mode->debug_string(false) == plain->debug_string());
   CHECK(plain->logs()[0].stack_trace.empty());
   CHECK(function_mode_stack_size() == 0);
+}
+
+namespace {
+struct CliRun {
+  int code;
+  std::string out, err;
+};
+CliRun run_cli(const std::vector<std::string>& args) {
+  std::ostringstream out, err;
+  const int code = run_trace_cli(args, out, err);
+  return {code, out.str(), err.str()};
+}
+// The real log with each tensor named as a fake: `t: ` and `t$3: ` become `ft: ` and `ft$3: `.
+std::string as_fake(const std::string& log) {
+  return std::regex_replace(log, std::regex(R"((^|[^A-Za-z_])t(\$[0-9]+)?: )"), "$1ft$2: ");
+}
+}  // namespace
+
+TEST_CASE("strata-trace --debug --fake: the fake step's log, the real log's calls with every tensor an ft") {
+  const CliRun seed = run_cli({"--debug", "--fake"});
+  REQUIRE(seed.code == 0);
+  CHECK(seed.err.empty());
+  CHECK(seed.out == testing::read_text(testing::golden_path("debug_mode_fake_seed0_16-32-4_b8.txt")));
+  for (const std::vector<std::string>& extra : std::vector<std::vector<std::string>>{
+           {},
+           {"--record-output", "--ids"},
+           {"--torchfunction", "--nn-module", "--record-output"},
+           {"--sizes", "5,7,6,3", "--batch", "3", "--seed", "2", "--record-output", "--ids"}}) {
+    std::vector<std::string> real_args{"--debug"}, fake_args{"--debug", "--fake"};
+    real_args.insert(real_args.end(), extra.begin(), extra.end());
+    fake_args.insert(fake_args.end(), extra.begin(), extra.end());
+    const CliRun real = run_cli(real_args), fake = run_cli(fake_args);
+    CAPTURE(fake.err);
+    REQUIRE(fake.code == 0);
+    CHECK(fake.out.find(" t: ") == std::string::npos);
+    CHECK(fake.out == as_fake(real.out));
+  }
+  const CliRun json = run_cli({"--debug", "--fake", "--json", "--sizes", "3,2", "--batch", "2"});
+  REQUIRE(json.code == 0);
+  const auto j = nlohmann::json::parse(json.out);
+  CHECK(j["options"]["record_faketensor"] == true);
+  CHECK(j["calls"][0]["line"] == "aten::t(ft: f32[2, 3])");
 }
