@@ -10,13 +10,16 @@ namespace strata {
 
 namespace detail {
 constinit thread_local bool tls_function_modes_enabled = false;
+constinit thread_local bool tls_subclass_functions_enabled = true;
+constinit std::atomic<std::uint32_t> function_layer_users{0};
 }
 
 namespace {
 
 struct FunctionModeState {
   std::vector<FunctionMode*> stack;
-  int disabled = 0;  // live DisableFunctionModes guards
+  int disabled = 0;           // live DisableFunctionModes guards
+  int subclass_disabled = 0;  // live DisableSubclassFunctions guards
 };
 
 FunctionModeState& state() {
@@ -24,10 +27,11 @@ FunctionModeState& state() {
   return s;
 }
 
-// Note [One thread-local test per call]: the flag follows the stack and the guards.
+// Note [One test per call]: the flags follow the stack and the guards.
 void sync_enabled() {
   const FunctionModeState& s = state();
   detail::tls_function_modes_enabled = !s.stack.empty() && s.disabled == 0;
+  detail::tls_subclass_functions_enabled = s.disabled == 0 && s.subclass_disabled == 0;
 }
 
 // Pops the innermost mode while its handler runs; pushes it back afterwards, also after a throw.
@@ -144,6 +148,7 @@ void FunctionCall::call_through() {
 
 FunctionModeGuard::FunctionModeGuard(FunctionMode& mode) : mode_(&mode) {
   state().stack.push_back(mode_);
+  detail::add_function_layer_user();
   sync_enabled();
 }
 
@@ -152,6 +157,7 @@ FunctionModeGuard::~FunctionModeGuard() {
   auto& stack = state().stack;
   auto it = std::find(stack.rbegin(), stack.rend(), mode_);
   if (it != stack.rend()) stack.erase(std::next(it).base());
+  detail::remove_function_layer_user();
   sync_enabled();
 }
 
@@ -165,24 +171,34 @@ DisableFunctionModes::~DisableFunctionModes() {
   sync_enabled();
 }
 
+DisableSubclassFunctions::DisableSubclassFunctions() {
+  ++state().subclass_disabled;
+  sync_enabled();
+}
+
+DisableSubclassFunctions::~DisableSubclassFunctions() {
+  --state().subclass_disabled;
+  sync_enabled();
+}
+
 FunctionMode* current_function_mode() { return state().stack.empty() ? nullptr : state().stack.back(); }
 std::size_t function_mode_stack_size() { return state().stack.size(); }
 
 namespace detail {
 
-void run_function_mode(FunctionCall& call) {
-  STRATA_INTERNAL_ASSERT(function_modes_enabled(), "run_function_mode with no function mode enabled");
+void run_torch_function(FunctionCall& call) {
+  if (!function_modes_enabled()) return run_subclass_functions(call);
   TemporaryFunctionModePop pop;
+  call.set_handler(str_cat("the function mode ", pop.mode()->name()));
   pop.mode()->torch_function(call);
-  STRATA_CHECK(call.has_result(), "the function mode ", pop.mode()->name(), " handled ", call.name(),
+  STRATA_CHECK(call.has_result(), call.handler(), " handled ", call.name(),
                " but set no result: it must call call.call_through() (PyTorch's func(*args, **kwargs)) or "
                "call.set_result()");
 }
 
 void throw_bad_function_result(const FunctionCall& call, std::string_view expected) {
-  const FunctionMode* mode = current_function_mode();
-  throw Error(str_cat("the result of ", call.name(), " set by the function mode ", mode ? mode->name() : "?", " is ",
-                      call.result().tag_name(), "; expected ", expected));
+  throw Error(str_cat("the result of ", call.name(), " set by ", call.handler(), " is ", call.result().tag_name(),
+                      "; expected ", expected));
 }
 
 }  // namespace detail

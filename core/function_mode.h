@@ -1,10 +1,12 @@
 // core/function_mode.h: the function-level interposer (PyTorch's __torch_function__ and
 // TorchFunctionMode). Every public front-end function (torch.mm, torch.Tensor.add_,
 // torch.nn.functional.linear, torch.Tensor.backward...) announces itself, boxed, to a thread-local
-// stack of function modes before it decomposes into dispatched ops. ops/torch_function.h is the one
-// wrapper the front-end functions use; this file is what a mode sees and how it is entered.
+// stack of function modes, then to the tensor subclasses among its arguments that take function
+// calls (core/interposer.h), before it decomposes into dispatched ops. ops/torch_function.h is the
+// one wrapper the front-end functions use; this file is what a handler sees and how it is entered.
 #pragma once
 
+#include <atomic>
 #include <cstdint>
 #include <string>
 #include <string_view>
@@ -81,6 +83,13 @@ class FunctionCall {
     result_ = std::move(result);
     has_result_ = true;
   }
+  void clear_result() {
+    result_ = IValue();
+    has_result_ = false;
+  }
+  // Who answered the call, for errors about its result: "the function mode DebugMode".
+  const std::string& handler() const { return handler_; }
+  void set_handler(std::string handler) { handler_ = std::move(handler); }
 
   // For ops/torch_function.h: the function below the current mode, run by call_through().
   using Through = void (*)(void* context, FunctionCall& call);
@@ -95,6 +104,7 @@ class FunctionCall {
   std::vector<std::pair<std::string_view, IValue>> kwargs_;
   IValue result_;
   bool has_result_ = false;
+  std::string handler_;
   Through through_ = nullptr;
   void* context_ = nullptr;
 };
@@ -111,15 +121,28 @@ class FunctionCall {
 // The autograd engine runs its passes with function modes disabled (DisableFunctionModes): a
 // backward's formulas are C++ in PyTorch and never reach a TorchFunctionMode.
 
-// Note [One thread-local test per call]
-// A front-end function tests one thread-local bool, function_modes_enabled(), before anything else;
-// it is true only while this thread's function-mode stack is non-empty and no DisableFunctionModes
-// is active, and it is recomputed whenever either changes. With no function mode the cost of the
-// layer is that load and a not-taken branch.
+// Note [One test per call]
+// A front-end function first tests one process-wide counter, function_layer_in_use(): the live
+// FunctionModeGuards on any thread plus the live subclass payloads that take function calls (Note
+// [A subclass takes function calls]). While it is zero, that load and a not-taken branch are the
+// whole cost of the layer. Otherwise the function asks, still before boxing anything, whether this
+// thread has a mode enabled (function_modes_enabled(), a thread-local bool true only while the
+// thread's stack is non-empty and no DisableFunctionModes is active) or subclass hooks enabled and
+// such a subclass among its arguments; if neither, it runs as usual. A counter rather than the
+// thread-local alone because a subclass tensor made on one thread may be used on another, whose
+// thread-locals cannot be reached; the price is that while a mode is active on one thread, the
+// other threads' front-end calls take the second test too (a few loads, no boxing).
 namespace detail {
 extern constinit thread_local bool tls_function_modes_enabled;
-}
+extern constinit thread_local bool tls_subclass_functions_enabled;
+extern constinit std::atomic<std::uint32_t> function_layer_users;
+inline void add_function_layer_user() { function_layer_users.fetch_add(1, std::memory_order_relaxed); }
+inline void remove_function_layer_user() { function_layer_users.fetch_sub(1, std::memory_order_relaxed); }
+inline bool function_layer_in_use() { return function_layer_users.load(std::memory_order_relaxed) != 0; }
+}  // namespace detail
 inline bool function_modes_enabled() { return detail::tls_function_modes_enabled; }
+// Whether subclass hooks may run on this thread (no DisableFunctionModes nor DisableSubclassFunctions).
+inline bool subclass_functions_enabled() { return detail::tls_subclass_functions_enabled; }
 
 // Enters a function mode for its lifetime (PyTorch's `with mode:`); modes nest, innermost first.
 class FunctionModeGuard {
@@ -133,8 +156,8 @@ class FunctionModeGuard {
   FunctionMode* mode_;
 };
 
-// PyTorch's torch._C.DisableTorchFunction: no front-end call is announced while it lives (the
-// stack is kept, and seen again afterwards). Nests.
+// PyTorch's torch._C.DisableTorchFunction: no front-end call is announced while it lives, to a mode
+// or to a subclass (the stack is kept, and seen again afterwards). Nests.
 class DisableFunctionModes {
  public:
   DisableFunctionModes();
@@ -143,13 +166,26 @@ class DisableFunctionModes {
   DisableFunctionModes& operator=(const DisableFunctionModes&) = delete;
 };
 
+// PyTorch's torch._C.DisableTorchFunctionSubclass (1.13's DisableTorchFunction): no subclass hook
+// runs while it lives; function modes still do. Nests. Entered around every subclass hook.
+class DisableSubclassFunctions {
+ public:
+  DisableSubclassFunctions();
+  ~DisableSubclassFunctions();
+  DisableSubclassFunctions(const DisableSubclassFunctions&) = delete;
+  DisableSubclassFunctions& operator=(const DisableSubclassFunctions&) = delete;
+};
+
 FunctionMode* current_function_mode();  // the innermost active mode, or null
 std::size_t function_mode_stack_size();
 
 namespace detail {
-// Hands `call` to the innermost mode (popped while it runs) and checks it left a result. Called by
-// ops/torch_function.h when function_modes_enabled().
-void run_function_mode(FunctionCall& call);
+// Hands `call` to the innermost mode (popped while it runs) when function_modes_enabled(), else to
+// the subclasses among its arguments that take function calls (Note [A subclass takes function
+// calls]), and checks a result was left. Called by ops/torch_function.h.
+void run_torch_function(FunctionCall& call);
+// The subclass half of run_torch_function (core/subclass_function.cpp).
+void run_subclass_functions(FunctionCall& call);
 // The error for a result a function cannot return (`expected` says what it takes).
 [[noreturn, gnu::cold]] void throw_bad_function_result(const FunctionCall& call, std::string_view expected);
 }  // namespace detail

@@ -42,8 +42,25 @@ class TemporaryModePop {
 
 // The wrapper subclasses among the op's arguments, in the order their handlers run (Note [Who
 // handles an op]): one per type, a subclass before the types it derives from.
-using Subclasses = SmallVector<IntrusivePtr<TensorSubclass>, 4>;
-void add_overloaded(Subclasses& out, TensorSubclass* s) {
+using detail::Subclasses;
+using detail::add_overloaded_subclass;
+Subclasses overloaded_subclasses(const OperatorHandle& op, const Stack& stack) {
+  Subclasses out;
+  const std::size_t n = op.schema().arguments().size();
+  for (std::size_t i = stack.size() - n; i < stack.size(); ++i) {
+    const IValue& v = stack[i];
+    if (v.is_tensor() && v.to_tensor().defined() && v.to_tensor().subclass()) add_overloaded_subclass(out, v.to_tensor().subclass());
+    if (v.is_tensor_list()) {
+      for (const Tensor& t : v.to_tensor_list())
+        if (t.defined() && t.subclass()) add_overloaded_subclass(out, t.subclass());
+    }
+  }
+  return out;
+}
+
+}  // namespace
+
+void detail::add_overloaded_subclass(Subclasses& out, TensorSubclass* s) {
   for (const auto& seen : out)
     if (typeid(*seen) == typeid(*s)) return;
   std::size_t at = 0;
@@ -51,21 +68,6 @@ void add_overloaded(Subclasses& out, TensorSubclass* s) {
   out.push_back(IntrusivePtr<TensorSubclass>(s));
   std::rotate(out.begin() + at, out.end() - 1, out.end());
 }
-Subclasses overloaded_subclasses(const OperatorHandle& op, const Stack& stack) {
-  Subclasses out;
-  const std::size_t n = op.schema().arguments().size();
-  for (std::size_t i = stack.size() - n; i < stack.size(); ++i) {
-    const IValue& v = stack[i];
-    if (v.is_tensor() && v.to_tensor().defined() && v.to_tensor().subclass()) add_overloaded(out, v.to_tensor().subclass());
-    if (v.is_tensor_list()) {
-      for (const Tensor& t : v.to_tensor_list())
-        if (t.defined() && t.subclass()) add_overloaded(out, t.subclass());
-    }
-  }
-  return out;
-}
-
-}  // namespace
 
 ModeGuard::ModeGuard(DispatchMode& mode) : mode_(&mode) {
   register_interposer();
@@ -91,6 +93,27 @@ std::string TensorSubclass::repr(const Tensor& self) const {
 }
 
 bool TensorSubclass::type_includes(const TensorSubclass& other) const { return typeid(*this) == typeid(other); }
+
+// Note [A subclass takes function calls]: a payload with the tag counts as a user of the function
+// layer for as long as it lives.
+TensorSubclass::TensorSubclass(TakesFunctionCalls) : TensorSubclass() {
+  takes_function_calls_ = true;
+  detail::add_function_layer_user();
+}
+
+TensorSubclass::TensorSubclass(const TensorSubclass& other)
+    : RefCounted<TensorSubclass>(other), version_(other.version_), takes_function_calls_(other.takes_function_calls_) {
+  if (takes_function_calls_) detail::add_function_layer_user();
+}
+
+TensorSubclass::~TensorSubclass() {
+  if (takes_function_calls_) detail::remove_function_layer_user();
+}
+
+void TensorSubclass::torch_function(FunctionCall& call) {
+  STRATA_INTERNAL_ASSERT(false, type_name(), " was asked to handle ", call.name(),
+                         " but was not constructed with TakesFunctionCalls");
+}
 
 Tensor make_wrapper_tensor(IntrusivePtr<TensorSubclass> subclass, IntArrayRef sizes, IntArrayRef strides,
                            std::int64_t storage_offset, ScalarType dtype, Device device) {
@@ -224,6 +247,8 @@ void interposer_fallback(const OperatorHandle& op, DispatchKeySet keys, Stack& s
 }  // namespace
 
 void return_not_implemented() { tls_not_implemented = true; }
+bool detail::take_not_implemented() { return std::exchange(tls_not_implemented, false); }
+void detail::reset_not_implemented() { tls_not_implemented = false; }
 
 void register_interposer() {
   static const bool registered = [] {

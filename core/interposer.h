@@ -13,6 +13,8 @@
 #include <vector>
 
 #include "core/dispatcher.h"
+#include "core/function_mode.h"
+#include "core/small_vector.h"
 #include "core/tensor.h"
 
 namespace strata {
@@ -91,7 +93,9 @@ struct FlattenedTensor {
 class TensorSubclass : public RefCounted<TensorSubclass> {
  public:
   TensorSubclass() : version_(std::make_shared<std::atomic<std::uint32_t>>(0)) {}
-  virtual ~TensorSubclass() = default;
+  TensorSubclass(const TensorSubclass& other);
+  TensorSubclass& operator=(const TensorSubclass&) = delete;
+  virtual ~TensorSubclass();
   std::uint32_t version() const { return version_->load(std::memory_order_relaxed); }
   void bump_version() { version_->fetch_add(1, std::memory_order_relaxed); }
   void share_version_counter(const TensorSubclass& source) { version_ = source.version_; }
@@ -110,9 +114,35 @@ class TensorSubclass : public RefCounted<TensorSubclass> {
   // as `return type_includes_as<MyType>(*this, other);`.
   virtual bool type_includes(const TensorSubclass& other) const;
 
+  // __torch_function__ (Note [A subclass takes function calls]): runs for a front-end call with this
+  // tensor among its arguments, only in a payload constructed with TakesFunctionCalls. Same protocol
+  // as FunctionMode::torch_function, plus return_not_implemented() to let the next subclass try. The
+  // default is PyTorch's _disabled_torch_function_impl: such a payload is never asked.
+  virtual void torch_function(FunctionCall& call);
+  bool takes_function_calls() const { return takes_function_calls_; }
+
+ protected:
+  struct TakesFunctionCalls {};
+  explicit TensorSubclass(TakesFunctionCalls);
+
  private:
   std::shared_ptr<std::atomic<std::uint32_t>> version_;
+  bool takes_function_calls_ = false;
 };
+
+// Note [A subclass takes function calls]
+// PyTorch's handle_torch_function for a subclass that overrides __torch_function__: a payload built
+// with the TakesFunctionCalls constructor has its torch_function() called for every announced
+// front-end call (ops/torch_function.h) that has one of its tensors among the arguments (a
+// Tensor? too), after the function modes (a mode's call_through() reaches it, as upstream's
+// `func(*args)` in a mode does) and before the function decomposes into dispatched ops. The
+// subclasses among the arguments are tried in Note [Who handles an op]'s order (a derived type
+// before its base); return_not_implemented() passes to the next, and when all return it the call
+// fails with upstream's "no implementation found" error. While a hook runs, subclass hooks are
+// disabled on the thread (DisableSubclassFunctions, upstream's DisableTorchFunctionSubclass that
+// its default __torch_function__ enters), so its own calls and call_through() run the function
+// itself, which dispatches to the subclass's dispatch(). A payload without the tag costs nothing:
+// the live payloads with it count in Note [One test per call].
 
 // TensorSubclass::type_includes for a type `Self`: false when `self` is of a type derived from Self
 // that did not override it (rather than claim a relation it cannot see).
@@ -149,6 +179,16 @@ bool interposer_sees(const Tensor& t);
 void register_interposer();
 
 namespace detail {
+// The subclasses that handle a call, in the order they are tried (Note [Who handles an op]).
+using Subclasses = SmallVector<IntrusivePtr<TensorSubclass>, 4>;
+// Adds `s`'s type to `out` unless a payload of that type is already there: before the first type
+// it derives from, else last.
+void add_overloaded_subclass(Subclasses& out, TensorSubclass* s);
+// Whether the handler that just ran called return_not_implemented(); clears it.
+bool take_not_implemented();
+// Clears the not-implemented mark before a handler runs.
+void reset_not_implemented();
+
 template <typename Fn>
 void for_each_tensor_slot(Stack& stack, std::size_t count, Fn& fn) {
   for (std::size_t i = stack.size() - count; i < stack.size(); ++i) {

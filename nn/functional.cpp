@@ -24,6 +24,7 @@ void box_argument(std::vector<IValue>& out, const LossOptions& options) {
   constexpr std::string_view names[] = {"none", "mean", "sum"};
   out.emplace_back(names[static_cast<std::size_t>(options.reduction)]);
 }
+bool has_torch_function(const LossOptions& options) { return strata::detail::has_torch_function(options.weight); }
 
 Tensor matmul(const Tensor& input, const Tensor& other) {
   STRATA_TORCH_FUNCTION(functional::matmul, "torch.matmul", "input, other", input, other);

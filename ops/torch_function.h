@@ -1,6 +1,7 @@
 // ops/torch_function.h: the one wrapper every public front-end function starts with. It announces
-// the call to the function modes (core/function_mode.h) under PyTorch's name and parameter list,
-// boxing the C++ arguments, and unboxes what the modes leave as the function's result.
+// the call to the function modes (core/function_mode.h) and to the subclasses among its arguments
+// that take function calls (core/interposer.h) under PyTorch's name and parameter list, boxing the
+// C++ arguments, and unboxes what they leave as the function's result.
 //
 //   Tensor mm(const Tensor& self, const Tensor& mat2) {
 //     STRATA_TORCH_FUNCTION(mm, "torch.mm", "input, mat2", self, mat2);
@@ -15,6 +16,7 @@
 
 #include "core/function_mode.h"
 #include "core/generator.h"
+#include "core/interposer.h"
 #include "core/ivalue.h"
 #include "core/tensor.h"
 
@@ -49,6 +51,31 @@ void box_argument(std::vector<IValue>& out, const std::optional<T>& v) {
   else out.emplace_back();
 }
 
+// Whether a front-end argument holds a tensor of a subclass that takes function calls (PyTorch's
+// has_torch_function over the relevant args). Every type box_argument takes has an answer here: a
+// Tensor or Tensor? is asked, the other types hold no tensor; a type from elsewhere holding tensors
+// (nn's LossOptions) adds its own has_torch_function in its namespace.
+inline bool has_torch_function(const Tensor& t) {
+  return t.defined() && t.subclass() && t.subclass()->takes_function_calls();
+}
+template <typename T>
+  requires(std::is_arithmetic_v<T> || std::is_enum_v<T> || std::is_same_v<T, Scalar> ||
+           std::is_same_v<T, IntArrayRef> || std::is_same_v<T, Device> || std::is_same_v<T, std::string_view> ||
+           std::is_same_v<T, const Generator*> || std::is_same_v<T, Generator*> || std::is_same_v<T, TensorOptions>)
+bool has_torch_function(const T&) {
+  return false;
+}
+template <typename T>
+bool has_torch_function(const std::optional<T>& v) {
+  return v && has_torch_function(*v);
+}
+
+// The second test of Note [One test per call]: does this call go to a handler?
+template <typename... Args>
+bool wants_torch_function(const Args&... args) {
+  return function_modes_enabled() || (subclass_functions_enabled() && (has_torch_function(args) || ...));
+}
+
 // A result as a mode sees it, and back. A function returning several tensors gives a tensor list.
 inline IValue box_result(const Tensor& t) { return t.defined() ? IValue(t) : IValue(); }
 inline IValue box_result(const std::tuple<Tensor, Tensor>& r) {
@@ -81,9 +108,10 @@ const First& first_of(const First& first, const Rest&...) {
   return first;
 }
 
-// The slow path of STRATA_TORCH_FUNCTION: box, hand to the innermost mode, unbox. `through` re-enters
-// the public function, which announces the call to the next mode out, or runs the function itself
-// once no mode is left (Note [Function modes are popped while they run]).
+// The slow path of STRATA_TORCH_FUNCTION: box, hand to the innermost mode or the subclasses, unbox.
+// `through` re-enters the public function, which announces the call to the next mode out, then to
+// the subclasses, and runs the function itself once no handler is left (Note [Function modes are
+// popped while they run], Note [A subclass takes function calls]).
 template <typename R, typename Through, typename... Args>
 R handle_torch_function(const FunctionSignature& signature, Through& through, const Args&... args) {
   std::vector<IValue> boxed;
@@ -101,7 +129,7 @@ R handle_torch_function(const FunctionSignature& signature, Through& through, co
         }
       },
       &through);
-  run_function_mode(call);
+  run_torch_function(call);
   if constexpr (std::is_void_v<R>) {
     return;
   } else if constexpr (std::is_reference_v<R>) {
@@ -121,19 +149,21 @@ R handle_torch_function(const FunctionSignature& signature, Through& through, co
 
 }  // namespace strata
 
-// The first statement of a public front-end function `function`: with a function mode enabled,
-// announce the call as PyTorch's `name` with parameters `signature` (FunctionSignature) and the C++
-// arguments `...` (boxed in the signature's order), and return what the modes leave. Otherwise one
-// thread-local test (Note [One thread-local test per call]). `function` must be callable with `...`
-// and resolve to the function itself (an overload set is fine).
+// The first statement of a public front-end function `function`: with a function mode enabled or a
+// subclass that takes function calls among the arguments, announce the call as PyTorch's `name` with
+// parameters `signature` (FunctionSignature) and the C++ arguments `...` (boxed in the signature's
+// order), and return what the handlers leave. Otherwise one test of a counter (Note [One test per
+// call]). `function` must be callable with `...` and resolve to the function itself (an overload set
+// is fine).
 #define STRATA_TORCH_FUNCTION(function, name, signature, ...)                                                   \
   do {                                                                                                          \
-    if (::strata::function_modes_enabled()) [[unlikely]]                                                        \
-      return STRATA_COLD_LAMBDA->decltype(auto) {                                                               \
-        static const ::strata::FunctionSignature strata_signature_(name, signature);                            \
-        auto strata_through_ = [&]() -> decltype(auto) { return function(__VA_ARGS__); };                       \
-        return ::strata::detail::handle_torch_function<decltype(function(__VA_ARGS__))>(strata_signature_,     \
-                                                                                         strata_through_,       \
-                                                                                         __VA_ARGS__);          \
-      }();                                                                                                      \
+    if (::strata::detail::function_layer_in_use()) [[unlikely]]                                                 \
+      if (::strata::detail::wants_torch_function(__VA_ARGS__))                                                  \
+        return STRATA_COLD_LAMBDA->decltype(auto) {                                                             \
+          static const ::strata::FunctionSignature strata_signature_(name, signature);                          \
+          auto strata_through_ = [&]() -> decltype(auto) { return function(__VA_ARGS__); };                     \
+          return ::strata::detail::handle_torch_function<decltype(function(__VA_ARGS__))>(strata_signature_,   \
+                                                                                           strata_through_,     \
+                                                                                           __VA_ARGS__);        \
+        }();                                                                                                    \
   } while (0)

@@ -18,9 +18,14 @@ nlohmann::ordered_json DebugMode::to_json() const {
                     {"record_nn_module", options_.record_nn_module},
                     {"record_output", options_.record_output},
                     {"record_ids", options_.record_ids}};
+  // Options added after version 1 first shipped appear only when set, so older documents still match.
+  if (!options_.record_tensor_attributes.empty())
+    out["options"]["record_tensor_attributes"] = options_.record_tensor_attributes;
+  if (options_.store_original_args) out["options"]["store_original_args"] = true;
+  if (options_.record_stack_trace) out["options"]["record_stack_trace"] = true;
   nlohmann::ordered_json calls = nlohmann::ordered_json::array();
   for (std::size_t i = 0; i < calls_.size(); ++i) {
-    const DebugCall& c = calls_[i];
+    const DebugCall c = rendered(calls_[i]);
     nlohmann::ordered_json j;
     j["index"] = i;
     j["kind"] = kind_name(c.kind);
@@ -35,6 +40,7 @@ nlohmann::ordered_json DebugMode::to_json() const {
     j["log"] = c.log;
     j["record"] = c.record;
     j["line"] = c.render();
+    if (!c.stack_trace.empty()) j["stack_trace"] = c.stack_trace;
     calls.push_back(std::move(j));
   }
   out["calls"] = std::move(calls);
@@ -58,6 +64,7 @@ std::vector<DebugCall> calls_from_json(const nlohmann::ordered_json& document) {
       c.name = j.at("name").get<std::string>();
       c.args = j.at("args").get<std::vector<std::string>>();
       for (const auto& [k, v] : j.at("kwargs").items()) c.kwargs.emplace_back(k, v.get<std::string>());
+      c.stack_trace = j.value("stack_trace", "");
       if (!j.at("output").is_null()) c.output = j.at("output").get<std::string>();
       c.log = j.at("log");
       c.record = j.at("record");

@@ -134,7 +134,39 @@ std::string DebugCall::render() const {
   return out;
 }
 
-DebugMode::DebugMode(DebugModeOptions options) : options_(options) {}
+// Note [DebugMode's tensor attributes]
+// Upstream's record_tensor_attributes writes `{name=value, ...}` after the shape for each listed
+// attribute the tensor has (getattr's str()). strata reads the attributes every tensor has:
+// requires_grad, is_leaf and _version (as of when the call is written: an op's output is written
+// below autograd, before autograd gives it a history, as upstream's dispatch mode sees it), dtype
+// (torch.float32), device (cpu), ndim and shape (torch.Size([8, 16])). A name outside these is refused
+// when the mode is made rather than silently skipped, since no strata tensor could have it.
+namespace {
+constexpr std::string_view kTensorAttributes[] = {"requires_grad", "is_leaf", "_version", "dtype",
+                                                  "device",        "ndim",    "shape"};
+
+void append_attribute(std::string& out, const Tensor& t, std::string_view name) {
+  const auto flag = [&](bool b) { out += b ? "True" : "False"; };
+  out += name;
+  out += '=';
+  if (name == "requires_grad") flag(t.requires_grad());
+  else if (name == "is_leaf") flag(t.is_leaf());
+  else if (name == "_version") append_int(out, t.impl()->version());
+  else if (name == "dtype") (out += "torch.") += dtype_name(t.dtype());
+  else if (name == "device") out += device_name(t.device());
+  else if (name == "ndim") append_int(out, t.dim());
+  else if (name == "shape") (out += "torch.Size(") += shape_str(t.sizes()) + ")";
+}
+}  // namespace
+
+DebugMode::DebugMode(DebugModeOptions options) : options_(std::move(options)) {
+  for (const std::string& name : options_.record_tensor_attributes) {
+    const bool known = std::find(std::begin(kTensorAttributes), std::end(kTensorAttributes), name) != std::end(kTensorAttributes);
+    STRATA_CHECK(known, "DebugMode: record_tensor_attributes names '", name,
+                 "', which a strata tensor does not have; it reads requires_grad, is_leaf, _version, dtype, device, "
+                 "ndim and shape");
+  }
+}
 
 DebugMode::~DebugMode() {
   auto& modes = active_modes();
@@ -156,7 +188,7 @@ void DebugMode::reset() {
 // holds), so it keys ids by TensorImpl address and guards against a freed impl's address being
 // reused: an op's output that is not one of its inputs is a new tensor and gets a new id, and a known
 // address whose data pointer changed is a new tensor too.
-std::int64_t DebugMode::tensor_id(const Tensor& t, bool fresh) {
+std::int64_t DebugMode::tensor_id(const Tensor& t, bool fresh) const {
   const TensorImpl* impl = t.impl();
   const void* data = impl->has_data() ? impl->data() : nullptr;
   if (fresh && std::find(inputs_.begin(), inputs_.end(), impl) != inputs_.end()) fresh = false;
@@ -166,7 +198,7 @@ std::int64_t DebugMode::tensor_id(const Tensor& t, bool fresh) {
   return it->second.id;
 }
 
-void DebugMode::append_tensor(std::string& out, const Tensor& t, bool fresh_id) {
+void DebugMode::append_tensor(std::string& out, const Tensor& t, bool fresh_id, bool with_ids) const {
   if (!t.defined()) {
     out += "None";
     return;
@@ -175,7 +207,7 @@ void DebugMode::append_tensor(std::string& out, const Tensor& t, bool fresh_id) 
   if (custom) out += custom->debug_prefix();
   else if (FakeTensor::is_fake(t)) out += "ft";
   else out += 't';
-  if (options_.record_ids) {
+  if (with_ids) {
     out += '$';
     append_int(out, tensor_id(t, fresh_id));
   }
@@ -188,12 +220,20 @@ void DebugMode::append_tensor(std::string& out, const Tensor& t, bool fresh_id) 
     append_int(out, sizes[i]);
   }
   out += ']';
+  if (!options_.record_tensor_attributes.empty()) {
+    out += '{';
+    for (std::size_t i = 0; i < options_.record_tensor_attributes.size(); ++i) {
+      if (i) out += ", ";
+      append_attribute(out, t, options_.record_tensor_attributes[i]);
+    }
+    out += '}';
+  }
   if (custom) out += custom->debug_suffix(t);
 }
 
 // str(value) as upstream's _arg_to_str makes it: a tensor list is a list of strings, so its elements
 // are quoted.
-void DebugMode::append_value(std::string& out, const IValue& v, bool fresh_ids) {
+void DebugMode::append_value(std::string& out, const IValue& v, bool fresh_ids, bool with_ids) const {
   switch (v.tag()) {
     case IValue::Tag::None: out += "None"; break;
     case IValue::Tag::Double: append_python_float(out, v.to_double()); break;
@@ -205,7 +245,7 @@ void DebugMode::append_value(std::string& out, const IValue& v, bool fresh_ids) 
     case IValue::Tag::MemoryFormat:
       out += v.to_memory_format() == MemoryFormat::Contiguous ? "torch.contiguous_format" : "torch.preserve_format";
       break;
-    case IValue::Tag::Tensor: append_tensor(out, v.to_tensor(), fresh_ids); break;
+    case IValue::Tag::Tensor: append_tensor(out, v.to_tensor(), fresh_ids, with_ids); break;
     case IValue::Tag::IntList: {
       out += '[';
       const IntArrayRef xs = v.to_int_list();
@@ -222,7 +262,7 @@ void DebugMode::append_value(std::string& out, const IValue& v, bool fresh_ids) 
       for (std::size_t i = 0; i < ts.size(); ++i) {
         if (i) out += ", ";
         std::string item;
-        append_tensor(item, ts[i], fresh_ids);
+        append_tensor(item, ts[i], fresh_ids, with_ids);
         append_python_str_repr(out, item);
       }
       out += ']';
@@ -236,21 +276,21 @@ void DebugMode::append_value(std::string& out, const IValue& v, bool fresh_ids) 
 
 // The returns as upstream's stringify_output writes them: nothing when every value is None, one value
 // as itself, several as the str() of a tuple of strings.
-std::string DebugMode::returns_string(const IValue* returns, std::size_t n, bool fresh_ids) {
+std::string DebugMode::returns_string(const IValue* returns, std::size_t n, bool fresh_ids) const {
   const bool all_none = std::all_of(returns, returns + n, [](const IValue& v) {
     return v.is_none() || (v.is_tensor() && !v.to_tensor().defined());
   });
   if (all_none) return {};
   std::string out;
   if (n == 1) {
-    append_value(out, returns[0], fresh_ids);
+    append_value(out, returns[0], fresh_ids, options_.record_ids);
     return out;
   }
   out += '(';
   for (std::size_t i = 0; i < n; ++i) {
     if (i) out += ", ";
     std::string item;
-    append_value(item, returns[i], fresh_ids);
+    append_value(item, returns[i], fresh_ids, options_.record_ids);
     if (returns[i].is_tensor() && returns[i].to_tensor().defined()) append_python_str_repr(out, item);
     else out += item;
   }
@@ -264,6 +304,7 @@ std::string DebugMode::returns_string(const IValue* returns, std::size_t n, bool
 // call's parent is the later of the last shallower call (what the indentation shows: a subclass op
 // holds the ops on its inner tensors) and the innermost open function or module scope.
 std::size_t DebugMode::add_call(DebugCall call) {
+  if (options_.record_stack_trace) call.stack_trace = path_string();
   while (!spine_.empty() && calls_[spine_.back()].depth >= call.depth) spine_.pop_back();
   if (!spine_.empty()) call.parent = spine_.back();
   if (!open_.empty() && (!call.parent || *call.parent < open_.back())) call.parent = open_.back();
@@ -391,39 +432,87 @@ DebugCall DebugMode::op_call(const OperatorHandle& op, const Stack& stack, int d
   call.kind = DebugCall::Kind::Op;
   call.depth = depth;
   call.name = info.name;
-  call.args.reserve(positional_end);
-  for (std::size_t i = 0; i < positional_end; ++i) append_value(call.args.emplace_back(), stack[base + i], false);
-  for (std::size_t i = info.kwarg_only_start; i < n; ++i) {
-    if (is_default(i)) continue;
-    std::string value;
-    append_value(value, stack[base + i], false);
-    call.kwargs.emplace_back(op.schema().arguments()[i].name, std::move(value));
-  }
+  std::vector<std::pair<std::string, const IValue*>> kwargs;
+  for (std::size_t i = info.kwarg_only_start; i < n; ++i)
+    if (!is_default(i)) kwargs.emplace_back(op.schema().arguments()[i].name, &stack[base + i]);
+  set_args(call, stack.data() + base, positional_end, kwargs);
   return call;
 }
 
+// The call's arguments as strings now, or, with store_original_args, as values written when the log
+// is printed (rendered()).
+void DebugMode::set_args(DebugCall& call, const IValue* args, std::size_t n,
+                         const std::vector<std::pair<std::string, const IValue*>>& kwargs) {
+  if (options_.store_original_args) {
+    call.original_args.assign(args, args + n);
+    for (const auto& [key, value] : kwargs) call.original_kwargs.emplace_back(key, *value);
+    return;
+  }
+  call.args.reserve(n);
+  for (std::size_t i = 0; i < n; ++i) append_value(call.args.emplace_back(), args[i], false, options_.record_ids);
+  for (const auto& [key, value] : kwargs) {
+    std::string s;
+    append_value(s, *value, false, options_.record_ids);
+    call.kwargs.emplace_back(key, std::move(s));
+  }
+}
+
+DebugCall DebugMode::rendered(const DebugCall& call) const {
+  DebugCall out = call;
+  if (call.original_args.empty() && call.original_kwargs.empty()) return out;
+  out.args.clear();
+  out.kwargs.clear();
+  for (const IValue& v : call.original_args) append_value(out.args.emplace_back(), v, false, false);
+  for (const auto& [key, value] : call.original_kwargs) {
+    std::string s;
+    append_value(s, value, false, false);
+    out.kwargs.emplace_back(key, std::move(s));
+  }
+  return out;
+}
+
+// Note [DebugMode's stack trace]
+// Upstream records each call's Python stack (and, for a backward op, the stack of the forward call
+// that made its node) and prints the innermost user frame above each group of calls. strata has no
+// Python frames, and a C++ backtrace would show the dispatcher, not the program. What a strata user
+// wrote is the module calls and front-end functions: the call path records those enclosing the call,
+// outermost first, `Sequential.0 > torch.nn.functional.linear` (module names as ModTracker gives
+// them, functions by their public PyTorch name), so it needs no debug info and reads the same in
+// every build. A backward op's path is the `torch.Tensor.backward` call that runs it; the forward
+// call that made its node is not recorded.
+std::string DebugMode::path_string() const {
+  std::string out;
+  for (std::size_t i = 0; i < call_path_.size(); ++i) {
+    if (i) out += " > ";
+    out += call_path_[i];
+  }
+  return out;
+}
+
 DebugMode::CallScope DebugMode::record_function_call(std::string_view name, const std::vector<IValue>& args,
-                                                     const std::vector<std::pair<std::string, IValue>>& kwargs) {
-  if (!options_.record_torchfunction) return {};
+                                                     const std::vector<std::pair<std::string, IValue>>& kwargs,
+                                                     std::string_view path_name) {
+  const bool in_path = options_.record_stack_trace;
+  if (in_path) enter_path(std::string(path_name.empty() ? name : path_name));
+  const int before = depth_;
+  if (!options_.record_torchfunction) return in_path ? CallScope(this, 0, before, false, true) : CallScope();
   DebugCall call;
   call.kind = DebugCall::Kind::Function;
   call.depth = depth_;
   call.name = name;
-  for (const IValue& a : args) append_value(call.args.emplace_back(), a, false);
-  for (const auto& [key, value] : kwargs) {
-    std::string s;
-    append_value(s, value, false);
-    call.kwargs.emplace_back(key, std::move(s));
-  }
-  const int before = depth_;
+  std::vector<std::pair<std::string, const IValue*>> kwarg_refs;
+  for (const auto& [key, value] : kwargs) kwarg_refs.emplace_back(key, &value);
+  set_args(call, args.data(), args.size(), kwarg_refs);
   const std::size_t index = add_call(std::move(call));
   open_.push_back(index);
   depth_ = before + 1;
-  return CallScope(this, index, before);
+  return CallScope(this, index, before, true, in_path);
 }
 
 DebugMode::CallScope DebugMode::record_module_call(std::string_view fully_qualified_name) {
-  if (!options_.record_nn_module) return {};
+  const bool in_path = options_.record_stack_trace;
+  if (in_path) enter_path(std::string(fully_qualified_name));
+  if (!options_.record_nn_module) return in_path ? CallScope(this, 0, depth_, false, true) : CallScope();
   DebugCall call;
   call.kind = DebugCall::Kind::Module;
   call.depth = depth_ + 1;
@@ -432,39 +521,58 @@ DebugMode::CallScope DebugMode::record_module_call(std::string_view fully_qualif
   const std::size_t index = add_call(std::move(call));
   open_.push_back(index);
   depth_ = before + 1;
-  return CallScope(this, index, before);
+  return CallScope(this, index, before, true, in_path);
 }
 
 DebugMode::CallScope::CallScope(CallScope&& other) noexcept
-    : mode_(std::exchange(other.mode_, nullptr)), index_(other.index_), depth_before_(other.depth_before_) {}
+    : mode_(std::exchange(other.mode_, nullptr)),
+      index_(other.index_),
+      depth_before_(other.depth_before_),
+      recorded_(other.recorded_),
+      in_path_(other.in_path_) {}
 
 DebugMode::CallScope::~CallScope() {
   if (!mode_) return;
+  if (in_path_) mode_->leave_path();
+  if (!recorded_) return;
   mode_->depth_ = depth_before_;
   auto& open = mode_->open_;
   if (auto it = std::find(open.rbegin(), open.rend(), index_); it != open.rend()) open.erase(std::next(it).base());
 }
 
 void DebugMode::CallScope::set_output(const IValue& result) {
-  if (!mode_ || !mode_->options_.record_output || index_ >= mode_->calls_.size()) return;
+  if (!active() || !mode_->options_.record_output || index_ >= mode_->calls_.size()) return;
   std::string out = mode_->returns_string(&result, 1, false);
   if (!out.empty()) mode_->calls_[index_].output = std::move(out);
 }
 
-std::string DebugMode::debug_string() const {
+std::string DebugMode::debug_string(std::optional<bool> show_stack_trace) const {
+  const bool show = show_stack_trace.value_or(options_.record_stack_trace);
   std::string out;
+  const std::string* previous = nullptr;
   for (std::size_t i = 0; i < calls_.size(); ++i) {
-    if (i) out += '\n';
-    out.append(2 + 2 * static_cast<std::size_t>(std::max(calls_[i].depth, 0)), ' ');
-    out += calls_[i].render();
+    const std::size_t indent = 2 + 2 * static_cast<std::size_t>(std::max(calls_[i].depth, 0));
+    if (show && !calls_[i].stack_trace.empty() && (!previous || *previous != calls_[i].stack_trace)) {
+      if (i) out += "\n\n";  // upstream: a blank line before each new path, except at the top
+      out.append(indent, ' ');
+      out += "# ";
+      out += calls_[i].stack_trace;
+      previous = &calls_[i].stack_trace;
+      out += '\n';
+    } else if (i) {
+      out += '\n';
+    }
+    out.append(indent, ' ');
+    out += rendered(calls_[i]).render();
   }
   return out;
 }
 
 DebugMode::Guard::Guard(DebugMode& mode) : mode_(mode), dispatch_((mode.reset(), mode)) {
   active_modes().push_back(&mode_);
-  if (mode_.options().record_torchfunction) function_guard_.emplace(functions_);
-  if (mode_.options().record_nn_module) {
+  const DebugModeOptions& options = mode_.options();
+  if (options.record_torchfunction || options.record_stack_trace) function_guard_.emplace(functions_);
+  if (options.record_nn_module || options.record_stack_trace) {
     modules_.register_user_hooks(
         [this](nn::Module& m, const Tensor&) { open_modules_.push_back(mode_.record_module_call(modules_.fqn(m))); },
         [this](nn::Module&, const Tensor&, const Tensor&) {
@@ -477,7 +585,7 @@ DebugMode::Guard::Guard(DebugMode& mode) : mode_(mode), dispatch_((mode.reset(),
 void DebugMode::Guard::Functions::torch_function(FunctionCall& call) {
   std::vector<std::pair<std::string, IValue>> kwargs;
   for (const auto& [name, value] : call.kwargs()) kwargs.emplace_back(std::string(name), value);
-  CallScope scope = mode_.record_function_call(call.repr_name(), call.args(), kwargs);
+  CallScope scope = mode_.record_function_call(call.repr_name(), call.args(), kwargs, call.name());
   call.call_through();
   if (scope.active() && call.has_result()) scope.set_output(call.result());
 }

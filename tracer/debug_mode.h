@@ -25,8 +25,7 @@
 
 namespace strata::tracer {
 
-// Upstream's constructor options, by their names. record_stack_trace, record_tensor_attributes and
-// store_original_args are not implemented.
+// Upstream's constructor options, by their names.
 struct DebugModeOptions {
   bool record_torchfunction = false;  // record_function_call records (`torch.mm(...)` lines)
   bool record_faketensor = false;     // ops on fake tensors, or under a fake mode
@@ -34,6 +33,17 @@ struct DebugModeOptions {
   bool record_nn_module = false;      // record_module_call records (`[nn.Mod] Sequential.0` lines)
   bool record_output = true;          // `  ->  t: f32[8, 32]` after each call
   bool record_ids = false;            // `t$0`: one id per tensor
+  // Tensor attributes written after each tensor's shape, `t: f32[8, 16]{requires_grad=True}`, in this
+  // order (Note [DebugMode's tensor attributes]). A name strata does not know is an error.
+  std::vector<std::string> record_tensor_attributes;
+  // Keep each call's argument values (DebugCall::original_args) and write them only when the log is
+  // printed, with the attributes they have then and without ids, as upstream renders stored args.
+  // The log then holds references to the tensors, which changes use counts (Note [Tensor ids without
+  // references]), so the ops a step runs may differ (AccumulateGrad's steal).
+  bool store_original_args = false;
+  // Each call's user-level call path (Note [DebugMode's stack trace]), printed by debug_string as
+  // upstream's `# File: ...` comment above each group of calls that share it.
+  bool record_stack_trace = false;
 };
 
 // One recorded call. The calls of a run form a tree, kept in pre-order: a call's children follow it,
@@ -49,6 +59,11 @@ struct DebugCall {
   std::optional<std::string> output;                       // "t$4: f32[8, 32]" (record_output)
   nlohmann::ordered_json record;                           // record hooks' results (not printed); null if none
   nlohmann::ordered_json log;                              // log hooks' results (printed "  # {...}"); null if none
+  std::string stack_trace;  // "Sequential.0 > torch.nn.functional.linear" (record_stack_trace), or empty
+  // The argument values, kept with store_original_args (then `args` and `kwargs` stay empty until
+  // DebugMode renders them); empty otherwise.
+  std::vector<IValue> original_args;
+  std::vector<std::pair<std::string, IValue>> original_kwargs;
 
   // The call's line without its indentation: "aten::t(t: f32[32, 16])  ->  t: f32[16, 32]".
   std::string render() const;
@@ -104,17 +119,19 @@ class DebugMode final : public DispatchMode {
     CallScope(CallScope&& other) noexcept;
     CallScope& operator=(CallScope&&) = delete;
     ~CallScope();
-    bool active() const { return mode_ != nullptr; }
+    bool active() const { return mode_ != nullptr && recorded_; }
     // The call's result, written after it as `  ->  ...` (record_output).
     void set_output(const IValue& result);
 
    private:
     friend class DebugMode;
-    CallScope(DebugMode* mode, std::size_t index, int depth_before)
-        : mode_(mode), index_(index), depth_before_(depth_before) {}
+    CallScope(DebugMode* mode, std::size_t index, int depth_before, bool recorded, bool in_path)
+        : mode_(mode), index_(index), depth_before_(depth_before), recorded_(recorded), in_path_(in_path) {}
     DebugMode* mode_ = nullptr;
     std::size_t index_ = 0;
     int depth_before_ = 0;
+    bool recorded_ = false;  // a call was added (else the scope only extends the call path)
+    bool in_path_ = false;
   };
   // Enters the mode for its lifetime (`with DebugMode() as m:`): resets it, pushes it on the dispatch
   // mode stack and on the list active_debug_modes() returns; with record_torchfunction also on the
@@ -149,16 +166,22 @@ class DebugMode final : public DispatchMode {
 
   // Upstream's __torch_function__: `torch.mm(t: f32[8, 8], t: f32[8, 32])` at the current depth; the
   // calls made until the scope ends are one level deeper (record_torchfunction).
+  // `path_name` is the name the call path shows (torch.nn.functional.linear), by default `name`.
   CallScope record_function_call(std::string_view name, const std::vector<IValue>& args,
-                                 const std::vector<std::pair<std::string, IValue>>& kwargs = {});
+                                 const std::vector<std::pair<std::string, IValue>>& kwargs = {},
+                                 std::string_view path_name = {});
   // Upstream's module pre-forward hook: `[nn.Mod] Sequential.0` one level below the current depth, and
   // the calls until the scope ends below it (record_nn_module).
   CallScope record_module_call(std::string_view fully_qualified_name);
 
   const std::vector<DebugCall>& logs() const { return calls_; }
   int call_depth() const { return depth_; }
-  // Upstream's debug_string(): each call on a line, indented "  " + "  " * depth.
-  std::string debug_string() const;
+  // Upstream's debug_string(): each call on a line, indented "  " + "  " * depth; with
+  // show_stack_trace (by default record_stack_trace) a `# <call path>` line, after a blank line,
+  // above each group of calls with the same path.
+  std::string debug_string(std::optional<bool> show_stack_trace = std::nullopt) const;
+  // The call with its stored arguments written out now (store_original_args), else the call itself.
+  DebugCall rendered(const DebugCall& call) const;
   // The calls as JSON (docs/debug-mode.md, schema "strata.debug_mode" version 1).
   nlohmann::ordered_json to_json() const;
 
@@ -191,10 +214,19 @@ class DebugMode final : public DispatchMode {
   };
   struct OpInfo;  // per-op rendering facts, computed once
   const OpInfo& op_info(const OperatorHandle& op);
-  void append_tensor(std::string& out, const Tensor& t, bool fresh_id);
-  void append_value(std::string& out, const IValue& v, bool fresh_ids);
-  std::string returns_string(const IValue* returns, std::size_t n, bool fresh_ids);
-  std::int64_t tensor_id(const Tensor& t, bool fresh);
+  // With ids, `fresh_id` says an output that is not an input gets a new id; without, the ids stay
+  // untouched (a stored argument rendered later, as upstream's render passes no tensor memo).
+  void append_tensor(std::string& out, const Tensor& t, bool fresh_id, bool with_ids) const;
+  void append_value(std::string& out, const IValue& v, bool fresh_ids, bool with_ids) const;
+  std::string returns_string(const IValue* returns, std::size_t n, bool fresh_ids) const;
+  std::int64_t tensor_id(const Tensor& t, bool fresh) const;
+  void set_args(DebugCall& call, const IValue* args, std::size_t n,
+                const std::vector<std::pair<std::string, const IValue*>>& kwargs);
+  void enter_path(std::string name) { call_path_.push_back(std::move(name)); }
+  void leave_path() {
+    if (!call_path_.empty()) call_path_.pop_back();
+  }
+  std::string path_string() const;
   std::size_t add_call(DebugCall call);
   void record_subclass_op(const OperatorHandle& op, Stack& stack);
   DebugCall op_call(const OperatorHandle& op, const Stack& stack, int depth);  // the op's call, not yet added
@@ -204,8 +236,10 @@ class DebugMode final : public DispatchMode {
   std::vector<std::size_t> spine_;  // the latest call at each depth up to the last call's (pre-order parents)
   std::vector<std::size_t> open_;   // the function and module calls whose scopes are open
   int depth_ = 0;
-  std::unordered_map<const TensorImpl*, IdEntry> ids_;
-  std::int64_t next_id_ = 0;
+  // The id memo (upstream's TensorIdTracker): filled while naming tensors, so mutable.
+  mutable std::unordered_map<const TensorImpl*, IdEntry> ids_;
+  mutable std::int64_t next_id_ = 0;
+  std::vector<std::string> call_path_;  // the open module and function calls (record_stack_trace)
   std::vector<const TensorImpl*> inputs_;  // the op's input tensors, while its outputs are named
   std::vector<std::unique_ptr<OpInfo>> op_infos_;  // by op index
 };

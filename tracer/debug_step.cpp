@@ -10,7 +10,10 @@ namespace strata::tracer {
 
 std::unique_ptr<DebugMode> debug_step(const SeedConfig& config, const DebugModeOptions& options,
                                       std::optional<TensorHash> hashes,
-                                      const std::function<void(nn::Sequential&)>& before) {
+                                      const std::function<void(nn::Sequential&)>& before, FakeTensorMode* fake) {
+  STRATA_CHECK(!(fake && hashes), "debug_step: tensor hashes read data, which fake tensors do not have");
+  std::optional<ModeGuard> fake_guard;
+  if (fake) fake_guard.emplace(*fake);
   manual_seed(config.seed);
   auto model = nn::make_mlp(config.sizes);
   if (before) before(*model);

@@ -9,13 +9,19 @@
 
 #include "nn/layers.h"
 #include "tracer/debug_hashes.h"
+#include "tracer/fake_tensor.h"
 #include "tracer/seed_experiment.h"
 
 namespace strata::tracer {
 
 // `before` (if set) may change the model before the step, e.g. to plant a difference in a parameter.
+// With `fake`, everything from the model's construction on runs under that FakeTensorMode (entered
+// outside the DebugMode, as `with FakeTensorMode(): with DebugMode(record_faketensor=True):`), so
+// the log is the fake step's (record its ops with options.record_faketensor); hashes need real data
+// and are refused then.
 std::unique_ptr<DebugMode> debug_step(const SeedConfig& config, const DebugModeOptions& options,
                                       std::optional<TensorHash> hashes = std::nullopt,
-                                      const std::function<void(nn::Sequential&)>& before = {});
+                                      const std::function<void(nn::Sequential&)>& before = {},
+                                      FakeTensorMode* fake = nullptr);
 
 }  // namespace strata::tracer

@@ -126,7 +126,8 @@ void check_limits(const SeedConfig& c, bool fake) {  // Note [Limits of strata-t
 // --json shapes --flops' or --debug's output (the report is JSON already); --record-output, --ids,
 // --hashes, --torchfunction and --nn-module shape the DebugMode log; --sequences belongs to the report; --json-out writes the JSON
 // printed, so with --flops it needs --json, and --debug prints to stdout only; --dump-tensors writes
-// the values of a plain run, which neither --fake nor --debug prints. --debug runs on real tensors.
+// the values of a plain run, which neither --fake nor --debug prints. --debug --fake logs the fake
+// step (its tensors print as `ft`); --hashes reads data, so not under --fake.
 void check_combinations(const TraceOptions& o) {
   STRATA_CHECK(!(o.flops && o.debug), "--flops: not with --debug (one view at a time)");
   if (o.explain) {
@@ -143,7 +144,7 @@ void check_combinations(const TraceOptions& o) {
         std::pair{o.torchfunction, "--torchfunction"}, std::pair{o.nn_module, "--nn-module"}})
     STRATA_CHECK(!flag.first || o.debug, flag.second, ": only with --debug");
   if (o.debug) {
-    STRATA_CHECK(!o.fake, "--fake: not with --debug (the DebugMode log is of the real step)");
+    STRATA_CHECK(!(o.fake && o.hashes), "--hashes: not with --fake (fake tensors have no values to hash)");
     STRATA_CHECK(!o.sequences, "--sequences: not with --debug (it adds to the report, which --debug replaces)");
     STRATA_CHECK(!o.json_out, "--json-out: not with --debug (redirect standard output instead)");
     STRATA_CHECK(!o.dump_tensors, "--dump-tensors: not with --debug (run without --debug for the tensors)");
@@ -169,7 +170,11 @@ std::string debug_text(const TraceOptions& o) {
   options.record_ids = o.ids;
   options.record_torchfunction = o.torchfunction;
   options.record_nn_module = o.nn_module;
-  const auto mode = debug_step(o.config, options, o.hashes ? std::optional(TensorHash::Norm) : std::nullopt);
+  options.record_faketensor = o.fake;  // as upstream's DebugMode(record_faketensor=True) inside a FakeTensorMode
+  std::optional<FakeTensorMode> fake;
+  if (o.fake) fake.emplace();
+  const auto mode = debug_step(o.config, options, o.hashes ? std::optional(TensorHash::Norm) : std::nullopt, {},
+                               fake ? &*fake : nullptr);
   return (o.json ? mode->to_json().dump(2) : mode->debug_string()) + "\n";
 }
 
@@ -216,8 +221,8 @@ std::string escape_control_chars(std::string_view text) {
 std::string trace_usage() {
   return "usage: strata-trace [--seed N] [--sizes A,B,...] [--batch N] [--lr X] [--sequences]\n"
          "                    [--fake] [--flops [--json]] [--json-out FILE] [--dump-tensors FILE] [--help]\n"
-         "       strata-trace --debug [--record-output] [--ids] [--hashes] [--torchfunction] [--nn-module] [--json]\n"
-         "                    [--seed N] [--sizes A,B,...] [--batch N] [--lr X]\n"
+         "       strata-trace --debug [--record-output] [--ids] [--hashes | --fake] [--torchfunction] [--nn-module]\n"
+         "                    [--json] [--seed N] [--sizes A,B,...] [--batch N] [--lr X]\n"
          "       strata-trace --explain [--seed N] [--sizes A,B,...] [--batch N] [--lr X]\n"
          "\n"
          "Runs one SGD step of an MLP (Linear -> ReLU -> ... -> Linear, cross-entropy) three ways on\n"
@@ -232,7 +237,8 @@ std::string trace_usage() {
          "  --lr X               SGD learning rate, a finite number >= 0 [0.1]\n"
          "  --sequences          add forward_seq, backward_seq, optimizer_seq and subclass_log\n"
          "  --fake               run the steps under FakeTensorMode: the same ops on tensors without data;\n"
-         "                       the *_matches fields, which compare values, are null\n"
+         "                       the *_matches fields, which compare values, are null; with --debug, the\n"
+         "                       fake step's log (its tensors print as ft: f32[8, 16])\n"
          "  --flops              print FlopCounterMode's table (per module and op, forward and backward)\n"
          "                       and a table per phase\n"
          "  --json               with --flops: per-phase, per-op and per-module FLOP totals as JSON (each\n"

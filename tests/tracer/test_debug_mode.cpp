@@ -458,7 +458,7 @@ TEST_CASE("strata-trace --debug prints the log; its flags need --debug") {
            {{"--debug", "--sequences"}, "--sequences: not with --debug (it adds to the report, which --debug replaces)"},
            {{"--debug", "--json-out", "x.json"}, "--json-out: not with --debug (redirect standard output instead)"},
            {{"--debug", "--flops"}, "--flops: not with --debug (one view at a time)"},
-           {{"--debug", "--fake"}, "--fake: not with --debug (the DebugMode log is of the real step)"},
+           {{"--debug", "--fake", "--hashes"}, "--hashes: not with --fake (fake tensors have no values to hash)"},
            {{"--debug", "--dump-tensors", "t.json"}, "--dump-tensors: not with --debug (run without --debug for the tensors)"},
        }) {
     const auto [code, out, err] = run(args);
