@@ -117,7 +117,7 @@ class TensorImpl final : public RefCounted<TensorImpl> {
   const Storage& storage() const { return storage_; }
   // Whether the tensor has bytes to read: a CPU tensor. A meta tensor's storage holds only its
   // version counter (Note [Version counters live in the storage]); a wrapper has no storage.
-  bool has_data() const { return storage_ && storage_->data(); }
+  bool has_data() const { return data_ != nullptr; }  // set exactly when the storage has data
   DispatchKeySet key_set() const { return key_set_; }
   // A 0-d tensor made from a C++ number (PyTorch's wrapped number): type promotion gives it the
   // lowest priority, so `t * 2.5` keeps t's dtype. See ops/type_promotion.h.
