@@ -132,6 +132,16 @@ Tensor make_wrapper_tensor(IntrusivePtr<TensorSubclass> subclass, IntArrayRef si
   return Tensor(std::move(impl));
 }
 
+Tensor make_wrapper_tensor_like(IntrusivePtr<TensorSubclass> subclass, const Tensor& like, Device device) {
+  STRATA_CHECK(subclass, "make_wrapper_tensor needs a subclass payload");
+  STRATA_CHECK(like.defined() && !like.impl()->has_storage() && !like.subclass(),
+               "make_wrapper_tensor_like takes its metadata from a plain tensor without storage (a meta tensor)");
+  register_interposer();
+  auto impl = TensorImpl::make_storageless_like(*like.impl(), device);
+  impl->set_subclass(std::move(subclass));
+  return Tensor(std::move(impl));
+}
+
 namespace {
 // PyTorch's dispatch_mode_enabled(): a mode is on and the Python key is not excluded.
 bool dispatch_mode_enabled() {

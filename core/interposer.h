@@ -14,6 +14,7 @@
 
 #include "core/dispatcher.h"
 #include "core/function_mode.h"
+#include "core/small_object_pool.h"
 #include "core/small_vector.h"
 #include "core/tensor.h"
 
@@ -90,14 +91,23 @@ struct FlattenedTensor {
 // the interposer] gives the copy the source's counter), so `add_(detach(x), y)` bumps x's version as
 // upstream's test_version expects. A payload belongs to one wrapper family: make_wrapper_tensor
 // twice with one payload gives two tensors that share a counter.
+//
+// Note [Payloads come from the pool]
+// Some subclasses make a payload for every op's result (FakeTensor wraps each meta result), so a
+// payload and its version counter are allocated from the per-thread small-object pool, as TensorImpls
+// and autograd nodes are, and a fresh payload takes its counter's first reference with a plain store.
+// operator delete is sized: a payload is destroyed through the virtual destructor, which passes the
+// size of the most derived class, so a subclass must not declare an operator new of its own.
 class TensorSubclass : public RefCounted<TensorSubclass> {
  public:
-  TensorSubclass() : version_(std::make_shared<std::atomic<std::uint32_t>>(0)) {}
+  TensorSubclass() : version_(IntrusivePtr<VersionCounter>::make()) {}
   TensorSubclass(const TensorSubclass& other);
   TensorSubclass& operator=(const TensorSubclass&) = delete;
   virtual ~TensorSubclass();
-  std::uint32_t version() const { return version_->load(std::memory_order_relaxed); }
-  void bump_version() { version_->fetch_add(1, std::memory_order_relaxed); }
+  static void* operator new(std::size_t bytes) { return pool::allocate(bytes); }
+  static void operator delete(void* p, std::size_t bytes) noexcept { pool::deallocate(p, bytes); }
+  std::uint32_t version() const { return version_->value.load(std::memory_order_relaxed); }
+  void bump_version() { version_->value.fetch_add(1, std::memory_order_relaxed); }
   void share_version_counter(const TensorSubclass& source) { version_ = source.version_; }
   virtual std::string_view type_name() const = 0;  // "LoggingTensor"
   // __torch_dispatch__: runs for ops that reach the Python key with this tensor as the first
@@ -126,7 +136,12 @@ class TensorSubclass : public RefCounted<TensorSubclass> {
   explicit TensorSubclass(TakesFunctionCalls);
 
  private:
-  std::shared_ptr<std::atomic<std::uint32_t>> version_;
+  struct VersionCounter : RefCounted<VersionCounter> {
+    static void* operator new(std::size_t bytes) { return pool::allocate(bytes); }
+    static void operator delete(void* p, std::size_t bytes) noexcept { pool::deallocate(p, bytes); }
+    std::atomic<std::uint32_t> value{0};
+  };
+  IntrusivePtr<VersionCounter> version_;
   bool takes_function_calls_ = false;
 };
 
@@ -164,6 +179,11 @@ void for_each_return_tensor(const OperatorHandle& op, Stack& stack, Fn&& fn);
 // ops go to `subclass`. Use autograd's requires_grad_() to make it require grad.
 Tensor make_wrapper_tensor(IntrusivePtr<TensorSubclass> subclass, IntArrayRef sizes, IntArrayRef strides,
                            std::int64_t storage_offset, ScalarType dtype, Device device);
+
+// make_wrapper_tensor with the sizes, strides, offset and dtype of `like`, a tensor without storage
+// (a meta tensor: a fake tensor's elem), whose geometry was checked when it was made, so it is not
+// checked again.
+Tensor make_wrapper_tensor_like(IntrusivePtr<TensorSubclass> subclass, const Tensor& like, Device device);
 
 // PyTorch's isTensorSubclassLike: a wrapper subclass, or any tensor while a dispatch mode is on.
 // Composite code that would act in place on plain tensors acts out of place on these (linear's bias,

@@ -57,6 +57,14 @@ TensorImpl::TensorImpl(Storage storage, std::int64_t storage_offset, DimVector&&
 
 IntrusivePtr<TensorImpl> TensorImpl::make_alias(const TensorImpl& source) { return alias_of(source); }
 
+IntrusivePtr<TensorImpl> TensorImpl::make_storageless_like(const TensorImpl& source, Device device) {
+  STRATA_INTERNAL_ASSERT(!source.storage_, "make_storageless_like copies a tensor without storage");
+  IntrusivePtr<TensorImpl> impl = alias_of(source);
+  impl->device_ = device;
+  impl->key_set_ = DispatchKeySet(backend_key(device));
+  return impl;
+}
+
 // Note [A transpose's contiguity]
 // Swapping two dimensions of sizes above 1 in a contiguous tensor with elements never leaves it
 // contiguous: the outer one's stride, now at the inner position, is at least twice what that position

@@ -81,6 +81,10 @@ class TensorImpl final : public RefCounted<TensorImpl> {
   // A view with `source`'s storage, dtype and device and any geometry (as_strided, expand, ...).
   static IntrusivePtr<TensorImpl> make_view(const TensorImpl& source, std::int64_t storage_offset, DimVector&& sizes,
                                             DimVector&& strides);
+  // A tensor without storage with `source`'s geometry (sizes, strides, offset, numel, contiguity)
+  // and dtype, on `device` (its backend key only): a wrapper over a meta tensor, whose geometry was
+  // checked when that tensor was made. `source` has no storage.
+  static IntrusivePtr<TensorImpl> make_storageless_like(const TensorImpl& source, Device device);
   // The keys every view above carries (Note [A view keeps its source's keys]).
   static DispatchKeySet view_keys(const TensorImpl& source) {
     return source.key_set_ - DispatchKeySet(DispatchKey::Autograd);

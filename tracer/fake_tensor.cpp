@@ -89,8 +89,18 @@ Tensor meta_like(const Tensor& real) {
                                                DimVector(real.strides()), real.dtype(), Device::Meta));
 }
 
-Tensor make_fake(const Owner& owner, const Tensor& meta, Device device) { return FakeTensor::make(owner, meta, device); }
+Tensor make_fake(const Owner& owner, Tensor meta, Device device) { return FakeTensor::make(owner, std::move(meta), device); }
 
+// Note [A fake's argument slots borrow its elem]
+// Every op under the mode unwraps its fake arguments, and copying each elem into its stack slot would
+// cost two atomic reference-count updates per argument, plus two for the fake. Instead the fake moves
+// out of its slot into run_fake's `fakes` (a move when the stack owned it), and the slot borrows the
+// fake's elem (Note [Borrowed tensor arguments]); likewise a meta result moves into its new fake.
+// Invariant: `fakes` outlives every read of a borrowed slot. The kernel reads its arguments and
+// replaces them with owned returns before run_fake ends; if it throws, run_fake first gives each slot
+// that still borrows an elem its own reference, so a mode above that catches the error may read the
+// arguments after `fakes` (and perhaps the only reference to a fake) is gone.
+//
 // The mode's __torch_dispatch__, shared by the mode and by FakeTensor.__torch_dispatch__ (`mode` is
 // null there: real inputs are then converted without the mode's memo).
 void run_fake(const Owner& owner, FakeTensorMode* mode, const OperatorHandle& op, Stack& stack) {
@@ -122,18 +132,18 @@ void run_fake(const Owner& owner, FakeTensorMode* mode, const OperatorHandle& op
                "Please convert all Tensors to FakeTensors first or instantiate FakeTensorMode with "
                "'allow_non_fake_inputs'. Found in ", render_call(op, stack, base));
 
-  // Unwrap: fakes to their meta elems (remembered, for aliasing returns), real inputs converted,
-  // devices to meta.
-  SmallVector<std::pair<const TensorImpl*, Tensor>, 4> fakes;  // elem impl -> the fake argument
+  // Unwrap: fakes to their meta elems (Note [A fake's argument slots borrow its elem]), real inputs
+  // converted, devices to meta. `fakes` also finds aliasing returns and the common device.
+  struct Unwrapped {
+    std::size_t slot;  // the stack slot that borrows the elem, or npos for a tensor-list element
+    const TensorImpl* elem;
+    const FakeTensor* payload;
+    Tensor fake;
+  };
+  SmallVector<Unwrapped, 4> fakes;
+  auto to_fake = [&](const Tensor& t) { return mode ? mode->from_tensor(t) : make_fake(owner, meta_like(t), t.device()); };
   std::optional<Device> requested;
   bool has_device_arg = false;
-  auto unwrap = [&](Tensor& t) {
-    if (!t.defined() || is_wrapped_number(t)) return;
-    if (!FakeTensor::of(t))
-      t = mode ? mode->from_tensor(t) : make_fake(owner, meta_like(t), t.device());
-    fakes.emplace_back(FakeTensor::of(t)->elem().impl(), t);
-    t = FakeTensor::of(t)->elem();
-  };
   for (std::size_t i = 0; i < args.size(); ++i) {
     IValue& v = stack[base + i];
     if (args[i].type.kind == SchemaType::Kind::Device) {
@@ -141,45 +151,64 @@ void run_fake(const Owner& owner, FakeTensorMode* mode, const OperatorHandle& op
       if (!v.is_none()) requested = v.to_device();
       v = IValue(Device::Meta);
     } else if (v.is_tensor()) {
-      unwrap(v.to_tensor());
+      const Tensor& t = std::as_const(v).to_tensor();
+      if (!t.defined() || is_wrapped_number(t)) continue;
+      Tensor fake = FakeTensor::of(t) ? std::move(v).to_tensor() : to_fake(t);
+      const FakeTensor* payload = FakeTensor::of(fake);
+      v = IValue(IValue::Borrow{}, payload->elem());
+      fakes.push_back(Unwrapped{base + i, payload->elem().impl(), payload, std::move(fake)});
     } else if (v.is_tensor_list()) {
-      for (Tensor& t : v.to_tensor_list()) unwrap(t);
+      for (Tensor& t : v.to_tensor_list()) {
+        if (!t.defined() || is_wrapped_number(t)) continue;
+        if (!FakeTensor::of(t)) t = to_fake(t);
+        const FakeTensor* payload = FakeTensor::of(t);
+        fakes.push_back(Unwrapped{std::string::npos, payload->elem().impl(), payload, t});
+        t = payload->elem();
+      }
     }
   }
   const bool runs_meta = has_device_arg || !fakes.empty();
   STRATA_CHECK(!runs_meta || op.entry().resolved(DispatchKey::Meta), op.str(),
                " has no Meta kernel, so it cannot run on fake tensors (FakeTensorMode runs only meta functions; "
                "register a Meta kernel for it)");
-  call_below_python(op, stack);  // upstream's in_kernel_invocation: only the meta kernels run
+  try {
+    call_below_python(op, stack);  // upstream's in_kernel_invocation: only the meta kernels run
+  } catch (...) {
+    // Note [A fake's argument slots borrow its elem]: a slot still borrowing an elem takes a reference.
+    for (const Unwrapped& u : fakes)
+      if (u.slot < stack.size() && stack[u.slot].is_tensor() && stack[u.slot].is_borrowed() &&
+          std::as_const(stack[u.slot]).to_tensor().impl() == u.elem)
+        (void)stack[u.slot].to_tensor();
+    throw;
+  }
 
   // The device of new results, found only when there is one (copy_ may mix devices and returns self).
   std::optional<Device> out_device = requested;
   auto device = [&] {
     if (!out_device) {
       CommonDevice common;
-      for (const auto& [impl, fake] : fakes) common.merge(op, *FakeTensor::of(fake), fake);
+      for (const Unwrapped& u : fakes) common.merge(op, *u.payload, u.fake);
       out_device = common.get();
     }
     return *out_device;
   };
   for_each_return_tensor(op, stack, [&](Tensor& t) {
     if (!t.defined() || !t.is_meta()) return;
-    for (const auto& [impl, fake] : fakes)
-      if (impl == t.impl()) {
-        t = fake;  // an in-place or aliasing return is the argument itself
+    for (const Unwrapped& u : fakes)
+      if (u.elem == t.impl()) {
+        t = u.fake;  // an in-place or aliasing return is the argument itself
         return;
       }
-    t = make_fake(owner, t, device());
+    t = make_fake(owner, std::move(t), device());  // the meta result moves into its fake
   });
 }
 
 }  // namespace
 
-Tensor FakeTensor::make(std::shared_ptr<Owner> owner, const Tensor& meta, Device device) {
+Tensor FakeTensor::make(std::shared_ptr<Owner> owner, Tensor meta, Device device) {
   STRATA_INTERNAL_ASSERT(meta.is_meta() && !meta.subclass(), "a fake tensor wraps a plain meta tensor");
-  IntrusivePtr<TensorSubclass> payload(new FakeTensor(std::move(owner), meta, device));
-  return make_wrapper_tensor(std::move(payload), meta.sizes(), meta.strides(), meta.storage_offset(), meta.dtype(),
-                             device);
+  auto* payload = new FakeTensor(std::move(owner), std::move(meta), device);
+  return make_wrapper_tensor_like(IntrusivePtr<TensorSubclass>::adopt(payload), payload->elem_, device);
 }
 
 // FakeTensor is final: comparing the type is exact, and cheaper than dynamic_cast on every argument.

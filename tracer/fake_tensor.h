@@ -65,7 +65,7 @@ class FakeTensor final : public TensorSubclass {
   struct Owner;  // what a fake keeps of its mode (not the mode: fakes may outlive it)
   bool owned_by(const Owner* owner) const { return owner_.get() == owner; }
   // A fake tensor over `meta` standing for `device`.
-  static Tensor make(std::shared_ptr<Owner> owner, const Tensor& meta, Device device);
+  static Tensor make(std::shared_ptr<Owner> owner, Tensor meta, Device device);
 
  private:
   FakeTensor(std::shared_ptr<Owner> owner, Tensor elem, Device device)

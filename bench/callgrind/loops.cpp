@@ -1,11 +1,13 @@
 // bench/callgrind/loops.cpp: the loops scripts/count-instructions runs under callgrind. Instruction
 // counts do not depend on the machine's load, so they compare two builds where wall-clock timings on
 // a shared machine cannot. Usage: loops MODE ITERATIONS, MODE one of add, add-grad, forward, step (the
-// seed configuration's 1-element add, recorded add, no-grad forward and training step) or eigen-step
-// (strata-bench's hand-written Eigen step of the same shapes, for comparison).
+// seed configuration's 1-element add, recorded add, no-grad forward and training step), step-fake (the
+// step on fake parameters and batch under FakeTensorMode, as strata-bench's seed_step_fake_us) or
+// eigen-step (strata-bench's hand-written Eigen step of the same shapes, for comparison).
 #include <cstdlib>
 #include <cstring>
 #include <iostream>
+#include <optional>
 
 #include "autograd/backward.h"
 #include "autograd/grad_mode.h"
@@ -15,6 +17,7 @@
 #include "nn/layers.h"
 #include "ops/functions.h"
 #include "optim/sgd.h"
+#include "tracer/fake_tensor.h"
 #include "tracer/seed_experiment.h"
 
 namespace {
@@ -32,13 +35,21 @@ void add_loop(bool grad, long n) {
   for (long i = 0; i < n; ++i) keep(add(a, b));
 }
 
-void seed_loop(bool train, long n) {
+void seed_loop(bool train, bool fake, long n) {
   const tracer::SeedConfig config{0, {16, 32, 4}, 8, 0.1};
   manual_seed(config.seed);
-  auto model = nn::make_mlp(config.sizes);
   auto [x, y] = tracer::make_batch(config);
+  tracer::FakeTensorMode fake_mode;
+  std::shared_ptr<nn::Sequential> model;
+  {
+    std::optional<ModeGuard> mode;
+    if (fake) mode.emplace(fake_mode), x = fake_mode.from_tensor(x), y = fake_mode.from_tensor(y);
+    model = nn::make_mlp(config.sizes);
+  }
   optim::SGD opt(model->parameters(), {.lr = config.lr});
   for (long i = 0; i < n; ++i) {
+    std::optional<ModeGuard> mode;
+    if (fake) mode.emplace(fake_mode);
     if (!train) {
       autograd::NoGradGuard no_grad;
       keep((*model)(x));
@@ -64,16 +75,17 @@ int main(int argc, char** argv) {
   const long n = argc == 3 ? std::strtol(argv[2], nullptr, 10) : -1;
   const char* mode = argc == 3 ? argv[1] : "";
   if (n < 0) {
-    std::cerr << "usage: loops add|add-grad|forward|step|eigen-step ITERATIONS\n";
+    std::cerr << "usage: loops add|add-grad|forward|step|step-fake|eigen-step ITERATIONS\n";
     return 2;
   }
   if (!std::strcmp(mode, "add")) add_loop(false, n);
   else if (!std::strcmp(mode, "add-grad")) add_loop(true, n);
-  else if (!std::strcmp(mode, "forward")) seed_loop(false, n);
-  else if (!std::strcmp(mode, "step")) seed_loop(true, n);
+  else if (!std::strcmp(mode, "forward")) seed_loop(false, false, n);
+  else if (!std::strcmp(mode, "step")) seed_loop(true, false, n);
+  else if (!std::strcmp(mode, "step-fake")) seed_loop(true, true, n);
   else if (!std::strcmp(mode, "eigen-step")) eigen_step_loop(n);
   else {
-    std::cerr << "loops: unknown mode '" << mode << "' (add, add-grad, forward, step or eigen-step)\n";
+    std::cerr << "loops: unknown mode '" << mode << "' (add, add-grad, forward, step, step-fake or eigen-step)\n";
     return 2;
   }
 }

@@ -171,6 +171,30 @@ TEST_CASE("a wrapper subclass handles ops on it; inside a mode the mode runs fir
   CHECK_FALSE(interposer_sees(inner));
 }
 
+TEST_CASE("make_wrapper_tensor_like takes a meta tensor's geometry and dtype, as make_wrapper_tensor would") {
+  int seen = 0;
+  const Tensor meta(IntrusivePtr<TensorImpl>::make(Storage(), 3, DimVector{2, 3}, DimVector{1, 2}, ScalarType::Float64,
+                                                   Device::Meta));
+  const Tensor w = make_wrapper_tensor_like(IntrusivePtr<TensorSubclass>(new PassThrough(meta, &seen)), meta, Device::CPU);
+  const Tensor v = make_wrapper_tensor(IntrusivePtr<TensorSubclass>(new PassThrough(meta, &seen)), meta.sizes(),
+                                       meta.strides(), 3, ScalarType::Float64, Device::CPU);
+  for (const Tensor& t : {w, v}) {
+    CHECK(t.sizes() == meta.sizes());
+    CHECK(t.strides() == meta.strides());
+    CHECK(t.storage_offset() == 3);
+    CHECK(t.numel() == 6);
+    CHECK_FALSE(t.is_contiguous());
+    CHECK(t.dtype() == ScalarType::Float64);
+    CHECK(t.device() == Device::CPU);
+    CHECK_FALSE(t.impl()->has_storage());
+    CHECK(t.key_set() == DispatchKeySet(DispatchKey::CPU).add(DispatchKey::Python));
+  }
+  CHECK_THROWS_WITH_AS(make_wrapper_tensor_like(IntrusivePtr<TensorSubclass>(new PassThrough(meta, &seen)),
+                                                tensor<float>({1, 2}), Device::CPU),
+                       "make_wrapper_tensor_like takes its metadata from a plain tensor without storage (a meta tensor)",
+                       Error);
+}
+
 TEST_CASE("a mode that leaves the wrong values on the stack is a clear error") {
   struct Forgetful : DispatchMode {
     bool push_int = false;

@@ -221,3 +221,37 @@ TEST_CASE("another subclass among the arguments: the mode returns NotImplemented
   check_all_fake(s.grads);
   CHECK(s.grad_type == "LoggingTensor");
 }
+
+namespace {
+// A mode inside a FakeTensorMode that hands the op a fresh fake it alone holds, lets the op fail below
+// it, and reads the arguments it handed on after the failure.
+struct ReadAfterFailure final : DispatchMode {
+  std::vector<std::vector<std::int64_t>> seen;
+  std::string_view name() const override { return "ReadAfterFailure"; }
+  void dispatch(const OperatorHandle& op, Stack& stack) override {
+    const std::size_t base = stack.size() - op.schema().arguments().size();
+    stack[base] = IValue(relu(std::as_const(stack[base]).to_tensor()));  // reaches the FakeTensorMode
+    try {
+      op.call(stack);
+    } catch (const Error&) {
+      for (std::size_t i = base; i < stack.size(); ++i) {
+        const IntArrayRef sizes = std::as_const(stack[i]).to_tensor().sizes();
+        seen.emplace_back(sizes.begin(), sizes.end());
+      }
+      throw;
+    }
+  }
+};
+}  // namespace
+
+TEST_CASE("a meta kernel that throws leaves the arguments it was given readable") {
+  // The mode lends the kernel its fakes' meta elems; when the kernel throws, the slots keep their
+  // own references to them, so a mode above may read them after the fakes are gone.
+  FakeTensorMode fake;
+  const Tensor a = fake.from_tensor(randn({2, 3})), b = fake.from_tensor(randn({4, 5}));
+  ModeGuard outer(fake);
+  ReadAfterFailure reader;
+  ModeGuard inner(reader);
+  CHECK_THROWS_WITH_AS(mm(a, b), doctest::Contains("cannot be multiplied"), Error);
+  CHECK(reader.seen == std::vector<std::vector<std::int64_t>>{{2, 3}, {4, 5}});
+}
