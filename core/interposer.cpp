@@ -134,8 +134,8 @@ Tensor make_wrapper_tensor(IntrusivePtr<TensorSubclass> subclass, IntArrayRef si
 
 Tensor make_wrapper_tensor_like(IntrusivePtr<TensorSubclass> subclass, const Tensor& like, Device device) {
   STRATA_CHECK(subclass, "make_wrapper_tensor needs a subclass payload");
-  STRATA_CHECK(like.defined() && !like.impl()->has_storage() && !like.subclass(),
-               "make_wrapper_tensor_like takes its metadata from a plain tensor without storage (a meta tensor)");
+  STRATA_CHECK(like.defined() && !like.impl()->has_data() && !like.subclass(),
+               "make_wrapper_tensor_like takes its metadata from a plain tensor without data (a meta tensor)");
   register_interposer();
   auto impl = TensorImpl::make_storageless_like(*like.impl(), device);
   impl->set_subclass(std::move(subclass));

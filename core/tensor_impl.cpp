@@ -58,8 +58,9 @@ TensorImpl::TensorImpl(Storage storage, std::int64_t storage_offset, DimVector&&
 IntrusivePtr<TensorImpl> TensorImpl::make_alias(const TensorImpl& source) { return alias_of(source); }
 
 IntrusivePtr<TensorImpl> TensorImpl::make_storageless_like(const TensorImpl& source, Device device) {
-  STRATA_INTERNAL_ASSERT(!source.storage_, "make_storageless_like copies a tensor without storage");
+  STRATA_INTERNAL_ASSERT(!source.has_data(), "make_storageless_like copies a tensor without data");
   IntrusivePtr<TensorImpl> impl = alias_of(source);
+  impl->storage_ = Storage();  // a meta source's storage holds its own version counter, not the copy's
   impl->device_ = device;
   impl->key_set_ = DispatchKeySet(backend_key(device));
   return impl;

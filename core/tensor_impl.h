@@ -83,7 +83,7 @@ class TensorImpl final : public RefCounted<TensorImpl> {
                                             DimVector&& strides);
   // A tensor without storage with `source`'s geometry (sizes, strides, offset, numel, contiguity)
   // and dtype, on `device` (its backend key only): a wrapper over a meta tensor, whose geometry was
-  // checked when that tensor was made. `source` has no storage.
+  // checked when that tensor was made. `source` has no data (a meta tensor).
   static IntrusivePtr<TensorImpl> make_storageless_like(const TensorImpl& source, Device device);
   // The keys every view above carries (Note [A view keeps its source's keys]).
   static DispatchKeySet view_keys(const TensorImpl& source) {

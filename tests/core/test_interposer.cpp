@@ -186,12 +186,12 @@ TEST_CASE("make_wrapper_tensor_like takes a meta tensor's geometry and dtype, as
     CHECK_FALSE(t.is_contiguous());
     CHECK(t.dtype() == ScalarType::Float64);
     CHECK(t.device() == Device::CPU);
-    CHECK_FALSE(t.impl()->has_storage());
+    CHECK_FALSE(t.impl()->has_data());
     CHECK(t.key_set() == DispatchKeySet(DispatchKey::CPU).add(DispatchKey::Python));
   }
   CHECK_THROWS_WITH_AS(make_wrapper_tensor_like(IntrusivePtr<TensorSubclass>(new PassThrough(meta, &seen)),
                                                 tensor<float>({1, 2}), Device::CPU),
-                       "make_wrapper_tensor_like takes its metadata from a plain tensor without storage (a meta tensor)",
+                       "make_wrapper_tensor_like takes its metadata from a plain tensor without data (a meta tensor)",
                        Error);
 }
 
