@@ -207,17 +207,34 @@ bool run_handler(const OperatorHandle& op, Stack& stack, std::size_t base, const
   return true;
 }
 
-// The payloads of the wrappers among the arguments `op` writes in place (Tensor(a!)).
-Subclasses written_wrappers(const OperatorHandle& op, const Stack& stack, std::size_t base) {
-  Subclasses out;
-  const auto& args = op.schema().arguments();
-  for (std::size_t i = 0; i < args.size(); ++i) {
-    if (!args[i].type.is_write() || !stack[base + i].is_tensor()) continue;
-    const Tensor& t = stack[base + i].to_tensor();
-    if (t.defined() && t.subclass()) out.push_back(IntrusivePtr<TensorSubclass>(t.subclass()));
+// The wrappers among the arguments `op` writes in place (Tensor(a!)), with their versions on entry.
+// Note [A written wrapper is bumped once per op]: PyTorch bumps a tensor's version above the Python
+// key (ADInplaceOrView), once per op, whoever answers it below: a mode (FakeTensorMode runs the op on
+// the fake's meta tensor and never reaches the subclass) or a subclass. strata's kernels bump what
+// they write, which for a wrapper is its inner tensor, so the interposer bumps a written wrapper
+// after a handler answered, unless an inner level already did (a mode that called through to the
+// subclass).
+class WrittenWrappers {
+ public:
+  WrittenWrappers(const OperatorHandle& op, const Stack& stack, std::size_t base) {
+    const auto& args = op.schema().arguments();
+    for (std::size_t i = 0; i < args.size(); ++i) {
+      if (!args[i].type.is_write() || !stack[base + i].is_tensor()) continue;
+      const Tensor& t = stack[base + i].to_tensor();
+      if (!t.defined() || !t.subclass() || t.impl()->storage()) continue;
+      wrappers_.push_back(IntrusivePtr<TensorSubclass>(t.subclass()));
+      versions_.push_back(t.subclass()->version());
+    }
   }
-  return out;
-}
+  void bump_unbumped() const {
+    for (std::size_t i = 0; i < wrappers_.size(); ++i)
+      if (wrappers_[i]->version() == versions_[i]) wrappers_[i]->bump_version();
+  }
+
+ private:
+  Subclasses wrappers_;
+  SmallVector<std::uint32_t, 4> versions_;
+};
 
 [[noreturn]] void throw_all_not_implemented(const OperatorHandle& op, std::string_view mode, const Subclasses& subclasses) {
   std::ostringstream out;
@@ -233,19 +250,22 @@ void interposer_fallback(const OperatorHandle& op, DispatchKeySet keys, Stack& s
   STRATA_INTERNAL_ASSERT(stack.size() >= num_args, "the interposer was given a short stack");
   const std::size_t base = stack.size() - num_args;
   std::string_view declining_mode;
+  const WrittenWrappers written(op, stack, base);
   if (!mode_stack().empty()) {
     TemporaryModePop pop;
     DispatchMode* mode = pop.mode();
-    if (run_handler(op, stack, base, {"the dispatch mode ", mode->name(), ""}, [&] { mode->dispatch(op, stack); })) return;
+    if (run_handler(op, stack, base, {"the dispatch mode ", mode->name(), ""}, [&] { mode->dispatch(op, stack); })) {
+      written.bump_unbumped();
+      return;
+    }
     declining_mode = mode->name();
   }
   const Subclasses subclasses = overloaded_subclasses(op, stack);
   if (!subclasses.empty()) {
-    const Subclasses written = written_wrappers(op, stack, base);
     for (const auto& subclass : subclasses) {
       if (run_handler(op, stack, base, {"", subclass->type_name(), ".__torch_dispatch__"},
                       [&] { subclass->dispatch(op, stack); })) {
-        for (const auto& w : written) w->bump_version();  // Note [A wrapper's version counter]
+        written.bump_unbumped();
         return;
       }
     }

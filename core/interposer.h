@@ -86,8 +86,9 @@ struct FlattenedTensor {
 // Note [A wrapper's version counter]
 // A wrapper has no storage to count its in-place writes (Note [Version counters live in the
 // storage]), so its payload counts them, as PyTorch's VariableVersion does for every tensor: the
-// interposer bumps it after a subclass handled an op that writes the wrapper (a `Tensor(a!)`
-// argument: add_, zero_...), and a wrapper's detach shares it (the shallow copy of Note [Detach and
+// interposer bumps it once after a mode or a subclass handled an op that writes the wrapper (a
+// `Tensor(a!)` argument: add_, zero_...; Note [A written wrapper is bumped once per op],
+// core/interposer.cpp), and a wrapper's detach shares it (the shallow copy of Note [Detach and
 // the interposer] gives the copy the source's counter), so `add_(detach(x), y)` bumps x's version as
 // upstream's test_version expects. A payload belongs to one wrapper family: make_wrapper_tensor
 // twice with one payload gives two tensors that share a counter.

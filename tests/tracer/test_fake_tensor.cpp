@@ -12,6 +12,7 @@
 #include "ops/typed_operator.h"
 #include "tests/test_helpers.h"
 #include "tracer/fake_tensor.h"
+#include "tracer/logging_tensor.h"
 #include "tracer/seed_experiment.h"
 
 using namespace strata;
@@ -126,6 +127,30 @@ TEST_CASE("random ops under the mode draw nothing: the generator does not advanc
   const std::vector<float> after_fake_init = randn({4}).to_vector<float>();  // the default generator too
   manual_seed(3);
   CHECK(after_fake_init == randn({4}).to_vector<float>());
+}
+
+TEST_CASE("an in-place op bumps a fake's version once, as PyTorch's ADInplaceOrView does") {
+  // PyTorch 1.13: under FakeTensorMode, x = torch.empty(3); x.add_(1); x.mul_(2) leaves x._version == 2;
+  // a LoggingTensor written under LoggingTensorMode (a mode that calls through to the subclass) is at 1.
+  // Note [A written wrapper is bumped once per op].
+  {
+    FakeTensorMode mode;
+    ModeGuard guard(mode);
+    const Tensor x = empty({3});
+    add_(x, ones_like(x));
+    mul_(x, ops::wrapped_scalar_tensor(2.0));
+    CHECK(x.impl()->version() == 2);
+  }
+  auto log = std::make_shared<LoggingTensor::Log>();
+  const Tensor y = LoggingTensor::wrap(randn({3}), log);
+  const Tensor one = ones_like(randn({3}));
+  testing::OpLog through;
+  {
+    ModeGuard guard(through);
+    add_(y, one);
+  }
+  CHECK(through.ops == std::vector<std::string>{"aten.add_.Tensor"});
+  CHECK(y.impl()->version() == 1);
 }
 
 TEST_CASE("real tensors under the mode are refused with upstream's words, unless allow_non_fake_inputs") {
