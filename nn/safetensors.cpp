@@ -181,17 +181,20 @@ Entry read_entry(const Loader& loader, const std::string& name, const Json& info
   }
   const Json& shape = info["shape"];
   loader.check(shape.is_array(), where + ": shape is " + describe(shape) + ", expected an array");
-  std::uint64_t numel = 1;
+  // The product of the sizes, and of the sizes with 0 counted as 1 (the span the strides cover: it
+  // must fit int64 even when the tensor is empty).
+  std::uint64_t numel = 1, span = 1;
   bool overflow = false;
   for (const Json& size : shape) {
     const std::uint64_t s = read_uint(loader, size, where + ": each size in shape");
     entry.sizes.push_back(static_cast<std::int64_t>(s));
-    overflow = overflow || __builtin_mul_overflow(numel, s, &numel);
+    overflow = overflow || __builtin_mul_overflow(numel, s, &numel) || __builtin_mul_overflow(span, std::max<std::uint64_t>(s, 1), &span);
   }
-  std::uint64_t nbytes = 0;
+  std::uint64_t nbytes = 0, span_bytes = 0;
   overflow = overflow || __builtin_mul_overflow(numel, element_size(entry.dtype), &nbytes) ||
-             nbytes > std::uint64_t(std::numeric_limits<std::int64_t>::max());
-  loader.check(!overflow, where + ": shape " + shape.dump() + " has more bytes than 2^63-1");
+             __builtin_mul_overflow(span, element_size(entry.dtype), &span_bytes) ||
+             span_bytes > std::uint64_t(std::numeric_limits<std::int64_t>::max());
+  loader.check(!overflow, where + ": shape " + shape.dump() + " is too large: its bytes or strides exceed 2^63-1");
   const Json& offsets = info["data_offsets"];
   loader.check(offsets.is_array() && offsets.size() == 2,
                where + ": data_offsets is " + offsets.dump() + ", expected [begin, end]");
