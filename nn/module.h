@@ -2,6 +2,7 @@
 // and a PyTorch-style repr. Modules here map one tensor to one tensor (forward(input)).
 #pragma once
 
+#include <map>
 #include <memory>
 #include <string>
 #include <utility>
@@ -11,6 +12,12 @@
 #include "nn/module_hooks.h"
 
 namespace strata::nn {
+
+// What load_state_dict(strict=false) skipped (PyTorch's _IncompatibleKeys).
+struct IncompatibleKeys {
+  std::vector<std::string> missing_keys;     // parameters the state has no entry for, in module order
+  std::vector<std::string> unexpected_keys;  // entries that name no parameter
+};
 
 class Module {
  public:
@@ -28,6 +35,16 @@ class Module {
   std::vector<std::pair<std::string, Tensor>> named_parameters(bool recurse = true) const;
   std::vector<Tensor> parameters(bool recurse = true) const;
   const std::vector<std::pair<std::string, std::shared_ptr<Module>>>& named_children() const { return children_; }
+
+  // PyTorch's state_dict(): each parameter, detached (sharing its storage), under every name it is
+  // reached by ("0.weight", "2.bias"; a shared parameter under each of its names), in registration
+  // order. Save it with save_safetensors(path, {state.begin(), state.end()}).
+  std::vector<std::pair<std::string, Tensor>> state_dict() const;
+  // PyTorch's load_state_dict: copies each entry into the parameter of that name (converting dtype,
+  // recording no autograd). Throws strata::Error with PyTorch's message ("Error(s) in loading
+  // state_dict for Sequential: ...") on a shape mismatch, and on missing or unexpected keys when
+  // strict; returns the keys it skipped otherwise. Unlike PyTorch, nothing is copied when it throws.
+  IncompatibleKeys load_state_dict(const std::map<std::string, Tensor>& state, bool strict = true);
 
   // set_to_none=true drops the gradients (PyTorch's default); false detaches them in place and zeroes
   // them (nn::zero_grad_).
@@ -54,6 +71,8 @@ class Module {
   }
 
  private:
+  // Appends (prefix + name, module) for this module and every module under it, each name it is reached by.
+  void collect_modules(const std::string& prefix, std::vector<std::pair<std::string, const Module*>>& out) const;
   void collect_parameters(const std::string& prefix, bool recurse, std::vector<const Module*>& seen_modules,
                           std::vector<std::pair<std::string, Tensor>>& out) const;
 

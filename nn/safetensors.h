@@ -1,0 +1,42 @@
+// nn/safetensors.h: saving and loading named tensors in Hugging Face's safetensors format (an 8-byte
+// little-endian header length N, N bytes of JSON {name: {dtype, shape, data_offsets}, "__metadata__":
+// {str: str}} padded with spaces to a multiple of 8, then the data). Files are written as the
+// safetensors crate writes them, byte for byte, and loaded by mapping the file (Note [Loading maps the
+// file], safetensors.cpp).
+#pragma once
+
+#include <cstddef>
+#include <map>
+#include <string>
+#include <string_view>
+
+#include "core/tensor.h"
+
+namespace strata {
+
+using TensorDict = std::map<std::string, Tensor>;
+using SafetensorsMetadata = std::map<std::string, std::string>;
+
+struct SafetensorsFile {
+  TensorDict tensors;
+  SafetensorsMetadata metadata;  // the "__metadata__" entry; empty when the file has none
+};
+
+// Writes `tensors` (CPU tensors of any layout; F32, F64, I64 or BOOL) and `metadata` to `path`, all or
+// nothing: a temporary file in the same directory, renamed over `path` when complete. Throws
+// strata::Error naming the path when a tensor cannot be saved or the file cannot be written.
+void save_safetensors(const std::string& path, const TensorDict& tensors, const SafetensorsMetadata& metadata = {});
+
+// The bytes save_safetensors writes (header and data), for callers that keep weights in memory.
+std::string serialize_safetensors(const TensorDict& tensors, const SafetensorsMetadata& metadata = {});
+
+// Reads a safetensors file. Aligned data is used in place (the mapping lives until the last tensor
+// from it is released); the rest is copied. Tensors are writable: writes go to private copy-on-write
+// pages and never reach the file. Throws strata::Error naming the path and what is wrong for any file
+// that is not a valid safetensors file of strata's dtypes.
+SafetensorsFile load_safetensors(const std::string& path);
+
+// The same from bytes in memory (always copied); `label` names the source in errors.
+SafetensorsFile load_safetensors_from_bytes(std::string_view bytes, const std::string& label = "<bytes>");
+
+}  // namespace strata
