@@ -25,6 +25,7 @@
 #include "nn/layers.h"
 #include "nn/mod_tracker.h"
 #include "nn/module_hooks.h"
+#include "nn/safetensors.h"
 #include "ops/detach.h"
 #include "ops/functions.h"
 #include "ops/library.h"
