@@ -313,10 +313,12 @@ void append_data(std::string& out, const Tensor& t) {
 // none of this: it takes any valid order.
 std::string serialize_safetensors(const TensorDict& tensors, const SafetensorsMetadata& metadata) {
   std::vector<std::pair<const std::string*, const Tensor*>> order;
-  for (const auto& [name, tensor] : tensors) {
+  for (const auto& entry : tensors) {  // no structured binding: clang 14 cannot capture one in STRATA_CHECK
+    const std::string& name = entry.first;
+    const Tensor& tensor = entry.second;
     STRATA_CHECK(name != "__metadata__", "save_safetensors: '__metadata__' is reserved and cannot name a tensor");
     STRATA_CHECK(tensor.defined(), "save_safetensors: tensor '", name, "' is undefined");
-    STRATA_CHECK(!tensor.is_meta() && tensor.impl()->storage() && tensor.device() == Device::CPU,
+    STRATA_CHECK(tensor.impl()->has_data() && tensor.device() == Device::CPU,
                  "save_safetensors: tensor '", name, "' has no data (only CPU tensors with storage can be saved)");
     order.emplace_back(&name, &tensor);
   }

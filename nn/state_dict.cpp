@@ -50,13 +50,14 @@ IncompatibleKeys Module::load_state_dict(const std::map<std::string, Tensor>& st
   std::vector<std::pair<Tensor, Tensor>> copies;  // (parameter, source)
   for (const auto& [prefix, module] : modules) {
     for (const auto& [name, param] : module->params_) {
-      const auto it = state.find(prefix + name);
+      const std::string key = prefix + name;  // STRATA_CHECK's lambda cannot capture a structured binding (clang 14)
+      const auto it = state.find(key);
       if (it == state.end()) {
         result.missing_keys.push_back(prefix + name);
         continue;
       }
       const Tensor& source = it->second;
-      STRATA_CHECK(source.defined() && !source.is_meta(), "load_state_dict: the entry for ", prefix + name, " has no data");
+      STRATA_CHECK(source.defined() && !source.is_meta(), "load_state_dict: the entry for ", key, " has no data");
       if (source.sizes().vec() != param.sizes().vec()) {
         mismatches.push_back("size mismatch for " + prefix + name + ": copying a param with shape " + torch_size(source.sizes()) +
                              " from checkpoint, the shape in current model is " + torch_size(param.sizes()) + ".");
