@@ -269,10 +269,11 @@ class GraphTask {
 // and queue work for its end (queue_callback). A pass started from a hook (a reentrant backward)
 // shadows the outer one until it returns. The final callbacks run in the order queued, after every
 // node, while the pass is still current; a callback may queue more. A pass that fails drops them,
-// as PyTorch's does. Setting and restoring the pointer is the whole cost for a pass with no hooks.
+// as PyTorch's does. The id is drawn when first asked for, so a pass nobody asks about pays only for
+// setting and restoring the pointer.
 struct CurrentPass {
   const GraphTask* task;
-  std::int64_t id;
+  std::int64_t id = -1;  // -1 until current_graph_task_id asks
   std::vector<std::function<void()>> callbacks;
 };
 thread_local CurrentPass* current_pass = nullptr;
@@ -361,7 +362,7 @@ variable_list run_backward(std::span<const Tensor> roots, variable_list&& grads,
       if (captures[i].valid()) task.add_capture(captures[i], i);
     task.init_to_execute();
   }
-  CurrentPass pass{&task, next_pass_id.fetch_add(1, std::memory_order_relaxed), {}};
+  CurrentPass pass{&task};
   const PassGuard current(pass);
   if (root_edges.size() == 1) accumulate_input(task.inputs(0)[root_edges[0].input_nr], std::move(grads[0]));
   if (task.should_execute(0)) task.push_ready(0);
@@ -393,7 +394,11 @@ variable_list run_backward(std::span<const Tensor> roots, variable_list&& grads,
   return captured;
 }
 
-std::int64_t current_graph_task_id() { return current_pass ? current_pass->id : -1; }
+std::int64_t current_graph_task_id() {
+  if (!current_pass) return -1;
+  if (current_pass->id < 0) current_pass->id = next_pass_id.fetch_add(1, std::memory_order_relaxed);
+  return current_pass->id;
+}
 
 bool will_engine_execute_node(const Node& node) {
   STRATA_CHECK(current_pass, "_get_should_execute_nodes should only be called during the backward pass");
