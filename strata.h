@@ -15,6 +15,7 @@
 #include "core/dispatcher.h"
 #include "core/function_mode.h"
 #include "core/generator.h"
+#include "core/inference_mode.h"
 #include "core/interposer.h"
 #include "core/parallel.h"
 #include "core/subclass.h"

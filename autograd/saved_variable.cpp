@@ -7,8 +7,15 @@
 
 namespace strata::autograd {
 
+void SavedVariable::throw_inference_saved() {
+  strata::detail::throw_error(
+      "Inference tensors cannot be saved for backward. To work around you can make a clone to get a normal tensor "
+      "and use it in autograd.");
+}
+
 void SavedVariable::save(const Tensor& t, bool is_output) {
   if (!is_output || !t.defined() || t.is_leaf()) return save_as_itself(t);
+  if (t.is_inference()) [[unlikely]] throw_inference_saved();
   const std::uint32_t version = t.impl()->version();
   data_ = shallow_copy_and_detach(t);  // PyTorch's tensor_data(); if it throws, this stays empty
   requires_grad_ = t.requires_grad();

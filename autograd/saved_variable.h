@@ -53,11 +53,15 @@ class SavedVariable {
   // An input or a leaf is kept as itself. Inline: most saved tensors are inputs.
   void save_as_itself(const Tensor& t) {
     if (!t.defined()) return;
+    if (t.is_inference()) [[unlikely]] throw_inference_saved();
     saved_version_ = t.impl()->version();
     data_ = t;
     saved_ = true;
     saved_original_ = true;
   }
+  // PyTorch refuses to save an inference tensor (Note [Inference tensors], core/inference_mode.h): it
+  // counts no versions, so a later write to it could not be detected.
+  [[noreturn]] static void throw_inference_saved();
   // unpack() of anything else: None, a freed or modified tensor (errors), a saved output.
   Tensor unpack_other(Node* saved_for) const;
   [[noreturn]] void throw_modified_error(const Node* saved_for) const;

@@ -4,6 +4,7 @@
 #include "autograd/accumulate_grad.h"
 #include "autograd/registration.h"
 #include "core/autograd_meta.h"
+#include "core/inference_mode.h"
 
 namespace strata {
 
@@ -13,6 +14,8 @@ const Tensor& requires_grad_(const Tensor& self, bool requires_grad) {
   if (requires_grad) {
     STRATA_CHECK(is_floating_point(self.dtype()),
                  "only Tensors of floating point and complex dtype can require gradients (got ", self.dtype(), ")");
+    STRATA_CHECK(!self.is_inference() || is_inference_mode_enabled(),
+                 "Setting requires_grad=True on inference tensor outside InferenceMode is not allowed.");
   } else {
     STRATA_CHECK(self.is_leaf(),
                  "you can only change requires_grad flags of leaf variables. If you want to use a computed variable "

@@ -1,10 +1,16 @@
-// bench/strata_bench.cpp: strata-bench. Times the dispatch path of a tiny op, matrix products, and
-// MLP training steps, each beside the same work hand-written in Eigen in the same run, and prints one
-// flat JSON object (medians; ratios are strata time / Eigen time unless named otherwise).
+// bench/strata_bench.cpp: strata-bench. Times the dispatch path of a tiny op, matrix products, MLP
+// training steps, MLP inference and loading weights, each beside the same work hand-written in Eigen
+// (or done with plain read()) in the same run, and prints one flat JSON object (medians; ratios are
+// strata time / baseline time unless named otherwise).
+#include <fcntl.h>
+#include <unistd.h>
+
 #include <cmath>
 #include <cstdlib>
+#include <filesystem>
 #include <iostream>
 #include <new>
+#include <stdexcept>
 
 #include <nlohmann/json.hpp>
 
@@ -13,9 +19,11 @@
 #include "autograd/variable.h"
 #include "bench/eigen_baselines.h"
 #include "bench/timing.h"
+#include "core/inference_mode.h"
 #include "core/parallel.h"
 #include "nn/functional.h"
 #include "nn/layers.h"
+#include "nn/safetensors.h"
 #include "ops/functions.h"
 #include "optim/sgd.h"
 #include "tracer/fake_tensor.h"
@@ -235,6 +243,75 @@ void step_benchmarks(nlohmann::ordered_json& out) {
   out["mlp784_b256_step_speed_vs_eigen"] = round3(1 / wide_step.ratio);
 }
 
+// A 784-128-10 MLP forward under InferenceMode, at batch 1 (latency) and batch 64 (throughput),
+// beside the same forward hand-written in Eigen.
+void inference_benchmarks(nlohmann::ordered_json& out) {
+  manual_seed(0);
+  const std::shared_ptr<nn::Sequential> model = nn::make_mlp({784, 128, 10});
+  bench::EigenMlp eigen({784, 128, 10}, 3);
+  for (const std::int64_t batch : {1, 64}) {
+    const Tensor x = randn({batch, 784});
+    const bench::RowMatrix ex = to_eigen(x);
+    const bench::Paired r = bench::paired_median_ns(
+        [&] {
+          InferenceMode guard;
+          keep((*model)(x));
+        },
+        [&] { keep(eigen.forward(ex)); });
+    const std::string key = "mlp784_128_10_b" + std::to_string(batch) + "_inference";
+    out[key + "_us"] = round3(r.a_ns / 1000);
+    out[key + "_eigen_us"] = round3(r.b_ns / 1000);
+    out[key + "_vs_eigen"] = round3(r.ratio);
+  }
+}
+
+// Loading 100 MB of weights from safetensors (the file is mapped and the data used in place) beside
+// reading the same file into memory with read(); then each followed by a pass over every element,
+// which makes the mapping fault its pages in. The file sits in the page cache for both.
+void load_benchmarks(nlohmann::ordered_json& out) {
+  const std::filesystem::path path =
+      std::filesystem::temp_directory_path() / ("strata-bench-" + std::to_string(::getpid()) + ".safetensors");
+  constexpr std::int64_t kFloats = std::int64_t{25} << 20;  // 100 MiB of float32
+  save_safetensors(path.string(), {{"weight", randn({kFloats})}});
+  const auto file_bytes = static_cast<std::size_t>(std::filesystem::file_size(path));
+  std::vector<char> buffer(file_bytes);
+  auto read_all = [&] {
+    const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+    std::size_t done = 0;
+    while (fd >= 0 && done < file_bytes) {
+      const ssize_t n = ::read(fd, buffer.data() + done, file_bytes - done);
+      if (n <= 0) break;
+      done += static_cast<std::size_t>(n);
+    }
+    if (fd >= 0) ::close(fd);
+    if (done != file_bytes) throw std::runtime_error("strata-bench: could not read " + path.string());
+  };
+  auto sum_floats = [](const float* p, std::int64_t n) {
+    float s = 0;
+    for (std::int64_t i = 0; i < n; ++i) s += p[i];
+    return s;
+  };
+  const std::int64_t header = 8 + static_cast<std::int64_t>(*reinterpret_cast<const std::uint64_t*>(buffer.data()));
+  const bench::Paired load = bench::paired_median_ns([&] { keep(load_safetensors(path.string())); }, read_all, 9);
+  const bench::Paired touched = bench::paired_median_ns(
+      [&] {
+        const SafetensorsFile f = load_safetensors(path.string());
+        keep(sum_floats(f.tensors.at("weight").data_ptr<float>(), kFloats));
+      },
+      [&] {
+        read_all();
+        keep(sum_floats(reinterpret_cast<const float*>(buffer.data() + header), kFloats));
+      },
+      9);
+  std::filesystem::remove(path);
+  out["safetensors_load_100mb_us"] = round3(load.a_ns / 1000);
+  out["read_100mb_us"] = round3(load.b_ns / 1000);
+  out["safetensors_load_vs_read"] = round3(load.ratio);
+  out["safetensors_load_and_sum_100mb_us"] = round3(touched.a_ns / 1000);
+  out["read_and_sum_100mb_us"] = round3(touched.b_ns / 1000);
+  out["safetensors_load_and_sum_vs_read_and_sum"] = round3(touched.ratio);
+}
+
 }  // namespace
 
 int main() {
@@ -244,6 +321,8 @@ int main() {
     dispatch_benchmarks(out);
     mm_benchmarks(out);
     step_benchmarks(out);
+    inference_benchmarks(out);
+    load_benchmarks(out);
     std::cout << out.dump(2) << std::endl;
     return 0;
   } catch (const std::exception& e) {

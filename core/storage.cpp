@@ -34,6 +34,12 @@ void StorageImpl::throw_allocation_failure(std::size_t nbytes) {
                                       " bytes. Error code 12 (Cannot allocate memory)"));
 }
 
+void StorageImpl::check_inference_write() {
+  STRATA_CHECK(is_inference_mode_enabled(),
+               "Inplace update to inference tensor outside InferenceMode is not allowed.You can make a clone to get a "
+               "normal tensor before doing inplace update.See https://github.com/pytorch/rfcs/pull/17 for more details.");
+}
+
 IntrusivePtr<StorageImpl> StorageImpl::allocate(std::size_t nbytes) {
   void* unused = nullptr;
   return allocate_with_prefix(0, nbytes, &unused);

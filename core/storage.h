@@ -10,6 +10,7 @@
 #include <new>
 
 #include "core/checked_math.h"
+#include "core/inference_mode.h"
 #include "core/intrusive_ptr.h"
 #include "core/small_object_pool.h"
 
@@ -56,11 +57,16 @@ class StorageImpl : public RefCounted<StorageImpl> {
   // std::atomic_ref; the field itself is a plain integer so that a fresh storage's header is still
   // initialised with plain stores, which the compiler merges.
   std::uint32_t version() const noexcept { return std::atomic_ref<std::uint32_t>(version_).load(std::memory_order_relaxed); }
-  void bump_version() noexcept { std::atomic_ref<std::uint32_t>(version_).fetch_add(1, std::memory_order_relaxed); }
+  void bump_version() {
+    if (inference_) [[unlikely]] return check_inference_write();
+    std::atomic_ref<std::uint32_t>(version_).fetch_add(1, std::memory_order_relaxed);
+  }
+  // Made under InferenceMode: its tensors are inference tensors (Note [Inference tensors]).
+  bool is_inference() const noexcept { return inference_; }
 
  private:
   StorageImpl(void* block, void* data, std::size_t nbytes, Deleter deleter, void* context)
-      : block_(block), data_(data), nbytes_(nbytes), deleter_(deleter), context_(context) {}
+      : block_(block), inference_(is_inference_mode_enabled()), data_(data), nbytes_(nbytes), deleter_(deleter), context_(context) {}
   ~StorageImpl() = default;
 
   static constexpr std::size_t kPooledBlockLimit = std::size_t{64} << 20;
@@ -68,10 +74,13 @@ class StorageImpl : public RefCounted<StorageImpl> {
   // null when the memory is not there (Note [Allocation failure is an Error]).
   static void* allocate_block(std::size_t block_bytes);
   [[noreturn]] static void throw_allocation_failure(std::size_t nbytes);
+  // An inference storage counts no versions; writing one is an error outside InferenceMode.
+  static void check_inference_write();
 
   void* block_;  // the allocation holding this header (and the data, for allocate())
   std::size_t block_bytes_ = 0;  // its size, for the small-object pool (0: a plain operator new block)
   mutable std::uint32_t version_ = 0;  // accessed atomically: Note [Version counters live in the storage]
+  bool inference_;
   void* data_;
   std::size_t nbytes_;
   Deleter deleter_;  // null for memory allocated together with this header

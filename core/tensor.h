@@ -88,6 +88,7 @@ class Tensor {
   // undefined Tensor answers as PyTorch's does: no grad, no grad_fn, a leaf that does not require grad.
   bool requires_grad() const { return impl_->requires_grad(); }
   bool is_leaf() const;
+  bool is_inference() const { return impl_->is_inference(); }  // Note [Inference tensors], core/inference_mode.h
   const Tensor& grad() const;  // undefined Tensor when no gradient has been accumulated
   autograd::Node* grad_fn() const;  // null on leaves and plain tensors
 

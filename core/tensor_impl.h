@@ -131,6 +131,8 @@ class TensorImpl final : public RefCounted<TensorImpl> {
   // a wrapper's are counted by its subclass payload (Note [A wrapper's version counter],
   // core/interposer.h).
   std::uint32_t version() const { return storage_ ? storage_->version() : version_without_storage(); }
+  // Made under InferenceMode, or a view of such a tensor (Note [Inference tensors], core/inference_mode.h).
+  bool is_inference() const { return storage_ && storage_->is_inference(); }
   void bump_version() const {
     if (storage_) storage_->bump_version();
     else bump_version_without_storage();

@@ -19,6 +19,7 @@
 #include <nlohmann/json.hpp>
 
 #include "core/error.h"
+#include "core/shape.h"
 #include "core/storage.h"
 #include "core/tensor_impl.h"
 #include "tracer/atomic_file.h"
@@ -210,12 +211,7 @@ Entry read_entry(const Loader& loader, const std::string& name, const Json& info
 Tensor make_loaded_tensor(const Entry& entry, const unsigned char* data, Mapping* mapping) {
   const std::size_t nbytes = entry.end - entry.begin;
   const unsigned char* bytes = data + entry.begin;
-  DimVector strides(entry.sizes.size(), 0);
-  std::int64_t stride = 1;
-  for (std::size_t i = entry.sizes.size(); i-- > 0;) {
-    strides[i] = stride;
-    stride *= std::max<std::int64_t>(entry.sizes[i], 1);
-  }
+  DimVector strides = contiguous_strides(entry.sizes);  // fits: read_entry checked the span
   const std::size_t esize = element_size(entry.dtype);
   const bool in_place = mapping && nbytes > 0 && std::endian::native == std::endian::little &&
                         reinterpret_cast<std::uintptr_t>(bytes) % esize == 0;

@@ -1,6 +1,6 @@
 // tests/fuzz/api_fuzzer.cpp: the library API fuzzer. An input is a small program over a pool of live
 // tensors: it makes tensors of any rank, size, stride, dtype and device, wraps them in subclasses,
-// enters modes and no-grad regions, calls every op of the op table through the dispatcher with
+// enters modes, no-grad and inference-mode regions, calls every op of the op table through the dispatcher with
 // arguments drawn from the op's schema, calls the composites and data accessors a user calls directly,
 // and runs backward passes. Any failure must be a strata::Error; everything else aborts (api_world.h).
 #include <cstdlib>
@@ -28,7 +28,7 @@
 //   3 wrap      dst src flags                  (bit 0: AliasingWrapper, else LoggingTensor; bit 1: requires grad)
 //   4 requires_grad slot flag
 //   5 mode      kind                           (push OpCounter, push KeepingMode, pop)
-//   6 grad_mode kind                           (push no_grad, push enable_grad, pop)
+//   6 grad_mode kind                           (push no_grad, push enable_grad, pop, push InferenceMode)
 //   7 call      op-index dst arg...            (all_ops()[index mod count], arguments per api_calls.cpp)
 //   8 call_named length name dst arg...        ("aten::sum.dim_IntList": what the readable seeds use)
 //   9 composite dst src kind [operands] [more srcs]                    (api_composites.cpp)
@@ -133,11 +133,14 @@ void Interpreter::mode(ByteReader& r) {
 }
 
 void Interpreter::grad_mode(ByteReader& r) {
-  const std::uint8_t kind = r.u8() % 3;
+  const std::uint8_t kind = r.u8() % 4;
   if (kind == 2) {
     if (!grad_guards_.empty()) grad_guards_.pop_back();
   } else if (grad_guards_.size() < 4) {
-    grad_guards_.push_back(std::make_unique<autograd::GradModeGuard>(kind == 1));
+    auto region = std::make_unique<GradRegion>();
+    if (kind == 3) region->inference.emplace();
+    else region->grad.emplace(kind == 1);
+    grad_guards_.push_back(std::move(region));
   }
 }
 

@@ -4,10 +4,12 @@
 #pragma once
 
 #include <memory>
+#include <optional>
 #include <sstream>
 #include <vector>
 
 #include "autograd/grad_mode.h"
+#include "core/inference_mode.h"
 #include "core/dispatch_trace.h"
 #include "core/interposer.h"
 #include "tests/fuzz/api_bytes.h"
@@ -45,7 +47,12 @@ class Interpreter {
   bool verbose_;
   std::vector<std::unique_ptr<DispatchMode>> modes_;
   std::vector<std::unique_ptr<ModeGuard>> mode_guards_;
-  std::vector<std::unique_ptr<autograd::GradModeGuard>> grad_guards_;
+  // A grad-mode region: GradModeGuard (no_grad, enable_grad) or InferenceMode.
+  struct GradRegion {
+    std::optional<autograd::GradModeGuard> grad;
+    std::optional<InferenceMode> inference;
+  };
+  std::vector<std::unique_ptr<GradRegion>> grad_guards_;
   std::ostringstream trace_out_;
   std::unique_ptr<DispatchTraceGuard> trace_;
 };

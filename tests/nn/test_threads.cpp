@@ -1,14 +1,16 @@
 // tests/nn/test_threads.cpp: models on several threads at once: independent training, each thread
 // its own model, gives what the same training gives run serially, bit for bit; one model shared for
-// no-grad inference gives every thread the serial result. Suite "threads": scripts/tsan runs these
-// under ThreadSanitizer.
+// no-grad inference (NoGradGuard or InferenceMode) gives every thread the serial result. Suite
+// "threads": scripts/tsan runs these under ThreadSanitizer.
 #include <doctest/doctest.h>
 
 #include <thread>
+#include <type_traits>
 #include <vector>
 
 #include "autograd/backward.h"
 #include "autograd/grad_mode.h"
+#include "core/inference_mode.h"
 #include "nn/functional.h"
 #include "nn/layers.h"
 #include "ops/functions.h"
@@ -71,8 +73,10 @@ TEST_CASE("independent training on several threads equals a serial run bit for b
   }
 }
 
-TEST_CASE("one model shared by several threads for no-grad inference gives each the serial result" *
-          doctest::test_suite("threads")) {
+// One model shared by kThreads threads, each running 50 forwards under `Guard` (grad mode is per
+// thread): each gets the serial result, records nothing, and no parameter gets a gradient.
+template <typename Guard>
+void check_shared_inference() {
   constexpr int kThreads = 4;
   const Job job = make_job(7);  // parameters that require grad, as a trained model's do
   std::vector<Tensor> inputs;
@@ -86,13 +90,15 @@ TEST_CASE("one model shared by several threads for no-grad inference gives each 
   }
   std::vector<std::vector<float>> got(kThreads);
   std::vector<int> recorded(kThreads, 0);
+  std::vector<int> inference(kThreads, 0);
   std::vector<std::thread> threads;
   for (int t = 0; t < kThreads; ++t)
     threads.emplace_back([&, t] {
-      const autograd::NoGradGuard no_grad;  // grad mode is per thread
+      const Guard guard;
       for (int i = 0; i < 50; ++i) {
         const Tensor out = nn::functional::log_softmax((*job.model)(inputs[t]), 1);
         recorded[t] += out.requires_grad() ? 1 : 0;
+        inference[t] += out.is_inference() ? 1 : 0;
         if (i == 0) got[t] = out.to_vector<float>();
         else if (out.to_vector<float>() != got[t]) got[t].clear();
       }
@@ -101,7 +107,18 @@ TEST_CASE("one model shared by several threads for no-grad inference gives each 
   for (int t = 0; t < kThreads; ++t) {
     INFO("thread " << t);
     CHECK(recorded[t] == 0);
+    CHECK(inference[t] == (std::is_same_v<Guard, InferenceMode> ? 50 : 0));
     CHECK(got[t] == expected[t]);
   }
   for (const Tensor& p : job.model->parameters()) CHECK_FALSE(p.grad().defined());
+}
+
+TEST_CASE("one model shared by several threads for no-grad inference gives each the serial result" *
+          doctest::test_suite("threads")) {
+  check_shared_inference<autograd::NoGradGuard>();
+}
+
+TEST_CASE("one model shared by several threads under InferenceMode gives each the serial result" *
+          doctest::test_suite("threads")) {
+  check_shared_inference<InferenceMode>();
 }
