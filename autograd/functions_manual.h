@@ -4,6 +4,7 @@
 #pragma once
 
 #include <optional>
+#include <string_view>
 
 #include "core/tensor.h"
 #include "ops/functions.h"
@@ -40,5 +41,34 @@ Tensor as_strided_backward(Tensor grad, IntArrayRef input_sizes, IntArrayRef inp
 
 // grad.unsqueeze(dim) if sizes[dim] == 1 (the gradient of squeeze.dim), else grad.
 Tensor unsqueeze_to(const Tensor& grad, std::int64_t dim, IntArrayRef sizes);
+
+// Gradient of mean over `dims` (None or [] meaning all): sum_backward divided by the number of
+// elements each output averaged (`numel` for a full reduction).
+Tensor mean_backward(const Tensor& grad, IntArrayRef sizes, std::optional<IntArrayRef> dims, std::int64_t numel, bool keepdim);
+
+// Gradient of max() and other value-selecting full reductions: grad shared evenly among the inputs
+// equal to `value` (among the NaNs when value is NaN).
+Tensor evenly_distribute_backward(const Tensor& grad, const Tensor& input, const Tensor& value);
+
+// Gradient of _softmax_backward_data with respect to its output argument.
+Tensor softmax_double_backward(const Tensor& grad, const Tensor& grad_output, std::int64_t dim, const Tensor& output);
+
+// Gradient of gelu_backward with respect to self (its second derivative times grad and grad_output).
+Tensor gelu_double_backward(const Tensor& ggI, const Tensor& gO, const Tensor& input, std::string_view approximate);
+
+// Gradient of embedding with respect to weight (sparse gradients are refused: strata has no sparse tensors).
+Tensor embedding_backward(const Tensor& grad, const Tensor& indices, std::int64_t num_weights, std::int64_t padding_idx,
+                          bool scale_grad_by_freq, bool sparse);
+// Gradient of embedding_dense_backward with respect to grad_output: the rows of grad the indices
+// pick, with those of padding_idx zero.
+Tensor embedding_dense_double_backward(const Tensor& grad, const Tensor& indices, std::int64_t padding_idx);
+
+// native_dropout's backward while grad mode is on: grad * (mask * scale), differentiable again.
+Tensor infinitely_differentiable_native_dropout_backward(const Tensor& grad, const Tensor& mask, double scale);
+// Gradient of native_dropout_backward with respect to grad_output.
+Tensor native_dropout_double_backward(const Tensor& ggI, const Tensor& grad, const Tensor& mask, double scale);
+
+// PyTorch's not_implemented(name, reason): the error a formula strata cannot compute raises.
+[[noreturn]] void not_implemented(const char* name, const char* reason);
 
 }  // namespace strata::autograd

@@ -79,6 +79,48 @@ Tensor log_softmax(const Tensor& input, std::int64_t dim, std::optional<ScalarTy
   return _log_softmax(dtype ? to(input, *dtype) : input, dim, false);
 }
 
+Tensor gelu(const Tensor& input, std::string_view approximate) {
+  STRATA_TORCH_FUNCTION(functional::gelu, "torch.nn.functional.gelu", "input, approximate", input, approximate);
+  return strata::gelu(input, approximate);
+}
+
+Tensor sigmoid(const Tensor& input) {
+  STRATA_TORCH_FUNCTION(functional::sigmoid, "torch.nn.functional.sigmoid", "input", input);
+  return strata::sigmoid(input);
+}
+
+Tensor tanh(const Tensor& input) {
+  STRATA_TORCH_FUNCTION(functional::tanh, "torch.nn.functional.tanh", "input", input);
+  return strata::tanh(input);
+}
+
+Tensor softmax(const Tensor& input, std::int64_t dim, std::optional<ScalarType> dtype) {
+  STRATA_TORCH_FUNCTION(functional::softmax, "torch.nn.functional.softmax", "input, dim, _stacklevel=3, dtype", input, dim,
+                        dtype);
+  return strata::softmax(input, dim, dtype);
+}
+
+Tensor dropout(const Tensor& input, double p, bool training) {
+  STRATA_TORCH_FUNCTION(functional::dropout, "torch.nn.functional.dropout", "input, p, training, inplace=False", input, p,
+                        training);
+  STRATA_CHECK(p >= 0 && p <= 1, "dropout probability has to be between 0 and 1, but got ", p);
+  return strata::dropout(input, p, training);
+}
+
+std::optional<std::int64_t> embedding_padding_idx(std::optional<std::int64_t> padding_idx, std::int64_t num_embeddings) {
+  if (!padding_idx) return std::nullopt;
+  STRATA_CHECK(*padding_idx < num_embeddings && *padding_idx >= -num_embeddings, "Padding_idx must be within num_embeddings");
+  return *padding_idx < 0 ? num_embeddings + *padding_idx : *padding_idx;
+}
+
+Tensor embedding(const Tensor& input, const Tensor& weight, std::optional<std::int64_t> padding_idx) {
+  STRATA_TORCH_FUNCTION(functional::embedding, "torch.nn.functional.embedding", "input, weight, padding_idx", input, weight,
+                        padding_idx);
+  detail::check_defined(weight, "aten::embedding", 0, "weight");
+  const std::int64_t rows = weight.dim() > 0 ? weight.size(0) : 0;
+  return strata::embedding(weight, input, embedding_padding_idx(padding_idx, rows).value_or(-1));
+}
+
 // PyTorch's nll_loss_nd reads target.sizes()[0] unchecked; for a 0-d target that slot holds the 0
 // a 0-d TensorImpl keeps there, so a 2-D input's check reports a target batch_size of 0.
 Tensor nll_loss(const Tensor& input, const Tensor& target, const LossOptions& options) {

@@ -6,6 +6,8 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
+#include <string_view>
 
 #include "core/tensor.h"
 
@@ -21,6 +23,18 @@ Tensor linear(const Tensor& input, const Tensor& weight, const Tensor& bias = Te
 Tensor matmul(const Tensor& input, const Tensor& other);
 Tensor relu(const Tensor& input);
 Tensor log_softmax(const Tensor& input, std::int64_t dim, std::optional<ScalarType> dtype = std::nullopt);
+
+Tensor gelu(const Tensor& input, std::string_view approximate = "none");
+Tensor sigmoid(const Tensor& input);
+Tensor tanh(const Tensor& input);
+Tensor softmax(const Tensor& input, std::int64_t dim, std::optional<ScalarType> dtype = std::nullopt);
+// F.dropout(input, p, training): p outside [0, 1] is refused; the input itself when !training.
+Tensor dropout(const Tensor& input, double p = 0.5, bool training = true);
+// F.embedding(input, weight, padding_idx): rows of weight picked by int64 indices; padding_idx (which
+// may count from the end) gets no gradient.
+Tensor embedding(const Tensor& input, const Tensor& weight, std::optional<std::int64_t> padding_idx = std::nullopt);
+// F.embedding's and nn.Embedding's check of padding_idx, made non-negative.
+std::optional<std::int64_t> embedding_padding_idx(std::optional<std::int64_t> padding_idx, std::int64_t num_embeddings);
 
 struct LossOptions {
   Tensor weight;                          // per-class weight, or undefined

@@ -1,10 +1,12 @@
-// nn/layers.cpp: Linear, ReLU, Sequential.
+// nn/layers.cpp: Linear, ReLU, Embedding, Dropout, Sequential.
 #include "nn/layers.h"
 
+#include <charconv>
 #include <cmath>
 
 #include "nn/functional.h"
 #include "nn/init.h"
+#include "autograd/grad_mode.h"
 #include "ops/functions.h"
 
 namespace strata::nn {
@@ -29,6 +31,42 @@ std::string Linear::extra_repr() const {
 }
 
 Tensor ReLU::forward(const Tensor& input) { return functional::relu(input); }
+
+Embedding::Embedding(std::int64_t num_embeddings, std::int64_t embedding_dim, std::optional<std::int64_t> padding_idx)
+    : num_embeddings_(num_embeddings), embedding_dim_(embedding_dim),
+      padding_idx_(functional::embedding_padding_idx(padding_idx, num_embeddings)) {
+  weight_ = register_parameter("weight", empty({num_embeddings, embedding_dim}));
+  autograd::NoGradGuard no_grad;
+  normal_(weight_);
+  if (padding_idx_) fill_(as_strided(weight_, {embedding_dim}, {1}, *padding_idx_ * embedding_dim), 0);
+}
+
+Tensor Embedding::forward(const Tensor& indices) { return functional::embedding(indices, weight_, padding_idx_); }
+
+std::string Embedding::extra_repr() const {
+  std::string s = std::to_string(num_embeddings_) + ", " + std::to_string(embedding_dim_);
+  if (padding_idx_) s += ", padding_idx=" + std::to_string(*padding_idx_);
+  return s;
+}
+
+Dropout::Dropout(double p) : p_(p) {
+  STRATA_CHECK(p >= 0 && p <= 1, "dropout probability has to be between 0 and 1, but got ", p);
+}
+
+Tensor Dropout::forward(const Tensor& input) { return functional::dropout(input, p_, is_training()); }
+
+namespace {
+// A double as Python's repr writes it: the shortest form that reads back, with ".0" on integers.
+std::string python_float(double v) {
+  char buf[32];
+  const auto end = std::to_chars(buf, buf + sizeof buf, v).ptr;
+  std::string s(buf, end);
+  if (s.find_first_of(".en") == std::string::npos) s += ".0";
+  return s;
+}
+}  // namespace
+
+std::string Dropout::extra_repr() const { return "p=" + python_float(p_) + ", inplace=False"; }
 
 Sequential::Sequential(std::vector<std::shared_ptr<Module>> modules) {
   for (auto& m : modules) push_back(std::move(m));

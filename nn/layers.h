@@ -1,8 +1,9 @@
 // nn/layers.h: the modules an MLP is made of: Linear (with PyTorch's initialisation, in PyTorch's
-// order: weight then bias), ReLU, and Sequential.
+// order: weight then bias), ReLU, and Sequential; and Embedding and Dropout for small inference models.
 #pragma once
 
 #include <memory>
+#include <optional>
 #include <vector>
 
 #include "nn/module.h"
@@ -32,6 +33,39 @@ class ReLU final : public Module {
 
  protected:
   std::string type_name() const override { return "ReLU"; }
+};
+
+// A lookup table: weight [num_embeddings, embedding_dim] ~ N(0, 1), with the padding_idx row zero
+// (a negative padding_idx counts from the end, as PyTorch's); forward(indices) = F::embedding.
+class Embedding final : public Module {
+ public:
+  Embedding(std::int64_t num_embeddings, std::int64_t embedding_dim, std::optional<std::int64_t> padding_idx = std::nullopt);
+  Tensor forward(const Tensor& indices) override;
+  const Tensor& weight() const { return weight_; }
+
+ protected:
+  std::string type_name() const override { return "Embedding"; }
+  std::string extra_repr() const override;
+
+ private:
+  std::int64_t num_embeddings_, embedding_dim_;
+  std::optional<std::int64_t> padding_idx_;
+  Tensor weight_;
+};
+
+// Zeroes elements with probability p and scales the rest by 1 / (1 - p) while training; the input
+// itself in eval().
+class Dropout final : public Module {
+ public:
+  explicit Dropout(double p = 0.5);
+  Tensor forward(const Tensor& input) override;
+
+ protected:
+  std::string type_name() const override { return "Dropout"; }
+  std::string extra_repr() const override;
+
+ private:
+  double p_;
 };
 
 class Sequential final : public Module {

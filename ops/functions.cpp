@@ -315,6 +315,163 @@ Tensor nll_loss_backward(const Tensor& grad_output, const Tensor& self, const Te
   return op(grad_output, self, target, weight, reduction, ignore_index, total_weight);
 }
 
+// ---- activations, softmax, value reductions, embedding, dropout ----
+namespace {
+// Calls a boxed op with two tensor outputs (max.dim, native_dropout).
+template <typename... Args>
+std::tuple<Tensor, Tensor> call_two_outputs(const OperatorHandle& op, const Args&... args) {
+  Stack stack;
+  (detail::push_argument(stack, args), ...);
+  op.call(stack);
+  Tensor second = std::move(stack[1]).to_tensor();
+  return {std::move(stack[0]).to_tensor(), std::move(second)};
+}
+}  // namespace
+
+Tensor sigmoid(const Tensor& self) {
+  STRATA_TORCH_FUNCTION(sigmoid, "torch.sigmoid", "input", self);
+  static const Unary op("aten::sigmoid");
+  return op(self);
+}
+
+Tensor sigmoid_backward(const Tensor& grad_output, const Tensor& output) {
+  static const Binary op("aten::sigmoid_backward");
+  return op(grad_output, output);
+}
+
+Tensor tanh(const Tensor& self) {
+  STRATA_TORCH_FUNCTION(tanh, "torch.tanh", "input", self);
+  static const Unary op("aten::tanh");
+  return op(self);
+}
+
+Tensor tanh_backward(const Tensor& grad_output, const Tensor& output) {
+  static const Binary op("aten::tanh_backward");
+  return op(grad_output, output);
+}
+
+Tensor gelu(const Tensor& self, std::string_view approximate) {
+  STRATA_TORCH_FUNCTION(gelu, "torch._C._nn.gelu", "input, approximate", self, approximate);
+  static const TypedOperator<Tensor(const Tensor&, std::string_view)> op("aten::gelu");
+  return op(self, approximate);
+}
+
+Tensor gelu_backward(const Tensor& grad_output, const Tensor& self, std::string_view approximate) {
+  static const TypedOperator<Tensor(const Tensor&, const Tensor&, std::string_view)> op("aten::gelu_backward");
+  return op(grad_output, self, approximate);
+}
+
+Tensor softmax(const Tensor& self, std::int64_t dim, std::optional<ScalarType> dtype) {
+  STRATA_TORCH_FUNCTION(softmax, "torch.softmax", "input, dim, dtype", self, dim, dtype);
+  detail::check_defined(self, "aten::softmax", 0, "self");
+  return _softmax(dtype ? to(self, *dtype) : self, dim, false);
+}
+
+Tensor _softmax(const Tensor& self, std::int64_t dim, bool half_to_float) {
+  STRATA_TORCH_FUNCTION(_softmax, "torch._softmax", "input, dim, half_to_float", self, dim, half_to_float);
+  static const TypedOperator<Tensor(const Tensor&, std::int64_t, bool)> op("aten::_softmax");
+  return op(self, dim, half_to_float);
+}
+
+Tensor _softmax_backward_data(const Tensor& grad_output, const Tensor& output, std::int64_t dim, ScalarType input_dtype) {
+  STRATA_TORCH_FUNCTION(_softmax_backward_data, "torch._softmax_backward_data", "grad_output, output, dim, input_dtype",
+                        grad_output, output, dim, input_dtype);
+  static const TypedOperator<Tensor(const Tensor&, const Tensor&, std::int64_t, ScalarType)> op("aten::_softmax_backward_data");
+  return op(grad_output, output, dim, input_dtype);
+}
+
+Tensor mean(const Tensor& self, std::optional<ScalarType> dtype) {
+  STRATA_TORCH_FUNCTION(mean, "torch.mean", "input, *, dtype", self, dtype);
+  static const TypedOperator<Tensor(const Tensor&, OptDtype)> op("aten::mean");
+  return op(self, dtype);
+}
+
+Tensor mean(const Tensor& self, IntArrayRef dim, bool keepdim, std::optional<ScalarType> dtype) {
+  STRATA_TORCH_FUNCTION(mean, "torch.mean", "input, dim, keepdim, *, dtype", self, dim, keepdim, dtype);
+  static const TypedOperator<Tensor(const Tensor&, std::optional<IntArrayRef>, bool, OptDtype)> op("aten::mean", "dim");
+  return op(self, dim, keepdim, dtype);
+}
+
+Tensor max(const Tensor& self) {
+  STRATA_TORCH_FUNCTION(max, "torch.max", "input", self);
+  static const Unary op("aten::max");
+  return op(self);
+}
+
+std::tuple<Tensor, Tensor> max(const Tensor& self, std::int64_t dim, bool keepdim) {
+  STRATA_TORCH_FUNCTION(max, "torch.max", "input, dim, keepdim", self, dim, keepdim);
+  static const OperatorHandle op = ops::op("aten::max", "dim");  // two outputs: boxed only
+  return call_two_outputs(op, self, dim, keepdim);
+}
+
+Tensor argmax(const Tensor& self, std::optional<std::int64_t> dim, bool keepdim) {
+  STRATA_TORCH_FUNCTION(argmax, "torch.argmax", "input, dim, keepdim", self, dim, keepdim);
+  static const TypedOperator<Tensor(const Tensor&, std::optional<std::int64_t>, bool)> op("aten::argmax");
+  return op(self, dim, keepdim);
+}
+
+Tensor value_selecting_reduction_backward(const Tensor& grad, std::int64_t dim, const Tensor& indices, IntArrayRef sizes,
+                                          bool keepdim) {
+  static const TypedOperator<Tensor(const Tensor&, std::int64_t, const Tensor&, IntArrayRef, bool)> op(
+      "aten::value_selecting_reduction_backward");
+  return op(grad, dim, indices, sizes, keepdim);
+}
+
+Tensor eq(const Tensor& self, const Tensor& other) {
+  STRATA_TORCH_FUNCTION(eq, "torch.eq", "input, other", self, other);
+  static const Binary op("aten::eq", "Tensor");
+  return op(self, other);
+}
+
+Tensor isnan(const Tensor& self) {
+  STRATA_TORCH_FUNCTION(isnan, "torch.isnan", "input", self);
+  static const Unary op("aten::isnan");
+  return op(self);
+}
+
+Tensor embedding(const Tensor& weight, const Tensor& indices, std::int64_t padding_idx, bool scale_grad_by_freq, bool sparse) {
+  STRATA_TORCH_FUNCTION(embedding, "torch.embedding", "weight, indices, padding_idx, scale_grad_by_freq, sparse", weight,
+                        indices, padding_idx, scale_grad_by_freq, sparse);
+  static const TypedOperator<Tensor(const Tensor&, const Tensor&, std::int64_t, bool, bool)> op("aten::embedding");
+  return op(weight, indices, padding_idx, scale_grad_by_freq, sparse);
+}
+
+Tensor embedding_dense_backward(const Tensor& grad_output, const Tensor& indices, std::int64_t num_weights,
+                                std::int64_t padding_idx, bool scale_grad_by_freq) {
+  static const TypedOperator<Tensor(const Tensor&, const Tensor&, std::int64_t, std::int64_t, bool)> op(
+      "aten::embedding_dense_backward");
+  return op(grad_output, indices, num_weights, padding_idx, scale_grad_by_freq);
+}
+
+// Note [dropout calls native_dropout]
+// PyTorch's at::dropout checks p and returns its input itself (no copy) when train is false, p is 0
+// or the input is empty. Otherwise, on CPU, it multiplies by a bernoulli_ noise tensor it divides by
+// 1 - p (Dropout.cpp's _dropout_impl); on CUDA, and in its decompositions, it calls native_dropout.
+// strata has no bernoulli_ op, so it always takes the native_dropout path: the same values for a
+// given mask, native_dropout's derivative row, and a dispatch mode sees aten.native_dropout.
+Tensor dropout(const Tensor& input, double p, bool train) {
+  STRATA_TORCH_FUNCTION(dropout, "torch.dropout", "input, p, train", input, p, train);
+  detail::check_defined(input, "aten::dropout", 0, "input");
+  if (!(p >= 0 && p <= 1)) [[unlikely]] {
+    Error e(detail::str_cat("dropout probability has to be between 0 and 1, but got ", p));
+    e.set_op("aten::dropout");
+    throw e;
+  }
+  if (p == 0 || !train || input.numel() == 0) return input;
+  return std::get<0>(native_dropout(input, p, train));
+}
+
+std::tuple<Tensor, Tensor> native_dropout(const Tensor& input, double p, std::optional<bool> train) {
+  STRATA_TORCH_FUNCTION(native_dropout, "torch.native_dropout", "input, p, train", input, p, train);
+  static const OperatorHandle op = ops::op("aten::native_dropout");  // two outputs: boxed only
+  return call_two_outputs(op, input, p, train ? IValue(*train) : IValue());
+}
+
+Tensor native_dropout_backward(const Tensor& grad_output, const Tensor& mask, double scale) {
+  static const TypedOperator<Tensor(const Tensor&, const Tensor&, double)> op("aten::native_dropout_backward");
+  return op(grad_output, mask, scale);
+}
+
 // ---- making and filling tensors ----
 Tensor empty(IntArrayRef size, const TensorOptions& options) {
   STRATA_TORCH_FUNCTION(empty, "torch.empty", "size, *, dtype, device", size, options);

@@ -5,10 +5,12 @@
 // dispatcher as themselves. Each public function first announces itself to the function modes under
 // its PyTorch name (ops/torch_function.h, core/function_mode.h); the internal ones PyTorch does not
 // expose as torch functions (_unsafe_view, sum_to, threshold_backward, nll_loss_forward,
-// nll_loss_backward) announce nothing.
+// nll_loss_backward, the *_backward ops of the activations, embedding and dropout,
+// value_selecting_reduction_backward) announce nothing.
 #pragma once
 
 #include <optional>
+#include <string_view>
 #include <tuple>
 
 #include "core/dispatcher.h"
@@ -92,6 +94,37 @@ std::tuple<Tensor, Tensor> nll_loss_forward(const Tensor& self, const Tensor& ta
                                             std::int64_t reduction, std::int64_t ignore_index);
 Tensor nll_loss_backward(const Tensor& grad_output, const Tensor& self, const Tensor& target, const Tensor& weight,
                          std::int64_t reduction, std::int64_t ignore_index, const Tensor& total_weight);
+
+// ---- activations, softmax, value reductions, embedding, dropout (the inference ops) ----
+Tensor sigmoid(const Tensor& self);
+Tensor sigmoid_backward(const Tensor& grad_output, const Tensor& output);
+Tensor tanh(const Tensor& self);
+Tensor tanh_backward(const Tensor& grad_output, const Tensor& output);
+// approximate: "none" (the exact erf form) or "tanh".
+Tensor gelu(const Tensor& self, std::string_view approximate = "none");
+Tensor gelu_backward(const Tensor& grad_output, const Tensor& self, std::string_view approximate = "none");
+// softmax.int, a composite as in PyTorch: _softmax of self, converted to `dtype` first when given.
+Tensor softmax(const Tensor& self, std::int64_t dim, std::optional<ScalarType> dtype = std::nullopt);
+Tensor _softmax(const Tensor& self, std::int64_t dim, bool half_to_float = false);
+Tensor _softmax_backward_data(const Tensor& grad_output, const Tensor& output, std::int64_t dim, ScalarType input_dtype);
+Tensor mean(const Tensor& self, std::optional<ScalarType> dtype = std::nullopt);
+Tensor mean(const Tensor& self, IntArrayRef dim, bool keepdim = false, std::optional<ScalarType> dtype = std::nullopt);
+Tensor max(const Tensor& self);
+// max.dim: (values, int64 indices of the first maximum; NaN counts as the maximum).
+std::tuple<Tensor, Tensor> max(const Tensor& self, std::int64_t dim, bool keepdim = false);
+Tensor argmax(const Tensor& self, std::optional<std::int64_t> dim = std::nullopt, bool keepdim = false);
+Tensor value_selecting_reduction_backward(const Tensor& grad, std::int64_t dim, const Tensor& indices, IntArrayRef sizes,
+                                          bool keepdim);
+Tensor eq(const Tensor& self, const Tensor& other);
+Tensor isnan(const Tensor& self);
+Tensor embedding(const Tensor& weight, const Tensor& indices, std::int64_t padding_idx = -1, bool scale_grad_by_freq = false,
+                 bool sparse = false);
+Tensor embedding_dense_backward(const Tensor& grad_output, const Tensor& indices, std::int64_t num_weights,
+                                std::int64_t padding_idx, bool scale_grad_by_freq);
+// dropout, a composite as in PyTorch: input itself when !train or p == 0, else native_dropout's output.
+Tensor dropout(const Tensor& input, double p, bool train);
+std::tuple<Tensor, Tensor> native_dropout(const Tensor& input, double p, std::optional<bool> train);
+Tensor native_dropout_backward(const Tensor& grad_output, const Tensor& mask, double scale);
 
 // ---- making and filling tensors ----
 Tensor empty(IntArrayRef size, const TensorOptions& options = {});

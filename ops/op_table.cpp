@@ -17,6 +17,11 @@ void register_ops() {
     register_factory_ops(d);
     register_random_ops(d);
     register_profiler_ops(d);
+    register_activation_ops(d);
+    register_max_ops(d);
+    register_compare_ops(d);
+    register_embedding_ops(d);
+    register_dropout_ops(d);
     return true;
   }();
 }

@@ -25,5 +25,10 @@ void register_loss_ops(Dispatcher& d);
 void register_factory_ops(Dispatcher& d);
 void register_random_ops(Dispatcher& d);
 void register_profiler_ops(Dispatcher& d);
+void register_activation_ops(Dispatcher& d);
+void register_max_ops(Dispatcher& d);
+void register_compare_ops(Dispatcher& d);
+void register_embedding_ops(Dispatcher& d);
+void register_dropout_ops(Dispatcher& d);
 
 }  // namespace strata::ops

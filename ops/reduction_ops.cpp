@@ -1,5 +1,6 @@
-// ops/reduction_ops.cpp: sum.dim_IntList and sum.default. Floating sums accumulate in double,
-// integer and bool sums in int64 (whose result dtype is int64, as in PyTorch).
+// ops/reduction_ops.cpp: sum.dim_IntList, sum.default, mean.dim and mean.default. Floating sums
+// accumulate in double, integer and bool sums in int64 (whose result dtype is int64, as in PyTorch);
+// a mean is the sum divided by the number of elements reduced, as PyTorch's CPU mean computes it.
 #include <algorithm>
 #include <optional>
 
@@ -153,6 +154,46 @@ void sum_cpu(const Tensor& out, const Tensor& self, std::optional<ScalarType> dt
   sum_dim_cpu(out, self, std::nullopt, false, dtype);
 }
 
+// ---- mean.dim, mean: sum, then divided by the number of elements each output reduced ----
+// Floating only: PyTorch's words for an integer input, or an integer dtype asked for.
+ScalarType mean_dtype(const Tensor& self, std::optional<ScalarType> dtype) {
+  if (dtype) {
+    STRATA_CHECK(is_floating_point(*dtype),
+                 "mean(): could not infer output dtype. Optional dtype must be either a floating point or complex dtype. Got: ",
+                 *dtype);
+    return *dtype;
+  }
+  STRATA_CHECK(is_floating_point(self.dtype()),
+               "mean(): could not infer output dtype. Input dtype must be either a floating point or complex dtype. Got: ",
+               self.dtype());
+  return self.dtype();
+}
+
+TensorSpec mean_dim_meta(const Tensor& self, std::optional<IntArrayRef> dim, bool keepdim, std::optional<ScalarType> dtype) {
+  const ScalarType out_dtype = mean_dtype(self, dtype);
+  return sum_dim_meta(self, dim, keepdim, out_dtype);
+}
+
+void mean_dim_cpu(const Tensor& out, const Tensor& self, std::optional<IntArrayRef> dim, bool keepdim,
+                  std::optional<ScalarType> dtype) {
+  if (out.numel() == 0) return;  // Note [An empty tensor's kernel returns at once]
+  sum_dim_cpu(out, self, dim, keepdim, out.dtype());
+  // The reduced count is numel / out.numel() (0 when an input dimension is 0: the mean is then NaN).
+  const std::int64_t count = out.numel() == 0 ? 0 : self.numel() / out.numel();
+  (void)dtype;
+  visit_floating(out.dtype(), "mean", [&](auto zero) {
+    using T = decltype(zero);
+    T* o = data_of<T>(out);
+    const T n = static_cast<T>(count);
+    for (std::int64_t i = 0; i < out.numel(); ++i) o[i] /= n;
+  });
+}
+
+TensorSpec mean_meta(const Tensor& self, std::optional<ScalarType> dtype) { return mean_dim_meta(self, std::nullopt, false, dtype); }
+void mean_cpu(const Tensor& out, const Tensor& self, std::optional<ScalarType> dtype) {
+  mean_dim_cpu(out, self, std::nullopt, false, dtype);
+}
+
 }  // namespace
 
 void register_reduction_ops(Dispatcher& d) {
@@ -160,6 +201,9 @@ void register_reduction_ops(Dispatcher& d) {
       d, "aten", "sum.dim_IntList(Tensor self, int[1]? dim, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor",
       "sum");
   def_functional<sum_meta, sum_cpu>(d, "aten", "sum(Tensor self, *, ScalarType? dtype=None) -> Tensor", "sum");
+  def_functional<mean_dim_meta, mean_dim_cpu>(
+      d, "aten", "mean.dim(Tensor self, int[1]? dim, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor", "mean");
+  def_functional<mean_meta, mean_cpu>(d, "aten", "mean(Tensor self, *, ScalarType? dtype=None) -> Tensor", "mean");
 }
 
 }  // namespace strata::ops

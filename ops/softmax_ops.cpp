@@ -1,4 +1,4 @@
-// ops/softmax_ops.cpp: _log_softmax and _log_softmax_backward_data along one dimension.
+// ops/softmax_ops.cpp: _log_softmax, _softmax and their backward_data ops along one dimension.
 // A tensor is seen as (outer, n, inner) around the softmax dimension; non-contiguous inputs are made
 // contiguous first. Row maxima are subtracted before exp, as PyTorch does, so large logits are safe.
 #include <Eigen/Core>
@@ -169,31 +169,114 @@ TensorSpec log_softmax_backward_meta(const Tensor& grad_output, const Tensor& ou
   return {{}, grad_output.dtype(), {}, &output};
 }
 
-void log_softmax_backward_cpu(const Tensor& out, const Tensor& grad_output, const Tensor& output, std::int64_t dim,
-                              ScalarType) {
+// The kernels of both backward_data ops: fn(o, g, y, s, begin, end) over the rows [begin, end) of
+// contiguous views of grad_output and output, blocks of rows split across threads.
+template <typename Fn>
+void backward_data_rows(const Tensor& out, const Tensor& grad_output, const Tensor& output, std::int64_t dim,
+                        std::string_view name, const Fn& fn) {
   if (out.numel() == 0) return;  // Note [An empty tensor's kernel returns at once]
   const SoftmaxShape s = softmax_shape(output, dim);
   // Note [Operands are read where they are]
   const Operand g = Operand::contiguous(grad_output), y = Operand::contiguous(output);
-  visit_floating(output.dtype(), "_log_softmax_backward_data", [&](auto zero) {
+  visit_floating(output.dtype(), name, [&](auto zero) {
     using T = decltype(zero);
     const T* gp = data_of<T>(*g);
     const T* yp = data_of<T>(*y);
     T* o = data_of<T>(out);  // out has output's dtype
+    parallel_for(0, s.outer * s.inner, 256, [&](std::int64_t begin, std::int64_t end) { fn(o, gp, yp, s, begin, end); });
+  });
+}
+
+void log_softmax_backward_cpu(const Tensor& out, const Tensor& grad_output, const Tensor& output, std::int64_t dim,
+                              ScalarType) {
+  backward_data_rows(out, grad_output, output, dim, "_log_softmax_backward_data",
+                     [](auto* o, const auto* gp, const auto* yp, const SoftmaxShape& s, std::int64_t begin, std::int64_t end) {
+                       using T = std::remove_pointer_t<decltype(o)>;
+                       if (s.inner == 1)
+                         return log_softmax_backward_lastdim(o + begin * s.n, gp + begin * s.n, yp + begin * s.n, end - begin, s.n);
+                       for (std::int64_t row = begin; row < end; ++row) {
+                         const std::int64_t base = (row / s.inner) * s.n * s.inner + row % s.inner;
+                         T sum = 0;
+                         for (std::int64_t i = 0; i < s.n; ++i) sum += gp[base + i * s.inner];
+                         for (std::int64_t i = 0; i < s.n; ++i) {
+                           const std::int64_t k = base + i * s.inner;
+                           o[k] = gp[k] - std::exp(yp[k]) * sum;
+                         }
+                       }
+                     });
+}
+
+// ---- _softmax: out = exp(x - max) / sum(exp(x - max)) ----
+TensorSpec softmax_meta(const Tensor& self, std::int64_t dim, bool half_to_float) {
+  STRATA_CHECK(!half_to_float, "softmax with half to float conversion is not supported on CPU");
+  wrap_dim(dim, self.dim());
+  check_floating(self.dtype(), "\"softmax_lastdim_kernel_impl\"");
+  return {{}, self.dtype(), {}, &self};
+}
+
+// One row of n elements `stride` apart (the last dimension has stride 1).
+template <typename T>
+void softmax_row(T* o, const T* x, std::int64_t n, std::int64_t stride) {
+  T max = -std::numeric_limits<T>::infinity();
+  for (std::int64_t i = 0; i < n; ++i) max = std::max(max, x[i * stride]);
+  T sum = 0;
+  for (std::int64_t i = 0; i < n; ++i) {
+    const T e = std::exp(x[i * stride] - max);
+    o[i * stride] = e;
+    sum += e;
+  }
+  const T inverse = T(1) / sum;
+  for (std::int64_t i = 0; i < n; ++i) o[i * stride] *= inverse;
+}
+
+void softmax_cpu(const Tensor& out, const Tensor& self, std::int64_t dim, bool) {
+  if (out.numel() == 0) return;  // Note [An empty tensor's kernel returns at once]
+  const SoftmaxShape s = softmax_shape(self, dim);
+  const Operand in = Operand::contiguous(self);  // Note [Operands are read where they are]
+  visit_floating(out.dtype(), "_softmax", [&](auto zero) {
+    using T = decltype(zero);
+    const T* x = data_of<T>(*in);
+    T* o = data_of<T>(out);
     parallel_for(0, s.outer * s.inner, 256, [&](std::int64_t begin, std::int64_t end) {
-      if (s.inner == 1)
-        return log_softmax_backward_lastdim(o + begin * s.n, gp + begin * s.n, yp + begin * s.n, end - begin, s.n);
       for (std::int64_t row = begin; row < end; ++row) {
         const std::int64_t base = (row / s.inner) * s.n * s.inner + row % s.inner;
-        T sum = 0;
-        for (std::int64_t i = 0; i < s.n; ++i) sum += gp[base + i * s.inner];
-        for (std::int64_t i = 0; i < s.n; ++i) {
-          const std::int64_t k = base + i * s.inner;
-          o[k] = gp[k] - std::exp(yp[k]) * sum;
-        }
+        softmax_row(o + base, x + base, s.n, s.inner);
       }
     });
   });
+}
+
+// ---- _softmax_backward_data: grad_input = output * (grad - sum(grad * output)) ----
+TensorSpec softmax_backward_meta(const Tensor& grad_output, const Tensor& output, std::int64_t dim,
+                                 ScalarType input_dtype) {
+  STRATA_CHECK(std::equal(grad_output.sizes().begin(), grad_output.sizes().end(), output.sizes().begin(),
+                          output.sizes().end()),
+               "Expected tensor for argument #1 'grad' to have same size as tensor for argument #2 'output'; but ",
+               shape_str(grad_output.sizes()), " does not equal ", shape_str(output.sizes()),
+               " (while checking arguments for softmax_backward)");
+  STRATA_CHECK(grad_output.dtype() == output.dtype(), "grad_output and output must have the same dtype, but got ",
+               grad_output.dtype(), " and ", output.dtype());
+  wrap_dim(dim, output.dim());
+  check_floating(output.dtype(), "\"softmax_backward_lastdim\"");
+  (void)input_dtype;  // as _log_softmax_backward_data: only a CUDA half gradient reads it
+  return {{}, grad_output.dtype(), {}, &output};
+}
+
+void softmax_backward_cpu(const Tensor& out, const Tensor& grad_output, const Tensor& output, std::int64_t dim,
+                          ScalarType) {
+  backward_data_rows(out, grad_output, output, dim, "_softmax_backward_data",
+                     [](auto* o, const auto* gp, const auto* yp, const SoftmaxShape& s, std::int64_t begin, std::int64_t end) {
+                       using T = std::remove_pointer_t<decltype(o)>;
+                       for (std::int64_t row = begin; row < end; ++row) {
+                         const std::int64_t base = (row / s.inner) * s.n * s.inner + row % s.inner;
+                         T dot = 0;
+                         for (std::int64_t i = 0; i < s.n; ++i) dot += gp[base + i * s.inner] * yp[base + i * s.inner];
+                         for (std::int64_t i = 0; i < s.n; ++i) {
+                           const std::int64_t k = base + i * s.inner;
+                           o[k] = yp[k] * (gp[k] - dot);
+                         }
+                       }
+                     });
 }
 
 }  // namespace
@@ -204,6 +287,10 @@ void register_softmax_ops(Dispatcher& d) {
   def_functional<log_softmax_backward_meta, log_softmax_backward_cpu>(
       d, "aten", "_log_softmax_backward_data(Tensor grad_output, Tensor output, int dim, ScalarType input_dtype) -> Tensor",
       "_log_softmax_backward_data");
+  def_functional<softmax_meta, softmax_cpu>(d, "aten", "_softmax(Tensor self, int dim, bool half_to_float) -> Tensor", "_softmax");
+  def_functional<softmax_backward_meta, softmax_backward_cpu>(
+      d, "aten", "_softmax_backward_data(Tensor grad_output, Tensor output, int dim, ScalarType input_dtype) -> Tensor",
+      "_softmax_backward_data");
 }
 
 }  // namespace strata::ops

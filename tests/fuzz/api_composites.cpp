@@ -73,9 +73,67 @@ nn::functional::LossOptions loss_options(World& w, ByteReader& r) {
   return options;
 }
 
+// The inference composites (a kind byte of 0xE0 or more): softmax, dropout, embedding, gelu and the
+// front ends that return two tensors.
+Composite read_inference_composite(ByteReader& r, std::uint8_t kind) {
+  namespace F = nn::functional;
+  switch (kind % 8) {
+    case 0: {
+      const std::int64_t dim = int_value(r);
+      const auto dtype = optional_dtype(r);
+      return {"softmax", 1, [dim, dtype](const Inputs& in) { return Inputs{F::softmax(in[0], dim, dtype)}; }};
+    }
+    case 1: {
+      const std::uint8_t b = r.u8();
+      const double p = (b % 13) / 10.0 - 0.1;  // -0.1 .. 1.1: both ends and outside
+      const bool train = b & 0x80;
+      return {"dropout", 1, [p, train](const Inputs& in) { return Inputs{dropout(in[0], p, train)}; }};
+    }
+    case 2: {
+      const std::uint8_t b = r.u8();
+      const std::optional<std::int64_t> padding = b & 1 ? std::optional<std::int64_t>(int_value(r)) : std::nullopt;
+      return {"embedding", 2, [padding](const Inputs& in) { return Inputs{F::embedding(in[0], in[1], padding)}; }};
+    }
+    case 3: {
+      const bool approximate = r.u8() & 1;
+      return {"gelu", 1, [approximate](const Inputs& in) { return Inputs{F::gelu(in[0], approximate ? "tanh" : "none")}; }};
+    }
+    case 4: {
+      const std::int64_t dim = int_value(r);
+      const bool keepdim = r.u8() & 1;
+      return {"max (dim)", 1, [dim, keepdim](const Inputs& in) {
+                const auto [values, indices] = max(in[0], dim, keepdim);
+                return Inputs{values, indices};
+              }};
+    }
+    case 5: {
+      const std::uint8_t b = r.u8();
+      const double p = (b % 13) / 10.0 - 0.1;
+      const std::optional<bool> train = b & 0x40 ? std::nullopt : std::optional<bool>(b & 0x80);
+      return {"native_dropout", 1, [p, train](const Inputs& in) {
+                const auto [out, mask] = native_dropout(in[0], p, train);
+                return Inputs{out, mask};
+              }};
+    }
+    case 6: {
+      DimVector dims;
+      for (std::size_t n = r.pick(3); n > 0; --n) dims.push_back(int_value(r));
+      const bool keepdim = r.u8() & 1;
+      const auto dtype = optional_dtype(r);
+      return {"mean (dims)", 1, [dims, keepdim, dtype](const Inputs& in) { return Inputs{mean(in[0], dims, keepdim, dtype)}; }};
+    }
+    default: {
+      const std::uint8_t b = r.u8();
+      const std::optional<std::int64_t> dim = b & 1 ? std::optional<std::int64_t>(int_value(r)) : std::nullopt;
+      return {"argmax", 1, [dim, b](const Inputs& in) { return Inputs{argmax(in[0], dim, b & 2)}; }};
+    }
+  }
+}
+
 Composite read_composite(World& w, ByteReader& r, const Tensor& x) {
   namespace F = nn::functional;
   const std::uint8_t kind = r.u8();
+  if (kind >= 0xE0) return read_inference_composite(r, kind);
   switch (kind % 32) {
     case 0: {
       const DimVector shape = shape_value(r, x);

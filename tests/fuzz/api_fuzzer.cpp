@@ -31,7 +31,8 @@
 //   6 grad_mode kind                           (push no_grad, push enable_grad, pop, push InferenceMode)
 //   7 call      op-index dst arg...            (all_ops()[index mod count], arguments per api_calls.cpp)
 //   8 call_named length name dst arg...        ("aten::sum.dim_IntList": what the readable seeds use)
-//   9 composite dst src kind [operands] [more srcs]                    (api_composites.cpp)
+//   9 composite dst src kind [operands] [more srcs]                    (api_composites.cpp; kind 0xE0+:
+//                                                the inference composites, softmax, dropout...)
 //  10 backward  root flags [gradient slot] [second root]
 //  11 access    slot kind [operand]            (item, to_vector, data_ptr, printing, metadata)
 //  12 grad      slot kind [operand]            (read .grad, set it to None, a tensor, zeros)

@@ -54,6 +54,10 @@ COMPOSITES = {
     "add_": (18, 2, ["scalar"]), "mul_": (19, 2, []), "mm": (20, 2, []), "addmm": (21, 3, ["scalar", "scalar"]),
     "_log_softmax": (23, 1, ["int", "flag"]), "clone": (24, 1, []), "fill_": (25, 1, ["scalar"]), "zero_": (26, 1, []),
     "copy_": (27, 2, []), "exp": (28, 1, []), "sum": (31, 1, ["opt_dtype"]),
+    # The inference composites (read_inference_composite): kind bytes 0xE0 and up.
+    "softmax": (0xE0, 1, ["int", "opt_dtype"]), "dropout": (0xE1, 1, ["byte"]), "embedding": (0xE2, 2, ["byte"]),
+    "gelu": (0xE3, 1, ["flag"]), "max_dim": (0xE4, 1, ["int", "flag"]), "native_dropout": (0xE5, 1, ["byte"]),
+    "argmax": (0xE7, 1, ["byte"]),
 }
 
 
@@ -187,6 +191,8 @@ def composite(args):
             out += bytes([{"none": 0, "mean": 2, "sum": 4}[tok]])
         elif op == "flag":
             out += bytes([1 if tok == "true" else 0])
+        elif op == "byte":  # read as the composite reads it (api_composites.cpp)
+            out += bytes([int(tok, 0)])
         elif op == "int":
             out += i64(int(tok))
         elif op == "scalar":

@@ -189,3 +189,33 @@ TEST_CASE("a training step equals PyTorch's: logits, loss, gradients and updated
       CHECK(max_abs_diff(params[i], testing::json_doubles(ref["params_after"][i])) <= 1e-6);
   }
 }
+
+TEST_CASE("Embedding and Dropout modules print, initialise and run as PyTorch's") {
+  manual_seed(0);
+  auto model = std::make_shared<nn::Sequential>(std::vector<std::shared_ptr<nn::Module>>{
+      std::make_shared<nn::Embedding>(10, 3, -2), std::make_shared<nn::Dropout>(0.25), std::make_shared<nn::Dropout>(1.0),
+      std::make_shared<nn::Dropout>()});
+  CHECK(model->repr() ==
+        "Sequential(\n  (0): Embedding(10, 3, padding_idx=8)\n  (1): Dropout(p=0.25, inplace=False)\n"
+        "  (2): Dropout(p=1.0, inplace=False)\n  (3): Dropout(p=0.5, inplace=False)\n)");
+  const auto& embedding = static_cast<const nn::Embedding&>(*model->named_children()[0].second);
+  CHECK(model->named_parameters().size() == 1);
+  const std::vector<float> w = embedding.weight().to_vector<float>();
+  CHECK(std::vector<float>(w.begin() + 24, w.begin() + 27) == std::vector<float>{0, 0, 0});  // the padding row
+  const Tensor idx = tensor<std::int64_t>({8, 1, 8});
+  // Training: Dropout(1.0) zeroes everything; eval(): the dropouts pass the embedding through.
+  CHECK((*model)(idx).to_vector<float>() == std::vector<float>(9, 0.0f));
+  model->eval();
+  const Tensor out = (*model)(idx);
+  CHECK(out.to_vector<float>() == nn::functional::embedding(idx, embedding.weight()).to_vector<float>());
+  // The padding row gets no gradient.
+  model->train();
+  backward(sum(nn::functional::embedding(idx, embedding.weight(), 8)));
+  const std::vector<float> g = embedding.weight().grad().to_vector<float>();
+  CHECK(std::vector<float>(g.begin() + 3, g.begin() + 6) == std::vector<float>{1, 1, 1});
+  CHECK(std::vector<float>(g.begin() + 24, g.begin() + 27) == std::vector<float>{0, 0, 0});
+  CHECK_THROWS_WITH_AS(nn::Embedding(10, 3, 10), "Padding_idx must be within num_embeddings", Error);
+  CHECK_THROWS_WITH_AS(nn::Dropout(1.5), "dropout probability has to be between 0 and 1, but got 1.5", Error);
+  CHECK_THROWS_WITH_AS(nn::functional::dropout(embedding.weight(), -0.5), "dropout probability has to be between 0 and 1, but got -0.5",
+                       Error);
+}

@@ -4,6 +4,8 @@
 
 #include <cmath>
 
+#include "autograd/backward.h"
+#include "autograd/variable.h"
 #include "core/interposer.h"
 #include "ops/functions.h"
 #include "ops/op_table.h"
@@ -309,4 +311,88 @@ REFERENCE_CASE("record-function scopes: observers see each scope, and the exit o
   stack.emplace_back(IntrusivePtr<CustomObject>::reclaim(IntrusivePtr<Other>::make().release()));
   CHECK_THROWS_WITH_AS(ops::op("profiler::_record_function_exit", "_RecordFunction").call(stack),
                        doctest::Contains("expected a _RecordFunction handle but got __torch__.Other"), Error);
+}
+
+TEST_CASE("activation, softmax, max, embedding and dropout errors") {
+  CHECK_THROWS_WITH_AS(gelu(i64({2})), "[aten::gelu] \"GeluKernelImpl\" not implemented for 'int64'", Error);
+  CHECK_THROWS_WITH_AS(gelu(f32({2}), "erf"), "[aten::gelu] approximate argument must be either none or tanh.", Error);
+  CHECK_THROWS_WITH_AS(gelu_backward(f32({2}), f32({2}), "erf"),
+                       "[aten::gelu_backward] approximate argument must be either none or tanh.", Error);
+  CHECK_THROWS_WITH_AS(gelu_backward(i64({2}), i64({2})),
+                       "[aten::gelu_backward] \"GeluBackwardKernelImpl\" not implemented for 'int64'", Error);
+  CHECK_THROWS_WITH_AS(sigmoid_backward(f32({2, 3}), f32({3, 2})),
+                       "[aten::sigmoid_backward] The size of tensor a (3) must match the size of tensor b (2) at non-singleton "
+                       "dimension 1",
+                       Error);
+  CHECK_THROWS_WITH_AS(tanh_backward(i64({2}), b8({2})), "[aten::tanh_backward] \"tanh_backward_cpu\" not implemented for 'int64'",
+                       Error);
+  CHECK_THROWS_WITH_AS(_softmax(i64({2, 3}), 1), "[aten::_softmax] \"softmax_lastdim_kernel_impl\" not implemented for 'int64'",
+                       Error);
+  CHECK_THROWS_WITH_AS(softmax(i64({2, 3}), 1), "[aten::_softmax] \"softmax_lastdim_kernel_impl\" not implemented for 'int64'",
+                       Error);
+  CHECK_THROWS_WITH_AS(_softmax(f32({2, 3}), -3),
+                       "[aten::_softmax] Dimension out of range (expected to be in range of [-2, 1], but got -3)", Error);
+  CHECK_THROWS_WITH_AS(_softmax(f32({2, 3}), 1, true),
+                       "[aten::_softmax] softmax with half to float conversion is not supported on CPU", Error);
+  CHECK_THROWS_WITH_AS(_softmax_backward_data(f32({2, 3}), f32({3, 2}), 1, ScalarType::Float32),
+                       "[aten::_softmax_backward_data] Expected tensor for argument #1 'grad' to have same size as tensor for "
+                       "argument #2 'output'; but [2, 3] does not equal [3, 2] (while checking arguments for softmax_backward)",
+                       Error);
+  CHECK_THROWS_WITH_AS(mean(i64({2})),
+                       "[aten::mean] mean(): could not infer output dtype. Input dtype must be either a floating point or "
+                       "complex dtype. Got: int64",
+                       Error);
+  CHECK_THROWS_WITH_AS(mean(f32({2}), {0}, false, ScalarType::Int64),
+                       "[aten::mean] mean(): could not infer output dtype. Optional dtype must be either a floating point or "
+                       "complex dtype. Got: int64",
+                       Error);
+  CHECK_THROWS_WITH_AS(mean(f32({2, 3}), {2}), "[aten::mean] Dimension out of range (expected to be in range of [-2, 1], but got 2)",
+                       Error);
+  CHECK_THROWS_WITH_AS(max(f32({0, 3})),
+                       "[aten::max] max(): Expected reduction dim to be specified for input.numel() == 0. Specify the reduction "
+                       "dim with the 'dim' argument.",
+                       Error);
+  CHECK_THROWS_WITH_AS(max(f32({0, 3}), 0), "[aten::max] max(): Expected reduction dim 0 to have non-zero size.", Error);
+  CHECK_THROWS_WITH_AS(max(f32({2, 3}), 2), "[aten::max] Dimension out of range (expected to be in range of [-2, 1], but got 2)",
+                       Error);
+  CHECK_THROWS_WITH_AS(argmax(f32({0})), "[aten::argmax] argmax(): Expected reduction dim to be specified for input.numel() == 0.",
+                       Error);
+  CHECK_THROWS_WITH_AS(argmax(f32({0, 3}), 0), "[aten::argmax] argmax(): Expected reduction dim 0 to have non-zero size.", Error);
+  CHECK_THROWS_WITH_AS(argmax(b8({2})), "[aten::argmax] \"argmax_cpu\" not implemented for 'bool'", Error);
+  CHECK_THROWS_WITH_AS(value_selecting_reduction_backward(f32({2}), 1, f32({2}), {2, 3}, false),
+                       "[aten::value_selecting_reduction_backward] gather(): Expected dtype int64 for index, but got float32",
+                       Error);
+  CHECK_THROWS_WITH_AS(value_selecting_reduction_backward(f32({2}), 1, tensor<std::int64_t>({0, 3}), {2, 3}, false),
+                       "[aten::value_selecting_reduction_backward] index 3 is out of bounds for dimension 1 with size 3", Error);
+  CHECK_THROWS_WITH_AS(eq(f32({2}), f32({3})),
+                       "[aten::eq] The size of tensor a (2) must match the size of tensor b (3) at non-singleton dimension 0", Error);
+  const Tensor weight = f32({5, 3});
+  CHECK_THROWS_WITH_AS(embedding(weight, tensor<std::int64_t>({1, 5})), "[aten::embedding] index out of range in self", Error);
+  CHECK_THROWS_WITH_AS(embedding(weight, tensor<std::int64_t>({-1})), "[aten::embedding] index out of range in self", Error);
+  CHECK_THROWS_WITH_AS(embedding(f32({5}), tensor<std::int64_t>({1})), "[aten::embedding] 'weight' must be 2-D", Error);
+  CHECK_THROWS_WITH_AS(embedding(weight, f32({2})),
+                       "[aten::embedding] Expected tensor for argument #1 'indices' to have one of the following scalar types: "
+                       "int64; but got float32 instead (while checking arguments for embedding)",
+                       Error);
+  CHECK_THROWS_WITH_AS(embedding_dense_backward(f32({2, 3}), tensor<std::int64_t>({1, 7}), 5, -1, false),
+                       "[aten::embedding_dense_backward] index out of range in self", Error);
+  CHECK_THROWS_WITH_AS(embedding_dense_backward(f32({2, 3}), tensor<std::int64_t>({1, 2, 3}), 5, -1, false),
+                       "[aten::embedding_dense_backward] shape '[3, 3]' is invalid for input of size 6", Error);
+  CHECK_THROWS_WITH_AS(embedding_dense_backward(f32({2, 3}), tensor<std::int64_t>({1, 2}), -1, -1, false),
+                       "[aten::embedding_dense_backward] Trying to create tensor with negative dimension -1: [-1, 3]", Error);
+  CHECK_THROWS_WITH_AS(dropout(f32({2}), 1.5, true), "[aten::dropout] dropout probability has to be between 0 and 1, but got 1.5",
+                       Error);
+  CHECK_THROWS_WITH_AS(dropout(f32({2}), -0.1, false),
+                       "[aten::dropout] dropout probability has to be between 0 and 1, but got -0.1", Error);
+  CHECK_THROWS_WITH_AS(native_dropout(f32({2}), 1.5, true),
+                       "[aten::native_dropout] bernoulli_ expects p to be in [0, 1], but got p=-0.5", Error);
+  CHECK_THROWS_WITH_AS(native_dropout(i64({2}), 0.5, true),
+                       "[aten::native_dropout] result type float32 can't be cast to the desired output type int64", Error);
+  // The embedding's backward refuses sparse gradients, in PyTorch's not_implemented words.
+  const Tensor w = zeros_like(strata::empty({5, 3}));
+  requires_grad_(w);
+  CHECK_THROWS_WITH_AS(backward(sum(embedding(w, tensor<std::int64_t>({1}), -1, false, true))),
+                       "the derivative for 'embedding' is not implemented. strata has no sparse tensors, so "
+                       "embedding(sparse=True) has no backward",
+                       Error);
 }
