@@ -10,7 +10,9 @@
 
 namespace strata::tracer {
 
-std::vector<profiler::Event> profile_step(const SeedConfig& config, const profiler::ProfilerOptions& options) {
+std::vector<profiler::Event> profile_step(const SeedConfig& config, const profiler::ProfilerOptions& options,
+                                          int warmup) {
+  for (int i = 0; i < warmup; ++i) (void)plain_step(config);
   std::optional<profiler::Profiler> profiler;
   std::optional<profiler::record_function> scope;
   std::vector<profiler::Event> events;
