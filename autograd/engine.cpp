@@ -377,7 +377,9 @@ variable_list run_backward(std::span<const Tensor> roots, variable_list&& grads,
   if (root_edges.size() == 1) accumulate_input(task.inputs(0)[root_edges[0].input_nr], std::move(grads[0]));
   if (task.should_execute(0)) task.push_ready(0);
 
-  const bool observed = dispatch_trace_in_use();  // once per pass: a profiler sees the nodes run
+  // Read once per pass (Note [Observing dispatch]): a profiler started inside a pass sees the nodes
+  // of the next one; its ops it sees at once.
+  const bool observed = dispatch_trace_in_use();
   while (task.has_ready()) {
     const std::int32_t t = task.pop_ready();
     Node* node = task.node(t);

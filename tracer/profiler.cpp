@@ -3,13 +3,16 @@
 // (Note [One profiler at a time]).
 #include "tracer/profiler.h"
 
+#include <cxxabi.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
 #include <atomic>
 #include <chrono>
+#include <cstdlib>
 #include <map>
 #include <mutex>
+#include <typeinfo>
 
 #include "core/dispatch_observer.h"
 #include "core/ivalue.h"
@@ -64,6 +67,18 @@ void record_inputs(std::span<const IValue> args, Event& e) {
   }
 }
 
+// A module's class name ("Linear"), as its repr starts; from the type's demangled name when that is
+// a plain class name, since a repr formats every child (the profiled call would pay for it).
+std::string module_type(const nn::Module& m) {
+  int status = 0;
+  char* demangled = abi::__cxa_demangle(typeid(m).name(), nullptr, nullptr, &status);
+  std::string name = status == 0 && demangled ? demangled : "";
+  std::free(demangled);
+  if (!name.empty() && name.find_first_of("<>() ") == std::string::npos) return name.substr(name.rfind(':') + 1);
+  const std::string repr = m.repr();
+  return repr.substr(0, repr.find('('));
+}
+
 class Recorder final : public DispatchObserver, public ops::RecordFunctionObserver {
  public:
   void start(const ProfilerOptions& options) {
@@ -112,8 +127,7 @@ class Recorder final : public DispatchObserver, public ops::RecordFunctionObserv
       auto it = module_names_.find(&m);
       if (it == module_names_.end()) {
         // PyTorch's "nn.Module: Linear_0": the type, and how many modules of that type came before.
-        const std::string repr = m.repr();
-        const std::string type = repr.substr(0, repr.find('('));
+        const std::string type = module_type(m);
         it = module_names_.emplace(&m, "nn.Module: " + type + "_" + std::to_string(module_counts_[type]++)).first;
       }
       name = it->second;
