@@ -130,7 +130,7 @@ TEST_CASE("the seed step's op counts: each op an OpCounter counts is called as o
   for (const EventAverage& row : key_averages(events)) profiled[row.key] = row.count;
   // OpCounter names overloads ("aten.addmm.default"); the profiler names ops ("aten::addmm").
   std::map<std::string, std::int64_t> counted;
-  for (const std::string& phase : {"forward", "backward", "optimizer"})
+  for (const char* phase : {"forward", "backward", "optimizer"})
     for (const auto& [name, n] : traced.counter.counts(phase)) {
       if (name.rfind("profiler.", 0) == 0) continue;  // record_function's ops: scopes here
       const std::string op = name.substr(0, name.find('.')) + "::" +
