@@ -10,6 +10,7 @@
 #include "autograd/hooks.h"
 #include "autograd/node_index.h"
 #include "autograd/variable.h"
+#include "core/dispatch_observer.h"
 #include "core/function_mode.h"
 #include "core/interposer.h"
 #include "core/warning.h"
@@ -321,6 +322,15 @@ inline variable_list call_function(Node& node, std::span<Tensor> inputs) {
   return outputs;
 }
 
+// call_function inside PyTorch's two engine scopes, "autograd::engine::evaluate_function:
+// AddmmBackward0" around the node's call and "AddmmBackward0" around the node itself, for a profiler
+// (Note [Observing dispatch]); out of line, off the common path.
+[[gnu::noinline]] variable_list call_function_observed(Node& node, std::span<Tensor> inputs) {
+  const ObservedScope evaluate(std::string("autograd::engine::evaluate_function: ").append(node.name()));
+  const ObservedScope apply(node.name());
+  return call_function(node, inputs);
+}
+
 edge_list root_edges_of(std::span<const Tensor> roots) {
   edge_list root_edges;
   for (std::size_t i = 0; i < roots.size(); ++i) {
@@ -367,6 +377,9 @@ variable_list run_backward(std::span<const Tensor> roots, variable_list&& grads,
   if (root_edges.size() == 1) accumulate_input(task.inputs(0)[root_edges[0].input_nr], std::move(grads[0]));
   if (task.should_execute(0)) task.push_ready(0);
 
+  // Read once per pass (Note [Observing dispatch]): a profiler started inside a pass sees the nodes
+  // of the next one; its ops it sees at once.
+  const bool observed = dispatch_trace_in_use();
   while (task.has_ready()) {
     const std::int32_t t = task.pop_ready();
     Node* node = task.node(t);
@@ -385,7 +398,7 @@ variable_list run_backward(std::span<const Tensor> roots, variable_list&& grads,
     // PyTorch's call_function and evaluate_function, in their order: the gradients the node read die
     // after validate_outputs and before any output is delivered (so a gradient passed through
     // unchanged may then be accumulated in place), not at the end of the pass.
-    variable_list outputs = call_function(*node, inputs);
+    variable_list outputs = observed ? call_function_observed(*node, inputs) : call_function(*node, inputs);
     for (Tensor& g : inputs) g = Tensor();
     if (!keep_graph) node->release_variables();
     task.deliver(t, outputs);

@@ -91,6 +91,31 @@ bool FormulaNode::saves_a_modified_tensor() const {
   return false;
 }
 
+std::vector<std::pair<std::string, std::vector<std::int64_t>>> FormulaNode::saved_sizes() const {
+  std::vector<std::pair<std::string, std::vector<std::int64_t>>> out;
+  const FunctionSchema& schema = row_.op.schema();
+  for (std::size_t k = 0; k < saved_.size(); ++k) {
+    if (!saved_[k].was_saved()) continue;
+    Tensor t;
+    try {
+      t = saved_[k].unpack(const_cast<FormulaNode*>(this));
+    } catch (const Error&) {  // released, or modified in place since
+      continue;
+    }
+    if (!t.defined()) continue;
+    const std::int8_t arg = row_.saved_args[k];
+    const std::int8_t ret = row_.saved_returns[k];
+    // An output is named as derivatives.yaml names it: the schema's return name, else "result"
+    // ("result0", "result1"... among several).
+    std::string name;
+    if (arg >= 0) name = schema.arguments()[static_cast<std::size_t>(arg)].name;
+    else if (!schema.returns()[static_cast<std::size_t>(ret)].name.empty()) name = schema.returns()[static_cast<std::size_t>(ret)].name;
+    else name = schema.returns().size() == 1 ? std::string("result") : "result" + std::to_string(ret);
+    out.emplace_back(std::move(name), std::vector<std::int64_t>(t.sizes().begin(), t.sizes().end()));
+  }
+  return out;
+}
+
 void FormulaNode::release_variables() {
   for (SavedVariable& saved : saved_) saved.reset();
 }

@@ -42,6 +42,9 @@ class FormulaNode final : public Node {
   // Whether a tensor this node saved was modified in place since (SavedVariable::was_modified): its
   // backward would fail, and the saved tensor may be what holds a graph in a reference cycle.
   bool saves_a_modified_tensor() const;
+  // The sizes of the tensors this node holds for its formulas, by PyTorch's attribute names without
+  // "_saved_" ("mat2", "self", "result"), for a drawing of the graph; none once released.
+  std::vector<std::pair<std::string, std::vector<std::int64_t>>> saved_sizes() const;
   // Saves the outputs the row names, from the op's returns (inline: most rows save none).
   void save_outputs(const IValue* returns) {
     if (row_.saves_outputs) save_named_outputs(returns);

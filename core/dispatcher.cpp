@@ -6,8 +6,10 @@
 #include <iomanip>
 #include <sstream>
 
+#include "core/dispatch_observer.h"
 #include "core/dispatch_trace.h"
 #include "core/shape.h"
+#include "core/small_vector.h"
 
 
 namespace strata {
@@ -15,11 +17,46 @@ namespace strata {
 namespace {
 // The tensor arguments of the call on `stack`, as a trace line shows them; the op's schema says
 // which Nones stand for tensors.
-std::string tensor_arguments(const OperatorHandle& op, const Stack& stack) {
+std::span<const IValue> arguments_of(const OperatorHandle& op, const Stack& stack) {
   const std::size_t n = std::min(op.schema().arguments().size(), stack.size());
-  const std::span<const IValue> args(stack.data() + stack.size() - n, n);
-  return describe_tensor_arguments(args, [&](std::size_t i) { return op.schema().arguments()[i].type.is_tensor_like(); });
+  return {stack.data() + stack.size() - n, n};
 }
+std::string tensor_arguments(const OperatorHandle& op, const Stack& stack) {
+  return describe_tensor_arguments(arguments_of(op, stack),
+                                   [&](std::size_t i) { return op.schema().arguments()[i].type.is_tensor_like(); });
+}
+
+// The steps of the slow path this thread is inside (Note [Observing dispatch]).
+struct Step {
+  const OperatorEntry* entry;
+  DispatchKey key;
+};
+thread_local SmallVector<Step, 16> slow_steps;
+
+// Tells the observer about a call for the step's lifetime, unless the step is a redispatch of the
+// step around it (or a profiler-namespace op, or no observer is installed).
+class ObservedStep {
+ public:
+  ObservedStep(const OperatorHandle& op, DispatchKey key, const Stack& stack) {
+    DispatchObserver* observer = dispatch_observer();
+    const bool redispatch = !slow_steps.empty() && slow_steps.back().entry == &op.entry() &&
+                            static_cast<int>(key) > static_cast<int>(slow_steps.back().key);  // keys run in enum order
+    slow_steps.push_back(Step{&op.entry(), key});
+    if (observer && !redispatch && op.name().ns != "profiler") {
+      observer->on_op_enter(op, arguments_of(op, stack));
+      observer_ = observer;
+    }
+  }
+  ~ObservedStep() {
+    slow_steps.pop_back();
+    if (observer_) observer_->on_op_exit();
+  }
+  ObservedStep(const ObservedStep&) = delete;
+  ObservedStep& operator=(const ObservedStep&) = delete;
+
+ private:
+  DispatchObserver* observer_ = nullptr;
+};
 }  // namespace
 
 Dispatcher& Dispatcher::singleton() {
@@ -166,6 +203,7 @@ void Dispatcher::run_slow(const OperatorHandle& op, DispatchKeySet keys, Stack& 
     DepthGuard() { ++detail::dispatch_trace_depth(); }
     ~DepthGuard() { --detail::dispatch_trace_depth(); }
   } depth;
+  const ObservedStep observed(op, key, stack);
   try {
     kernel(op, keys, stack);
   } catch (Error& e) {

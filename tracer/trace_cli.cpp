@@ -15,7 +15,9 @@
 #include "tracer/debug_step.h"
 #include "tracer/explain.h"
 #include "tracer/flop_counter.h"
+#include "tracer/profile_step.h"
 #include "tracer/python_json.h"
+#include "tracer/run_header.h"
 
 namespace strata::tracer {
 
@@ -127,7 +129,9 @@ void check_limits(const SeedConfig& c, bool fake) {  // Note [Limits of strata-t
 // --hashes, --torchfunction and --nn-module shape the DebugMode log; --sequences belongs to the report; --json-out writes the JSON
 // printed, so with --flops it needs --json, and --debug prints to stdout only; --dump-tensors writes
 // the values of a plain run, which neither --fake nor --debug prints. --debug --fake logs the fake
-// step (its tensors print as `ft`); --hashes reads data, so not under --fake.
+// step (its tensors print as `ft`); --hashes reads data, so not under --fake. --profile (the profiled
+// step's table on stdout, its trace in the file) and --graph (a file only) replace the report, and
+// may go together; nothing that shapes another view goes with them.
 void check_combinations(const TraceOptions& o) {
   STRATA_CHECK(!(o.flops && o.debug), "--flops: not with --debug (one view at a time)");
   if (o.explain) {
@@ -137,6 +141,14 @@ void check_combinations(const TraceOptions& o) {
           std::pair{o.sequences, "--sequences"}, std::pair{o.json_out.has_value(), "--json-out"},
           std::pair{o.dump_tensors.has_value(), "--dump-tensors"}})
       STRATA_CHECK(!flag.first, flag.second, ": not with --explain (it prints the dispatch trace of the plain step)");
+  }
+  if (o.profile || o.graph) {
+    const char* const view = o.profile ? "--profile" : "--graph";
+    for (const std::pair<bool, const char*>& flag :
+         {std::pair{o.debug, "--debug"}, std::pair{o.explain, "--explain"}, std::pair{o.flops, "--flops"},
+          std::pair{o.fake, "--fake"}, std::pair{o.sequences, "--sequences"}, std::pair{o.json, "--json"},
+          std::pair{o.json_out.has_value(), "--json-out"}, std::pair{o.dump_tensors.has_value(), "--dump-tensors"}})
+      STRATA_CHECK(!flag.first, flag.second, ": not with ", view, " (it writes its own file instead of the report)");
   }
   STRATA_CHECK(!o.json || o.flops || o.debug, "--json: only with --flops or --debug (the report is JSON already)");
   for (const std::pair<bool, const char*>& flag :
@@ -160,7 +172,7 @@ std::string flops_report(const TraceOptions& o) {
   if (o.fake) fake.emplace();
   FlopCounterMode flops;
   run_step(o.config, PhasedMode::of(flops), fake ? &*fake : nullptr);
-  if (o.json) return flops.to_json().dump(2) + "\n";
+  if (o.json) return with_run_header(flops.to_json(), o.config.seed).dump(2) + "\n";
   return flops.get_table() + "\n\n" + flops.get_phase_table() + "\n";
 }
 
@@ -175,7 +187,7 @@ std::string debug_text(const TraceOptions& o) {
   if (o.fake) fake.emplace();
   const auto mode = debug_step(o.config, options, o.hashes ? std::optional(TensorHash::Norm) : std::nullopt, {},
                                fake ? &*fake : nullptr);
-  return (o.json ? mode->to_json().dump(2) : mode->debug_string()) + "\n";
+  return (o.json ? with_run_header(mode->to_json(), o.config.seed).dump(2) : mode->debug_string()) + "\n";
 }
 
 // Note [Output order]
@@ -191,6 +203,25 @@ void write_stdout(std::ostream& out, const std::string& text) {
     const int err = errno;
     STRATA_CHECK(false, "cannot write standard output", err ? std::string(": ") + std::strerror(err) : "");
   }
+}
+
+// The --profile and --graph views (Note [Output order]): the files first, then the run, then stdout.
+void write_profile_and_graph(const TraceOptions& o, std::ostream& out) {
+  std::optional<AtomicFile> profile_file, graph_file;
+  if (o.profile) profile_file.emplace(*o.profile, "--profile");
+  if (o.graph) graph_file.emplace(*o.graph, "--graph");
+  if (profile_file && graph_file)
+    STRATA_CHECK(!profile_file->same_file_as(*graph_file), "--graph: '", *o.graph, "' is the same file as --profile");
+  std::string table;
+  if (profile_file) {
+    const std::vector<profiler::Event> events = profile_step(o.config, {.record_shapes = true});
+    profile_file->write(with_run_header(profiler::chrome_trace(events), o.config.seed).dump(1) + "\n");
+    table = profiler::table(profiler::key_averages(events), "self_cpu_time_total", -1);
+  }
+  if (graph_file) graph_file->write(seed_graph_dot(o.config));
+  if (!table.empty()) write_stdout(out, table);
+  if (profile_file) profile_file->publish();
+  if (graph_file) graph_file->publish();
 }
 
 }  // namespace
@@ -224,6 +255,7 @@ std::string trace_usage() {
          "       strata-trace --debug [--record-output] [--ids] [--hashes | --fake] [--torchfunction] [--nn-module]\n"
          "                    [--json] [--seed N] [--sizes A,B,...] [--batch N] [--lr X]\n"
          "       strata-trace --explain [--seed N] [--sizes A,B,...] [--batch N] [--lr X]\n"
+         "       strata-trace [--profile FILE] [--graph FILE] [--seed N] [--sizes A,B,...] [--batch N] [--lr X]\n"
          "\n"
          "Runs one SGD step of an MLP (Linear -> ReLU -> ... -> Linear, cross-entropy) three ways on\n"
          "strata's dispatcher: eager, under an op-counting dispatch mode (per phase), and with\n"
@@ -256,6 +288,12 @@ std::string trace_usage() {
          "  --nn-module          with --debug: module calls ([nn.Mod] Sequential.0), their calls below\n"
          "  --explain            print the dispatch trace of the plain step instead: each op's path through\n"
          "                       the keys, and whether autograd recorded a node\n"
+         "  --profile FILE       profile the step (forward, backward, SGD; after one unprofiled warm-up\n"
+         "                       step) instead: write its Chrome trace (traceEvents JSON, for Perfetto or\n"
+         "                       chrome://tracing) to FILE and print the table of PyTorch's\n"
+         "                       key_averages().table(), by self CPU time\n"
+         "  --graph FILE         write the autograd graph of the step's loss to FILE as Graphviz DOT\n"
+         "                       (render it with dot -Tsvg FILE); with --profile, both\n"
          "  --help               show this help\n"
          "\n"
          "Limits, to bound memory: at most 64 layers (65 sizes); at most 2^26 = 67108864 parameters\n"
@@ -263,6 +301,8 @@ std::string trace_usage() {
          "With --fake (no tensor data) both limits are 2^40.\n"
          "\n"
          "Output files are written whole or not at all, with the permissions open() would give them.\n"
+         "Every JSON output starts with a \"header\" object: strata's version, the build (type,\n"
+         "optimization, NDEBUG, -march=native, sanitizers, compiler), the thread count and the seed.\n"
          "Exit status: 0 on success; 2 on any error (a bad flag or value, an unwritable output), which\n"
          "is reported as one line on stderr.\n";
 }
@@ -291,7 +331,8 @@ TraceOptions parse_trace_args(const std::vector<std::string>& args) {
       continue;
     }
     const bool takes_value = flag == "--seed" || flag == "--sizes" || flag == "--batch" || flag == "--lr" ||
-                             flag == "--json-out" || flag == "--dump-tensors";
+                             flag == "--json-out" || flag == "--dump-tensors" || flag == "--profile" ||
+                             flag == "--graph";
     STRATA_CHECK(takes_value, "unknown argument '", escape_control_chars(flag), "' (see --help)");
     STRATA_CHECK(i + 1 < args.size(), flag, ": missing value");
     const std::string& value = args[++i];
@@ -300,6 +341,8 @@ TraceOptions parse_trace_args(const std::vector<std::string>& args) {
     else if (flag == "--batch") o.config.batch = parse_int("--batch", value, 1);
     else if (flag == "--lr") o.config.lr = parse_lr(value);
     else if (flag == "--json-out") o.json_out = value;
+    else if (flag == "--profile") o.profile = value;
+    else if (flag == "--graph") o.graph = value;
     else o.dump_tensors = value;
   }
   check_combinations(o);
@@ -318,6 +361,10 @@ int run_trace_cli(const std::vector<std::string>& args, std::ostream& out, std::
       write_stdout(out, o.debug ? debug_text(o) : explain_step(o.config));
       return 0;
     }
+    if (o.profile || o.graph) {
+      write_profile_and_graph(o, out);
+      return 0;
+    }
     // Note [Output order]: the files exist (as temporaries) before any work.
     std::optional<AtomicFile> json_file, tensors_file;
     if (o.json_out) json_file.emplace(*o.json_out, "--json-out");
@@ -327,8 +374,11 @@ int run_trace_cli(const std::vector<std::string>& args, std::ostream& out, std::
       STRATA_CHECK(!json_file->same_file_as(*tensors_file), "--dump-tensors: '", *o.dump_tensors,
                    "' is the same file as --json-out");
 
-    const std::string report = o.flops ? flops_report(o) : seed_report(o.config, o.sequences, o.fake).dump(2) + "\n";
-    if (tensors_file) tensors_file->write(dump_python_json(tensors_report(o.config, plain_step(o.config))) + "\n");
+    const std::string report =
+        o.flops ? flops_report(o) : with_run_header(seed_report(o.config, o.sequences, o.fake), o.config.seed).dump(2) + "\n";
+    if (tensors_file)
+      tensors_file->write(
+          dump_python_json(with_run_header(tensors_report(o.config, plain_step(o.config)), o.config.seed)) + "\n");
     if (json_file) json_file->write(report);
     write_stdout(out, report);
     if (tensors_file) tensors_file->publish();

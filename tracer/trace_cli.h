@@ -29,6 +29,10 @@ struct TraceOptions {
   bool torchfunction = false;
   bool nn_module = false;
   bool explain = false;  // --explain: the plain step's dispatch trace instead of the report
+  // --profile FILE: the profiled step's Chrome trace to FILE and its table on stdout, instead of the
+  // report; --graph FILE: the loss's autograd graph as DOT to FILE. Either or both.
+  std::optional<std::string> profile;
+  std::optional<std::string> graph;
 };
 
 // Throws strata::Error with a one-line message for a bad flag or value.

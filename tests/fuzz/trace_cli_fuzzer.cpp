@@ -6,7 +6,7 @@
 // 8 KiB, else the input is skipped. Leading arguments that start with '@' set up the scratch
 // directory and are not passed on (Note [Fuzzing strata-trace's setup]). The run's working directory
 // is the scratch directory (Note [The working directory of a fuzzed run]): output paths (--json-out,
-// --dump-tensors) are relative to it, and one that is absolute (but /dev/null and /dev/full) or
+// --dump-tensors, --profile, --graph) are relative to it, and one that is absolute (but /dev/null and /dev/full) or
 // climbs out of it skips the input, so no input writes outside.
 // Bounded work: when the command line parses, a run of more than 8 layers or more than kMaxWork
 // parameters + activations is skipped (the CLI's own limits are 2^26, 2^40 with --fake; a run at
@@ -16,7 +16,8 @@
 // or 2; on 2 stderr is exactly one line "strata-trace: error: ..." (no internal error, no out of
 // memory), and an output path it names as unwritable is one open(O_CREAT) refuses for the same reason
 // (or a write failed: /dev/full); on 0 stderr is empty, a regular --json-out file holds what stdout
-// got and a regular --dump-tensors file holds tensors; no temporary file is left, registered or on
+// got, a regular --dump-tensors file holds tensors, a regular --profile file a Chrome trace and a
+// regular --graph file a digraph; no temporary file is left, registered or on
 // disk; no symlink, FIFO or hard-linked file was replaced (open() writes through them). Sanitizer
 // reports, escaping exceptions and hangs are libFuzzer's to catch.
 #include <fcntl.h>
@@ -252,7 +253,8 @@ void check_refusal_matches_open(const std::vector<std::string>& args, const std:
   } catch (const strata::Error&) {
     return;  // refused while parsing: no path involved
   }
-  for (const auto& [flag, path] : {std::pair{"--json-out", o.json_out}, std::pair{"--dump-tensors", o.dump_tensors}}) {
+  for (const auto& [flag, path] : {std::pair{"--json-out", o.json_out}, std::pair{"--dump-tensors", o.dump_tensors},
+                                   std::pair{"--profile", o.profile}, std::pair{"--graph", o.graph}}) {
     if (!path || path->empty()) continue;
     const std::string quoted = "'" + strata::tracer::escape_control_chars(*path) + "'";
     const std::string cannot = kError + flag + ": cannot write " + quoted + ": ";
@@ -276,6 +278,16 @@ void check_outputs(const std::vector<std::string>& args, const std::string& out)
   if (o.dump_tensors)
     if (const auto text = regular_file_text(*o.dump_tensors); text && text->find("\"params_after\":") == std::string::npos)
       violation("--dump-tensors holds no tensors", args, "");
+  if (o.profile)
+    if (const auto text = regular_file_text(*o.profile); text && text->find("\"traceEvents\":") == std::string::npos)
+      violation("--profile holds no trace", args, "");
+  if (o.graph)
+    if (const auto text = regular_file_text(*o.graph); text && text->rfind("digraph {", 0) != 0)
+      violation("--graph holds no digraph", args, "");
+}
+
+bool is_output_flag(const std::string& arg) {
+  return arg == "--json-out" || arg == "--dump-tensors" || arg == "--profile" || arg == "--graph";
 }
 
 void check_run(const std::vector<std::string>& args, const Setup& setup) {
@@ -307,7 +319,7 @@ void check_run(const std::vector<std::string>& args, const Setup& setup) {
   // A name the setup made or an output the command line asked for may look like a temporary file.
   std::set<std::string> named = setup.created;
   for (std::size_t i = 0; i + 1 < args.size(); ++i)
-    if (args[i] == "--json-out" || args[i] == "--dump-tensors") named.insert(fs::path(args[++i]).filename().string());
+    if (is_output_flag(args[i])) named.insert(fs::path(args[++i]).filename().string());
   for_each_entry([&](const fs::path& p) {
     const std::string name = p.filename().string();
     if (looks_like_temp(name) && !named.count(name)) violation("temporary file left: " + p.string(), args, e);
@@ -331,7 +343,7 @@ void run_input(std::vector<std::string> args) {
   args.erase(args.begin(), args.begin() + static_cast<std::ptrdiff_t>(first));
   // Output paths, found as parse_trace_args finds values: inside the scratch directory.
   for (std::size_t i = 0; i + 1 < args.size(); ++i) {
-    const bool output = args[i] == "--json-out" || args[i] == "--dump-tensors";
+    const bool output = is_output_flag(args[i]);
     if (!output && args[i] != "--seed" && args[i] != "--sizes" && args[i] != "--batch" && args[i] != "--lr") continue;
     const std::string& value = args[++i];
     if (output && !value.empty() && !is_device_we_allow(value) && !stays_inside(value)) return;
