@@ -35,7 +35,26 @@ Tensor as_strided(const Tensor& self, IntArrayRef size, IntArrayRef stride,
                   std::optional<std::int64_t> storage_offset = std::nullopt);
 Tensor unsqueeze(const Tensor& self, std::int64_t dim);
 Tensor squeeze(const Tensor& self, std::int64_t dim);
+// self's slice at `index` of dimension `dim`, which it drops (x[1], x[:, -1]); negative dim and index wrap.
+Tensor select(const Tensor& self, std::int64_t dim, std::int64_t index);
+// Python's x[start:end:step] along `dim`: start and end wrap once and are clamped to the size; step > 0.
+Tensor slice(const Tensor& self, std::int64_t dim = 0, std::optional<std::int64_t> start = std::nullopt,
+             std::optional<std::int64_t> end = std::nullopt, std::int64_t step = 1);
+// `length` elements of dimension `dim` from `start` (which may be negative): a slice that must fit,
+// PyTorch's CompositeImplicit narrow (it dispatches aten::slice).
+Tensor narrow(const Tensor& self, std::int64_t dim, std::int64_t start, std::int64_t length);
 // detach() is in ops/detach.h.
+// The gradients of select and slice: zeros of `input_sizes` with `grad_output` in the viewed part.
+Tensor select_backward(const Tensor& grad_output, IntArrayRef input_sizes, std::int64_t dim, std::int64_t index);
+Tensor slice_backward(const Tensor& grad_output, IntArrayRef input_sizes, std::int64_t dim, std::int64_t start,
+                      std::int64_t end, std::int64_t step);
+
+// ---- joining ----
+// The tensors joined along `dim` into a new tensor of their promoted dtype; 1-D empty tensors are
+// skipped (PyTorch's legacy rule). cat({a, b}, 1).
+Tensor cat(TensorList tensors, std::int64_t dim = 0);
+// The tensors, all of one size, joined along a new dimension `dim`: cat of their unsqueezes.
+Tensor stack(TensorList tensors, std::int64_t dim = 0);
 
 namespace detail {
 // A composite's check of a Tensor argument (Note [Composites check for undefined arguments]): an

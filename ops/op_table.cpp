@@ -17,6 +17,7 @@ void register_ops() {
     register_factory_ops(d);
     register_random_ops(d);
     register_profiler_ops(d);
+    register_join_ops(d);
     return true;
   }();
 }
