@@ -255,6 +255,12 @@ std::vector<DerivativeRow> factory_rows() {
       {.op = "aten::uniform_", .node_name = "UniformBackward0", .formulas = {{"self", zeros_like_grad}}},
       // Outputs that never require grad.
       non_differentiable("aten::empty", "memory_format"),
+      non_differentiable("aten::zeros"),
+      non_differentiable("aten::ones"),
+      non_differentiable("aten::full"),
+      non_differentiable("aten::arange"),
+      non_differentiable("aten::arange", "start"),
+      non_differentiable("aten::arange", "start_step"),
       non_differentiable("aten::empty_like"),
       non_differentiable("aten::ones_like"),
       non_differentiable("aten::zeros_like"),

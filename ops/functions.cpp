@@ -46,6 +46,19 @@ void box_argument(std::vector<IValue>& out, const TensorOptions& options) {
 }
 }  // namespace detail
 
+namespace {
+// An error of a composite's own check or of a helper it calls, named after the aten op it mirrors.
+template <typename Fn>
+decltype(auto) named_after(const char* op, Fn&& fn) {
+  try {
+    return fn();
+  } catch (Error& e) {
+    if (e.op().empty()) e.set_op(op);
+    throw;
+  }
+}
+}  // namespace
+
 // ---- views ----
 Tensor t(const Tensor& self) {
   STRATA_TORCH_FUNCTION(t, "torch.t", "input", self);
@@ -149,18 +162,6 @@ void throw_not_expandable(const char* op, IntArrayRef size, IntArrayRef sizes) {
 }
 }  // namespace detail
 
-namespace {
-// An error of a composite's own check or of a helper it calls, named after the aten op it mirrors.
-template <typename Fn>
-decltype(auto) named_after(const char* op, Fn&& fn) {
-  try {
-    return fn();
-  } catch (Error& e) {
-    if (e.op().empty()) e.set_op(op);
-    throw;
-  }
-}
-}  // namespace
 
 // PyTorch 2.8's narrow_symint: its checks, then a slice.
 Tensor narrow(const Tensor& self, std::int64_t dim, std::int64_t start, std::int64_t length) {
@@ -401,6 +402,76 @@ Tensor empty(IntArrayRef size, const TensorOptions& options) {
   static const TypedOperator<Tensor(IntArrayRef, OptDtype, OptLayout, OptDevice, OptBool, OptFormat)> op(
       "aten::empty", "memory_format");
   return make_variable(op(size, options.dtype, std::nullopt, options.device, std::nullopt, std::nullopt));
+}
+
+Tensor zeros(IntArrayRef size, const TensorOptions& options) {
+  STRATA_TORCH_FUNCTION(zeros, "torch.zeros", "size, *, dtype, device", size, options);
+  static const Factory op("aten::zeros");
+  return make_variable(op(size, options.dtype, std::nullopt, options.device, std::nullopt));
+}
+
+Tensor ones(IntArrayRef size, const TensorOptions& options) {
+  STRATA_TORCH_FUNCTION(ones, "torch.ones", "size, *, dtype, device", size, options);
+  static const Factory op("aten::ones");
+  return make_variable(op(size, options.dtype, std::nullopt, options.device, std::nullopt));
+}
+
+Tensor full(IntArrayRef size, const Scalar& fill_value, const TensorOptions& options) {
+  STRATA_TORCH_FUNCTION(full, "torch.full", "size, fill_value, *, dtype, device", size, fill_value, options);
+  static const TypedOperator<Tensor(IntArrayRef, Scalar, OptDtype, OptLayout, OptDevice, OptBool)> op("aten::full");
+  return make_variable(op(size, fill_value, options.dtype, std::nullopt, options.device, std::nullopt));
+}
+
+Tensor arange(const Scalar& end, const TensorOptions& options) {
+  STRATA_TORCH_FUNCTION(arange, "torch.arange", "end, *, dtype, device", end, options);
+  static const TypedOperator<Tensor(Scalar, OptDtype, OptLayout, OptDevice, OptBool)> op("aten::arange");
+  return make_variable(op(end, options.dtype, std::nullopt, options.device, std::nullopt));
+}
+
+Tensor arange(const Scalar& start, const Scalar& end, const TensorOptions& options) {
+  STRATA_TORCH_FUNCTION(arange, "torch.arange", "start, end, *, dtype, device", start, end, options);
+  static const TypedOperator<Tensor(Scalar, Scalar, OptDtype, OptLayout, OptDevice, OptBool)> op("aten::arange", "start");
+  return make_variable(op(start, end, options.dtype, std::nullopt, options.device, std::nullopt));
+}
+
+Tensor arange(const Scalar& start, const Scalar& end, const Scalar& step, const TensorOptions& options) {
+  STRATA_TORCH_FUNCTION(arange, "torch.arange", "start, end, step, *, dtype, device", start, end, step, options);
+  static const TypedOperator<Tensor(Scalar, Scalar, Scalar, OptDtype, OptLayout, OptDevice, OptBool)> op("aten::arange",
+                                                                                                     "start_step");
+  return make_variable(op(start, end, step, options.dtype, std::nullopt, options.device, std::nullopt));
+}
+
+namespace {
+void release_nothing(void*, void*) {}  // from_blob's storage does not own its data
+}  // namespace
+
+Tensor from_blob(void* data, IntArrayRef sizes, IntArrayRef strides, const TensorOptions& options) {
+  const ScalarType dtype = options.dtype.value_or(ScalarType::Float32);
+  const std::size_t item = element_size(dtype);
+  Storage storage;
+  named_after("from_blob", [&] {
+    STRATA_CHECK(options.device.value_or(Device::CPU) == Device::CPU, "from_blob: only CPU memory can be wrapped, not ",
+                 *options.device);
+    check_size_nonnegative(sizes);
+    STRATA_CHECK(strides.size() == sizes.size(), "from_blob: ", sizes.size(), " sizes but ", strides.size(), " strides");
+    for (std::int64_t s : strides) STRATA_CHECK(s >= 0, "from_blob: negative strides are not supported, got ", shape_str(strides));
+    const auto nbytes = static_cast<std::size_t>(storage_nbytes(sizes, strides, item, 0));
+    STRATA_CHECK(nbytes == 0 || data != nullptr, "from_blob: null data for ", nbytes, " bytes");
+    STRATA_CHECK(reinterpret_cast<std::uintptr_t>(data) % item == 0, "from_blob: data at ", data,
+                 " is not aligned to the ", item, "-byte elements of ", dtype_name(dtype));
+    storage = StorageImpl::wrap(data, nbytes, &release_nothing, nullptr);
+  });
+  return Tensor(IntrusivePtr<TensorImpl>::make(std::move(storage), 0, DimVector(sizes), DimVector(strides), dtype, Device::CPU));
+}
+
+Tensor from_blob(void* data, IntArrayRef sizes, const TensorOptions& options) {
+  DimVector strides(sizes.size(), 0);
+  std::int64_t stride = 1;
+  for (std::size_t i = sizes.size(); i-- > 0;) {
+    strides[i] = stride;
+    stride = saturating_mul(stride, std::max<std::int64_t>(sizes[i], 1));
+  }
+  return from_blob(data, sizes, strides, options);
 }
 
 Tensor empty_like(const Tensor& self, const TensorOptions& options) {

@@ -114,6 +114,23 @@ Tensor nll_loss_backward(const Tensor& grad_output, const Tensor& self, const Te
 
 // ---- making and filling tensors ----
 Tensor empty(IntArrayRef size, const TensorOptions& options = {});
+// LibTorch's torch::zeros, ones, full: full without a dtype takes fill_value's (bool, int64 or float32).
+Tensor zeros(IntArrayRef size, const TensorOptions& options = {});
+Tensor ones(IntArrayRef size, const TensorOptions& options = {});
+Tensor full(IntArrayRef size, const Scalar& fill_value, const TensorOptions& options = {});
+// torch::arange: [start, end) by step. Without a dtype, int64 when every bound is an integer
+// (arange(5), arange(1, 4)), else float32 (arange(0, 1, 0.25)).
+Tensor arange(const Scalar& end, const TensorOptions& options = {});
+Tensor arange(const Scalar& start, const Scalar& end, const TensorOptions& options = {});
+Tensor arange(const Scalar& start, const Scalar& end, const Scalar& step, const TensorOptions& options = {});
+// torch::from_blob: a CPU tensor over memory the caller owns, without a copy (default dtype float32,
+// contiguous strides unless given). Lifetime: strata never frees or reallocates `data`; the caller
+// keeps it alive and in place for as long as the tensor or anything sharing its storage exists (its
+// views, detach(), tensors autograd saved, a module holding it as a parameter). Writes through the
+// tensor (in-place ops, an optimizer step) write the caller's memory. `data` must be aligned to the
+// dtype's element size. clone() the result for a tensor that owns its data.
+Tensor from_blob(void* data, IntArrayRef sizes, const TensorOptions& options = {});
+Tensor from_blob(void* data, IntArrayRef sizes, IntArrayRef strides, const TensorOptions& options = {});
 Tensor empty_like(const Tensor& self, const TensorOptions& options = {});
 Tensor ones_like(const Tensor& self, const TensorOptions& options = {});
 // torch.ones_like(self, memory_format=...) as Python calls it: the binding fills dtype, layout, device and
