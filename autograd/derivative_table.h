@@ -92,6 +92,7 @@ struct InputFormula {
 enum class Differentiability {
   Formula,           // records a node that runs the row's formulas
   NonDifferentiable, // outputs never require grad (detach, ones_like, ...)
+  Kernel,            // the op's own Autograd kernel records its node (cat: one edge per tensor of a Tensor[])
 };
 
 struct DerivativeRow {

@@ -1,6 +1,7 @@
 // autograd/derivatives.cpp: the derivative table's rows: PyTorch's tools/autograd/derivatives.yaml
 // for strata's ops, one row per op, each formula written with the same helper calls (and so the same
 // dispatched ops) as the yaml entry quoted above it.
+#include <limits>
 #include <optional>
 
 #include "autograd/derivative_table.h"
@@ -62,6 +63,36 @@ std::vector<DerivativeRow> view_rows() {
                                                   offset.is_none() ? std::nullopt : std::optional<std::int64_t>(offset.to_int()));
                      }}},
        .geometry = {"self"}},
+      // - name: select.int(Tensor(a) self, int dim, SymInt index) -> Tensor(a)
+      //   self: select_backward_symint(grad, self.sym_sizes(), dim, index)
+      {.op = "aten::select", .overload = "int", .node_name = "SelectBackward0",
+       .formulas = {{"self", [](C c) { return select_backward(c.grad(), c.sizes("self"), c.integer("dim"), c.integer("index")); }}},
+       .geometry = {"self"}},
+      // - name: slice.Tensor(Tensor(a) self, int dim=0, SymInt? start=None, SymInt? end=None, SymInt step=1) -> Tensor(a)
+      //   self: slice_backward_wrapper(grad, self.sym_sizes(), dim, start, end, step)
+      {.op = "aten::slice", .overload = "Tensor", .node_name = "SliceBackward0",
+       .formulas = {{"self",
+                     [](C c) {  // slice_backward_wrapper: an absent start is 0, an absent end INT64_MAX
+                       const IValue& start = c.arg("start");
+                       const IValue& end = c.arg("end");
+                       return slice_backward(c.grad(), c.sizes("self"), c.integer("dim"), start.is_none() ? 0 : start.to_int(),
+                                             end.is_none() ? std::numeric_limits<std::int64_t>::max() : end.to_int(),
+                                             c.integer("step"));
+                     }}},
+       .geometry = {"self"}},
+      // - name: select_backward(Tensor grad_output, SymInt[] input_sizes, int dim, SymInt index) -> Tensor
+      //   grad_output: grad.select_symint(dim, index)
+      {.op = "aten::select_backward", .node_name = "SelectBackwardBackward0",
+       .formulas = {{"grad_output", [](C c) { return select(c.grad(), c.integer("dim"), c.integer("index")); }}}},
+      // - name: slice_backward(Tensor grad_output, SymInt[] input_sizes, int dim, SymInt start, SymInt end, SymInt step) -> Tensor
+      //   grad_output: grad.slice_symint(dim, start, end, step)
+      {.op = "aten::slice_backward", .node_name = "SliceBackwardBackward0",
+       .formulas = {{"grad_output",
+                     [](C c) { return slice(c.grad(), c.integer("dim"), c.integer("start"), c.integer("end"), c.integer("step")); }}}},
+      // - name: cat(Tensor[] tensors, int dim=0) -> Tensor
+      //   tensors: cat_tensors_backward(grad, to_args_sizes_symint(tensors), to_args_scalartypes(tensors), dim)
+      // One edge per tensor of the list: recorded by cat's own kernel (autograd/cat_backward.h).
+      {.op = "aten::cat", .node_name = "CatBackward0", .kind = D::Kernel},
       // - name: detach(Tensor(a) self)                   output_differentiability: [False]
       {.op = "aten::detach", .kind = D::NonDifferentiable},
   };
@@ -226,6 +257,12 @@ std::vector<DerivativeRow> factory_rows() {
       {.op = "aten::uniform_", .node_name = "UniformBackward0", .formulas = {{"self", zeros_like_grad}}},
       // Outputs that never require grad.
       non_differentiable("aten::empty", "memory_format"),
+      non_differentiable("aten::zeros"),
+      non_differentiable("aten::ones"),
+      non_differentiable("aten::full"),
+      non_differentiable("aten::arange"),
+      non_differentiable("aten::arange", "start"),
+      non_differentiable("aten::arange", "start_step"),
       non_differentiable("aten::empty_like"),
       non_differentiable("aten::ones_like"),
       non_differentiable("aten::zeros_like"),

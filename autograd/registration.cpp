@@ -3,6 +3,7 @@
 
 
 #include "autograd/accumulate_grad.h"
+#include "autograd/cat_backward.h"
 #include "autograd/derivative_table.h"
 #include "autograd/view_history.h"
 #include "core/autograd_meta.h"
@@ -30,6 +31,9 @@ void register_autograd() {
     mutable_derivative_table().add(derivative_rows());
     static const Hooks hooks;
     set_autograd_hooks(hooks);
+    // cat's Tensor[] gets one edge per tensor: its own kernel records the node (autograd/cat_backward.h).
+    Dispatcher::singleton().register_kernel(ops::op("aten::cat"), DispatchKey::Autograd,
+                                            KernelFunction{&cat_autograd_kernel, "autograd cat"});
     // Last: a thread that dispatches into the fallback (which it may do before this call returns,
     // Note [Registration is safe from any thread]) finds everything above in place.
     Dispatcher::singleton().register_fallback(DispatchKey::Autograd, KernelFunction{&autograd_fallback, "autograd"});

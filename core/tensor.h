@@ -114,6 +114,10 @@ class Tensor {
 
 std::ostream& operator<<(std::ostream& out, const Tensor& t);
 
+// LibTorch's at::TensorList: the argument type of a Tensor[] (cat, stack). A braced list of tensors
+// converts to it for the duration of the call.
+using TensorList = ArrayRef<Tensor>;
+
 // One undefined Tensor for functions that return a reference to "no tensor" (grad() of a tensor
 // without autograd state, an unboxed None). Constant-initialised, so reading it needs no guard.
 namespace detail {

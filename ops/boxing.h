@@ -105,6 +105,13 @@ struct Unbox<IntArrayRef> {
   static IntArrayRef get(const IValue& v) { return v.to_int_list(); }
 };
 template <>
+struct Unbox<TensorList> {  // Tensor[]: a view of the list the IValue holds
+  static TensorList get(const IValue& v) {
+    const std::vector<Tensor>& list = v.to_tensor_list();
+    return TensorList(list.data(), list.size());
+  }
+};
+template <>
 struct Unbox<ScalarType> {
   static ScalarType get(const IValue& v) { return v.to_scalar_type(); }
 };

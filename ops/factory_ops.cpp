@@ -1,7 +1,9 @@
-// ops/factory_ops.cpp: making, converting and filling tensors: empty.memory_format, empty_like,
-// ones_like, zeros_like, new_empty_strided, clone, _to_copy, fill_.Scalar, zero_, copy_. The *_like ops and clone follow
-// PyTorch's preserve_format: a dense input's strides are kept (so a transposed tensor stays
+// ops/factory_ops.cpp: making, converting and filling tensors: empty.memory_format, zeros, ones, full,
+// arange (and .start, .start_step), empty_like, ones_like, zeros_like, new_empty_strided, clone,
+// _to_copy, fill_.Scalar, zero_, copy_. The *_like ops and clone follow PyTorch's preserve_format: a dense input's strides are kept (so a transposed tensor stays
 // transposed), anything else becomes contiguous.
+#include <cmath>
+#include <limits>
 #include <optional>
 
 #include "ops/boxing.h"
@@ -50,6 +52,110 @@ TensorSpec empty_meta(IntArrayRef size, std::optional<ScalarType> dtype, std::op
 }
 void empty_cpu(const Tensor&, IntArrayRef, std::optional<ScalarType>, std::optional<Layout>, std::optional<Device>,
                std::optional<bool>, std::optional<MemoryFormat>) {}
+
+// ---- zeros, ones, full ----
+TensorSpec zeros_meta(IntArrayRef size, std::optional<ScalarType> dtype, std::optional<Layout>, std::optional<Device>,
+                      std::optional<bool>) {
+  return empty_meta(size, dtype, std::nullopt, std::nullopt, std::nullopt, std::nullopt);
+}
+void zeros_cpu(const Tensor& out, IntArrayRef, std::optional<ScalarType>, std::optional<Layout>, std::optional<Device>,
+               std::optional<bool>) {
+  fill_scalar(out, Scalar(0));
+}
+void ones_cpu(const Tensor& out, IntArrayRef, std::optional<ScalarType>, std::optional<Layout>, std::optional<Device>,
+              std::optional<bool>) {
+  fill_scalar(out, Scalar(1));
+}
+
+// full without a dtype takes fill_value's: bool, int64, or the default float dtype (PyTorch's
+// infer_full_options).
+TensorSpec full_meta(IntArrayRef size, Scalar fill_value, std::optional<ScalarType> dtype, std::optional<Layout>,
+                     std::optional<Device>, std::optional<bool>) {
+  return empty_meta(size, dtype.value_or(fill_value.default_dtype()), std::nullopt, std::nullopt, std::nullopt, std::nullopt);
+}
+void full_cpu(const Tensor& out, IntArrayRef, Scalar fill_value, std::optional<ScalarType>, std::optional<Layout>,
+              std::optional<Device>, std::optional<bool>) {
+  fill_scalar(out, fill_value);
+}
+
+// ---- arange, arange.start, arange.start_step ----
+// PyTorch's arange and arange_out: without a dtype, int64 when start, end and step are all integers
+// (bools count), else the default float dtype. The bounds and step are read in the dtype's
+// accumulation type (int64 for int64, double for the floating types), and the length is computed in
+// integers for int64 and in double otherwise.
+ScalarType arange_dtype(const Scalar& start, const Scalar& end, const Scalar& step, std::optional<ScalarType> dtype) {
+  if (dtype) return *dtype;
+  return !start.is_floating_point() && !end.is_floating_point() && !step.is_floating_point() ? ScalarType::Int64
+                                                                                              : ScalarType::Float32;
+}
+
+std::int64_t arange_length(const Scalar& start, const Scalar& end, const Scalar& step, ScalarType dtype) {
+  STRATA_CHECK(dtype != ScalarType::Bool, "\"arange_cpu\" not implemented for 'Bool'");  // PyTorch's spelling
+  double length = 0;
+  if (dtype == ScalarType::Int64) {
+    const std::int64_t from = start.to<std::int64_t>(), to = end.to<std::int64_t>(), by = step.to<std::int64_t>();
+    STRATA_CHECK(by != 0, "step must be nonzero");
+    STRATA_CHECK((by > 0 && to >= from) || (by < 0 && to <= from), "upper bound and larger bound inconsistent with step sign");
+    // ceil((end - start) / step) in unsigned arithmetic, where the distance cannot overflow.
+    const auto u = [](std::int64_t v) { return static_cast<std::uint64_t>(v); };
+    const std::uint64_t distance = by > 0 ? u(to) - u(from) : u(from) - u(to);
+    const std::uint64_t stride = by > 0 ? u(by) : std::uint64_t{0} - u(by);
+    length = static_cast<double>(distance / stride + (distance % stride != 0));
+  } else {
+    const double from = start.to<double>(), to = end.to<double>(), by = step.to<double>();
+    STRATA_CHECK(by > 0 || by < 0, "step must be nonzero");
+    STRATA_CHECK(std::isfinite(from) && std::isfinite(to), "unsupported range: ", from, " -> ", to);
+    STRATA_CHECK((by > 0 && to >= from) || (by < 0 && to <= from), "upper bound and larger bound inconsistent with step sign");
+    length = std::ceil((to - from) / by);
+  }
+  STRATA_CHECK(length >= 0 && length <= static_cast<double>(std::numeric_limits<std::int64_t>::max()),
+               "invalid size, possible overflow?");
+  return static_cast<std::int64_t>(length);
+}
+
+TensorSpec arange_start_step_meta(Scalar start, Scalar end, Scalar step, std::optional<ScalarType> dtype,
+                                  std::optional<Layout>, std::optional<Device>, std::optional<bool>) {
+  const ScalarType t = arange_dtype(start, end, step, dtype);
+  return {DimVector{arange_length(start, end, step, t)}, t, {}};
+}
+// Element i is start + i * step in the accumulation type, then converted.
+void arange_start_step_cpu(const Tensor& out, Scalar start, Scalar, Scalar step, std::optional<ScalarType>,
+                           std::optional<Layout>, std::optional<Device>, std::optional<bool>) {
+  const std::int64_t n = out.numel();
+  if (out.dtype() == ScalarType::Int64) {
+    std::int64_t* p = data_of<std::int64_t>(out);
+    const std::int64_t from = start.to<std::int64_t>(), by = step.to<std::int64_t>();
+    // Every value lies between start and end, but i * step alone may not fit: wrapping unsigned arithmetic.
+    const auto u = [](std::int64_t v) { return static_cast<std::uint64_t>(v); };
+    for (std::int64_t i = 0; i < n; ++i) p[i] = static_cast<std::int64_t>(u(from) + u(i) * u(by));
+    return;
+  }
+  const double from = start.to<double>(), by = step.to<double>();
+  visit_dtype(out.dtype(), [&](auto zero) {
+    using T = decltype(zero);
+    if constexpr (std::is_floating_point_v<T>) {
+      T* p = data_of<T>(out);
+      for (std::int64_t i = 0; i < n; ++i) p[i] = static_cast<T>(from + static_cast<double>(i) * by);
+    }
+  });
+}
+
+TensorSpec arange_start_meta(Scalar start, Scalar end, std::optional<ScalarType> dtype, std::optional<Layout> layout,
+                             std::optional<Device> device, std::optional<bool> pin) {
+  return arange_start_step_meta(start, end, Scalar(1), dtype, layout, device, pin);
+}
+void arange_start_cpu(const Tensor& out, Scalar start, Scalar end, std::optional<ScalarType> dtype,
+                      std::optional<Layout> layout, std::optional<Device> device, std::optional<bool> pin) {
+  arange_start_step_cpu(out, start, end, Scalar(1), dtype, layout, device, pin);
+}
+TensorSpec arange_meta(Scalar end, std::optional<ScalarType> dtype, std::optional<Layout> layout,
+                       std::optional<Device> device, std::optional<bool> pin) {
+  return arange_start_step_meta(Scalar(0), end, Scalar(1), dtype, layout, device, pin);
+}
+void arange_cpu(const Tensor& out, Scalar end, std::optional<ScalarType> dtype, std::optional<Layout> layout,
+                std::optional<Device> device, std::optional<bool> pin) {
+  arange_start_step_cpu(out, Scalar(0), end, Scalar(1), dtype, layout, device, pin);
+}
 
 // ---- empty_like, ones_like, zeros_like ----
 TensorSpec like_meta(const Tensor& self, std::optional<ScalarType> dtype, std::optional<Layout>,
@@ -134,6 +240,15 @@ void register_factory_ops(Dispatcher& d) {
       "empty.memory_format(SymInt[] size, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, "
       "bool? pin_memory=None, MemoryFormat? memory_format=None) -> Tensor",
       "empty");
+  const char* options = "ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor";
+  def_functional<zeros_meta, zeros_cpu>(d, "aten", std::string("zeros(SymInt[] size, *, ") + options, "zeros");
+  def_functional<zeros_meta, ones_cpu>(d, "aten", std::string("ones(SymInt[] size, *, ") + options, "ones");
+  def_functional<full_meta, full_cpu>(d, "aten", std::string("full(SymInt[] size, Scalar fill_value, *, ") + options, "full");
+  def_functional<arange_meta, arange_cpu>(d, "aten", std::string("arange(Scalar end, *, ") + options, "arange");
+  def_functional<arange_start_meta, arange_start_cpu>(d, "aten", std::string("arange.start(Scalar start, Scalar end, *, ") + options,
+                                                      "arange");
+  def_functional<arange_start_step_meta, arange_start_step_cpu>(
+      d, "aten", std::string("arange.start_step(Scalar start, Scalar end, Scalar step=1, *, ") + options, "arange");
   const char* like = "(Tensor self, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, "
                      "bool? pin_memory=None, MemoryFormat? memory_format=None) -> Tensor";
   def_functional<like_meta, empty_like_cpu>(d, "aten", std::string("empty_like") + like, "empty_like");

@@ -46,6 +46,19 @@ void box_argument(std::vector<IValue>& out, const TensorOptions& options) {
 }
 }  // namespace detail
 
+namespace {
+// An error of a composite's own check or of a helper it calls, named after the aten op it mirrors.
+template <typename Fn>
+decltype(auto) named_after(const char* op, Fn&& fn) {
+  try {
+    return fn();
+  } catch (Error& e) {
+    if (e.op().empty()) e.set_op(op);
+    throw;
+  }
+}
+}  // namespace
+
 // ---- views ----
 Tensor t(const Tensor& self) {
   STRATA_TORCH_FUNCTION(t, "torch.t", "input", self);
@@ -95,6 +108,39 @@ Tensor squeeze(const Tensor& self, std::int64_t dim) {
   return op(self, dim);
 }
 
+Tensor select(const Tensor& self, std::int64_t dim, std::int64_t index) {
+  STRATA_TORCH_FUNCTION(select, "torch.select", "input, dim, index", self, dim, index);
+  static const TypedOperator<Tensor(const Tensor&, std::int64_t, std::int64_t)> op("aten::select", "int");
+  return op(self, dim, index);
+}
+
+Tensor slice(const Tensor& self, std::int64_t dim, std::optional<std::int64_t> start, std::optional<std::int64_t> end,
+             std::int64_t step) {
+  // torch.ops.aten.slice: Python reaches it through indexing, which is no torch function.
+  static const TypedOperator<Tensor(const Tensor&, std::int64_t, std::optional<std::int64_t>, std::optional<std::int64_t>,
+                                    std::int64_t)>
+      op("aten::slice", "Tensor");
+  return op(self, dim, start, end, step);
+}
+
+Tensor select_backward(const Tensor& grad_output, IntArrayRef input_sizes, std::int64_t dim, std::int64_t index) {
+  static const TypedOperator<Tensor(const Tensor&, IntArrayRef, std::int64_t, std::int64_t)> op("aten::select_backward");
+  return op(grad_output, input_sizes, dim, index);
+}
+
+Tensor slice_backward(const Tensor& grad_output, IntArrayRef input_sizes, std::int64_t dim, std::int64_t start,
+                      std::int64_t end, std::int64_t step) {
+  static const TypedOperator<Tensor(const Tensor&, IntArrayRef, std::int64_t, std::int64_t, std::int64_t, std::int64_t)> op(
+      "aten::slice_backward");
+  return op(grad_output, input_sizes, dim, start, end, step);
+}
+
+Tensor cat(TensorList tensors, std::int64_t dim) {
+  STRATA_TORCH_FUNCTION(cat, "torch.cat", "tensors, dim", tensors, dim);
+  static const TypedOperator<Tensor(TensorList, std::int64_t)> op("aten::cat");
+  return op(tensors, dim);
+}
+
 // ---- composites ----
 // Note [Composites check for undefined arguments]
 // A dispatched op refuses an undefined Tensor() where its schema wants a Tensor (Note [Boxed calls
@@ -115,6 +161,41 @@ void throw_not_expandable(const char* op, IntArrayRef size, IntArrayRef sizes) {
   throw e;
 }
 }  // namespace detail
+
+
+// PyTorch 2.8's narrow_symint: its checks, then a slice.
+Tensor narrow(const Tensor& self, std::int64_t dim, std::int64_t start, std::int64_t length) {
+  STRATA_TORCH_FUNCTION(narrow, "torch.narrow", "input, dim, start, length", self, dim, start, length);
+  detail::check_defined(self, "aten::narrow", 0, "self");
+  named_after("aten::narrow", [&] {
+    STRATA_CHECK(self.dim() > 0, "narrow() cannot be applied to a 0-dim tensor.");
+    STRATA_CHECK(length >= 0, "narrow(): length must be non-negative.");
+    const std::int64_t size = self.sizes()[static_cast<std::size_t>(wrap_dim(dim, self.dim()))];
+    STRATA_CHECK(start >= -size && start <= size, "start out of range (expected to be in range of [", -size, ", ", size,
+                 "], but got ", start, ")");
+    if (start < 0) start += size;
+    STRATA_CHECK(start <= size - length, "start (", start, ") + length (", length, ") exceeds dimension size (", size, ").");
+  });
+  return slice(self, dim, start, start + length, 1);
+}
+
+// PyTorch's stack: the inputs unsqueezed at `dim`, then one cat (its get_stack_inputs path).
+Tensor stack(TensorList tensors, std::int64_t dim) {
+  STRATA_TORCH_FUNCTION(stack, "torch.stack", "tensors, dim", tensors, dim);
+  std::vector<Tensor> inputs;
+  named_after("aten::stack", [&] {
+    STRATA_CHECK(!tensors.empty(), "stack expects a non-empty TensorList");
+    for (std::size_t i = 0; i < tensors.size(); ++i) detail::check_defined(tensors[i], "aten::stack", 0, "tensors");
+    const IntArrayRef shape = tensors[0].sizes();
+    dim = wrap_dim(dim, tensors[0].dim() + 1);
+    for (std::size_t i = 1; i < tensors.size(); ++i)
+      STRATA_CHECK(tensors[i].sizes() == shape, "stack expects each tensor to be equal size, but got ", shape_str(shape),
+                   " at entry 0 and ", shape_str(tensors[i].sizes()), " at entry ", i);
+  });
+  inputs.reserve(tensors.size());
+  for (const Tensor& t : tensors) inputs.push_back(unsqueeze(t, dim));
+  return cat(inputs, dim);
+}
 
 Tensor sum_to(const Tensor& self, IntArrayRef shape) {
   detail::check_defined(self, "aten::sum_to", 0, "self");
@@ -478,6 +559,76 @@ Tensor empty(IntArrayRef size, const TensorOptions& options) {
   static const TypedOperator<Tensor(IntArrayRef, OptDtype, OptLayout, OptDevice, OptBool, OptFormat)> op(
       "aten::empty", "memory_format");
   return make_variable(op(size, options.dtype, std::nullopt, options.device, std::nullopt, std::nullopt));
+}
+
+Tensor zeros(IntArrayRef size, const TensorOptions& options) {
+  STRATA_TORCH_FUNCTION(zeros, "torch.zeros", "size, *, dtype, device", size, options);
+  static const Factory op("aten::zeros");
+  return make_variable(op(size, options.dtype, std::nullopt, options.device, std::nullopt));
+}
+
+Tensor ones(IntArrayRef size, const TensorOptions& options) {
+  STRATA_TORCH_FUNCTION(ones, "torch.ones", "size, *, dtype, device", size, options);
+  static const Factory op("aten::ones");
+  return make_variable(op(size, options.dtype, std::nullopt, options.device, std::nullopt));
+}
+
+Tensor full(IntArrayRef size, const Scalar& fill_value, const TensorOptions& options) {
+  STRATA_TORCH_FUNCTION(full, "torch.full", "size, fill_value, *, dtype, device", size, fill_value, options);
+  static const TypedOperator<Tensor(IntArrayRef, Scalar, OptDtype, OptLayout, OptDevice, OptBool)> op("aten::full");
+  return make_variable(op(size, fill_value, options.dtype, std::nullopt, options.device, std::nullopt));
+}
+
+Tensor arange(const Scalar& end, const TensorOptions& options) {
+  STRATA_TORCH_FUNCTION(arange, "torch.arange", "end, *, dtype, device", end, options);
+  static const TypedOperator<Tensor(Scalar, OptDtype, OptLayout, OptDevice, OptBool)> op("aten::arange");
+  return make_variable(op(end, options.dtype, std::nullopt, options.device, std::nullopt));
+}
+
+Tensor arange(const Scalar& start, const Scalar& end, const TensorOptions& options) {
+  STRATA_TORCH_FUNCTION(arange, "torch.arange", "start, end, *, dtype, device", start, end, options);
+  static const TypedOperator<Tensor(Scalar, Scalar, OptDtype, OptLayout, OptDevice, OptBool)> op("aten::arange", "start");
+  return make_variable(op(start, end, options.dtype, std::nullopt, options.device, std::nullopt));
+}
+
+Tensor arange(const Scalar& start, const Scalar& end, const Scalar& step, const TensorOptions& options) {
+  STRATA_TORCH_FUNCTION(arange, "torch.arange", "start, end, step, *, dtype, device", start, end, step, options);
+  static const TypedOperator<Tensor(Scalar, Scalar, Scalar, OptDtype, OptLayout, OptDevice, OptBool)> op("aten::arange",
+                                                                                                     "start_step");
+  return make_variable(op(start, end, step, options.dtype, std::nullopt, options.device, std::nullopt));
+}
+
+namespace {
+void release_nothing(void*, void*) {}  // from_blob's storage does not own its data
+}  // namespace
+
+Tensor from_blob(void* data, IntArrayRef sizes, IntArrayRef strides, const TensorOptions& options) {
+  const ScalarType dtype = options.dtype.value_or(ScalarType::Float32);
+  const std::size_t item = element_size(dtype);
+  Storage storage;
+  named_after("from_blob", [&] {
+    STRATA_CHECK(options.device.value_or(Device::CPU) == Device::CPU, "from_blob: only CPU memory can be wrapped, not ",
+                 *options.device);
+    check_size_nonnegative(sizes);
+    STRATA_CHECK(strides.size() == sizes.size(), "from_blob: ", sizes.size(), " sizes but ", strides.size(), " strides");
+    for (std::int64_t s : strides) STRATA_CHECK(s >= 0, "from_blob: negative strides are not supported, got ", shape_str(strides));
+    const auto nbytes = static_cast<std::size_t>(storage_nbytes(sizes, strides, item, 0));
+    STRATA_CHECK(nbytes == 0 || data != nullptr, "from_blob: null data for ", nbytes, " bytes");
+    STRATA_CHECK(reinterpret_cast<std::uintptr_t>(data) % item == 0, "from_blob: data at ", data,
+                 " is not aligned to the ", item, "-byte elements of ", dtype_name(dtype));
+    storage = StorageImpl::wrap(data, nbytes, &release_nothing, nullptr);
+  });
+  return Tensor(IntrusivePtr<TensorImpl>::make(std::move(storage), 0, DimVector(sizes), DimVector(strides), dtype, Device::CPU));
+}
+
+Tensor from_blob(void* data, IntArrayRef sizes, const TensorOptions& options) {
+  DimVector strides(sizes.size(), 0);
+  std::int64_t stride = 1;
+  for (std::size_t i = sizes.size(); i-- > 0;) {
+    strides[i] = stride;
+    stride = saturating_mul(stride, std::max<std::int64_t>(sizes[i], 1));
+  }
+  return from_blob(data, sizes, strides, options);
 }
 
 Tensor empty_like(const Tensor& self, const TensorOptions& options) {

@@ -37,7 +37,26 @@ Tensor as_strided(const Tensor& self, IntArrayRef size, IntArrayRef stride,
                   std::optional<std::int64_t> storage_offset = std::nullopt);
 Tensor unsqueeze(const Tensor& self, std::int64_t dim);
 Tensor squeeze(const Tensor& self, std::int64_t dim);
+// self's slice at `index` of dimension `dim`, which it drops (x[1], x[:, -1]); negative dim and index wrap.
+Tensor select(const Tensor& self, std::int64_t dim, std::int64_t index);
+// Python's x[start:end:step] along `dim`: start and end wrap once and are clamped to the size; step > 0.
+Tensor slice(const Tensor& self, std::int64_t dim = 0, std::optional<std::int64_t> start = std::nullopt,
+             std::optional<std::int64_t> end = std::nullopt, std::int64_t step = 1);
+// `length` elements of dimension `dim` from `start` (which may be negative): a slice that must fit,
+// PyTorch's CompositeImplicit narrow (it dispatches aten::slice).
+Tensor narrow(const Tensor& self, std::int64_t dim, std::int64_t start, std::int64_t length);
 // detach() is in ops/detach.h.
+// The gradients of select and slice: zeros of `input_sizes` with `grad_output` in the viewed part.
+Tensor select_backward(const Tensor& grad_output, IntArrayRef input_sizes, std::int64_t dim, std::int64_t index);
+Tensor slice_backward(const Tensor& grad_output, IntArrayRef input_sizes, std::int64_t dim, std::int64_t start,
+                      std::int64_t end, std::int64_t step);
+
+// ---- joining ----
+// The tensors joined along `dim` into a new tensor of their promoted dtype; 1-D empty tensors are
+// skipped (PyTorch's legacy rule). cat({a, b}, 1).
+Tensor cat(TensorList tensors, std::int64_t dim = 0);
+// The tensors, all of one size, joined along a new dimension `dim`: cat of their unsqueezes.
+Tensor stack(TensorList tensors, std::int64_t dim = 0);
 
 namespace detail {
 // A composite's check of a Tensor argument (Note [Composites check for undefined arguments]): an
@@ -128,6 +147,23 @@ Tensor native_dropout_backward(const Tensor& grad_output, const Tensor& mask, do
 
 // ---- making and filling tensors ----
 Tensor empty(IntArrayRef size, const TensorOptions& options = {});
+// LibTorch's torch::zeros, ones, full: full without a dtype takes fill_value's (bool, int64 or float32).
+Tensor zeros(IntArrayRef size, const TensorOptions& options = {});
+Tensor ones(IntArrayRef size, const TensorOptions& options = {});
+Tensor full(IntArrayRef size, const Scalar& fill_value, const TensorOptions& options = {});
+// torch::arange: [start, end) by step. Without a dtype, int64 when every bound is an integer
+// (arange(5), arange(1, 4)), else float32 (arange(0, 1, 0.25)).
+Tensor arange(const Scalar& end, const TensorOptions& options = {});
+Tensor arange(const Scalar& start, const Scalar& end, const TensorOptions& options = {});
+Tensor arange(const Scalar& start, const Scalar& end, const Scalar& step, const TensorOptions& options = {});
+// torch::from_blob: a CPU tensor over memory the caller owns, without a copy (default dtype float32,
+// contiguous strides unless given). Lifetime: strata never frees or reallocates `data`; the caller
+// keeps it alive and in place for as long as the tensor or anything sharing its storage exists (its
+// views, detach(), tensors autograd saved, a module holding it as a parameter). Writes through the
+// tensor (in-place ops, an optimizer step) write the caller's memory. `data` must be aligned to the
+// dtype's element size. clone() the result for a tensor that owns its data.
+Tensor from_blob(void* data, IntArrayRef sizes, const TensorOptions& options = {});
+Tensor from_blob(void* data, IntArrayRef sizes, IntArrayRef strides, const TensorOptions& options = {});
 Tensor empty_like(const Tensor& self, const TensorOptions& options = {});
 Tensor ones_like(const Tensor& self, const TensorOptions& options = {});
 // torch.ones_like(self, memory_format=...) as Python calls it: the binding fills dtype, layout, device and

@@ -34,6 +34,7 @@ inline void box_argument(std::vector<IValue>& out, const Tensor& t) {
   else out.emplace_back();  // an absent Tensor? argument is None, as PyTorch passes it
 }
 inline void box_argument(std::vector<IValue>& out, const Scalar& s) { out.emplace_back(s); }
+inline void box_argument(std::vector<IValue>& out, TensorList v) { out.emplace_back(std::vector<Tensor>(v.begin(), v.end())); }
 inline void box_argument(std::vector<IValue>& out, IntArrayRef v) { out.emplace_back(v); }
 inline void box_argument(std::vector<IValue>& out, std::int64_t v) { out.emplace_back(v); }
 inline void box_argument(std::vector<IValue>& out, int v) { out.emplace_back(static_cast<std::int64_t>(v)); }
@@ -63,6 +64,11 @@ template <typename T>
            std::is_same_v<T, IntArrayRef> || std::is_same_v<T, Device> || std::is_same_v<T, std::string_view> ||
            std::is_same_v<T, const Generator*> || std::is_same_v<T, Generator*> || std::is_same_v<T, TensorOptions>)
 bool has_torch_function(const T&) {
+  return false;
+}
+inline bool has_torch_function(TensorList list) {
+  for (const Tensor& t : list)
+    if (has_torch_function(t)) return true;
   return false;
 }
 template <typename T>

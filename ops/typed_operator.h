@@ -13,6 +13,11 @@ namespace strata {
 
 namespace detail {
 inline DispatchKeySet keys_of_argument(const Tensor& t) { return t.defined() ? t.key_set() : DispatchKeySet(); }
+inline DispatchKeySet keys_of_argument(TensorList list) {
+  DispatchKeySet keys;
+  for (const Tensor& t : list) keys = keys | keys_of_argument(t);
+  return keys;
+}
 template <typename T>
 DispatchKeySet keys_of_argument(const T&) {
   return DispatchKeySet();
@@ -38,6 +43,8 @@ inline void push_argument(Stack& stack, const Tensor& t) {
   else stack.emplace_back();
 }
 inline void push_argument(Stack& stack, Tensor& t) { push_argument(stack, static_cast<const Tensor&>(t)); }
+// A Tensor[] is boxed as a list that owns its tensors (IValue has no borrowed list).
+inline void push_argument(Stack& stack, TensorList list) { stack.emplace_back(std::vector<Tensor>(list.begin(), list.end())); }
 template <typename T>
 void push_argument(Stack& stack, T&& value) {
   stack.emplace_back(std::forward<T>(value));

@@ -1,11 +1,16 @@
 // ops/view_ops.cpp: ops whose output shares the input's storage: t, transpose.int, view, expand,
-// as_strided, detach, unsqueeze, squeeze.dim. Each is one geometry function (sizes, strides, offset of the view); the same
+// as_strided, detach, unsqueeze, squeeze.dim, select.int, slice.Tensor (and select_backward, slice_backward, which write
+// into such a view of a fresh tensor). Each is one geometry function (sizes, strides, offset of the view); the same
 // function serves CPU and meta tensors, so no data is touched.
+#include <algorithm>
+#include <cstring>
+#include <limits>
 #include <optional>
 
 #include "core/checked_math.h"
 #include "ops/boxing.h"
 #include "ops/detach.h"
+#include "ops/elementwise.h"
 #include "ops/op_table.h"
 
 namespace strata::ops {
@@ -119,6 +124,110 @@ ViewSpec squeeze_dim_geometry(const Tensor& self, std::int64_t dim) {
   return {sizes, strides, self.storage_offset()};
 }
 
+// ---- select.int, slice.Tensor, and their backward ops ----
+// The checks and the wrapped dim and index of select on a tensor of `sizes` (PyTorch's words).
+struct SelectedDim {
+  std::size_t dim;
+  std::int64_t index;  // in [0, size)
+};
+SelectedDim select_dim(IntArrayRef sizes, std::int64_t dim, std::int64_t index) {
+  const auto ndim = static_cast<std::int64_t>(sizes.size());
+  STRATA_CHECK(ndim > 0, "select() cannot be applied to a 0-dim tensor.");
+  const auto d = static_cast<std::size_t>(wrap_dim(dim, ndim));
+  const std::int64_t size = sizes[d];
+  STRATA_CHECK(index >= -size && index < size, "select(): index ", index, " out of range for tensor of size ",
+               shape_str(sizes), " at dimension ", d);
+  return {d, index < 0 ? index + size : index};
+}
+
+// PyTorch's slice: start and end wrap once and are then clamped to [0, size], end to at least start.
+struct SlicedDim {
+  std::size_t dim;
+  std::int64_t start;   // in [0, size]
+  std::int64_t length;  // elements kept
+};
+SlicedDim slice_dim(IntArrayRef sizes, std::int64_t dim, std::optional<std::int64_t> start,
+                    std::optional<std::int64_t> end, std::int64_t step) {
+  const auto ndim = static_cast<std::int64_t>(sizes.size());
+  STRATA_CHECK(ndim > 0, "slice() cannot be applied to a 0-dim tensor.");
+  const auto d = static_cast<std::size_t>(wrap_dim(dim, ndim));
+  STRATA_CHECK(step > 0, "slice step must be positive");
+  const std::int64_t size = sizes[d];
+  std::int64_t from = start.value_or(0);
+  std::int64_t to = end.value_or(std::numeric_limits<std::int64_t>::max());
+  if (from < 0) from = from < -size ? 0 : from + size;
+  if (to < 0) to = to < -size ? 0 : to + size;
+  from = std::min(from, size);
+  to = std::clamp(to, from, size);
+  return {d, from, to == from ? 0 : 1 + (to - from - 1) / step};
+}
+
+// The sizes of a select (without `dim`) or slice of a tensor of `sizes`.
+DimVector without_dim(IntArrayRef sizes, std::size_t dim) {
+  DimVector out;
+  for (std::size_t i = 0; i < sizes.size(); ++i)
+    if (i != dim) out.push_back(sizes[i]);
+  return out;
+}
+DimVector sliced_sizes(IntArrayRef sizes, SlicedDim s) {
+  DimVector out(sizes);
+  out[s.dim] = s.length;
+  return out;
+}
+
+ViewSpec select_geometry(const Tensor& self, std::int64_t dim, std::int64_t index) {
+  const SelectedDim s = select_dim(self.sizes(), dim, index);
+  ViewSpec spec = same_geometry(self);
+  const std::int64_t offset = spec.storage_offset + s.index * spec.strides[s.dim];  // an element of the tensor: no overflow
+  return {without_dim(spec.sizes, s.dim), without_dim(spec.strides, s.dim), offset};
+}
+
+ViewSpec slice_geometry(const Tensor& self, std::int64_t dim, std::optional<std::int64_t> start,
+                        std::optional<std::int64_t> end, std::int64_t step) {
+  const SlicedDim s = slice_dim(self.sizes(), dim, start, end, step);
+  ViewSpec spec = same_geometry(self);
+  // PyTorch's offset and stride. Inside the tensor neither overflows; for an empty or one-element
+  // result (start == size, or a huge step) they might, and then the one nothing reads stays as it was.
+  std::int64_t offset = 0, stride = 0;
+  if (!__builtin_mul_overflow(s.start, spec.strides[s.dim], &offset) &&
+      !__builtin_add_overflow(spec.storage_offset, offset, &offset))
+    spec.storage_offset = offset;
+  if (!__builtin_mul_overflow(spec.strides[s.dim], step, &stride)) spec.strides[s.dim] = stride;
+  spec.sizes[s.dim] = s.length;
+  return spec;
+}
+
+// select_backward, slice_backward: zeros of the input's sizes with the gradient copied into the part
+// the forward op viewed (PyTorch's zeros + select/slice + copy_).
+void check_backward_grad(const char* op, const Tensor& grad_output, IntArrayRef expected) {
+  STRATA_CHECK(grad_output.sizes() == expected, op, ": expected grad_output of size ", shape_str(expected), ", but got ",
+               shape_str(grad_output.sizes()));
+}
+void zero_and_copy_into(const Tensor& out, ViewSpec&& part, const Tensor& grad_output) {
+  if (out.numel() > 0) std::memset(out.raw_data(), 0, static_cast<std::size_t>(out.numel()) * element_size(out.dtype()));
+  copy_elements(detail::make_view_of(out, std::move(part)), grad_output);
+}
+
+TensorSpec select_backward_meta(const Tensor& grad_output, IntArrayRef input_sizes, std::int64_t dim, std::int64_t index) {
+  check_size_nonnegative(input_sizes);
+  check_backward_grad("select_backward", grad_output, without_dim(input_sizes, select_dim(input_sizes, dim, index).dim));
+  return {DimVector(input_sizes), grad_output.dtype(), {}};
+}
+void select_backward_cpu(const Tensor& out, const Tensor& grad_output, IntArrayRef, std::int64_t dim, std::int64_t index) {
+  zero_and_copy_into(out, select_geometry(out, dim, index), grad_output);
+}
+
+TensorSpec slice_backward_meta(const Tensor& grad_output, IntArrayRef input_sizes, std::int64_t dim, std::int64_t start,
+                               std::int64_t end, std::int64_t step) {
+  check_size_nonnegative(input_sizes);
+  check_backward_grad("slice_backward", grad_output, sliced_sizes(input_sizes, slice_dim(input_sizes, dim, start, end, step)));
+  return {DimVector(input_sizes), grad_output.dtype(), {}};
+}
+void slice_backward_cpu(const Tensor& out, const Tensor& grad_output, IntArrayRef, std::int64_t dim, std::int64_t start,
+                        std::int64_t end, std::int64_t step) {
+  zero_and_copy_into(out, slice_geometry(out, dim, start, end, step), grad_output);
+}
+
 // ---- detach: same geometry, no autograd history (see ops/detach.h) ----
 SameGeometry detach_geometry(const Tensor&) { return {}; }
 
@@ -141,6 +250,16 @@ void register_view_ops(Dispatcher& d) {
   d.register_kernel(detach, DispatchKey::Autograd, KernelFunction{&detach_autograd_kernel, "ADInplaceOrView detach"});
   def_view<unsqueeze_geometry>(d, "aten", "unsqueeze(Tensor(a) self, int dim) -> Tensor(a)", "unsqueeze");
   def_view<squeeze_dim_geometry>(d, "aten", "squeeze.dim(Tensor(a) self, int dim) -> Tensor(a)", "squeeze");
+  def_view<select_geometry>(d, "aten", "select.int(Tensor(a) self, int dim, SymInt index) -> Tensor(a)", "select");
+  def_view<slice_geometry>(
+      d, "aten", "slice.Tensor(Tensor(a) self, int dim=0, SymInt? start=None, SymInt? end=None, SymInt step=1) -> Tensor(a)",
+      "slice");
+  def_functional<select_backward_meta, select_backward_cpu>(
+      d, "aten", "select_backward(Tensor grad_output, SymInt[] input_sizes, int dim, SymInt index) -> Tensor", "select_backward");
+  def_functional<slice_backward_meta, slice_backward_cpu>(
+      d, "aten",
+      "slice_backward(Tensor grad_output, SymInt[] input_sizes, int dim, SymInt start, SymInt end, SymInt step) -> Tensor",
+      "slice_backward");
 }
 
 }  // namespace strata::ops

@@ -52,6 +52,15 @@ std::vector<GradcheckCase> cases() {
        [](const V& x) { return as_strided(as_strided(x[0], {2, 3}, {1, 2}, 2), {3}, {2}); }},
       {"aten::unsqueeze", "", [] { return V{input({3, 4})}; }, [](const V& x) { return unsqueeze(x[0], 1); }},
       {"aten::squeeze.dim", "", [] { return V{input({3, 1, 4})}; }, [](const V& x) { return squeeze(x[0], 1); }},
+      {"aten::select.int", "", [] { return V{input({3, 4})}; }, [](const V& x) { return select(x[0], -1, 1); }},
+      {"aten::slice.Tensor", "start, end, step", [] { return V{input({3, 7})}; }, [](const V& x) { return slice(x[0], 1, -6, 6, 2); }},
+      {"aten::slice.Tensor", "narrow", [] { return V{input({5, 2})}; }, [](const V& x) { return narrow(x[0], 0, 1, 3); }},
+      {"aten::select_backward", "", [] { return V{input({4})}; }, [](const V& x) { return select_backward(x[0], {3, 4}, 0, 2); }},
+      {"aten::slice_backward", "", [] { return V{input({2, 2})}; },
+       [](const V& x) { return slice_backward(x[0], {2, 5}, 1, 1, 5, 2); }},
+      {"aten::cat", "", [] { return V{input({2, 3}), input({2, 1}), input({0})}; },
+       [](const V& x) { return cat({x[0], x[1], x[2]}, 1); }},
+      {"aten::cat", "stack", [] { return V{input({2, 3}), input({2, 3})}; }, [](const V& x) { return stack({x[0], x[1]}, 2); }},
       {"aten::clone", "", [] { return V{input({3, 4})}; }, [](const V& x) { return clone(t(x[0])); }},
       {"aten::_to_copy", "", [] { return V{input({3})}; },
        [](const V& x) {  // float64 -> float64, so the check keeps double precision (to() would skip it)
@@ -172,7 +181,7 @@ TEST_CASE("the op table and the derivative table cover each other") {
     const std::string name = op.name().qualified() + (op.name().overload.empty() ? "" : "." + op.name().overload);
     INFO(name);
     REQUIRE(row != nullptr);  // every op has a row: a formula, non-differentiable, or not implemented
-    if (row->row->kind == autograd::Differentiability::Formula) formulas.insert(name);
+    if (row->row->kind != autograd::Differentiability::NonDifferentiable) formulas.insert(name);  // a Formula or a Kernel
   }
   // Random in-place ops have formulas (zeros) but random outputs, so they are checked directly below.
   formulas.erase("aten::normal_");

@@ -18,7 +18,6 @@ using namespace strata;
 using namespace strata::tracer;
 
 namespace {
-Tensor ones(IntArrayRef size) { return ones_like(empty(size)); }
 }  // namespace
 
 TEST_CASE("record_tensor_attributes: each tensor's attributes as a dispatch mode sees them, in the order asked") {

@@ -25,7 +25,6 @@ const nlohmann::json& golden() {
 }
 Log golden_log(const nlohmann::json& j) { return j.get<Log>(); }
 
-Tensor ones(IntArrayRef size) { return ones_like(empty(size)); }
 
 // The reference's LoggingTensor: "function <name>" from torch_function (then through, with subclass
 // hooks disabled), "dispatch <op>" from dispatch (unwrap, run, rewrap).
