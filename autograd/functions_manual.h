@@ -5,8 +5,8 @@
 
 #include <optional>
 
-#include "core/tensor.h"
-#include "ops/functions.h"
+#include "../core/tensor.h"
+#include "../ops/functions.h"
 
 namespace strata::autograd {
 

@@ -9,9 +9,9 @@
 #include <cstdint>
 #include <new>
 
-#include "core/checked_math.h"
-#include "core/intrusive_ptr.h"
-#include "core/small_object_pool.h"
+#include "checked_math.h"
+#include "intrusive_ptr.h"
+#include "small_object_pool.h"
 
 namespace strata {
 

@@ -7,7 +7,7 @@
 
 #include <cstdint>
 
-#include "core/tensor.h"
+#include "../core/tensor.h"
 
 namespace strata::nn::functional {
 

@@ -5,7 +5,7 @@
 #include <memory>
 #include <vector>
 
-#include "nn/module.h"
+#include "module.h"
 
 namespace strata::nn {
 
