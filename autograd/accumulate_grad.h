@@ -5,8 +5,8 @@
 // accumulator through a pointer that holds no reference, as PyTorch's weak_ptr does.
 #pragma once
 
-#include "autograd/node.h"
-#include "core/small_mutex.h"
+#include "node.h"
+#include "../core/small_mutex.h"
 
 namespace strata {
 struct AutogradMeta;

@@ -6,8 +6,8 @@
 #include <span>
 #include <vector>
 
-#include "autograd/node.h"
-#include "core/tensor.h"
+#include "node.h"
+#include "../core/tensor.h"
 
 namespace strata {
 

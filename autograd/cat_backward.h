@@ -2,7 +2,7 @@
 // edge per tensor of its list (registered by register_autograd, autograd/registration.cpp).
 #pragma once
 
-#include "core/dispatcher.h"
+#include "../core/dispatcher.h"
 
 namespace strata::autograd {
 

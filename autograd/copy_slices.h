@@ -4,7 +4,7 @@
 // Making it the base's history is rebase_history's job (autograd/view_history.h).
 #pragma once
 
-#include "autograd/node.h"
+#include "node.h"
 
 namespace strata::autograd {
 

@@ -14,10 +14,10 @@
 #include <unordered_map>
 #include <vector>
 
-#include "autograd/grad_mode.h"
-#include "autograd/node.h"
-#include "autograd/saved_variable.h"
-#include "core/ivalue.h"
+#include "grad_mode.h"
+#include "node.h"
+#include "saved_variable.h"
+#include "../core/ivalue.h"
 
 namespace strata::autograd {
 

@@ -10,9 +10,9 @@
 #include <string_view>
 #include <vector>
 
-#include "autograd/arg_name.h"
-#include "autograd/node.h"
-#include "core/dispatcher.h"
+#include "arg_name.h"
+#include "node.h"
+#include "../core/dispatcher.h"
 
 namespace strata::autograd {
 

@@ -8,7 +8,7 @@
 #include <span>
 #include <vector>
 
-#include "autograd/node.h"
+#include "node.h"
 
 namespace strata::autograd {
 

@@ -3,8 +3,8 @@
 // and runs the row's formula. PyTorch generates one class per op; a table row plays that role here.
 #pragma once
 
-#include "autograd/derivative_table.h"
-#include "autograd/saved_variable.h"
+#include "derivative_table.h"
+#include "saved_variable.h"
 
 namespace strata::autograd {
 

@@ -6,8 +6,8 @@
 #include <optional>
 #include <string_view>
 
-#include "core/tensor.h"
-#include "ops/functions.h"
+#include "../core/tensor.h"
+#include "../ops/functions.h"
 
 namespace strata::autograd {
 

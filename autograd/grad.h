@@ -5,7 +5,7 @@
 #include <optional>
 #include <vector>
 
-#include "core/tensor.h"
+#include "../core/tensor.h"
 
 namespace strata::autograd {
 

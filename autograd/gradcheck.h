@@ -6,7 +6,7 @@
 #include <string>
 #include <vector>
 
-#include "core/tensor.h"
+#include "../core/tensor.h"
 
 namespace strata::autograd {
 

@@ -8,8 +8,8 @@
 #include <span>
 #include <vector>
 
-#include "autograd/node.h"
-#include "core/tensor_hooks.h"
+#include "node.h"
+#include "../core/tensor_hooks.h"
 
 namespace strata {
 

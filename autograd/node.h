@@ -12,10 +12,10 @@
 #include <span>
 #include <string_view>
 
-#include "core/intrusive_ptr.h"
-#include "core/small_object_pool.h"
-#include "core/tensor.h"
-#include "core/tensor_hooks.h"
+#include "../core/intrusive_ptr.h"
+#include "../core/small_object_pool.h"
+#include "../core/tensor.h"
+#include "../core/tensor_hooks.h"
 
 namespace strata::autograd {
 

@@ -5,7 +5,7 @@
 // (Note [Detach and the interposer]). The tensor's version is recorded and checked on unpack.
 #pragma once
 
-#include "autograd/node.h"
+#include "node.h"
 
 namespace strata::autograd {
 

@@ -3,10 +3,10 @@
 // its grad_fn, or, for a leaf, its AccumulateGrad node (made on first use and shared after).
 #pragma once
 
-#include "autograd/accumulate_grad.h"
-#include "autograd/hooks.h"
-#include "autograd/node.h"
-#include "core/autograd_meta.h"
+#include "accumulate_grad.h"
+#include "hooks.h"
+#include "node.h"
+#include "../core/autograd_meta.h"
 
 namespace strata {
 

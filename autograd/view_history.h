@@ -4,8 +4,8 @@
 // in-place op on a view makes the base's history is CopySlices (autograd/copy_slices.h).
 #pragma once
 
-#include "autograd/node.h"
-#include "core/autograd_meta.h"
+#include "node.h"
+#include "../core/autograd_meta.h"
 
 namespace strata::autograd {
 

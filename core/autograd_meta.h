@@ -8,12 +8,12 @@
 #include <new>
 #include <type_traits>
 
-#include "core/autograd_hooks.h"
-#include "core/local_dispatch_keys.h"
-#include "core/small_mutex.h"
-#include "core/small_object_pool.h"
-#include "core/tensor.h"
-#include "core/tensor_hooks.h"
+#include "autograd_hooks.h"
+#include "local_dispatch_keys.h"
+#include "small_mutex.h"
+#include "small_object_pool.h"
+#include "tensor.h"
+#include "tensor_hooks.h"
 
 namespace strata {
 

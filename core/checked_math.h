@@ -6,7 +6,7 @@
 
 #include <cstdint>
 
-#include "core/array_ref.h"
+#include "array_ref.h"
 
 namespace strata {
 

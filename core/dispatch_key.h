@@ -9,7 +9,7 @@
 #include <string>
 #include <string_view>
 
-#include "core/device.h"
+#include "device.h"
 
 namespace strata {
 

@@ -13,9 +13,9 @@
 #include <string_view>
 #include <vector>
 
-#include "core/dispatch_trace.h"
-#include "core/local_dispatch_keys.h"
-#include "core/operator_entry.h"
+#include "dispatch_trace.h"
+#include "local_dispatch_keys.h"
+#include "operator_entry.h"
 
 namespace strata {
 

@@ -13,7 +13,7 @@
 #include <utility>
 #include <vector>
 
-#include "core/ivalue.h"
+#include "ivalue.h"
 
 namespace strata {
 

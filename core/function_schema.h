@@ -9,7 +9,7 @@
 #include <string_view>
 #include <vector>
 
-#include "core/ivalue.h"
+#include "ivalue.h"
 
 namespace strata {
 

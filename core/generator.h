@@ -8,7 +8,7 @@
 #include <optional>
 #include <random>
 
-#include "core/ivalue.h"
+#include "ivalue.h"
 
 namespace strata {
 

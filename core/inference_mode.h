@@ -4,7 +4,7 @@
 // tensors (autograd/saved_variable.cpp).
 #pragma once
 
-#include "core/local_dispatch_keys.h"
+#include "local_dispatch_keys.h"
 
 namespace strata {
 

@@ -12,11 +12,11 @@
 #include <typeinfo>
 #include <vector>
 
-#include "core/dispatcher.h"
-#include "core/function_mode.h"
-#include "core/small_object_pool.h"
-#include "core/small_vector.h"
-#include "core/tensor.h"
+#include "dispatcher.h"
+#include "function_mode.h"
+#include "small_object_pool.h"
+#include "small_vector.h"
+#include "tensor.h"
 
 namespace strata {
 

@@ -9,10 +9,10 @@
 #include <string_view>
 #include <vector>
 
-#include "core/intrusive_ptr.h"
-#include "core/scalar.h"
-#include "core/small_vector.h"
-#include "core/tensor.h"
+#include "intrusive_ptr.h"
+#include "scalar.h"
+#include "small_vector.h"
+#include "tensor.h"
 
 namespace strata {
 

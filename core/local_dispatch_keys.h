@@ -3,7 +3,7 @@
 // The guards are inline: the autograd handler enters one on every recorded op.
 #pragma once
 
-#include "core/dispatch_key.h"
+#include "dispatch_key.h"
 
 namespace strata {
 

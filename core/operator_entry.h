@@ -10,9 +10,9 @@
 #include <string_view>
 #include <typeinfo>
 
-#include "core/dispatch_key.h"
-#include "core/function_schema.h"
-#include "core/ivalue.h"
+#include "dispatch_key.h"
+#include "function_schema.h"
+#include "ivalue.h"
 
 namespace strata {
 

@@ -9,8 +9,8 @@
 #include <type_traits>
 #include <utility>
 
-#include "core/dtype.h"
-#include "core/error.h"
+#include "dtype.h"
+#include "error.h"
 
 namespace strata {
 

@@ -7,9 +7,9 @@
 #include <optional>
 #include <string>
 
-#include "core/array_ref.h"
-#include "core/checked_math.h"
-#include "core/small_vector.h"
+#include "array_ref.h"
+#include "checked_math.h"
+#include "small_vector.h"
 
 namespace strata {
 

@@ -7,7 +7,7 @@
 #include <cstdint>
 #include <cstring>
 
-#include "core/array_ref.h"
+#include "array_ref.h"
 
 namespace strata {
 

@@ -10,7 +10,7 @@
 #include <memory>
 #include <new>
 
-#include "core/array_ref.h"
+#include "array_ref.h"
 #include <type_traits>
 #include <utility>
 

@@ -9,10 +9,10 @@
 #include <cstdint>
 #include <new>
 
-#include "core/checked_math.h"
-#include "core/inference_mode.h"
-#include "core/intrusive_ptr.h"
-#include "core/small_object_pool.h"
+#include "checked_math.h"
+#include "inference_mode.h"
+#include "intrusive_ptr.h"
+#include "small_object_pool.h"
 
 namespace strata {
 

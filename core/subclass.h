@@ -4,7 +4,7 @@
 // (core/interposer.h), which may run them on the tensor itself below the Python key.
 #pragma once
 
-#include "core/interposer.h"
+#include "interposer.h"
 
 namespace strata {
 

@@ -9,9 +9,9 @@
 #include <string>
 #include <vector>
 
-#include "core/error.h"
-#include "core/scalar.h"
-#include "core/tensor_impl.h"
+#include "error.h"
+#include "scalar.h"
+#include "tensor_impl.h"
 
 namespace strata {
 

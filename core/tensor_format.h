@@ -5,7 +5,7 @@
 
 #include <string>
 
-#include "core/tensor.h"
+#include "tensor.h"
 
 namespace strata {
 

@@ -11,7 +11,7 @@
 #include <mutex>
 #include <vector>
 
-#include "core/tensor.h"
+#include "tensor.h"
 
 namespace strata {
 

@@ -5,13 +5,13 @@
 
 #include <cstdint>
 
-#include "core/device.h"
-#include "core/dispatch_key.h"
-#include "core/dtype.h"
-#include "core/intrusive_ptr.h"
-#include "core/shape.h"
-#include "core/sizes_and_strides.h"
-#include "core/storage.h"
+#include "device.h"
+#include "dispatch_key.h"
+#include "dtype.h"
+#include "intrusive_ptr.h"
+#include "shape.h"
+#include "sizes_and_strides.h"
+#include "storage.h"
 
 namespace strata {
 

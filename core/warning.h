@@ -7,7 +7,7 @@
 #include <cstdint>
 #include <string>
 
-#include "core/error.h"
+#include "error.h"
 
 namespace strata {
 

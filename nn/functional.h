@@ -9,7 +9,7 @@
 #include <optional>
 #include <string_view>
 
-#include "core/tensor.h"
+#include "../core/tensor.h"
 
 namespace strata::nn::functional {
 

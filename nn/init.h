@@ -5,8 +5,8 @@
 #include <string_view>
 #include <utility>
 
-#include "core/generator.h"
-#include "core/tensor.h"
+#include "../core/generator.h"
+#include "../core/tensor.h"
 
 namespace strata::nn::init {
 

@@ -6,7 +6,7 @@
 #include <optional>
 #include <vector>
 
-#include "nn/module.h"
+#include "module.h"
 
 namespace strata::nn {
 

@@ -11,7 +11,7 @@
 #include <span>
 #include <string>
 
-#include "nn/module_hooks.h"
+#include "module_hooks.h"
 
 namespace strata::nn {
 

@@ -8,8 +8,8 @@
 #include <utility>
 #include <vector>
 
-#include "core/tensor.h"
-#include "nn/module_hooks.h"
+#include "../core/tensor.h"
+#include "module_hooks.h"
 
 namespace strata::nn {
 

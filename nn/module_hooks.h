@@ -8,7 +8,7 @@
 #include <functional>
 #include <optional>
 
-#include "core/tensor.h"
+#include "../core/tensor.h"
 
 namespace strata::nn {
 

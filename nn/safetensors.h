@@ -10,7 +10,7 @@
 #include <string>
 #include <string_view>
 
-#include "core/tensor.h"
+#include "../core/tensor.h"
 
 namespace strata {
 

@@ -16,10 +16,10 @@
 #include <type_traits>
 #include <utility>
 
-#include "core/autograd_meta.h"
-#include "core/dispatcher.h"
-#include "core/generator.h"
-#include "core/ivalue.h"
+#include "../core/autograd_meta.h"
+#include "../core/dispatcher.h"
+#include "../core/generator.h"
+#include "../core/ivalue.h"
 
 namespace strata::ops {
 

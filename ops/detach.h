@@ -2,8 +2,8 @@
 // decides when that dispatches aten::detach. See Note [Detach and the interposer].
 #pragma once
 
-#include "core/dispatcher.h"
-#include "core/tensor.h"
+#include "../core/dispatcher.h"
+#include "../core/tensor.h"
 
 namespace strata {
 

@@ -14,7 +14,7 @@
 #include <cstdint>
 #include <limits>
 
-#include "core/generator.h"
+#include "../core/generator.h"
 
 namespace strata::ops {
 

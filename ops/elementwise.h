@@ -7,10 +7,10 @@
 #include <array>
 #include <cstdint>
 
-#include "core/element_conversion.h"
-#include "core/parallel.h"
-#include "core/tensor.h"
-#include "ops/operand.h"
+#include "../core/element_conversion.h"
+#include "../core/parallel.h"
+#include "../core/tensor.h"
+#include "operand.h"
 
 namespace strata::ops {
 

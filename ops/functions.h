@@ -13,11 +13,11 @@
 #include <string_view>
 #include <tuple>
 
-#include "core/dispatcher.h"
-#include "core/generator.h"
-#include "core/ivalue.h"
-#include "core/tensor.h"
-#include "ops/typed_operator.h"
+#include "../core/dispatcher.h"
+#include "../core/generator.h"
+#include "../core/ivalue.h"
+#include "../core/tensor.h"
+#include "typed_operator.h"
 
 namespace strata {
 

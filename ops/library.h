@@ -14,8 +14,8 @@
 #include <tuple>
 #include <utility>
 
-#include "core/dispatcher.h"
-#include "ops/boxing.h"
+#include "../core/dispatcher.h"
+#include "boxing.h"
 
 namespace strata {
 

@@ -3,7 +3,7 @@
 // assert_no_internal_overlap / assert_no_partial_overlap, made by every TensorIterator output).
 #pragma once
 
-#include "core/tensor.h"
+#include "../core/tensor.h"
 
 namespace strata::ops {
 

@@ -4,7 +4,7 @@
 
 #include <string_view>
 
-#include "core/dispatcher.h"
+#include "../core/dispatcher.h"
 
 namespace strata::ops {
 

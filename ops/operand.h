@@ -3,7 +3,7 @@
 // Note [Operands are read where they are].
 #pragma once
 
-#include "core/tensor.h"
+#include "../core/tensor.h"
 
 namespace strata::ops {
 

@@ -7,7 +7,7 @@
 
 #include <initializer_list>
 
-#include "core/tensor.h"
+#include "../core/tensor.h"
 
 namespace strata::ops {
 

@@ -14,11 +14,11 @@
 #include <type_traits>
 #include <vector>
 
-#include "core/function_mode.h"
-#include "core/generator.h"
-#include "core/interposer.h"
-#include "core/ivalue.h"
-#include "core/tensor.h"
+#include "../core/function_mode.h"
+#include "../core/generator.h"
+#include "../core/interposer.h"
+#include "../core/ivalue.h"
+#include "../core/tensor.h"
 
 namespace strata {
 

@@ -5,7 +5,7 @@
 // counts as the default float dtype, float32, so float32 0-d * 2.5 stays float32.
 #pragma once
 
-#include "core/tensor.h"
+#include "../core/tensor.h"
 
 namespace strata::ops {
 

@@ -6,8 +6,8 @@
 
 #include <type_traits>
 
-#include "core/dispatcher.h"
-#include "ops/op_table.h"
+#include "../core/dispatcher.h"
+#include "op_table.h"
 
 namespace strata {
 

@@ -6,8 +6,8 @@
 #include <string>
 #include <vector>
 
-#include "core/ivalue.h"
-#include "core/tensor.h"
+#include "../core/ivalue.h"
+#include "../core/tensor.h"
 
 namespace strata::optim {
 

@@ -8,7 +8,7 @@
 #include <optional>
 #include <vector>
 
-#include "optim/optimizer.h"
+#include "optimizer.h"
 
 namespace strata::optim {
 

@@ -9,8 +9,8 @@
 #include <string>
 #include <string_view>
 
-#include "tracer/output_path.h"
-#include "tracer/temp_file_registry.h"
+#include "output_path.h"
+#include "temp_file_registry.h"
 
 namespace strata::tracer {
 

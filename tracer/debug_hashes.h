@@ -8,7 +8,7 @@
 #include <string>
 #include <vector>
 
-#include "tracer/debug_mode.h"
+#include "debug_mode.h"
 
 namespace strata::tracer {
 

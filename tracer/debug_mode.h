@@ -19,9 +19,9 @@
 
 #include <nlohmann/json.hpp>
 
-#include "core/function_mode.h"
-#include "core/interposer.h"
-#include "nn/mod_tracker.h"
+#include "../core/function_mode.h"
+#include "../core/interposer.h"
+#include "../nn/mod_tracker.h"
 
 namespace strata::tracer {
 

@@ -7,10 +7,10 @@
 #include <memory>
 #include <optional>
 
-#include "nn/layers.h"
-#include "tracer/debug_hashes.h"
-#include "tracer/fake_tensor.h"
-#include "tracer/seed_experiment.h"
+#include "../nn/layers.h"
+#include "debug_hashes.h"
+#include "fake_tensor.h"
+#include "seed_experiment.h"
 
 namespace strata::tracer {
 

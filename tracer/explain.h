@@ -4,7 +4,7 @@
 
 #include <string>
 
-#include "tracer/seed_experiment.h"
+#include "seed_experiment.h"
 
 namespace strata::tracer {
 

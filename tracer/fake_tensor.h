@@ -8,7 +8,7 @@
 #include <memory>
 #include <utility>
 
-#include "core/interposer.h"
+#include "../core/interposer.h"
 
 namespace strata::tracer {
 

@@ -14,8 +14,8 @@
 
 #include <nlohmann/json.hpp>
 
-#include "core/interposer.h"
-#include "nn/mod_tracker.h"
+#include "../core/interposer.h"
+#include "../nn/mod_tracker.h"
 
 namespace strata::tracer {
 

@@ -8,7 +8,7 @@
 #include <string>
 #include <vector>
 
-#include "core/interposer.h"
+#include "../core/interposer.h"
 
 namespace strata::tracer {
 

@@ -7,7 +7,7 @@
 #include <string>
 #include <vector>
 
-#include "core/interposer.h"
+#include "../core/interposer.h"
 
 namespace strata::tracer {
 

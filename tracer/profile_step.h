@@ -5,8 +5,8 @@
 #include <string>
 #include <vector>
 
-#include "tracer/profiler.h"
-#include "tracer/seed_experiment.h"
+#include "profiler.h"
+#include "seed_experiment.h"
 
 namespace strata::tracer {
 

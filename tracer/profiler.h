@@ -12,7 +12,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "ops/record_function.h"
+#include "../ops/record_function.h"
 
 namespace strata::profiler {
 

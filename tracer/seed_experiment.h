@@ -13,10 +13,10 @@
 
 #include <nlohmann/json.hpp>
 
-#include "core/tensor.h"
-#include "nn/mod_tracker.h"
-#include "tracer/fake_tensor.h"
-#include "tracer/op_counter.h"
+#include "../core/tensor.h"
+#include "../nn/mod_tracker.h"
+#include "fake_tensor.h"
+#include "op_counter.h"
 
 namespace strata::tracer {
 

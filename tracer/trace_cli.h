@@ -8,7 +8,7 @@
 #include <string_view>
 #include <vector>
 
-#include "tracer/seed_experiment.h"
+#include "seed_experiment.h"
 
 namespace strata::tracer {
 
