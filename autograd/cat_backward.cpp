@@ -41,7 +41,7 @@ class CatBackward final : public Node {
     std::int64_t offset = 0;
     for (std::size_t i = 0; i < sizes_.size(); ++i) {
       if (skipped(sizes_[i])) {
-        grad_inputs[i] = empty({0}, {.dtype = grad.dtype()});
+        grad_inputs[i] = zeros({0}, {.dtype = grad.dtype()});
         continue;
       }
       const std::int64_t size = sizes_[i][static_cast<std::size_t>(dim)];

@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <numeric>
 #include <optional>
+#include <ostream>
 #include <sstream>
 
 #include "core/checked_math.h"
@@ -233,6 +234,8 @@ std::int64_t wrap_dim(std::int64_t dim, std::int64_t ndim) {
                ", ", rank - 1, "], but got ", dim, ")");
   return dim < 0 ? dim + rank : dim;
 }
+
+std::ostream& operator<<(std::ostream& out, IntArrayRef sizes) { return out << shape_str(sizes); }
 
 std::string shape_str(IntArrayRef sizes) {
   std::ostringstream out;

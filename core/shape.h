@@ -2,6 +2,8 @@
 // broadcasting, dimension wrapping and PyTorch-style shape text ("[8, 16]" and "8x16").
 #pragma once
 
+#include <iosfwd>
+
 #include <cstddef>
 #include <cstdint>
 #include <optional>
@@ -77,6 +79,8 @@ bool view_strides(IntArrayRef old_shape, IntArrayRef old_stride, IntArrayRef new
 std::int64_t wrap_dim(std::int64_t dim, std::int64_t ndim);
 
 std::string shape_str(IntArrayRef sizes);  // "[8, 16]"
+// LibTorch's `std::cout << t.sizes()`: "[8, 16]" (a DimVector converts).
+std::ostream& operator<<(std::ostream& out, IntArrayRef sizes);
 std::string shape_x(IntArrayRef sizes);    // "8x16", as in matmul errors
 
 }  // namespace strata

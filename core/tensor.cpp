@@ -98,8 +98,9 @@ autograd::Node* Tensor::grad_fn() const {
   return meta ? meta->grad_fn : nullptr;
 }
 
+namespace detail {
 template <typename T>
-Tensor tensor(ArrayRef<T> values, IntArrayRef sizes) {
+Tensor tensor_of(ArrayRef<T> values, IntArrayRef sizes) {
   const DimVector shape(sizes);
   STRATA_CHECK(numel_of(shape) == static_cast<std::int64_t>(values.size()), "tensor(): shape ",
                shape_str(shape), " needs ", numel_of(shape), " values but ", values.size(), " were given");
@@ -108,10 +109,15 @@ Tensor tensor(ArrayRef<T> values, IntArrayRef sizes) {
   for (std::size_t i = 0; i < values.size(); ++i) data[i] = values[i];
   return out;
 }
-template Tensor tensor<float>(ArrayRef<float>, IntArrayRef);
-template Tensor tensor<double>(ArrayRef<double>, IntArrayRef);
-template Tensor tensor<std::int64_t>(ArrayRef<std::int64_t>, IntArrayRef);
-template Tensor tensor<bool>(ArrayRef<bool>, IntArrayRef);
+template Tensor tensor_of<float>(ArrayRef<float>, IntArrayRef);
+template Tensor tensor_of<double>(ArrayRef<double>, IntArrayRef);
+template Tensor tensor_of<std::int64_t>(ArrayRef<std::int64_t>, IntArrayRef);
+template Tensor tensor_of<bool>(ArrayRef<bool>, IntArrayRef);
+
+void throw_ragged_rows(std::size_t expected, std::size_t got) {
+  throw_error(str_cat("tensor(): expected all rows to have ", expected, " elements, but got a row of ", got));
+}
+}  // namespace detail
 
 Tensor scalar_tensor(Scalar value, ScalarType dtype) {
   Tensor out = detail::make_contiguous_tensor({}, dtype, Device::CPU);

@@ -5,8 +5,10 @@
 
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <ostream>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 #include "error.h"
@@ -94,6 +96,43 @@ class Tensor {
 
   std::string str() const;  // PyTorch's repr: tensor([[...]], requires_grad=True)
 
+  // LibTorch's Tensor methods: each forwards to the free function of the same name, x.mm(w) to
+  // mm(x, w). Declared here and defined inline where those functions are (Note [Tensor methods are
+  // defined in ops], ops/tensor_methods.h; matmul in nn/functional.h).
+  Tensor t() const;
+  Tensor transpose(std::int64_t dim0, std::int64_t dim1) const;
+  Tensor view(IntArrayRef size) const;
+  Tensor reshape(IntArrayRef shape) const;
+  Tensor expand(IntArrayRef size, bool implicit = false) const;
+  Tensor unsqueeze(std::int64_t dim) const;
+  Tensor squeeze(std::int64_t dim) const;
+  Tensor select(std::int64_t dim, std::int64_t index) const;
+  Tensor slice(std::int64_t dim = 0, std::optional<std::int64_t> start = std::nullopt,
+               std::optional<std::int64_t> end = std::nullopt, std::int64_t step = 1) const;
+  Tensor narrow(std::int64_t dim, std::int64_t start, std::int64_t length) const;
+  Tensor contiguous() const;
+  Tensor to(ScalarType dtype) const;
+  Tensor clone() const;
+  Tensor detach() const;
+  Tensor add(const Tensor& other, const Scalar& alpha = 1) const;
+  Tensor add(const Scalar& other, const Scalar& alpha = 1) const;
+  const Tensor& add_(const Tensor& other, const Scalar& alpha = 1) const;
+  Tensor sub(const Tensor& other, const Scalar& alpha = 1) const;
+  Tensor mul(const Tensor& other) const;
+  Tensor mul(const Scalar& other) const;
+  const Tensor& mul_(const Tensor& other) const;
+  Tensor div(const Tensor& other) const;
+  Tensor neg() const;
+  Tensor exp() const;
+  Tensor relu() const;
+  Tensor mm(const Tensor& mat2) const;
+  Tensor matmul(const Tensor& other) const;
+  Tensor sum(std::optional<ScalarType> dtype = std::nullopt) const;
+  Tensor sum(IntArrayRef dim, bool keepdim = false, std::optional<ScalarType> dtype = std::nullopt) const;
+  const Tensor& fill_(const Scalar& value) const;
+  const Tensor& zero_() const;
+  const Tensor& copy_(const Tensor& src, bool non_blocking = false) const;
+
  private:
   // `d` wrapped into [0, dim()). One compare on the hot path (Note [Checks cost nothing until they
   // fail]); the failure throws PyTorch's wording from an out-of-line function.
@@ -126,8 +165,24 @@ extern const Tensor undefined_tensor;
 
 // A new contiguous CPU tensor holding a copy of `values` with shape `sizes` (an empty `sizes` makes
 // a 0-d tensor of one value); without `sizes`, a 1-D tensor (PyTorch's torch.tensor(list)).
+// The element types tensor() takes: the C++ types of strata's dtypes.
 template <typename T>
-Tensor tensor(ArrayRef<T> values, IntArrayRef sizes);
+inline constexpr bool is_tensor_element_v = std::is_same_v<T, float> || std::is_same_v<T, double> ||
+                                            std::is_same_v<T, std::int64_t> || std::is_same_v<T, bool>;
+namespace detail {
+template <typename T>
+Tensor tensor_of(ArrayRef<T> values, IntArrayRef sizes);  // instantiated for the four element types
+[[noreturn]] void throw_ragged_rows(std::size_t expected, std::size_t got);
+}  // namespace detail
+// Every tensor() overload checks its element type here, so tensor({std::complex<float>{}}) or
+// tensor({1, 2}) (int) is a compile-time error naming the types it takes, never a link error.
+template <typename T>
+Tensor tensor(ArrayRef<T> values, IntArrayRef sizes) {
+  static_assert(is_tensor_element_v<T>,
+                "strata::tensor() takes float, double, std::int64_t or bool elements (the dtypes strata has); "
+                "for integer literals write tensor<std::int64_t>({1, 2})");
+  return detail::tensor_of(values, sizes);
+}
 template <typename T>
 Tensor tensor(std::initializer_list<T> values, IntArrayRef sizes) {
   return tensor(ArrayRef<T>(values), sizes);
@@ -145,6 +200,20 @@ template <typename T>
 Tensor tensor(const std::vector<T>& values) {
   const std::int64_t n = static_cast<std::int64_t>(values.size());
   return tensor(ArrayRef<T>(values), IntArrayRef(&n, 1));
+}
+// A 2-D tensor from rows of equal length: tensor({{1.f, 2.f}, {3.f, 4.f}}).
+template <typename T>
+Tensor tensor(std::initializer_list<std::initializer_list<T>> rows) {
+  static_assert(is_tensor_element_v<T>, "strata::tensor() takes float, double, std::int64_t or bool elements");
+  const std::size_t columns = rows.size() == 0 ? 0 : rows.begin()->size();
+  const auto values = std::make_unique<T[]>(rows.size() * columns);  // not std::vector: vector<bool> has no data()
+  std::size_t n = 0;
+  for (const auto& row : rows) {
+    if (row.size() != columns) [[unlikely]] detail::throw_ragged_rows(columns, row.size());
+    for (const T& v : row) values[n++] = v;
+  }
+  const std::int64_t shape[2] = {static_cast<std::int64_t>(rows.size()), static_cast<std::int64_t>(columns)};
+  return tensor(ArrayRef<T>(values.get(), n), IntArrayRef(shape, 2));
 }
 Tensor scalar_tensor(Scalar value, ScalarType dtype);
 

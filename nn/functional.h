@@ -46,3 +46,8 @@ Tensor nll_loss(const Tensor& input, const Tensor& target, const LossOptions& op
 Tensor cross_entropy(const Tensor& input, const Tensor& target, const LossOptions& options = {});
 
 }  // namespace strata::nn::functional
+
+namespace strata {
+// x.matmul(w): declared on Tensor (Note [Tensor methods are defined in ops], ops/tensor_methods.h).
+inline Tensor Tensor::matmul(const Tensor& other) const { return nn::functional::matmul(*this, other); }
+}  // namespace strata

@@ -4,6 +4,7 @@
 
 #include <map>
 #include <memory>
+#include <ostream>
 #include <string>
 #include <utility>
 #include <vector>
@@ -84,5 +85,8 @@ class Module {
 // One parameter's share of zero_grad (Module's and Optimizer's): drop the gradient, or detach it in
 // place (p.grad.detach_(), or requires_grad_(False) when it has no history) and zero it.
 void zero_grad_(const Tensor& param, bool set_to_none);
+
+// `std::cout << model`: the module's repr(), as PyTorch prints a module.
+inline std::ostream& operator<<(std::ostream& out, const Module& module) { return out << module.repr(); }
 
 }  // namespace strata::nn

@@ -4,6 +4,7 @@
 
 #include "ops/detach.h"
 #include "ops/torch_function.h"
+#include "ops/type_promotion.h"
 
 namespace strata {
 
@@ -325,6 +326,21 @@ Tensor operator/(const Tensor& a, const Tensor& b) {
   STRATA_TORCH_FUNCTION(operator/, "torch.Tensor.__truediv__", "self, other", a, b);
   return div(a, b);
 }
+Tensor operator+(const Tensor& a, const Scalar& b) { return add(a, b); }
+Tensor operator+(const Scalar& a, const Tensor& b) { return add(b, a); }
+Tensor operator-(const Tensor& a, const Scalar& b) { return sub(a, ops::wrapped_scalar_tensor(b)); }
+Tensor operator-(const Scalar& a, const Tensor& b) { return sub(ops::wrapped_scalar_tensor(a), b); }
+Tensor operator*(const Tensor& a, const Scalar& b) { return mul(a, b); }
+Tensor operator*(const Scalar& a, const Tensor& b) { return mul(b, a); }
+Tensor operator/(const Tensor& a, const Scalar& b) { return div(a, ops::wrapped_scalar_tensor(b)); }
+Tensor operator/(const Scalar& a, const Tensor& b) { return div(ops::wrapped_scalar_tensor(a), b); }
+const Tensor& operator+=(const Tensor& a, const Tensor& b) { return add_(a, b); }
+const Tensor& operator+=(const Tensor& a, const Scalar& b) { return add_(a, ops::wrapped_scalar_tensor(b)); }
+const Tensor& operator-=(const Tensor& a, const Tensor& b) { return add_(a, b, -1); }
+const Tensor& operator-=(const Tensor& a, const Scalar& b) { return add_(a, ops::wrapped_scalar_tensor(b), -1); }
+const Tensor& operator*=(const Tensor& a, const Tensor& b) { return mul_(a, b); }
+const Tensor& operator*=(const Tensor& a, const Scalar& b) { return mul_(a, ops::wrapped_scalar_tensor(b)); }
+
 Tensor operator-(const Tensor& a) {
   STRATA_TORCH_FUNCTION(operator-, "torch.Tensor.neg", "self", a);
   return neg(a);

@@ -99,6 +99,25 @@ Tensor operator-(const Tensor& a, const Tensor& b);
 Tensor operator*(const Tensor& a, const Tensor& b);
 Tensor operator/(const Tensor& a, const Tensor& b);
 Tensor operator-(const Tensor& a);
+// With a number, as LibTorch's operators: + and * are add.Scalar and mul.Scalar; - and / dispatch
+// sub.Tensor and div.Tensor with the number as a wrapped 0-d tensor (what PyTorch's sub.Scalar and
+// div.Scalar do), so it promotes as a Python number does: int64 tensor / 2 is float32.
+Tensor operator+(const Tensor& a, const Scalar& b);
+Tensor operator+(const Scalar& a, const Tensor& b);
+Tensor operator-(const Tensor& a, const Scalar& b);
+Tensor operator-(const Scalar& a, const Tensor& b);
+Tensor operator*(const Tensor& a, const Scalar& b);
+Tensor operator*(const Scalar& a, const Tensor& b);
+Tensor operator/(const Tensor& a, const Scalar& b);
+Tensor operator/(const Scalar& a, const Tensor& b);
+// Compound assignment writes `a` in place: += is add_, -= is add_ with alpha -1 (strata has no
+// sub_), *= is mul_. There is no /=: strata has no div_.
+const Tensor& operator+=(const Tensor& a, const Tensor& b);
+const Tensor& operator+=(const Tensor& a, const Scalar& b);
+const Tensor& operator-=(const Tensor& a, const Tensor& b);
+const Tensor& operator-=(const Tensor& a, const Scalar& b);
+const Tensor& operator*=(const Tensor& a, const Tensor& b);
+const Tensor& operator*=(const Tensor& a, const Scalar& b);
 
 // ---- matrix products ----
 Tensor mm(const Tensor& self, const Tensor& mat2);
@@ -186,3 +205,5 @@ const Tensor& normal_(const Tensor& self, double mean = 0, double std = 1, const
 const Tensor& uniform_(const Tensor& self, double from = 0, double to = 1, const Generator* generator = nullptr);
 
 }  // namespace strata
+
+#include "tensor_methods.h"  // Tensor's methods, which forward to the functions above
