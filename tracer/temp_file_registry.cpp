@@ -37,10 +37,10 @@ namespace {
 // whatever the path's length and even if a directory on the way is renamed). Around "create the
 // file, register it" the asynchronous handled signals are blocked, so none falls between the two; a
 // file is unregistered only after it was renamed or unlinked, so a signal in between unlinks a name
-// that no longer exists, which is harmless. The windows left need several threads: the blocking is
-// per thread, so another thread may take a signal between "create" and "register", and a handler
-// could read a slot that another thread is refilling. strata-trace creates its files on one thread,
-// before its first parallel region starts any other.
+// that no longer exists, which is harmless. Blocking is per thread, and a signal sent to the
+// process goes to any thread that does not block it (an idle OpenMP worker): so a handler on another
+// thread first waits until no thread is between "create" and "register" (a counter kept by the
+// blocking guard). The window left: a handler could read a slot that another thread is refilling.
 constexpr int kSlots = 32;
 struct Slot {
   std::atomic<int> state{0};
@@ -76,12 +76,23 @@ sigset_t terminating_signals(bool asynchronous_only) {
   return set;
 }
 
+// Threads inside a BlockCleanupSignals: between creating a temporary file and registering it.
+std::atomic<int> g_registering{0};
+static_assert(std::atomic<int>::is_always_lock_free);
+
 struct sigaction g_previous[NSIG];  // written before the handler is installed, read by it
 char g_alternate_stack[64 * 1024];
 
 void on_terminating_signal(int sig, siginfo_t* info, void*) {
   const int saved_errno = errno;
   if (sig == SIGXFSZ && info->si_code == SI_USER && info->si_pid == getpid()) return;  // the write fails: EFBIG
+  // A signal sent to the process may be delivered to any thread that does not block it (an OpenMP
+  // worker, say) while another thread has created a file and not yet registered it: wait for that
+  // thread to finish registering. It blocks these signals, so this never runs on it, and a fault
+  // (raised by the faulting thread itself) does not wait.
+  if (!(is_fault(sig) && info->si_code > 0))
+    while (g_registering.load() != 0) {
+    }
   remove_registered_temp_files();
   sigaction(sig, &g_previous[sig], nullptr);
   // `sig` is blocked while this runs: a re-raised one is delivered, with the old action, on return.
@@ -120,9 +131,13 @@ void install_temp_file_cleanup_on_signals() {
 BlockCleanupSignals::BlockCleanupSignals() {
   const sigset_t set = terminating_signals(true);
   pthread_sigmask(SIG_BLOCK, &set, &old_);
+  g_registering.fetch_add(1);
 }
 
-BlockCleanupSignals::~BlockCleanupSignals() { pthread_sigmask(SIG_SETMASK, &old_, nullptr); }
+BlockCleanupSignals::~BlockCleanupSignals() {
+  g_registering.fetch_sub(1);
+  pthread_sigmask(SIG_SETMASK, &old_, nullptr);
+}
 
 int register_temp_file(int dir_fd, const std::string& name) {
   if (name.size() > NAME_MAX) return -1;

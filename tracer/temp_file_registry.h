@@ -21,7 +21,8 @@ namespace strata::tracer {
 void install_temp_file_cleanup_on_signals();
 
 // Blocks the asynchronous signals that the cleanup handles, for as long as it lives: a temporary
-// file is created and registered inside one, so no signal falls between the two.
+// file is created and registered inside one, so no signal falls between the two on this thread, and
+// a handler running on another thread waits until this one is gone.
 class BlockCleanupSignals {
  public:
   BlockCleanupSignals();

@@ -1,6 +1,7 @@
 // tests/tracer/test_trace_signals.cpp: strata-trace killed by any signal whose default action
 // terminates leaves no temporary file and still dies by that signal; a crash cleans up and crashes
 // as before; a file-size limit (ulimit -f) is a write error. Real child processes throughout.
+#include <fcntl.h>
 #include <sys/mman.h>
 
 #include <chrono>
@@ -9,6 +10,7 @@
 #include "tests/tracer/cli_test_helpers.h"
 #include "tests/tracer/subprocess.h"
 #include "tracer/atomic_file.h"
+#include "tracer/temp_file_registry.h"
 
 using namespace strata;
 using namespace strata::testing;
@@ -82,6 +84,29 @@ TEST_CASE("a crash removes the temporary files, then crashes as it would have") 
     CHECK(died_by(e, what[0] == 'i' ? SIGUSR1 : SIGSEGV));
     CHECK(fs::is_empty(dir));
   }
+  fs::remove_all(dir);
+}
+
+TEST_CASE("a signal taken by another thread while a temporary file is being registered still removes it") {
+  // The signal goes to the only thread that does not block it, an idle one, while the main thread has
+  // created its file and not yet registered it: the handler must wait for the registration.
+  const fs::path dir = scratch_dir();
+  const ChildExit e = in_child([&] {
+    tracer::install_temp_file_cleanup_on_signals();
+    std::thread idle([] { std::this_thread::sleep_for(std::chrono::seconds(30)); });
+    {
+      tracer::BlockCleanupSignals registering;
+      const int dir_fd = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+      const int fd = ::openat(dir_fd, "o.json.tmp.test", O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
+      ::close(fd);
+      ::kill(::getpid(), SIGTERM);
+      std::this_thread::sleep_for(std::chrono::milliseconds(200));  // the idle thread takes it meanwhile
+      tracer::register_temp_file(dir_fd, "o.json.tmp.test");
+    }
+    idle.join();
+  });
+  CHECK(died_by(e, SIGTERM));
+  CHECK(fs::is_empty(dir));
   fs::remove_all(dir);
 }
 
