@@ -8,6 +8,8 @@
 #include <optional>
 #include <ostream>
 #include <string>
+#include <string_view>
+#include <tuple>
 #include <type_traits>
 #include <vector>
 
@@ -125,6 +127,15 @@ class Tensor {
   Tensor neg() const;
   Tensor exp() const;
   Tensor relu() const;
+  Tensor sigmoid() const;
+  Tensor tanh() const;
+  Tensor gelu(std::string_view approximate = "none") const;
+  Tensor softmax(std::int64_t dim, std::optional<ScalarType> dtype = std::nullopt) const;
+  Tensor mean(std::optional<ScalarType> dtype = std::nullopt) const;
+  Tensor mean(IntArrayRef dim, bool keepdim = false, std::optional<ScalarType> dtype = std::nullopt) const;
+  Tensor max() const;
+  std::tuple<Tensor, Tensor> max(std::int64_t dim, bool keepdim = false) const;  // (values, indices)
+  Tensor argmax(std::optional<std::int64_t> dim = std::nullopt, bool keepdim = false) const;
   Tensor mm(const Tensor& mat2) const;
   Tensor matmul(const Tensor& other) const;
   Tensor sum(std::optional<ScalarType> dtype = std::nullopt) const;

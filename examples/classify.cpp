@@ -70,7 +70,7 @@ int main(int argc, char** argv) {
 
   const auto n = static_cast<std::int64_t>(xy.size() / 2);
   if (n == 0) return 0;
-  autograd::NoGradGuard no_grad;
+  InferenceMode guard;  // no autograd recording, no version counting
   std::string out;
   for (std::int64_t c : spiral::predicted_classes((*model)(tensor(xy, {n, 2})))) {
     out += static_cast<char>('0' + c);

@@ -18,17 +18,9 @@ inline std::shared_ptr<strata::nn::Sequential> make_classifier() {
   return strata::nn::make_mlp({2, 64, 64, kClasses});
 }
 
-// The class with the highest score in each row of `logits` ([n, kClasses], float32).
+// The class with the highest score in each row of `logits` ([n, kClasses]).
 inline std::vector<std::int64_t> predicted_classes(const strata::Tensor& logits) {
-  strata::Tensor scores = strata::contiguous(logits);
-  const float* p = scores.data_ptr<float>();
-  std::vector<std::int64_t> classes;
-  for (std::int64_t i = 0; i < scores.size(0); ++i) {
-    std::int64_t best = 0;
-    for (std::int64_t c = 1; c < kClasses; ++c) if (p[i * kClasses + c] > p[i * kClasses + best]) best = c;
-    classes.push_back(best);
-  }
-  return classes;
+  return logits.argmax(1).to_vector<std::int64_t>();
 }
 
 }  // namespace spiral

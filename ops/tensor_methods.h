@@ -48,6 +48,17 @@ inline Tensor Tensor::div(const Tensor& other) const { return strata::div(*this,
 inline Tensor Tensor::neg() const { return strata::neg(*this); }
 inline Tensor Tensor::exp() const { return strata::exp(*this); }
 inline Tensor Tensor::relu() const { return strata::relu(*this); }
+inline Tensor Tensor::sigmoid() const { return strata::sigmoid(*this); }
+inline Tensor Tensor::tanh() const { return strata::tanh(*this); }
+inline Tensor Tensor::gelu(std::string_view approximate) const { return strata::gelu(*this, approximate); }
+inline Tensor Tensor::softmax(std::int64_t dim, std::optional<ScalarType> dtype) const { return strata::softmax(*this, dim, dtype); }
+inline Tensor Tensor::mean(std::optional<ScalarType> dtype) const { return strata::mean(*this, dtype); }
+inline Tensor Tensor::mean(IntArrayRef dim, bool keepdim, std::optional<ScalarType> dtype) const {
+  return strata::mean(*this, dim, keepdim, dtype);
+}
+inline Tensor Tensor::max() const { return strata::max(*this); }
+inline std::tuple<Tensor, Tensor> Tensor::max(std::int64_t dim, bool keepdim) const { return strata::max(*this, dim, keepdim); }
+inline Tensor Tensor::argmax(std::optional<std::int64_t> dim, bool keepdim) const { return strata::argmax(*this, dim, keepdim); }
 inline Tensor Tensor::mm(const Tensor& mat2) const { return strata::mm(*this, mat2); }
 inline Tensor Tensor::sum(std::optional<ScalarType> dtype) const { return strata::sum(*this, dtype); }
 inline Tensor Tensor::sum(IntArrayRef dim, bool keepdim, std::optional<ScalarType> dtype) const {

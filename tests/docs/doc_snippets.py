@@ -81,7 +81,7 @@ def cpp_string(s):
 
 
 def generate(root, docs):
-    includes = ["#include <doctest/doctest.h>", '#include "strata.h"']
+    includes = ["#include <doctest/doctest.h>", "#include <strata/strata.h>"]
     units = []
     for doc in docs:
         text = (root / doc).read_text()

@@ -59,6 +59,20 @@ TEST_CASE("Tensor methods give their free functions' results") {
   CHECK(floats(c) == floats(x));
   CHECK(x.exp().detach().sum().item<double>() == doctest::Approx(floats(exp(x))[0] + floats(exp(x))[1] + floats(exp(x))[2] +
                                                                    floats(exp(x))[3] + floats(exp(x))[4] + floats(exp(x))[5]));
+  // The inference ops' methods.
+  const Tensor probs = x.softmax(1);
+  CHECK(floats(probs) == floats(softmax(x, 1)));
+  CHECK(x.mean().item<float>() == -0.5f);
+  CHECK(floats(x.mean({0})) == std::vector<float>{-1.5f, 1.5f, -1.5f});
+  CHECK(x.max().item<float>() == 5.0f);
+  const auto [values, indices] = x.max(1);
+  CHECK(floats(values) == std::vector<float>{3, 5});
+  CHECK(indices.to_vector<std::int64_t>() == std::vector<std::int64_t>{2, 1});
+  CHECK(x.argmax().item<std::int64_t>() == 4);
+  CHECK(x.argmax(1).to_vector<std::int64_t>() == std::vector<std::int64_t>{2, 1});
+  CHECK(floats(x.sigmoid()) == floats(sigmoid(x)));
+  CHECK(floats(x.tanh()) == floats(tanh(x)));
+  CHECK(floats(x.gelu("tanh")) == floats(gelu(x, "tanh")));
   // A method records what its function records.
   const Tensor p = tensor<double>({1.0, 2.0});
   requires_grad_(p);
