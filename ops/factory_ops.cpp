@@ -108,8 +108,8 @@ std::int64_t arange_length(const Scalar& start, const Scalar& end, const Scalar&
     STRATA_CHECK((by > 0 && to >= from) || (by < 0 && to <= from), "upper bound and larger bound inconsistent with step sign");
     length = std::ceil((to - from) / by);
   }
-  STRATA_CHECK(length >= 0 && length <= static_cast<double>(std::numeric_limits<std::int64_t>::max()),
-               "invalid size, possible overflow?");
+  // 2^63 itself does not fit int64 (INT64_MAX rounds up to it as a double).
+  STRATA_CHECK(length >= 0 && length < 0x1p63, "invalid size, possible overflow?");
   return static_cast<std::int64_t>(length);
 }
 

@@ -87,6 +87,9 @@ REFERENCE_CASE("zeros, ones, full, arange: PyTorch's dtypes, lengths and values"
   const std::int64_t lo = std::numeric_limits<std::int64_t>::min(), hi = std::numeric_limits<std::int64_t>::max();
   CHECK_THROWS_WITH_AS(arange(lo, hi), "[aten::arange] invalid size, possible overflow?", Error);
   CHECK_THROWS_WITH_AS(arange(0.0, 1e300, 1e-300), "[aten::arange] invalid size, possible overflow?", Error);
+  // Exactly 2^63 elements (found by the api fuzzer: the length's cast to int64 overflowed).
+  CHECK_THROWS_WITH_AS(arange(lo, std::int64_t{0}), "[aten::arange] invalid size, possible overflow?", Error);
+  CHECK_THROWS_WITH_AS(arange(0.0, 0x1p63), "[aten::arange] invalid size, possible overflow?", Error);
   CHECK(sizes_of(arange(lo, hi, hi, {.device = Device::Meta})) == std::vector<std::int64_t>{3});
   CHECK(arange(lo, hi, hi).to_vector<std::int64_t>() == std::vector<std::int64_t>{lo, -1, hi - 1});
 }
