@@ -271,10 +271,12 @@ class GraphTask {
 // shadows the outer one until it returns. The final callbacks run in the order queued, after every
 // node, while the pass is still current; a callback may queue more. A pass that fails drops them,
 // as PyTorch's does. The id is drawn when first asked for, so a pass nobody asks about pays only for
-// setting and restoring the pointer.
+// setting and restoring the pointer. The node being evaluated is kept beside it
+// (current_autograd_node), for a tool that groups a backward's ops by the node that ran them.
 struct CurrentPass {
   const GraphTask* task;
   std::int64_t id = -1;  // -1 until current_graph_task_id asks
+  const Node* node = nullptr;  // the node being evaluated (current_autograd_node)
   std::vector<std::function<void()>> callbacks;
 };
 thread_local CurrentPass* current_pass = nullptr;
@@ -383,6 +385,7 @@ variable_list run_backward(std::span<const Tensor> roots, variable_list&& grads,
   while (task.has_ready()) {
     const std::int32_t t = task.pop_ready();
     Node* node = task.node(t);
+    pass.node = node;
     const std::span<Tensor> inputs = task.inputs(t);
     if (task.captures()) [[unlikely]] {
       // PyTorch's evaluate_function: a node that only gives up captured gradients runs its tensor
@@ -403,6 +406,7 @@ variable_list run_backward(std::span<const Tensor> roots, variable_list&& grads,
     if (!keep_graph) node->release_variables();
     task.deliver(t, outputs);
   }
+  pass.node = nullptr;
   if (!pass.callbacks.empty()) [[unlikely]] run_final_callbacks(pass);
   return captured;
 }
@@ -412,6 +416,8 @@ std::int64_t current_graph_task_id() {
   if (current_pass->id < 0) current_pass->id = next_pass_id.fetch_add(1, std::memory_order_relaxed);
   return current_pass->id;
 }
+
+const Node* current_autograd_node() { return current_pass ? current_pass->node : nullptr; }
 
 bool will_engine_execute_node(const Node& node) {
   STRATA_CHECK(current_pass, "_get_should_execute_nodes should only be called during the backward pass");

@@ -17,6 +17,9 @@ namespace strata::autograd {
 
 // The id of the backward pass running on this thread, -1 outside one.
 std::int64_t current_graph_task_id();
+// PyTorch's torch._C._current_autograd_node(): the node this thread's pass is evaluating (running it,
+// its hooks, and handing its gradients on), or null outside a pass and in its final callbacks.
+const Node* current_autograd_node();
 // Whether `node` is in the current pass's graph and will run in it (or give up a captured gradient).
 // An error outside a backward pass.
 bool will_engine_execute_node(const Node& node);

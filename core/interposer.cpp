@@ -244,6 +244,14 @@ class WrittenWrappers {
   throw Error(out.str());
 }
 
+// The subclasses' half of Note [Who handles an op]: true when one of them answered.
+bool run_subclass_handlers(const OperatorHandle& op, Stack& stack, std::size_t base, const Subclasses& subclasses) {
+  for (const auto& subclass : subclasses)
+    if (run_handler(op, stack, base, {"", subclass->type_name(), ".__torch_dispatch__"}, [&] { subclass->dispatch(op, stack); }))
+      return true;
+  return false;
+}
+
 // PyTorch's pythonFallback (Note [Who handles an op]).
 void interposer_fallback(const OperatorHandle& op, DispatchKeySet keys, Stack& stack) {
   const std::size_t num_args = op.schema().arguments().size();
@@ -261,20 +269,25 @@ void interposer_fallback(const OperatorHandle& op, DispatchKeySet keys, Stack& s
     declining_mode = mode->name();
   }
   const Subclasses subclasses = overloaded_subclasses(op, stack);
-  if (!subclasses.empty()) {
-    for (const auto& subclass : subclasses) {
-      if (run_handler(op, stack, base, {"", subclass->type_name(), ".__torch_dispatch__"},
-                      [&] { subclass->dispatch(op, stack); })) {
-        written.bump_unbumped();
-        return;
-      }
-    }
+  if (run_subclass_handlers(op, stack, base, subclasses)) {
+    written.bump_unbumped();
+    return;
   }
   if (!declining_mode.empty() || !subclasses.empty()) throw_all_not_implemented(op, declining_mode, subclasses);
   Dispatcher::redispatch(op, keys.after(DispatchKey::Python), stack);
 }
 
 }  // namespace
+
+void call_subclass_handlers(const OperatorHandle& op, Stack& stack) {
+  const std::size_t num_args = op.schema().arguments().size();
+  STRATA_CHECK(stack.size() >= num_args, "call_subclass_handlers: ", op.str(), " takes ", num_args,
+               " arguments but the stack holds ", stack.size());
+  const std::size_t base = stack.size() - num_args;
+  const Subclasses subclasses = overloaded_subclasses(op, stack);
+  STRATA_CHECK(!subclasses.empty(), "call_subclass_handlers: no argument of ", op.str(), " is a wrapper subclass");
+  if (!run_subclass_handlers(op, stack, base, subclasses)) throw_all_not_implemented(op, {}, subclasses);
+}
 
 void return_not_implemented() { tls_not_implemented = true; }
 bool detail::take_not_implemented() { return std::exchange(tls_not_implemented, false); }

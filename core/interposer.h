@@ -70,6 +70,19 @@ class ModeGuard {
   DispatchMode* mode_;
 };
 
+// Note [Seeing inside a subclass's handler]
+// A mode that declines an op (return_not_implemented) lets the subclass handle it with the mode back
+// on the stack, so the mode sees the ops the handler runs, but not where the handler ends: the op's
+// returns never come back to it. A mode that needs both (the trace recorder, tracer/program_trace.h)
+// instead re-enters itself (a ModeGuard inside its own dispatch) and calls call_subclass_handlers:
+// the handler's ops reach the mode nested inside the call, and the returns are on the stack when it
+// returns. A written wrapper is still bumped once, by the interposer, after the mode's dispatch.
+
+// Hands `op` to the wrapper subclasses among its arguments on `stack`, as the interposer does when no
+// mode answers (Note [Who handles an op]), with the mode stack as it is. Throws strata::Error when no
+// argument is a wrapper subclass, or (upstream's "Multiple dispatch failed") when all decline.
+void call_subclass_handlers(const OperatorHandle& op, Stack& stack);
+
 DispatchMode* current_mode();  // the innermost active mode, or null
 std::size_t mode_stack_size();
 

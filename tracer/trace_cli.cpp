@@ -16,6 +16,7 @@
 #include "tracer/explain.h"
 #include "tracer/flop_counter.h"
 #include "tracer/profile_step.h"
+#include "tracer/seed_traces.h"
 #include "tracer/python_json.h"
 #include "tracer/run_header.h"
 
@@ -131,7 +132,8 @@ void check_limits(const SeedConfig& c, bool fake) {  // Note [Limits of strata-t
 // the values of a plain run, which neither --fake nor --debug prints. --debug --fake logs the fake
 // step (its tensors print as `ft`); --hashes reads data, so not under --fake. --profile (the profiled
 // step's table on stdout, its trace in the file) and --graph (a file only) replace the report, and
-// may go together; nothing that shapes another view goes with them.
+// may go together; nothing that shapes another view goes with them. --trace prints the program
+// traces (--logging and --json shape them) and takes only the model's shape with it.
 void check_combinations(const TraceOptions& o) {
   STRATA_CHECK(!(o.flops && o.debug), "--flops: not with --debug (one view at a time)");
   if (o.explain) {
@@ -150,7 +152,17 @@ void check_combinations(const TraceOptions& o) {
           std::pair{o.json_out.has_value(), "--json-out"}, std::pair{o.dump_tensors.has_value(), "--dump-tensors"}})
       STRATA_CHECK(!flag.first, flag.second, ": not with ", view, " (it writes its own file instead of the report)");
   }
-  STRATA_CHECK(!o.json || o.flops || o.debug, "--json: only with --flops or --debug (the report is JSON already)");
+  if (o.trace) {
+    for (const std::pair<bool, const char*>& flag :
+         {std::pair{o.debug, "--debug"}, std::pair{o.explain, "--explain"}, std::pair{o.flops, "--flops"},
+          std::pair{o.fake, "--fake"}, std::pair{o.sequences, "--sequences"}, std::pair{o.json_out.has_value(), "--json-out"},
+          std::pair{o.dump_tensors.has_value(), "--dump-tensors"}, std::pair{o.profile.has_value(), "--profile"},
+          std::pair{o.graph.has_value(), "--graph"}})
+      STRATA_CHECK(!flag.first, flag.second, ": not with --trace (it prints the program traces instead of the report)");
+  }
+  STRATA_CHECK(!o.logging || o.trace, "--logging: only with --trace");
+  STRATA_CHECK(!o.json || o.flops || o.debug || o.trace,
+               "--json: only with --flops, --debug or --trace (the report is JSON already)");
   for (const std::pair<bool, const char*>& flag :
        {std::pair{o.record_output, "--record-output"}, std::pair{o.ids, "--ids"}, std::pair{o.hashes, "--hashes"},
         std::pair{o.torchfunction, "--torchfunction"}, std::pair{o.nn_module, "--nn-module"}})
@@ -164,6 +176,16 @@ void check_combinations(const TraceOptions& o) {
   STRATA_CHECK(!o.sequences || !o.flops, "--sequences: not with --flops (the FLOP table has no op sequences)");
   STRATA_CHECK(!o.json_out || !o.flops || o.json, "--json-out: with --flops, only with --json (the table is not JSON)");
   STRATA_CHECK(!o.dump_tensors || !o.fake, "--dump-tensors: not with --fake (fake tensors have no values to dump)");
+}
+
+// The --trace view: the seed loss's forward and backward traces, as Python text or JSON.
+std::string program_traces_text(const TraceOptions& o) {
+  const RecordedProgram r = record_seed_traces(o.config, o.logging ? SeedTraceKind::Logging : SeedTraceKind::Plain);
+  if (!o.json) return to_python(r.forward) + "\n" + to_python(*r.backward);
+  nlohmann::ordered_json j;
+  j["forward"] = to_json(r.forward);
+  j["backward"] = to_json(*r.backward);
+  return with_run_header(std::move(j), o.config.seed).dump(1) + "\n";
 }
 
 // The --flops view: one counted step (under FakeTensorMode with --fake), as a table or JSON.
@@ -256,6 +278,7 @@ std::string trace_usage() {
          "                    [--json] [--seed N] [--sizes A,B,...] [--batch N] [--lr X]\n"
          "       strata-trace --explain [--seed N] [--sizes A,B,...] [--batch N] [--lr X]\n"
          "       strata-trace [--profile FILE] [--graph FILE] [--seed N] [--sizes A,B,...] [--batch N] [--lr X]\n"
+         "       strata-trace --trace [--logging] [--json] [--seed N] [--sizes A,B,...] [--batch N]\n"
          "\n"
          "Runs one SGD step of an MLP (Linear -> ReLU -> ... -> Linear, cross-entropy) three ways on\n"
          "strata's dispatcher: eager, under an op-counting dispatch mode (per phase), and with\n"
@@ -275,7 +298,8 @@ std::string trace_usage() {
          "                       and a table per phase\n"
          "  --json               with --flops: per-phase, per-op and per-module FLOP totals as JSON (each\n"
          "                       module's split by phase);\n"
-         "                       with --debug: the log as JSON (schema strata.debug_mode, docs/debug-mode.md)\n"
+         "                       with --debug: the log as JSON (schema strata.debug_mode, docs/debug-mode.md);\n"
+         "                       with --trace: both traces as JSON (format strata.trace, docs/traces.md)\n"
          "  --json-out FILE      also write the JSON to FILE\n"
          "  --dump-tensors FILE  write x, y, init_params, logits, loss, grads, params_after to FILE, as\n"
          "                       Python's json.dumps does (NaN, Infinity and -Infinity for non-finite values)\n"
@@ -294,6 +318,10 @@ std::string trace_usage() {
          "                       key_averages().table(), by self CPU time\n"
          "  --graph FILE         write the autograd graph of the step's loss to FILE as Graphviz DOT\n"
          "                       (render it with dot -Tsvg FILE); with --profile, both\n"
+         "  --trace              print the program traces of the loss instead (forward, then backward, as\n"
+         "                       Lightning Thunder prints traces: each call with the ops it ran below it)\n"
+         "  --logging            with --trace: every input a LoggingTensor, its __torch_dispatch__ unrolled\n"
+         "                       between flatten_tensor_subclass and unflatten_tensor_subclass\n"
          "  --help               show this help\n"
          "\n"
          "Limits, to bound memory: at most 64 layers (65 sizes); at most 2^26 = 67108864 parameters\n"
@@ -326,6 +354,8 @@ TraceOptions parse_trace_args(const std::vector<std::string>& args) {
                             : flag == "--explain"       ? &o.explain
                             : flag == "--torchfunction" ? &o.torchfunction
                             : flag == "--nn-module"     ? &o.nn_module
+                            : flag == "--trace"         ? &o.trace
+                            : flag == "--logging"       ? &o.logging
                                                         : nullptr) {
       *switch_flag = true;
       continue;
@@ -363,6 +393,10 @@ int run_trace_cli(const std::vector<std::string>& args, std::ostream& out, std::
     }
     if (o.profile || o.graph) {
       write_profile_and_graph(o, out);
+      return 0;
+    }
+    if (o.trace) {
+      write_stdout(out, program_traces_text(o));
       return 0;
     }
     // Note [Output order]: the files exist (as temporaries) before any work.

@@ -33,6 +33,10 @@ struct TraceOptions {
   // report; --graph FILE: the loss's autograd graph as DOT to FILE. Either or both.
   std::optional<std::string> profile;
   std::optional<std::string> graph;
+  // --trace: the seed loss's forward and backward program traces instead of the report (as JSON with
+  // --json); --logging: with every input a LoggingTensor, its dispatch unrolled in the traces.
+  bool trace = false;
+  bool logging = false;
 };
 
 // Throws strata::Error with a one-line message for a bad flag or value.

@@ -450,7 +450,7 @@ TEST_CASE("strata-trace --debug prints the log; its flags need --debug") {
   }
   for (const auto& [args, message] : std::vector<std::pair<std::vector<std::string>, std::string>>{
            {{"--hashes"}, "--hashes: only with --debug"},
-           {{"--json", "--seed", "3"}, "--json: only with --flops or --debug (the report is JSON already)"},
+           {{"--json", "--seed", "3"}, "--json: only with --flops, --debug or --trace (the report is JSON already)"},
            {{"--ids"}, "--ids: only with --debug"},
            {{"--record-output"}, "--record-output: only with --debug"},
            {{"--torchfunction"}, "--torchfunction: only with --debug"},

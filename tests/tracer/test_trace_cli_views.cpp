@@ -85,8 +85,8 @@ TEST_CASE("--fake lifts the parameter and activation limits to 2^40: a 10^9-para
 
 TEST_CASE("combinations that make no sense give one line on stderr and exit code 2") {
   const std::vector<std::pair<std::vector<std::string>, std::string>> cases = {
-      {{"--json"}, "strata-trace: error: --json: only with --flops or --debug (the report is JSON already)\n"},
-      {{"--fake", "--json"}, "strata-trace: error: --json: only with --flops or --debug (the report is JSON already)\n"},
+      {{"--json"}, "strata-trace: error: --json: only with --flops, --debug or --trace (the report is JSON already)\n"},
+      {{"--fake", "--json"}, "strata-trace: error: --json: only with --flops, --debug or --trace (the report is JSON already)\n"},
       {{"--flops", "--sequences"},
        "strata-trace: error: --sequences: not with --flops (the FLOP table has no op sequences)\n"},
       {{"--flops", "--json-out", "x.json"},
@@ -144,7 +144,40 @@ TEST_CASE("--explain is a view of its own: other views' flags are refused") {
            {{"--explain", "--fake"}, "--fake: not with --explain (it prints the dispatch trace of the plain step)"},
            {{"--explain", "--sequences"}, "--sequences: not with --explain (it prints the dispatch trace of the plain step)"},
            {{"--explain", "--json-out", "x.json"}, "--json-out: not with --explain (it prints the dispatch trace of the plain step)"},
-           {{"--explain", "--json"}, "--json: only with --flops or --debug (the report is JSON already)"},
+           {{"--explain", "--json"}, "--json: only with --flops, --debug or --trace (the report is JSON already)"},
+       }) {
+    const Run r = run(args);
+    CHECK(r.code == 2);
+    CHECK(r.out.empty());
+    CHECK(r.err == "strata-trace: error: " + message + "\n");
+  }
+}
+
+TEST_CASE("--trace prints the seed loss's forward and backward traces; --json and --logging shape them") {
+  const Run plain = run({"--trace"});
+  REQUIRE(plain.code == 0);
+  CHECK(plain.err.empty());
+  CHECK(plain.out == testing::read_text(testing::golden_path("program_trace_seed.txt")));
+  const Run logging = run({"--trace", "--logging"});
+  REQUIRE(logging.code == 0);
+  CHECK(logging.out == testing::read_text(testing::golden_path("program_trace_seed_logging.txt")));
+  const Run json = run({"--trace", "--json", "--sizes", "8,16,16,3", "--batch", "5"});
+  REQUIRE(json.code == 0);
+  const nlohmann::json j = nlohmann::json::parse(json.out);
+  CHECK(j["header"]["seed"] == 0);
+  CHECK(j["forward"]["format"] == "strata.trace");
+  CHECK(j["forward"]["types"]["x"] == "cpu f32[5, 8]");
+  CHECK(j["backward"]["function"] == "backward_fn");
+  CHECK(j["backward"]["outputs"].size() == 8);  // x, target, and three layers' weights and biases
+}
+
+TEST_CASE("--trace is a view of its own: other views' flags are refused") {
+  for (const auto& [args, message] : std::vector<std::pair<std::vector<std::string>, std::string>>{
+           {{"--trace", "--fake"}, "--fake: not with --trace (it prints the program traces instead of the report)"},
+           {{"--trace", "--debug"}, "--debug: not with --trace (it prints the program traces instead of the report)"},
+           {{"--trace", "--sequences"}, "--sequences: not with --trace (it prints the program traces instead of the report)"},
+           {{"--trace", "--profile", "p.json"}, "--profile: not with --trace (it prints the program traces instead of the report)"},
+           {{"--logging"}, "--logging: only with --trace"},
        }) {
     const Run r = run(args);
     CHECK(r.code == 2);

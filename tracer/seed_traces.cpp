@@ -1,0 +1,44 @@
+// tracer/seed_traces.cpp: the seed step's traces (tracer/seed_traces.h).
+#include "tracer/seed_traces.h"
+
+#include <memory>
+
+#include "autograd/variable.h"
+#include "nn/functional.h"
+#include "nn/layers.h"
+#include "ops/functions.h"
+#include "tracer/logging_tensor.h"
+
+namespace strata::tracer {
+
+std::vector<Tensor> seed_loss_program(std::span<const Tensor> inputs) {
+  STRATA_CHECK(inputs.size() >= 4 && inputs.size() % 2 == 0, "seed_loss_program: expected x, target and a weight "
+               "and bias per layer, got ", inputs.size(), " inputs");
+  Tensor h = inputs[0];
+  const std::size_t layers = (inputs.size() - 2) / 2;
+  for (std::size_t i = 0; i < layers; ++i) {
+    h = nn::functional::linear(h, inputs[2 + 2 * i], inputs[3 + 2 * i]);
+    if (i + 1 < layers) h = nn::functional::relu(h);
+  }
+  return {nn::functional::cross_entropy(h, inputs[1])};
+}
+
+RecordedProgram record_seed_traces(const SeedConfig& config, SeedTraceKind kind) {
+  manual_seed(config.seed);
+  const std::shared_ptr<nn::Sequential> model = nn::make_mlp(config.sizes);
+  const auto [x, y] = make_batch(config);
+  std::vector<TraceInput> inputs{{"x", x}, {"target", y}};
+  for (TraceInput& p : parameter_inputs(*model)) inputs.push_back(std::move(p));
+  if (kind == SeedTraceKind::Logging) {
+    auto log = std::make_shared<LoggingTensor::Log>();
+    for (TraceInput& in : inputs) {
+      const bool grad = in.value.requires_grad();
+      in.value = LoggingTensor::wrap(grad ? clone(detach(in.value)) : in.value, log, grad);
+    }
+  }
+  const std::string what = kind == SeedTraceKind::Plain ? "the seed MLP and its loss"
+                                                        : "the seed MLP and its loss, every input a LoggingTensor";
+  return record_program(seed_loss_program, std::move(inputs), what);
+}
+
+}  // namespace strata::tracer
