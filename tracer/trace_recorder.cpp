@@ -480,6 +480,29 @@ RecordedProgram record_program(const TracedProgram& program, std::vector<TraceIn
   return result;
 }
 
+struct TraceRecording::State {
+  Trace trace;
+  Recorder recorder{trace};
+  std::optional<ModeGuard> mode;
+  std::optional<FunctionModeGuard> functions;
+};
+
+TraceRecording::TraceRecording(std::string_view what) : state_(std::make_unique<State>()) {
+  state_->trace.constructed_by = "strata's trace recorder: " + std::string(what);
+  state_->mode.emplace(state_->recorder);
+  state_->functions.emplace(state_->recorder.functions);
+}
+
+TraceRecording::~TraceRecording() = default;  // the guards leave the modes, innermost first
+
+Trace TraceRecording::finish() {
+  STRATA_CHECK(state_->mode, "TraceRecording::finish: called twice");
+  state_->functions.reset();
+  state_->mode.reset();
+  bind_node_groups(state_->trace);
+  return std::move(state_->trace);
+}
+
 std::vector<TraceInput> parameter_inputs(const nn::Module& module) {
   std::vector<TraceInput> out;
   for (const auto& [name, p] : module.named_parameters()) out.push_back({sanitize(name), p});

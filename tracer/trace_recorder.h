@@ -4,6 +4,7 @@
 #pragma once
 
 #include <functional>
+#include <memory>
 #include <optional>
 #include <span>
 #include <string>
@@ -53,6 +54,24 @@ using TracedProgram = std::function<std::vector<Tensor>(std::span<const Tensor> 
 //    input does not require grad). The forward trace returns the outputs and saved_for_backward.
 // The program must not start another thread that runs ops, nor run a backward of its own.
 RecordedProgram record_program(const TracedProgram& program, std::vector<TraceInput> inputs, std::string_view what);
+
+// Records, while it lives, every op and front-end call this thread makes into one trace, as
+// record_program does but without inputs: every tensor used that the recorded calls did not make is
+// a captured constant, and an autograd pass run meanwhile shows as node groups. finish() leaves the
+// modes and gives the trace (to print or export; it has no outputs). Guards entered after it must
+// be left before it.
+class TraceRecording {
+ public:
+  explicit TraceRecording(std::string_view what);
+  ~TraceRecording();
+  TraceRecording(const TraceRecording&) = delete;
+  TraceRecording& operator=(const TraceRecording&) = delete;
+  Trace finish();
+
+ private:
+  struct State;
+  std::unique_ptr<State> state_;
+};
 
 // The parameters of `module` as trace inputs, named as Python identifiers: "0.weight" -> "p0_weight".
 std::vector<TraceInput> parameter_inputs(const nn::Module& module);

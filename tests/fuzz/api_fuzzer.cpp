@@ -27,7 +27,7 @@
 //   2 view      dst src kind operands          (t, transpose, expand, as_strided, view, unsqueeze...)
 //   3 wrap      dst src flags                  (bit 0: AliasingWrapper, else LoggingTensor; bit 1: requires grad)
 //   4 requires_grad slot flag
-//   5 mode      kind                           (push OpCounter, push KeepingMode, pop)
+//   5 mode      kind                           (push OpCounter, push KeepingMode, pop, push a TraceRecording)
 //   6 grad_mode kind                           (push no_grad, push enable_grad, pop, push InferenceMode)
 //   7 call      op-index dst arg...            (all_ops()[index mod count], arguments per api_calls.cpp)
 //   8 call_named length name dst arg...        ("aten::sum.dim_IntList": what the readable seeds use)
@@ -55,7 +55,7 @@ constexpr int kMaxInstructions = 64;
 
 Interpreter::~Interpreter() {
   trace_.reset();
-  while (!mode_guards_.empty()) mode_guards_.pop_back();
+  while (!mode_guards_.empty()) pop_mode();
   modes_.clear();
   while (!grad_guards_.empty()) grad_guards_.pop_back();
   release_unusable_graphs();
@@ -123,14 +123,30 @@ void Interpreter::describe(int step, std::uint8_t opcode) const {
 
 void Interpreter::mode(ByteReader& r) {
   const std::uint8_t kind = r.u8() % 4;
-  if (kind >= 2) {
-    if (!mode_guards_.empty()) mode_guards_.pop_back();  // the mode object stays until the input ends
+  if (kind == 2) {
+    if (!mode_guards_.empty()) pop_mode();  // the mode object stays until the input ends
     return;
   }
   if (mode_guards_.size() >= 4) return;
+  if (kind == 3) {
+    mode_guards_.push_back(ModeRegion{nullptr, std::make_unique<tracer::TraceRecording>("a fuzzed program")});
+    return;
+  }
   if (kind == 0) modes_.push_back(std::make_unique<tracer::OpCounter>());
   else modes_.push_back(std::make_unique<KeepingMode>());
-  mode_guards_.push_back(std::make_unique<ModeGuard>(*modes_.back()));
+  mode_guards_.push_back(ModeRegion{std::make_unique<ModeGuard>(*modes_.back()), nullptr});
+}
+
+// Leaves the innermost mode; a trace recording is finished, printed and exported first, which must
+// work whatever the recorded calls were (refusals and all).
+void Interpreter::pop_mode() {
+  ModeRegion region = std::move(mode_guards_.back());
+  mode_guards_.pop_back();
+  if (!region.recording) return;
+  const tracer::Trace trace = region.recording->finish();
+  const std::string text = tracer::to_python(trace);
+  const std::string json = tracer::to_json(trace).dump();
+  if (text.empty() || json.empty()) fail("TraceRecording", "empty", "a trace printed as nothing");
 }
 
 void Interpreter::grad_mode(ByteReader& r) {

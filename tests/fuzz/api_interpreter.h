@@ -14,6 +14,7 @@
 #include "core/interposer.h"
 #include "tests/fuzz/api_bytes.h"
 #include "tests/fuzz/api_world.h"
+#include "tracer/trace_recorder.h"
 
 namespace strata::fuzz {
 
@@ -46,7 +47,13 @@ class Interpreter {
   World w_;
   bool verbose_;
   std::vector<std::unique_ptr<DispatchMode>> modes_;
-  std::vector<std::unique_ptr<ModeGuard>> mode_guards_;
+  // An entered mode: a ModeGuard over one of modes_, or a trace recording (its own modes).
+  struct ModeRegion {
+    std::unique_ptr<ModeGuard> guard;
+    std::unique_ptr<tracer::TraceRecording> recording;
+  };
+  std::vector<ModeRegion> mode_guards_;
+  void pop_mode();
   // A grad-mode region: GradModeGuard (no_grad, enable_grad) or InferenceMode.
   struct GradRegion {
     std::optional<autograd::GradModeGuard> grad;

@@ -272,3 +272,24 @@ TEST_CASE("call_subclass_handlers refuses an op without a wrapper argument") {
   CHECK_THROWS_WITH_AS(call_subclass_handlers(relu, stack), "call_subclass_handlers: no argument of aten.relu.default is a wrapper subclass",
                        Error);
 }
+
+TEST_CASE("a TraceRecording records a scope; a call that throws inside it leaves every stack as it was") {
+  const Tensor a = tensor({1.0f, -2.0f});
+  tracer::TraceRecording recording("a scope");
+  CHECK(current_mode() != nullptr);
+  const Tensor b = relu(a);
+  CHECK_THROWS_AS(mm(a, a), Error);  // a refused call: recorded, with no outputs
+  const Tensor c = add(b, b);
+  const Trace trace = recording.finish();
+  CHECK(current_mode() == nullptr);
+  CHECK(function_mode_stack_size() == 0);
+  CHECK_THROWS_WITH_AS(recording.finish(), "TraceRecording::finish: called twice", Error);
+  const std::string text = to_python(trace);
+  CHECK(text.find("# Constructed by strata's trace recorder: a scope\n") == 0);
+  CHECK(text.find("  # c0: \"cpu f32[2]\"  (captured)\n") != std::string::npos);
+  CHECK(text.find("t0 = torch.relu(c0)") != std::string::npos);
+  CHECK(text.find("  torch.mm(c0, c0)\n    # aten.mm.default(c0, c0)\n") != std::string::npos);
+  CHECK(text.find("t1 = torch.add(t0, t0, alpha=1)") != std::string::npos);
+  // The replay runs the refused call again, and it is refused again.
+  CHECK_THROWS_WITH_AS(run_trace(trace, {}), "[aten::mm] self must be a matrix", Error);
+}
