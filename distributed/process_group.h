@@ -1,0 +1,72 @@
+// distributed/process_group.h: process groups (PyTorch's c10d::ProcessGroup): a rank's view of a
+// set of ranks that run collectives together, named so that ops can carry the name as a string
+// (upstream's functional collectives take `str group_name`), and the reductions they apply.
+// The backends are in thread_backend.h (ranks as threads of one process).
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <string_view>
+
+#include "../core/array_ref.h"
+#include "../core/tensor.h"
+
+namespace strata::distributed {
+
+// Upstream's reduce_op strings: "sum", "avg", "product", "min", "max".
+enum class ReduceOp { Sum, Avg, Product, Min, Max };
+ReduceOp parse_reduce_op(std::string_view name);  // throws strata::Error for any other name
+std::string_view reduce_op_name(ReduceOp op);
+
+// A collective in flight on this rank (upstream's c10d::Work). wait() returns once this rank's
+// output holds the result, and throws strata::Error if the collective failed (a rank that failed,
+// ranks that disagree, a timeout). Waiting again after success returns at once.
+class Work {
+ public:
+  virtual ~Work() = default;
+  virtual void wait() = 0;
+};
+
+// One rank's handle on a group. Each collective starts on this rank's tensors and returns its Work;
+// `output` is allocated by the caller with the result's sizes (contiguous, the input's dtype) and
+// holds the result once the Work is waited for. `input` may be changed after the call returns.
+class ProcessGroup {
+ public:
+  virtual ~ProcessGroup() = default;
+  int rank() const { return rank_; }
+  int size() const { return size_; }
+  const std::string& name() const { return name_; }
+
+  virtual std::shared_ptr<Work> all_reduce(const Tensor& input, const Tensor& output, ReduceOp op) = 0;
+  // The ranks' inputs concatenated along dim 0, in rank order.
+  virtual std::shared_ptr<Work> all_gather_into_tensor(const Tensor& input, const Tensor& output) = 0;
+  // The ranks' inputs reduced, and this rank's slice of dim 0 (input.size(0) / size() rows).
+  virtual std::shared_ptr<Work> reduce_scatter_tensor(const Tensor& input, const Tensor& output, ReduceOp op) = 0;
+  // Rank r sends its input's i-th dim-0 chunk (input_splits[i] rows; equal chunks when empty) to rank
+  // i, and receives output_splits[j] rows from each rank j, in rank order.
+  virtual std::shared_ptr<Work> all_to_all_single(const Tensor& input, const Tensor& output, IntArrayRef output_splits,
+                                                  IntArrayRef input_splits) = 0;
+  // Rank `src`'s input, on every rank.
+  virtual std::shared_ptr<Work> broadcast(const Tensor& input, const Tensor& output, int src) = 0;
+
+ protected:
+  ProcessGroup(int rank, int size, std::string name) : rank_(rank), size_(size), name_(std::move(name)) {}
+
+ private:
+  int rank_;
+  int size_;
+  std::string name_;
+};
+
+// Note [Group names are per thread]
+// Upstream resolves a group_name string to the process's group of that name
+// (_resolve_process_group). On the thread backend every rank is a thread of one process, and each
+// must find its own handle under the shared name, so the table is per thread: a rank registers its
+// groups on its own thread, and ops on that thread resolve them. Under MPI (one rank per process) a
+// per-thread table is the process's table for the thread that runs the program.
+void register_process_group(std::shared_ptr<ProcessGroup> group);  // an error if the name is taken here
+void unregister_process_group(std::string_view name);
+ProcessGroup& resolve_process_group(std::string_view name);  // an error naming the group if unknown
+
+}  // namespace strata::distributed

@@ -1,0 +1,339 @@
+// distributed/thread_backend.cpp: ranks as threads. Each collective is a round that every rank
+// joins with a copy of its input; a rank's wait blocks until all have joined, checks that they agree,
+// and computes that rank's own output from the copies (Note [A round computes at wait]).
+#include "distributed/thread_backend.h"
+
+#include <algorithm>
+#include <condition_variable>
+#include <cstring>
+#include <exception>
+#include <map>
+#include <mutex>
+#include <optional>
+#include <sstream>
+#include <thread>
+#include <vector>
+
+#include "core/error.h"
+#include "distributed/process_group.h"
+
+namespace strata::distributed {
+
+namespace {
+
+// Note [A round computes at wait]
+// Issuing a collective copies the rank's input into the round (so the caller may reuse its tensor)
+// and returns at once: the collective is asynchronous, and its result exists only after wait(). The
+// wait blocks until every rank has joined the round, checks that all joined the same collective with
+// matching tensors (else every rank fails with the same error, rather than reading garbage), then
+// computes this rank's output from the copies, reducing in rank order so every rank gets the same
+// bits. The last rank to finish drops the round.
+struct Contribution {
+  bool arrived = false;
+  std::string collective;  // "all_reduce"
+  ScalarType dtype = ScalarType::Float32;
+  std::vector<std::int64_t> sizes;
+  std::vector<std::byte> data;  // the input's elements, row-major
+  ReduceOp op = ReduceOp::Sum;
+  int src = 0;
+  std::vector<std::int64_t> output_splits, input_splits;
+};
+
+struct Round {
+  std::vector<Contribution> ranks;
+  int finished = 0;
+};
+
+struct World {
+  explicit World(int n, std::chrono::milliseconds t) : size(n), timeout(t), exited(static_cast<std::size_t>(n), false) {}
+  const int size;
+  const std::chrono::milliseconds timeout;
+  std::mutex mutex;
+  std::condition_variable changed;
+  std::map<std::uint64_t, Round> rounds;  // by collective number
+  std::vector<bool> exited;               // ranks whose fn returned
+  std::optional<std::string> failure;     // the first rank failure, once one failed
+};
+
+std::vector<std::byte> row_major_bytes(const Tensor& t) {
+  const std::size_t item = element_size(t.dtype());
+  std::vector<std::byte> out(static_cast<std::size_t>(t.numel()) * item);
+  if (out.empty()) return out;
+  const auto* base = static_cast<const std::byte*>(t.impl()->data());
+  if (t.is_contiguous()) {
+    std::memcpy(out.data(), base, out.size());
+    return out;
+  }
+  const std::size_t dims = t.sizes().size();
+  std::vector<std::int64_t> index(dims, 0);
+  for (std::size_t k = 0; k < static_cast<std::size_t>(t.numel()); ++k) {
+    std::int64_t offset = 0;
+    for (std::size_t d = 0; d < dims; ++d) offset += index[d] * t.strides()[d];
+    std::memcpy(out.data() + k * item, base + offset * static_cast<std::int64_t>(item), item);
+    for (std::size_t d = dims; d-- > 0;) {
+      if (++index[d] < t.sizes()[d]) break;
+      index[d] = 0;
+    }
+  }
+  return out;
+}
+
+template <typename T>
+void reduce_rows(T* out, const std::vector<const T*>& in, std::size_t n, ReduceOp op) {
+  for (std::size_t i = 0; i < n; ++i) {
+    T acc = in[0][i];
+    for (std::size_t r = 1; r < in.size(); ++r) {
+      const T v = in[r][i];
+      switch (op) {
+        case ReduceOp::Sum:
+        case ReduceOp::Avg: acc = acc + v; break;
+        case ReduceOp::Product: acc = acc * v; break;
+        case ReduceOp::Min: acc = v < acc ? v : acc; break;
+        case ReduceOp::Max: acc = v > acc ? v : acc; break;
+      }
+    }
+    if (op == ReduceOp::Avg) acc = acc / static_cast<T>(in.size());
+    out[i] = acc;
+  }
+}
+
+// Reduces `count` elements starting at element `first` of every rank's data into `out`.
+void reduce_into(std::byte* out, const std::vector<Contribution>& ranks, std::size_t first, std::size_t count,
+                 ScalarType dtype, ReduceOp op) {
+  auto run = [&](auto zero) {
+    using T = decltype(zero);
+    std::vector<const T*> in;
+    for (const Contribution& c : ranks) in.push_back(reinterpret_cast<const T*>(c.data.data()) + first);
+    reduce_rows(reinterpret_cast<T*>(out), in, count, op);
+  };
+  switch (dtype) {
+    case ScalarType::Float32: return run(float{});
+    case ScalarType::Float64: return run(double{});
+    case ScalarType::Int64: return run(std::int64_t{});
+    default: STRATA_CHECK(false, "reduction of ", dtype, " tensors is not supported");
+  }
+}
+
+std::string rank_list(const std::vector<int>& ranks) {
+  std::ostringstream out;
+  for (std::size_t i = 0; i < ranks.size(); ++i) out << (i ? ", " : "") << ranks[i];
+  return out.str();
+}
+
+// Every rank runs the same checks on the same contributions, so all fail alike or none does.
+void check_agreement(const Round& round, std::uint64_t number) {
+  const Contribution& first = round.ranks[0];
+  for (std::size_t r = 1; r < round.ranks.size(); ++r) {
+    const Contribution& c = round.ranks[r];
+    STRATA_CHECK(c.collective == first.collective, "collective #", number, ": rank 0 called ", first.collective, " but rank ",
+                 r, " called ", c.collective, " (every rank must call the same collectives in the same order)");
+    STRATA_CHECK(c.dtype == first.dtype, first.collective, " (collective #", number, "): rank 0's tensor is ", first.dtype,
+                 " but rank ", r, "'s is ", c.dtype);
+    const bool sizes_must_match = first.collective != "all_to_all_single";
+    STRATA_CHECK(!sizes_must_match || c.sizes == first.sizes, first.collective, " (collective #", number,
+                 "): rank 0's tensor has sizes ", shape_str(first.sizes), " but rank ", r, "'s has ", shape_str(c.sizes));
+    STRATA_CHECK(c.op == first.op, first.collective, " (collective #", number, "): rank 0 reduces with ",
+                 reduce_op_name(first.op), " but rank ", r, " with ", reduce_op_name(c.op));
+    STRATA_CHECK(c.src == first.src, "broadcast (collective #", number, "): rank 0 broadcasts from rank ", first.src,
+                 " but rank ", r, " from rank ", c.src);
+  }
+  if (first.collective != "all_to_all_single") return;
+  const std::size_t n = round.ranks.size();
+  for (std::size_t r = 0; r < n; ++r)
+    for (std::size_t j = 0; j < n; ++j) {
+      const std::int64_t sent = round.ranks[j].input_splits[r], received = round.ranks[r].output_splits[j];
+      STRATA_CHECK(sent == received, "all_to_all_single (collective #", number, "): rank ", j, " sends ", sent,
+                   " rows to rank ", r, ", which expects ", received);
+    }
+}
+
+class ThreadWork;
+
+class ThreadGroup final : public ProcessGroup {
+ public:
+  ThreadGroup(int rank, std::shared_ptr<World> world) : ProcessGroup(rank, world->size, kWorldGroupName), world_(std::move(world)) {}
+
+  std::shared_ptr<Work> all_reduce(const Tensor& input, const Tensor& output, ReduceOp op) override {
+    Contribution c = contribution("all_reduce", input);
+    c.op = op;
+    return join(std::move(c), output);
+  }
+  std::shared_ptr<Work> all_gather_into_tensor(const Tensor& input, const Tensor& output) override {
+    return join(contribution("all_gather_into_tensor", input), output);
+  }
+  std::shared_ptr<Work> reduce_scatter_tensor(const Tensor& input, const Tensor& output, ReduceOp op) override {
+    Contribution c = contribution("reduce_scatter_tensor", input);
+    c.op = op;
+    return join(std::move(c), output);
+  }
+  std::shared_ptr<Work> all_to_all_single(const Tensor& input, const Tensor& output, IntArrayRef output_splits,
+                                          IntArrayRef input_splits) override {
+    Contribution c = contribution("all_to_all_single", input);
+    c.output_splits.assign(output_splits.begin(), output_splits.end());
+    c.input_splits.assign(input_splits.begin(), input_splits.end());
+    return join(std::move(c), output);
+  }
+  std::shared_ptr<Work> broadcast(const Tensor& input, const Tensor& output, int src) override {
+    Contribution c = contribution("broadcast", input);
+    c.src = src;
+    return join(std::move(c), output);
+  }
+
+ private:
+  friend class ThreadWork;
+  Contribution contribution(const char* collective, const Tensor& input) {
+    Contribution c;
+    c.arrived = true;
+    c.collective = collective;
+    c.dtype = input.dtype();
+    c.sizes.assign(input.sizes().begin(), input.sizes().end());
+    c.data = row_major_bytes(input);
+    return c;
+  }
+  std::shared_ptr<Work> join(Contribution c, const Tensor& output);
+
+  std::shared_ptr<World> world_;
+  std::uint64_t next_ = 0;  // this rank's next collective number
+};
+
+class ThreadWork final : public Work {
+ public:
+  ThreadWork(std::shared_ptr<World> world, std::uint64_t number, int rank, Tensor output)
+      : world_(std::move(world)), number_(number), rank_(rank), output_(std::move(output)) {}
+  void wait() override;
+
+ private:
+  void compute(const Round& round);
+  std::shared_ptr<World> world_;
+  std::uint64_t number_;
+  int rank_;
+  Tensor output_;
+  bool done_ = false;
+};
+
+std::shared_ptr<Work> ThreadGroup::join(Contribution c, const Tensor& output) {
+  const std::uint64_t number = next_++;
+  {
+    const std::lock_guard<std::mutex> lock(world_->mutex);
+    Round& round = world_->rounds[number];
+    if (round.ranks.empty()) round.ranks.resize(static_cast<std::size_t>(world_->size));
+    round.ranks[static_cast<std::size_t>(rank())] = std::move(c);
+  }
+  world_->changed.notify_all();
+  return std::make_shared<ThreadWork>(world_, number, rank(), output);
+}
+
+void ThreadWork::wait() {
+  if (done_) return;
+  std::unique_lock<std::mutex> lock(world_->mutex);
+  Round& round = world_->rounds.at(number_);
+  const std::string& collective = round.ranks[static_cast<std::size_t>(rank_)].collective;
+  auto missing = [&] {
+    std::vector<int> out;
+    for (std::size_t r = 0; r < round.ranks.size(); ++r)
+      if (!round.ranks[r].arrived) out.push_back(static_cast<int>(r));
+    return out;
+  };
+  auto gone = [&] {  // a missing rank whose fn already returned will never arrive
+    for (int r : missing())
+      if (world_->exited[static_cast<std::size_t>(r)]) return r;
+    return -1;
+  };
+  const auto deadline = std::chrono::steady_clock::now() + world_->timeout;
+  while (!world_->failure && !missing().empty() && gone() < 0)
+    if (world_->changed.wait_until(lock, deadline) == std::cv_status::timeout) break;
+  STRATA_CHECK(!world_->failure, collective, " (collective #", number_, " on group '", kWorldGroupName,
+               "') cannot complete: ", *world_->failure);
+  const int left = gone();
+  STRATA_CHECK(left < 0, collective, " (collective #", number_, " on group '", kWorldGroupName, "'): rank ", left,
+               " returned without joining it");
+  const std::vector<int> absent = missing();
+  STRATA_CHECK(absent.empty(), collective, " (collective #", number_, " on group '", kWorldGroupName, "') timed out after ",
+               world_->timeout.count(), " ms waiting for rank", absent.size() > 1 ? "s " : " ", rank_list(absent));
+  lock.unlock();
+  check_agreement(round, number_);  // the round is complete: no rank writes it any more
+  compute(round);
+  lock.lock();
+  done_ = true;
+  if (++round.finished == world_->size) world_->rounds.erase(number_);
+}
+
+void ThreadWork::compute(const Round& round) {
+  const Contribution& mine = round.ranks[static_cast<std::size_t>(rank_)];
+  auto* out = static_cast<std::byte*>(output_.impl()->data());
+  const std::size_t item = element_size(mine.dtype);
+  const std::size_t n = round.ranks.size();
+  const std::size_t elems = mine.data.size() / item;
+  const std::size_t row = mine.sizes.empty() || mine.sizes[0] == 0 ? 0 : elems / static_cast<std::size_t>(mine.sizes[0]);
+  if (mine.collective == "all_reduce") {
+    if (elems) reduce_into(out, round.ranks, 0, elems, mine.dtype, mine.op);
+  } else if (mine.collective == "all_gather_into_tensor") {
+    for (std::size_t r = 0; r < n; ++r)
+      if (!round.ranks[r].data.empty()) std::memcpy(out + r * mine.data.size(), round.ranks[r].data.data(), mine.data.size());
+  } else if (mine.collective == "reduce_scatter_tensor") {
+    const std::size_t chunk = elems / n;
+    if (chunk) reduce_into(out, round.ranks, static_cast<std::size_t>(rank_) * chunk, chunk, mine.dtype, mine.op);
+  } else if (mine.collective == "broadcast") {
+    const Contribution& src = round.ranks[static_cast<std::size_t>(mine.src)];
+    if (!src.data.empty()) std::memcpy(out, src.data.data(), src.data.size());
+  } else {  // all_to_all_single: from each rank j, the rows it sends this rank
+    std::size_t written = 0;
+    for (std::size_t j = 0; j < n; ++j) {
+      const Contribution& from = round.ranks[j];
+      std::int64_t skip = 0;
+      for (int k = 0; k < rank_; ++k) skip += from.input_splits[static_cast<std::size_t>(k)];
+      const std::size_t bytes = static_cast<std::size_t>(from.input_splits[static_cast<std::size_t>(rank_)]) * row * item;
+      if (bytes) std::memcpy(out + written, from.data.data() + static_cast<std::size_t>(skip) * row * item, bytes);
+      written += bytes;
+    }
+  }
+}
+
+}  // namespace
+
+void spawn(int world_size, const std::function<void(int rank)>& fn, SpawnOptions options) {
+  STRATA_CHECK(world_size >= 1 && world_size <= 1024, "spawn: world_size must be from 1 to 1024, got ", world_size);
+  STRATA_CHECK(fn, "spawn: the function is empty");
+  STRATA_CHECK(options.timeout.count() > 0, "spawn: the timeout must be positive, got ", options.timeout.count(), " ms");
+  auto world = std::make_shared<World>(world_size, options.timeout);
+  std::vector<std::exception_ptr> errors(static_cast<std::size_t>(world_size));
+  std::vector<int> order;  // ranks in the order they failed
+  std::vector<std::thread> threads;
+  for (int rank = 0; rank < world_size; ++rank) {
+    threads.emplace_back([&, rank] {
+      std::string failure;
+      try {
+        register_process_group(std::make_shared<ThreadGroup>(rank, world));
+        fn(rank);
+      } catch (const std::exception& e) {
+        failure = e.what();
+        errors[static_cast<std::size_t>(rank)] = std::current_exception();
+      } catch (...) {
+        failure = "an exception that is not a std::exception";
+        errors[static_cast<std::size_t>(rank)] = std::current_exception();
+      }
+      unregister_process_group(kWorldGroupName);
+      {
+        const std::lock_guard<std::mutex> lock(world->mutex);
+        world->exited[static_cast<std::size_t>(rank)] = true;
+        if (errors[static_cast<std::size_t>(rank)]) {
+          order.push_back(rank);
+          if (!world->failure) world->failure = "rank " + std::to_string(rank) + " failed: " + failure;
+        }
+      }
+      world->changed.notify_all();
+    });
+  }
+  for (std::thread& t : threads) t.join();
+  if (order.empty()) return;
+  const int first = order.front();
+  try {
+    std::rethrow_exception(errors[static_cast<std::size_t>(first)]);
+  } catch (const std::exception& e) {
+    throw Error("spawn: rank " + std::to_string(first) + " failed: " + e.what());
+  } catch (...) {
+    throw Error("spawn: rank " + std::to_string(first) + " failed with an exception that is not a std::exception");
+  }
+}
+
+}  // namespace strata::distributed

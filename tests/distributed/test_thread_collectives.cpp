@@ -1,0 +1,262 @@
+// tests/distributed/test_thread_collectives.cpp: the functional collectives on the thread backend,
+// each against a single-process reference (odd sizes, 0-d and empty tensors, non-contiguous inputs),
+// completion only at wait_tensor, per-rank dispatch modes seeing the collectives as ops, and the fault
+// cases: a rank that throws, ranks that disagree, a timeout, bad names and sizes.
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <mutex>
+#include <thread>
+
+#include "distributed/functional_collectives.h"
+#include "distributed/process_group.h"
+#include "distributed/thread_backend.h"
+#include "ops/functions.h"
+#include "tests/test_helpers.h"
+#include "tracer/op_counter.h"
+
+using namespace strata;
+using namespace strata::distributed;
+
+namespace {
+
+// Rank r's values: distinct per rank and element, small dyadic numbers, so every reduction of them
+// is exact in float32 and the references below can be computed in double.
+std::vector<double> values_of(int rank, std::int64_t n) {
+  std::vector<double> v(static_cast<std::size_t>(n));
+  for (std::int64_t i = 0; i < n; ++i) v[static_cast<std::size_t>(i)] = (rank + 1) * 10.0 + static_cast<double>(i) * ((rank % 2) ? -1.5 : 0.5);
+  return v;
+}
+Tensor input_of(int rank, const std::vector<std::int64_t>& sizes, ScalarType dtype = ScalarType::Float32) {
+  return to(tensor(values_of(rank, numel_of(sizes)), sizes), dtype);
+}
+bool same(const Tensor& a, const Tensor& b) {
+  return a.sizes() == b.sizes() && a.dtype() == b.dtype() && contiguous(a).to_vector<double>() == contiguous(b).to_vector<double>();
+}
+TensorOptions of_dtype(ScalarType t) {
+  TensorOptions o;
+  o.dtype = t;
+  return o;
+}
+
+}  // namespace
+
+TEST_CASE("all_reduce gives every rank the reduction of all inputs, for every reduce op" * doctest::test_suite("threads")) {
+  for (const int world : {1, 2, 4}) {
+    for (const char* op : {"sum", "avg", "product", "min", "max"}) {
+      for (const std::vector<std::int64_t>& sizes : std::vector<std::vector<std::int64_t>>{{3, 5}, {}, {0, 2}, {7}}) {
+        INFO("world ", world, " op ", op, " sizes ", shape_str(sizes));
+        // the single-process reference: the ranks' values reduced in rank order
+        const std::string name = op;
+        std::vector<double> expected = values_of(0, numel_of(sizes));
+        for (int r = 1; r < world; ++r) {
+          const std::vector<double> x = values_of(r, numel_of(sizes));
+          for (std::size_t i = 0; i < x.size(); ++i) {
+            double& e = expected[i];
+            e = name == "sum" || name == "avg" ? e + x[i] : name == "product" ? e * x[i] : name == "min" ? std::min(e, x[i]) : std::max(e, x[i]);
+          }
+        }
+        if (name == "avg")
+          for (double& e : expected) e /= world;
+        std::vector<Tensor> got(static_cast<std::size_t>(world));
+        spawn(world, [&](int rank) { got[static_cast<std::size_t>(rank)] = wait_tensor(all_reduce(input_of(rank, sizes), op, "0")); });
+        for (const Tensor& g : got) {
+          CHECK(g.sizes() == IntArrayRef(sizes));
+          CHECK(g.to_vector<double>() == expected);
+        }
+      }
+    }
+  }
+}
+
+TEST_CASE("all_gather, reduce_scatter, all_to_all_single and broadcast equal their single-process references" * doctest::test_suite("threads")) {
+  const int world = 3;
+  std::vector<Tensor> gathered(world), scattered(world), exchanged(world), broadcasted(world), int_sum(world);
+  spawn(world, [&](int rank) {
+    const auto r = static_cast<std::size_t>(rank);
+    // a non-contiguous input: the transpose of a [3, 2]
+    gathered[r] = wait_tensor(all_gather_into_tensor(t(input_of(rank, {3, 2})), world, "0"));
+    scattered[r] = wait_tensor(reduce_scatter_tensor(input_of(rank, {6, 2}), "sum", world, "0"));
+    // rank r sends r + 1 rows to each rank... uneven splits: rank j receives (r + 1) rows from each r
+    std::vector<std::int64_t> in_splits(world, rank + 1), out_splits;
+    for (int j = 0; j < world; ++j) out_splits.push_back(j + 1);
+    exchanged[r] = wait_tensor(all_to_all_single(input_of(rank, {world * (rank + 1), 2}), out_splits, in_splits, "0"));
+    broadcasted[r] = wait_tensor(broadcast(input_of(rank, {4}, ScalarType::Int64), 2, "0"));
+    int_sum[r] = wait_tensor(all_reduce(input_of(rank, {5}, ScalarType::Int64), "sum", "0"));
+  });
+  std::vector<Tensor> parts;
+  for (int r = 0; r < world; ++r) parts.push_back(contiguous(t(input_of(r, {3, 2}))));
+  const Tensor all_gathered = cat(parts, 0);
+  const Tensor summed = add(add(input_of(0, {6, 2}), input_of(1, {6, 2})), input_of(2, {6, 2}));
+  for (int r = 0; r < world; ++r) {
+    INFO("rank ", r);
+    const auto i = static_cast<std::size_t>(r);
+    CHECK(same(gathered[i], all_gathered));
+    CHECK(same(scattered[i], narrow(summed, 0, 2 * r, 2)));
+    std::vector<Tensor> received;
+    for (int j = 0; j < world; ++j) received.push_back(narrow(input_of(j, {world * (j + 1), 2}), 0, r * (j + 1), j + 1));
+    CHECK(same(exchanged[i], cat(received, 0)));
+    CHECK(same(broadcasted[i], input_of(2, {4}, ScalarType::Int64)));
+    CHECK(same(int_sum[i], add(add(input_of(0, {5}, ScalarType::Int64), input_of(1, {5}, ScalarType::Int64)),
+                               input_of(2, {5}, ScalarType::Int64))));
+  }
+}
+
+TEST_CASE("a collective completes only at wait_tensor, and its input may be reused once it is issued" * doctest::test_suite("threads")) {
+  std::atomic<bool> rank1_issued{false};
+  Tensor result;
+  spawn(2, [&](int rank) {
+    Tensor x = full({4}, static_cast<double>(rank + 1));
+    if (rank == 1) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(50));
+      rank1_issued = true;
+    }
+    const Tensor out = all_reduce(x, "sum", "0");
+    fill_(x, 100.0);  // the collective copied x when it was issued
+    if (rank == 0) {
+      const Tensor done = wait_tensor(out);
+      CHECK(rank1_issued.load());  // wait_tensor returned only after every rank joined
+      CHECK(done.impl() == out.impl());  // and returns its argument itself
+      result = done;
+    } else {
+      wait_tensor(out);
+    }
+  });
+  CHECK(same(result, full({4}, 3.0)));
+}
+
+TEST_CASE("each rank's dispatch modes see its collectives as ops" * doctest::test_suite("threads")) {
+  std::vector<std::vector<std::string>> seen(2);
+  spawn(2, [&](int rank) {
+    tracer::OpCounter counter;
+    {
+      const ModeGuard guard(counter);
+      const Tensor y = wait_tensor(all_reduce(ones({2}), "sum", "0"));
+      (void)wait_tensor(all_gather_into_tensor(y, 2, "0"));
+    }
+    seen[static_cast<std::size_t>(rank)] = counter.sequence("forward");
+  });
+  const std::vector<std::string> expected{"aten.ones.default", "_c10d_functional.all_reduce.default", "_c10d_functional.wait_tensor.default",
+                                          "_c10d_functional.all_gather_into_tensor.default",
+                                          "_c10d_functional.wait_tensor.default"};
+  CHECK(seen[0] == expected);
+  CHECK(seen[1] == expected);
+}
+
+TEST_CASE("a rank that throws fails the others' collectives and spawn raises its error" * doctest::test_suite("threads")) {
+  std::mutex m;
+  std::vector<std::string> others;
+  CHECK_THROWS_WITH_AS(spawn(3,
+                             [&](int rank) {
+                               if (rank == 1) throw Error("boom");
+                               try {
+                                 wait_tensor(all_reduce(ones({2}), "sum", "0"));
+                               } catch (const Error& e) {
+                                 const std::lock_guard<std::mutex> lock(m);
+                                 others.push_back(e.what());
+                                 throw;
+                               }
+                             }),
+                       "spawn: rank 1 failed: boom", Error);
+  REQUIRE(others.size() == 2);
+  for (const std::string& e : others) CHECK(e == "[_c10d_functional::wait_tensor] all_reduce (collective #0 on group '0') cannot complete: rank 1 failed: boom");
+}
+
+TEST_CASE("ranks that disagree get the same clear error on every rank" * doctest::test_suite("threads")) {
+  auto errors_of = [](const std::function<void(int)>& fn) {
+    std::mutex m;
+    std::vector<std::string> errors;
+    try {
+      spawn(2, [&](int rank) {
+        try {
+          fn(rank);
+        } catch (const Error& e) {
+          const std::lock_guard<std::mutex> lock(m);
+          errors.push_back(e.what());
+        }
+      });
+    } catch (const Error&) {
+    }
+    return errors;
+  };
+  auto all = [](const std::vector<std::string>& errors, const std::string& message) {
+    CHECK(errors.size() == 2);
+    for (const std::string& e : errors) CHECK(e == "[_c10d_functional::wait_tensor] " + message);
+  };
+  all(errors_of([](int rank) { wait_tensor(all_reduce(ones({rank + 2}), "sum", "0")); }),
+      "all_reduce (collective #0): rank 0's tensor has sizes [2] but rank 1's has [3]");
+  all(errors_of([](int rank) { wait_tensor(all_reduce(ones({2}, of_dtype(rank ? ScalarType::Float64 : ScalarType::Float32)), "sum", "0")); }),
+      "all_reduce (collective #0): rank 0's tensor is float32 but rank 1's is float64");
+  all(errors_of([](int rank) {
+        wait_tensor(rank ? broadcast(ones({2}), 0, "0") : all_reduce(ones({2}), "sum", "0"));
+      }),
+      "collective #0: rank 0 called all_reduce but rank 1 called broadcast (every rank must call the same collectives in "
+      "the same order)");
+  all(errors_of([](int rank) { wait_tensor(all_reduce(ones({2}), rank ? "max" : "sum", "0")); }),
+      "all_reduce (collective #0): rank 0 reduces with sum but rank 1 with max");
+}
+
+TEST_CASE("a collective a rank never joins times out, or fails once that rank has returned" * doctest::test_suite("threads")) {
+  std::string error;
+  std::mutex m;
+  auto record = [&](const Error& e) {
+    const std::lock_guard<std::mutex> lock(m);
+    error = e.what();
+  };
+  spawn(
+      2,
+      [&](int rank) {
+        if (rank == 1) {
+          std::this_thread::sleep_for(std::chrono::milliseconds(300));
+          wait_tensor(all_reduce(ones({1}), "sum", "0"));  // late: rank 0 gave up on #0 already; this is its #0 too
+          return;
+        }
+        try {
+          wait_tensor(all_reduce(ones({1}), "sum", "0"));
+        } catch (const Error& e) {
+          record(e);
+        }
+      },
+      SpawnOptions{std::chrono::milliseconds(50)});
+  CHECK(error == "[_c10d_functional::wait_tensor] all_reduce (collective #0 on group '0') timed out after 50 ms waiting for rank 1");
+  error.clear();
+  spawn(2, [&](int rank) {
+    if (rank == 1) return;  // never joins
+    try {
+      wait_tensor(all_reduce(ones({1}), "sum", "0"));
+    } catch (const Error& e) {
+      record(e);
+    }
+  });
+  CHECK(error == "[_c10d_functional::wait_tensor] all_reduce (collective #0 on group '0'): rank 1 returned without joining it");
+}
+
+TEST_CASE("bad input: world sizes, group names, group sizes, ranks, splits and dtypes get clear errors" * doctest::test_suite("threads")) {
+  CHECK_THROWS_WITH_AS(spawn(0, [](int) {}), "spawn: world_size must be from 1 to 1024, got 0", Error);
+  CHECK_THROWS_WITH_AS(all_reduce(ones({2}), "sum", "0"), "[_c10d_functional::all_reduce] Could not resolve the process group registered under the name 0", Error);
+  auto only_error = [](const std::function<void()>& fn) {
+    std::string message;
+    try {
+      spawn(1, [&](int) { fn(); });
+    } catch (const Error& e) {
+      message = e.what();
+    }
+    return message;
+  };
+  CHECK(only_error([] { all_reduce(ones({2}), "sum", "7"); }) ==
+        "spawn: rank 0 failed: [_c10d_functional::all_reduce] Could not resolve the process group registered under the name 7");
+  CHECK(only_error([] { all_reduce(ones({2}), "mean", "0"); }) ==
+        "spawn: rank 0 failed: [_c10d_functional::all_reduce] Unrecognized reduce_op: mean (expected sum, avg, product, min or max)");
+  CHECK(only_error([] { all_gather_into_tensor(ones({2}), 2, "0"); }) ==
+        "spawn: rank 0 failed: [_c10d_functional::all_gather_into_tensor] group_size 2 does not match the size of group '0', 1");
+  CHECK(only_error([] { broadcast(ones({2}), 1, "0"); }) ==
+        "spawn: rank 0 failed: [_c10d_functional::broadcast] src 1 is not a rank of group '0' (it has 1 ranks)");
+  CHECK(only_error([] { reduce_scatter_tensor(ones({3}), "sum", 2, "0"); }) ==
+        "spawn: rank 0 failed: [_c10d_functional::reduce_scatter_tensor] the input's first dimension (3) must be divisible by group_size (2)");
+  CHECK(only_error([] { all_to_all_single(ones({3}), {}, {1, 1}, "0"); }) ==
+        "spawn: rank 0 failed: [_c10d_functional::all_to_all_single] input_split_sizes [1, 1] do not add up to the input's first dimension, 3");
+  CHECK(only_error([] { all_reduce(ones({2}, of_dtype(ScalarType::Bool)), "sum", "0"); }) ==
+        "spawn: rank 0 failed: [_c10d_functional::all_reduce] tensors of dtype bool are not supported (float32, float64 and int64 are)");
+  CHECK(only_error([] { all_reduce(ones({2}, of_dtype(ScalarType::Int64)), "avg", "0"); }) ==
+        "spawn: rank 0 failed: [_c10d_functional::all_reduce] reduce_op avg needs a floating point tensor, got int64");
+}
