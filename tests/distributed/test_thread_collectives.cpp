@@ -8,12 +8,18 @@
 #include <mutex>
 #include <thread>
 
+#include "autograd/backward.h"
+#include "distributed/data_parallel.h"
 #include "distributed/functional_collectives.h"
 #include "distributed/process_group.h"
 #include "distributed/thread_backend.h"
 #include "ops/functions.h"
 #include "tests/test_helpers.h"
+#include "nn/functional.h"
+#include "nn/layers.h"
+#include "optim/sgd.h"
 #include "tracer/op_counter.h"
+#include "tracer/seed_experiment.h"
 
 using namespace strata;
 using namespace strata::distributed;
@@ -259,4 +265,63 @@ TEST_CASE("bad input: world sizes, group names, group sizes, ranks, splits and d
         "spawn: rank 0 failed: [_c10d_functional::all_reduce] tensors of dtype bool are not supported (float32, float64 and int64 are)");
   CHECK(only_error([] { all_reduce(ones({2}, of_dtype(ScalarType::Int64)), "avg", "0"); }) ==
         "spawn: rank 0 failed: [_c10d_functional::all_reduce] reduce_op avg needs a floating point tensor, got int64");
+}
+
+namespace {
+
+// The seed MLP trained `steps` SGD steps: in one process on the whole batch, or data-parallel on
+// `world` thread ranks, each on its slice of the batch. Returns the parameters after (rank 0's; every
+// rank's must be equal).
+std::vector<Tensor> train_seed(int world, int steps, std::int64_t bucket_cap_bytes = std::int64_t{25} << 20,
+                               std::size_t* buckets = nullptr) {
+  const tracer::SeedConfig config{0, {16, 32, 32, 4}, 8, 0.1};
+  // Models are made on this thread: the default generator is shared, and rank 0's must be the
+  // single-process model; the others start elsewhere and get rank 0's parameters by broadcast.
+  std::vector<std::shared_ptr<nn::Sequential>> models;
+  for (int r = 0; r < std::max(world, 1); ++r) {
+    manual_seed(r == 0 ? config.seed : 1000 + static_cast<std::uint64_t>(r));
+    models.push_back(nn::make_mlp(config.sizes));
+  }
+  const auto [x, y] = tracer::make_batch(config);
+  auto step = [&](nn::Module& model, const Tensor& xs, const Tensor& ys, optim::SGD& opt) {
+    opt.zero_grad();
+    backward(nn::functional::cross_entropy(model(xs), ys));
+    opt.step();
+  };
+  if (world == 0) {
+    optim::SGD opt(models[0]->parameters(), optim::SGDOptions{config.lr});
+    for (int s = 0; s < steps; ++s) step(*models[0], x, y, opt);
+    return models[0]->parameters();
+  }
+  std::vector<std::vector<Tensor>> after(static_cast<std::size_t>(world));
+  spawn(world, [&](int rank) {
+    DataParallelOptions options;
+    options.bucket_cap_bytes = options.first_bucket_bytes = bucket_cap_bytes;
+    DistributedDataParallel ddp(models[static_cast<std::size_t>(rank)], options);
+    if (rank == 0 && buckets) *buckets = ddp.num_buckets();
+    optim::SGD opt(ddp.parameters(), optim::SGDOptions{config.lr});
+    const std::int64_t share = config.batch / world;
+    const Tensor xs = narrow(x, 0, rank * share, share), ys = narrow(y, 0, rank * share, share);
+    for (int s = 0; s < steps; ++s) step(ddp, xs, ys, opt);
+    after[static_cast<std::size_t>(rank)] = ddp.parameters();
+  });
+  for (int r = 1; r < world; ++r)
+    for (std::size_t i = 0; i < after[0].size(); ++i) CHECK(same(after[static_cast<std::size_t>(r)][i], after[0][i]));
+  return after[0];
+}
+
+}  // namespace
+
+TEST_CASE("data-parallel training on 2 and 4 ranks ends with the single-process parameters" * doctest::test_suite("threads")) {
+  const std::vector<Tensor> reference = train_seed(0, 3);
+  for (const int world : {2, 4}) {
+    for (const std::int64_t cap : {std::int64_t{25} << 20, std::int64_t{512}}) {
+      INFO("world ", world, " bucket cap ", cap);
+      std::size_t buckets = 0;
+      const std::vector<Tensor> got = train_seed(world, 3, cap, &buckets);
+      CHECK(buckets == (cap == 512 ? 6u : 1u));  // 512 B: no two of the six parameters fit one bucket
+      REQUIRE(got.size() == reference.size());
+      for (std::size_t i = 0; i < got.size(); ++i) CHECK(tracer::allclose(got[i], reference[i], 1e-6, 1e-6));
+    }
+  }
 }
