@@ -7,6 +7,8 @@
 
 #include "autograd/backward.h"
 #include "core/generator.h"
+#include "distributed/data_parallel.h"
+#include "distributed/thread_backend.h"
 #include "nn/functional.h"
 #include "nn/layers.h"
 #include "ops/detach.h"
@@ -102,6 +104,50 @@ TracedStep traced_step(const SeedConfig& config, FakeTensorMode* fake) {
   return t;
 }
 
+TracedStep data_parallel_step(const SeedConfig& config) {
+  const int world = config.world_size;
+  STRATA_CHECK(world >= 1 && config.batch % world == 0, "the batch (", config.batch, ") must be divisible by the world size (",
+               world, ")");
+  // Made on this thread: the default generator is shared by the ranks' threads.
+  std::vector<std::shared_ptr<nn::Sequential>> models{make_model(config)};
+  for (int r = 1; r < world; ++r) {
+    SeedConfig other = config;
+    other.seed = config.seed + 1000 + static_cast<std::uint64_t>(r);
+    models.push_back(make_model(other));
+  }
+  const auto [x, y] = make_batch(config);
+  TracedStep t;
+  t.step.x = x;
+  t.step.y = y;
+  t.step.init_params = detached_clones(models[0]->parameters());
+  std::vector<Tensor> logits(static_cast<std::size_t>(world));
+  distributed::spawn(world, [&](int rank) {
+    distributed::DistributedDataParallel ddp(models[static_cast<std::size_t>(rank)]);
+    optim::SGD opt(ddp.parameters(), {.lr = config.lr});
+    const std::int64_t share = config.batch / world;
+    const Tensor xs = narrow(x, 0, rank * share, share), ys = narrow(y, 0, rank * share, share);
+    OpCounter counter;
+    Tensor out, loss;
+    {
+      const ModeGuard mode(counter);
+      out = ddp(xs);
+      loss = nn::functional::cross_entropy(out, ys);
+      counter.set_phase("backward");
+      backward(loss);
+      counter.set_phase("optimizer");
+      opt.step();
+    }
+    logits[static_cast<std::size_t>(rank)] = detach(out);
+    if (rank != 0) return;
+    t.counter = counter;
+    t.step.loss = detach(loss);
+    for (const Tensor& p : ddp.parameters()) t.step.grads.push_back(clone(p.grad()));
+    t.step.params_after = detached_clones(ddp.parameters());
+  });
+  t.step.logits = cat(logits, 0);
+  return t;
+}
+
 SubclassStep subclass_step(const SeedConfig& config, FakeTensorMode* fake) {
   std::optional<ModeGuard> fake_guard;
   if (fake) fake_guard.emplace(*fake);
@@ -142,7 +188,7 @@ nlohmann::ordered_json seed_report(const SeedConfig& config, bool sequences, boo
   std::optional<FakeTensorMode> fake_mode;
   if (fake) fake_mode.emplace();
   FakeTensorMode* mode = fake ? &*fake_mode : nullptr;
-  const TracedStep tr = traced_step(config, mode);
+  const TracedStep tr = config.world_size > 1 ? data_parallel_step(config) : traced_step(config, mode);
   const SubclassStep sub = subclass_step(config, mode);
   auto compared = [&](auto&& same) -> nlohmann::ordered_json {
     if (fake) return nullptr;

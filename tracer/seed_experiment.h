@@ -25,6 +25,9 @@ struct SeedConfig {
   std::vector<std::int64_t> sizes = {16, 32, 4};
   std::int64_t batch = 8;
   double lr = 0.1;
+  // The traced step's ranks: above 1 it runs data-parallel on that many thread ranks
+  // (data_parallel_step); the plain and subclass steps stay in one process.
+  int world_size = 1;
 };
 
 // What one plain step produced (for --dump-tensors and the comparisons).
@@ -80,6 +83,11 @@ PlainStep run_step(const SeedConfig& config, const PhasedMode& counter, FakeTens
 PlainStep plain_step(const SeedConfig& config);
 TracedStep traced_step(const SeedConfig& config, FakeTensorMode* fake = nullptr);
 SubclassStep subclass_step(const SeedConfig& config, FakeTensorMode* fake = nullptr);
+// The traced step on config.world_size thread ranks under DistributedDataParallel (rank 0's model is
+// the single-process one; the others start elsewhere and receive it by broadcast), each rank on its
+// slice of the batch under its own OpCounter. Gives rank 0's counter, every rank's logits in rank
+// order (the whole batch's) and rank 0's parameters after the step.
+TracedStep data_parallel_step(const SeedConfig& config);
 
 // torch.allclose on host values (same shapes required).
 bool allclose(const Tensor& a, const Tensor& b, double rtol = 1e-5, double atol = 1e-6);

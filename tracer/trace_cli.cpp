@@ -161,6 +161,15 @@ void check_combinations(const TraceOptions& o) {
       STRATA_CHECK(!flag.first, flag.second, ": not with --trace (it prints the program traces instead of the report)");
   }
   STRATA_CHECK(!o.logging || o.trace, "--logging: only with --trace");
+  if (o.config.world_size > 1) {
+    for (const std::pair<bool, const char*>& flag :
+         {std::pair{o.debug, "--debug"}, std::pair{o.explain, "--explain"}, std::pair{o.flops, "--flops"},
+          std::pair{o.fake, "--fake"}, std::pair{o.trace, "--trace"}, std::pair{o.profile.has_value(), "--profile"},
+          std::pair{o.graph.has_value(), "--graph"}, std::pair{o.dump_tensors.has_value(), "--dump-tensors"}})
+      STRATA_CHECK(!flag.first, "--world-size: not with ", flag.second, " (only the report's traced step runs on several ranks)");
+    STRATA_CHECK(o.config.batch % o.config.world_size == 0, "--world-size: the batch (", o.config.batch,
+                 ") must be divisible by the world size (", o.config.world_size, ")");
+  }
   STRATA_CHECK(!o.json || o.flops || o.debug || o.trace,
                "--json: only with --flops, --debug or --trace (the report is JSON already)");
   for (const std::pair<bool, const char*>& flag :
@@ -272,7 +281,7 @@ std::string escape_control_chars(std::string_view text) {
 }
 
 std::string trace_usage() {
-  return "usage: strata-trace [--seed N] [--sizes A,B,...] [--batch N] [--lr X] [--sequences]\n"
+  return "usage: strata-trace [--seed N] [--sizes A,B,...] [--batch N] [--lr X] [--sequences] [--world-size N]\n"
          "                    [--fake] [--flops [--json]] [--json-out FILE] [--dump-tensors FILE] [--help]\n"
          "       strata-trace --debug [--record-output] [--ids] [--hashes | --fake] [--torchfunction] [--nn-module]\n"
          "                    [--json] [--seed N] [--sizes A,B,...] [--batch N] [--lr X]\n"
@@ -322,6 +331,9 @@ std::string trace_usage() {
          "                       Lightning Thunder prints traces: each call with the ops it ran below it)\n"
          "  --logging            with --trace: every input a LoggingTensor, its __torch_dispatch__ unrolled\n"
          "                       between flatten_tensor_subclass and unflatten_tensor_subclass\n"
+         "  --world-size N       run the traced step data-parallel on N thread ranks (DistributedDataParallel,\n"
+         "                       each rank on batch/N rows; the counts are rank 0's and include the\n"
+         "                       collectives; traced_step_matches compares with the one-process step) [1]\n"
          "  --help               show this help\n"
          "\n"
          "Limits, to bound memory: at most 64 layers (65 sizes); at most 2^26 = 67108864 parameters\n"
@@ -360,7 +372,7 @@ TraceOptions parse_trace_args(const std::vector<std::string>& args) {
       *switch_flag = true;
       continue;
     }
-    const bool takes_value = flag == "--seed" || flag == "--sizes" || flag == "--batch" || flag == "--lr" ||
+    const bool takes_value = flag == "--seed" || flag == "--sizes" || flag == "--batch" || flag == "--lr" || flag == "--world-size" ||
                              flag == "--json-out" || flag == "--dump-tensors" || flag == "--profile" ||
                              flag == "--graph";
     STRATA_CHECK(takes_value, "unknown argument '", escape_control_chars(flag), "' (see --help)");
@@ -370,6 +382,11 @@ TraceOptions parse_trace_args(const std::vector<std::string>& args) {
     else if (flag == "--sizes") o.config.sizes = parse_sizes(value);
     else if (flag == "--batch") o.config.batch = parse_int("--batch", value, 1);
     else if (flag == "--lr") o.config.lr = parse_lr(value);
+    else if (flag == "--world-size") {
+      const std::int64_t n = parse_int("--world-size", value, 1);
+      STRATA_CHECK(n <= 64, "--world-size: at most 64 ranks (threads of this process), got ", n);
+      o.config.world_size = static_cast<int>(n);
+    }
     else if (flag == "--json-out") o.json_out = value;
     else if (flag == "--profile") o.profile = value;
     else if (flag == "--graph") o.graph = value;

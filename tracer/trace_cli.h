@@ -38,6 +38,7 @@ struct TraceOptions {
   bool trace = false;
   bool logging = false;
 };
+// (--world-size N sets config.world_size: the traced step data-parallel on N thread ranks.)
 
 // Throws strata::Error with a one-line message for a bad flag or value.
 TraceOptions parse_trace_args(const std::vector<std::string>& args);

@@ -185,3 +185,32 @@ TEST_CASE("--trace is a view of its own: other views' flags are refused") {
     CHECK(r.err == "strata-trace: error: " + message + "\n");
   }
 }
+
+TEST_CASE("--world-size runs the traced step data-parallel: its collectives are counted, its result is the one-process step's") {
+  for (const char* world : {"2", "4"}) {
+    const Run r = run({"--world-size", world, "--sequences"});
+    REQUIRE(r.code == 0);
+    const nlohmann::json j = nlohmann::json::parse(r.out);
+    CHECK(j["traced_step_matches"] == true);
+    CHECK(j["backward_ops"]["_c10d_functional.all_reduce.default"] == 1);  // the seed's parameters fit one bucket
+    CHECK(j["backward_ops"]["_c10d_functional.wait_tensor.default"] == 1);
+    CHECK(j["forward_ops"] == nlohmann::json::parse(run({}).out)["forward_ops"]);  // the forward is unchanged
+    if (std::string(world) == "2") {
+      // Rank 0's sequences (tests/golden/data_parallel_seed_w2_seq.json): the single-process backward,
+      // then the bucket's flattening, its all_reduce and wait, and each gradient copied back.
+      const nlohmann::json golden = testing::read_golden_json("data_parallel_seed_w2_seq.json");
+      for (const char* key : {"forward_seq", "backward_seq", "optimizer_seq"}) CHECK(j[key] == golden[key]);
+    }
+  }
+  for (const auto& [args, message] : std::vector<std::pair<std::vector<std::string>, std::string>>{
+           {{"--world-size", "3"}, "--world-size: the batch (8) must be divisible by the world size (3)"},
+           {{"--world-size", "0"}, "--world-size: expected an integer >= 1, got 0"},
+           {{"--world-size", "65"}, "--world-size: at most 64 ranks (threads of this process), got 65"},
+           {{"--world-size", "2", "--fake"}, "--world-size: not with --fake (only the report's traced step runs on several ranks)"},
+           {{"--world-size", "2", "--trace"}, "--world-size: not with --trace (only the report's traced step runs on several ranks)"},
+       }) {
+    const Run r = run(args);
+    CHECK(r.code == 2);
+    CHECK(r.err == "strata-trace: error: " + message + "\n");
+  }
+}
