@@ -9,6 +9,7 @@
 
 #include "distributed/process_group.h"
 #include "ops/boxing.h"
+#include "ops/op_table.h"
 #include "ops/typed_operator.h"
 
 namespace strata::distributed {
@@ -166,6 +167,12 @@ void wait_tensor_kernel(const OperatorHandle&, DispatchKeySet, Stack& stack) {
   stack.emplace_back(std::move(t));
 }
 
+// wait_tensor at the Autograd key: its result is its argument itself, so the argument's history is
+// the result's; nothing is recorded (upstream's wait_tensor has no derivative and returns its input).
+void wait_tensor_autograd(const OperatorHandle& op, DispatchKeySet keys, Stack& stack) {
+  op.redispatch(keys.after(DispatchKey::Autograd), stack);
+}
+
 OperatorHandle collective(std::string_view name) {
   register_collective_ops();
   return Dispatcher::singleton().find_or_throw(std::string("_c10d_functional::") + std::string(name));
@@ -176,6 +183,7 @@ OperatorHandle collective(std::string_view name) {
 void register_collective_ops() {
   [[maybe_unused]] static const bool registered = [] {
     using namespace ops;
+    ops::register_ops();  // strata's ops first: the op table's indices must not depend on when this runs
     Dispatcher& d = Dispatcher::singleton();
     const char* ns = "_c10d_functional";
     def_functional<all_reduce_meta, all_reduce_cpu>(d, ns, "all_reduce(Tensor input, str reduce_op, str group_name) -> Tensor",
@@ -191,8 +199,9 @@ void register_collective_ops() {
         "all_to_all_single");
     def_functional<broadcast_meta, broadcast_cpu>(d, ns, "broadcast(Tensor input, int src, str group_name) -> Tensor",
                                                   "broadcast");
-    d.def(ns, "wait_tensor(Tensor tensor) -> Tensor", KernelFunction{&wait_tensor_kernel<true>, "wait_tensor"},
-          KernelFunction{&wait_tensor_kernel<false>, "meta (wait_tensor)"});
+    const OperatorHandle wait = d.def(ns, "wait_tensor(Tensor tensor) -> Tensor", KernelFunction{&wait_tensor_kernel<true>, "wait_tensor"},
+                                      KernelFunction{&wait_tensor_kernel<false>, "meta (wait_tensor)"});
+    d.register_kernel(wait, DispatchKey::Autograd, KernelFunction{&wait_tensor_autograd, "wait_tensor (Autograd)"});
     return true;
   }();
 }

@@ -29,7 +29,8 @@ Tensor broadcast(const Tensor& input, std::int64_t src, std::string_view group_n
 // `tensor` (nothing to wait for: returns at once) and returns `tensor` itself.
 Tensor wait_tensor(const Tensor& tensor);
 
-// Registers the _c10d_functional ops, once (the functions above do it on first use).
+// Registers the _c10d_functional ops, once. The functions above do it on first use, and spawn before
+// it starts any rank: registering changes the op table, which no other thread may be reading.
 void register_collective_ops();
 
 }  // namespace strata::distributed

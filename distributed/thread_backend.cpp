@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "core/error.h"
+#include "distributed/functional_collectives.h"
 #include "distributed/process_group.h"
 
 namespace strata::distributed {
@@ -295,6 +296,7 @@ void spawn(int world_size, const std::function<void(int rank)>& fn, SpawnOptions
   STRATA_CHECK(world_size >= 1 && world_size <= 1024, "spawn: world_size must be from 1 to 1024, got ", world_size);
   STRATA_CHECK(fn, "spawn: the function is empty");
   STRATA_CHECK(options.timeout.count() > 0, "spawn: the timeout must be positive, got ", options.timeout.count(), " ms");
+  register_collective_ops();  // before any rank dispatches (functional_collectives.h)
   auto world = std::make_shared<World>(world_size, options.timeout);
   std::vector<std::exception_ptr> errors(static_cast<std::size_t>(world_size));
   std::vector<int> order;  // ranks in the order they failed

@@ -9,6 +9,9 @@
 #include <thread>
 
 #include "autograd/backward.h"
+#include "autograd/grad_mode.h"
+#include "autograd/variable.h"
+#include "distributed/autograd_collectives.h"
 #include "distributed/data_parallel.h"
 #include "distributed/functional_collectives.h"
 #include "distributed/process_group.h"
@@ -324,4 +327,80 @@ TEST_CASE("data-parallel training on 2 and 4 ranks ends with the single-process 
       for (std::size_t i = 0; i < got.size(); ++i) CHECK(tracer::allclose(got[i], reference[i], 1e-6, 1e-6));
     }
   }
+}
+
+namespace {
+
+// Note [A gradcheck across ranks]: each rank's loss L_r depends on every rank's input through the
+// collectives, and autograd gives rank r the gradient of the total, sum_k L_k, with respect to its own
+// input. The numerical check perturbs one element of one rank's input at a time (every rank runs the
+// same loop, so the collectives stay in step), sums the ranks' losses with an all_reduce, and takes
+// central differences of that total.
+void check_gradients_across_ranks(int world, const std::vector<std::int64_t>& sizes,
+                                  const std::function<Tensor(int rank, const Tensor& x)>& loss) {
+  std::vector<std::vector<double>> analytic(static_cast<std::size_t>(world)), numeric(static_cast<std::size_t>(world));
+  spawn(world, [&](int rank) {
+    const Tensor x = requires_grad_(to(input_of(rank, sizes), ScalarType::Float64));
+    backward(loss(rank, x));
+    analytic[static_cast<std::size_t>(rank)] = x.grad().to_vector<double>();
+    const autograd::NoGradGuard no_grad;
+    const double eps = 1e-6;
+    auto total = [&](const Tensor& at) { return wait_tensor(all_reduce(loss(rank, at), "sum", "0")).item<double>(); };
+    for (int p = 0; p < world; ++p)
+      for (std::int64_t i = 0; i < numel_of(sizes); ++i) {
+        auto shifted = [&](double by) {
+          Tensor v = clone(x);
+          if (rank == p) v.view({-1}).data_ptr<double>()[i] += by;
+          return v;
+        };
+        const double d = (total(shifted(eps)) - total(shifted(-eps))) / (2 * eps);
+        if (rank == p) numeric[static_cast<std::size_t>(rank)].push_back(d);
+      }
+  });
+  for (int r = 0; r < world; ++r) {
+    INFO("rank ", r);
+    REQUIRE(analytic[static_cast<std::size_t>(r)].size() == numeric[static_cast<std::size_t>(r)].size());
+    for (std::size_t i = 0; i < numeric[static_cast<std::size_t>(r)].size(); ++i)
+      CHECK(analytic[static_cast<std::size_t>(r)][i] == doctest::Approx(numeric[static_cast<std::size_t>(r)][i]).epsilon(1e-6));
+  }
+}
+
+// A loss that weighs each output element differently on each rank.
+Tensor weighted_sum(int rank, const Tensor& y) {
+  return sum(mul(y, to(input_of(rank + 7, testing::sizes_of(y)), ScalarType::Float64)));
+}
+
+}  // namespace
+
+TEST_CASE("the differentiable collectives pass a gradcheck across ranks" * doctest::test_suite("threads")) {
+  for (const int world : {2, 3}) {
+    INFO("world ", world);
+    check_gradients_across_ranks(world, {2, 3}, [&](int rank, const Tensor& x) {
+      return weighted_sum(rank, wait_tensor(all_gather_tensor_autograd(x, world, "0")));
+    });
+    check_gradients_across_ranks(world, {3 * world, 2}, [&](int rank, const Tensor& x) {
+      return weighted_sum(rank, wait_tensor(reduce_scatter_tensor_autograd(x, "sum", world, "0")));
+    });
+    // uneven exchange: rank r sends j + 1 rows to rank j
+    check_gradients_across_ranks(world, {world * (world + 1) / 2, 2}, [&](int rank, const Tensor& x) {
+      std::vector<std::int64_t> in_splits, out_splits(static_cast<std::size_t>(world), rank + 1);
+      for (int j = 0; j < world; ++j) in_splits.push_back(j + 1);
+      return weighted_sum(rank, wait_tensor(all_to_all_single_autograd(x, out_splits, in_splits, "0")));
+    });
+  }
+}
+
+TEST_CASE("the differentiable collectives record a node each; wait_tensor keeps the history" * doctest::test_suite("threads")) {
+  std::vector<std::string> names(2);
+  spawn(2, [&](int rank) {
+    const Tensor x = requires_grad_(ones({2}));
+    const Tensor y = wait_tensor(all_gather_tensor_autograd(x, 2, "0"));
+    CHECK(y.requires_grad());
+    names[static_cast<std::size_t>(rank)] = std::string(y.grad_fn()->name());
+    CHECK_THROWS_WITH_AS(reduce_scatter_tensor_autograd(ones({2}), "max", 2, "0"),
+                         "reduce_scatter_tensor_autograd: only reduce_op sum is differentiable, got max", Error);
+    backward(sum(y));
+    CHECK(x.grad().to_vector<float>() == std::vector<float>{2, 2});  // both ranks' ones, reduce-scattered
+  });
+  CHECK(names[0] == "AllGatherIntoTensorBackward");
 }
