@@ -8,6 +8,7 @@
 #include <cstring>
 #include <exception>
 #include <map>
+#include <memory>
 #include <mutex>
 #include <optional>
 #include <sstream>
@@ -29,12 +30,23 @@ namespace {
 // matching tensors (else every rank fails with the same error, rather than reading garbage), then
 // computes this rank's output from the copies, reducing in rank order so every rank gets the same
 // bits. The last rank to finish drops the round.
+// A contribution's copy of its input. Buffers are reused through the world's spares, so a loop of
+// large collectives does not map and fault in fresh pages for every copy.
+struct Buffer {
+  std::unique_ptr<std::byte[]> bytes;
+  std::size_t capacity = 0;
+  std::size_t size = 0;
+  std::byte* data() { return bytes.get(); }
+  const std::byte* data() const { return bytes.get(); }
+  bool empty() const { return size == 0; }
+};
+
 struct Contribution {
   bool arrived = false;
   std::string collective;  // "all_reduce"
   ScalarType dtype = ScalarType::Float32;
   std::vector<std::int64_t> sizes;
-  std::vector<std::byte> data;  // the input's elements, row-major
+  Buffer data;  // the input's elements, row-major
   ReduceOp op = ReduceOp::Sum;
   int src = 0;
   std::vector<std::int64_t> output_splits, input_splits;
@@ -54,16 +66,37 @@ struct World {
   std::map<std::uint64_t, Round> rounds;  // by collective number
   std::vector<bool> exited;               // ranks whose fn returned
   std::optional<std::string> failure;     // the first rank failure, once one failed
+  std::vector<Buffer> spares;             // buffers of finished rounds, at most 2 per rank
+
+  // A buffer of at least `bytes`: a spare that fits, else a new one. Called with `mutex` held.
+  Buffer take_buffer(std::size_t bytes) {
+    for (std::size_t i = 0; i < spares.size(); ++i)
+      if (spares[i].capacity >= bytes && spares[i].capacity <= 2 * bytes + 4096) {
+        Buffer b = std::move(spares[i]);
+        spares.erase(spares.begin() + static_cast<std::ptrdiff_t>(i));
+        b.size = bytes;
+        return b;
+      }
+    return Buffer{std::unique_ptr<std::byte[]>(new std::byte[bytes]), bytes, bytes};
+  }
+  // Keeps a finished round's buffers for reuse. Called with `mutex` held.
+  void recycle(Round& round) {
+    for (Contribution& c : round.ranks) {
+      if (!c.data.bytes) continue;
+      if (spares.size() >= 2 * static_cast<std::size_t>(size)) spares.erase(spares.begin());
+      spares.push_back(std::move(c.data));
+    }
+  }
 };
 
-std::vector<std::byte> row_major_bytes(const Tensor& t) {
+// Copies t's elements, row-major, into `out` (out.size bytes).
+void copy_row_major(const Tensor& t, Buffer& out) {
   const std::size_t item = element_size(t.dtype());
-  std::vector<std::byte> out(static_cast<std::size_t>(t.numel()) * item);
-  if (out.empty()) return out;
+  if (out.empty()) return;
   const auto* base = static_cast<const std::byte*>(t.impl()->data());
   if (t.is_contiguous()) {
-    std::memcpy(out.data(), base, out.size());
-    return out;
+    std::memcpy(out.data(), base, out.size);
+    return;
   }
   const std::size_t dims = t.sizes().size();
   std::vector<std::int64_t> index(dims, 0);
@@ -76,25 +109,33 @@ std::vector<std::byte> row_major_bytes(const Tensor& t) {
       index[d] = 0;
     }
   }
-  return out;
 }
 
+// out = in[0] (op) in[1] (op) ... in rank order, a whole row at a time so each loop vectorises.
 template <typename T>
 void reduce_rows(T* out, const std::vector<const T*>& in, std::size_t n, ReduceOp op) {
-  for (std::size_t i = 0; i < n; ++i) {
-    T acc = in[0][i];
-    for (std::size_t r = 1; r < in.size(); ++r) {
-      const T v = in[r][i];
-      switch (op) {
-        case ReduceOp::Sum:
-        case ReduceOp::Avg: acc = acc + v; break;
-        case ReduceOp::Product: acc = acc * v; break;
-        case ReduceOp::Min: acc = v < acc ? v : acc; break;
-        case ReduceOp::Max: acc = v > acc ? v : acc; break;
-      }
+  std::copy(in[0], in[0] + n, out);
+  for (std::size_t r = 1; r < in.size(); ++r) {
+    const T* v = in[r];
+    switch (op) {
+      case ReduceOp::Sum:
+      case ReduceOp::Avg:
+        for (std::size_t i = 0; i < n; ++i) out[i] = out[i] + v[i];
+        break;
+      case ReduceOp::Product:
+        for (std::size_t i = 0; i < n; ++i) out[i] = out[i] * v[i];
+        break;
+      case ReduceOp::Min:
+        for (std::size_t i = 0; i < n; ++i) out[i] = v[i] < out[i] ? v[i] : out[i];
+        break;
+      case ReduceOp::Max:
+        for (std::size_t i = 0; i < n; ++i) out[i] = v[i] > out[i] ? v[i] : out[i];
+        break;
     }
-    if (op == ReduceOp::Avg) acc = acc / static_cast<T>(in.size());
-    out[i] = acc;
+  }
+  if (op == ReduceOp::Avg) {
+    const T count = static_cast<T>(in.size());
+    for (std::size_t i = 0; i < n; ++i) out[i] = out[i] / count;
   }
 }
 
@@ -188,7 +229,12 @@ class ThreadGroup final : public ProcessGroup {
     c.collective = collective;
     c.dtype = input.dtype();
     c.sizes.assign(input.sizes().begin(), input.sizes().end());
-    c.data = row_major_bytes(input);
+    const std::size_t bytes = static_cast<std::size_t>(input.numel()) * element_size(input.dtype());
+    {
+      const std::lock_guard<std::mutex> lock(world_->mutex);
+      c.data = world_->take_buffer(bytes);
+    }
+    copy_row_major(input, c.data);
     return c;
   }
   std::shared_ptr<Work> join(Contribution c, const Tensor& output);
@@ -256,7 +302,10 @@ void ThreadWork::wait() {
   compute(round);
   lock.lock();
   done_ = true;
-  if (++round.finished == world_->size) world_->rounds.erase(number_);
+  if (++round.finished == world_->size) {
+    world_->recycle(round);
+    world_->rounds.erase(number_);
+  }
 }
 
 void ThreadWork::compute(const Round& round) {
@@ -264,19 +313,19 @@ void ThreadWork::compute(const Round& round) {
   auto* out = static_cast<std::byte*>(output_.impl()->data());
   const std::size_t item = element_size(mine.dtype);
   const std::size_t n = round.ranks.size();
-  const std::size_t elems = mine.data.size() / item;
+  const std::size_t elems = mine.data.size / item;
   const std::size_t row = mine.sizes.empty() || mine.sizes[0] == 0 ? 0 : elems / static_cast<std::size_t>(mine.sizes[0]);
   if (mine.collective == "all_reduce") {
     if (elems) reduce_into(out, round.ranks, 0, elems, mine.dtype, mine.op);
   } else if (mine.collective == "all_gather_into_tensor") {
     for (std::size_t r = 0; r < n; ++r)
-      if (!round.ranks[r].data.empty()) std::memcpy(out + r * mine.data.size(), round.ranks[r].data.data(), mine.data.size());
+      if (!round.ranks[r].data.empty()) std::memcpy(out + r * mine.data.size, round.ranks[r].data.data(), mine.data.size);
   } else if (mine.collective == "reduce_scatter_tensor") {
     const std::size_t chunk = elems / n;
     if (chunk) reduce_into(out, round.ranks, static_cast<std::size_t>(rank_) * chunk, chunk, mine.dtype, mine.op);
   } else if (mine.collective == "broadcast") {
     const Contribution& src = round.ranks[static_cast<std::size_t>(mine.src)];
-    if (!src.data.empty()) std::memcpy(out, src.data.data(), src.data.size());
+    if (!src.data.empty()) std::memcpy(out, src.data.data(), src.data.size);
   } else {  // all_to_all_single: from each rank j, the rows it sends this rank
     std::size_t written = 0;
     for (std::size_t j = 0; j < n; ++j) {
