@@ -17,6 +17,7 @@
 #include "distributed/process_group.h"
 #include "distributed/thread_backend.h"
 #include "ops/functions.h"
+#include "tests/distributed/collective_inputs.h"
 #include "tests/test_helpers.h"
 #include "nn/functional.h"
 #include "nn/layers.h"
@@ -29,19 +30,10 @@ using namespace strata::distributed;
 
 namespace {
 
-// Rank r's values: distinct per rank and element, small dyadic numbers, so every reduction of them
-// is exact in float32 and the references below can be computed in double.
-std::vector<double> values_of(int rank, std::int64_t n) {
-  std::vector<double> v(static_cast<std::size_t>(n));
-  for (std::int64_t i = 0; i < n; ++i) v[static_cast<std::size_t>(i)] = (rank + 1) * 10.0 + static_cast<double>(i) * ((rank % 2) ? -1.5 : 0.5);
-  return v;
-}
-Tensor input_of(int rank, const std::vector<std::int64_t>& sizes, ScalarType dtype = ScalarType::Float32) {
-  return to(tensor(values_of(rank, numel_of(sizes)), sizes), dtype);
-}
-bool same(const Tensor& a, const Tensor& b) {
-  return a.sizes() == b.sizes() && a.dtype() == b.dtype() && contiguous(a).to_vector<double>() == contiguous(b).to_vector<double>();
-}
+using testing::input_of;
+using testing::same;
+using testing::values_of;
+
 TensorOptions of_dtype(ScalarType t) {
   TensorOptions o;
   o.dtype = t;
@@ -55,18 +47,7 @@ TEST_CASE("all_reduce gives every rank the reduction of all inputs, for every re
     for (const char* op : {"sum", "avg", "product", "min", "max"}) {
       for (const std::vector<std::int64_t>& sizes : std::vector<std::vector<std::int64_t>>{{3, 5}, {}, {0, 2}, {7}}) {
         INFO("world ", world, " op ", op, " sizes ", shape_str(sizes));
-        // the single-process reference: the ranks' values reduced in rank order
-        const std::string name = op;
-        std::vector<double> expected = values_of(0, numel_of(sizes));
-        for (int r = 1; r < world; ++r) {
-          const std::vector<double> x = values_of(r, numel_of(sizes));
-          for (std::size_t i = 0; i < x.size(); ++i) {
-            double& e = expected[i];
-            e = name == "sum" || name == "avg" ? e + x[i] : name == "product" ? e * x[i] : name == "min" ? std::min(e, x[i]) : std::max(e, x[i]);
-          }
-        }
-        if (name == "avg")
-          for (double& e : expected) e /= world;
+        const std::vector<double> expected = testing::reduced(op, world, numel_of(sizes));
         std::vector<Tensor> got(static_cast<std::size_t>(world));
         spawn(world, [&](int rank) { got[static_cast<std::size_t>(rank)] = wait_tensor(all_reduce(input_of(rank, sizes), op, "0")); });
         for (const Tensor& g : got) {

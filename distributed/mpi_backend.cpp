@@ -1,0 +1,268 @@
+// distributed/mpi_backend.cpp: process groups over MPI_COMM_WORLD (Note [Starting MPI]). Each
+// collective copies what MPI reads into a buffer it owns, starts the non-blocking call, and leaves an
+// MPIWork that completes it (MPI_Wait) and finishes avg by dividing.
+#include "distributed/mpi_backend.h"
+
+#include "core/error.h"
+
+#ifdef STRATA_HAVE_MPI
+
+#include <mpi.h>
+
+#include <cstdlib>
+#include <cstring>
+#include <limits>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "distributed/functional_collectives.h"
+#include "distributed/process_group.h"
+#include "distributed/thread_backend.h"
+#include "ops/functions.h"
+
+namespace strata::distributed {
+
+namespace {
+
+void check_mpi(int code, const char* call) {
+  if (code == MPI_SUCCESS) return;
+  char text[MPI_MAX_ERROR_STRING];
+  int length = 0;
+  MPI_Error_string(code, text, &length);
+  STRATA_CHECK(false, call, " failed: ", std::string(text, static_cast<std::size_t>(length)));
+}
+
+MPI_Datatype mpi_type(ScalarType t) {
+  switch (t) {
+    case ScalarType::Float32: return MPI_FLOAT;
+    case ScalarType::Float64: return MPI_DOUBLE;
+    case ScalarType::Int64: return MPI_INT64_T;
+    default: STRATA_CHECK(false, "the MPI backend does not support tensors of dtype ", t);
+  }
+  return MPI_DATATYPE_NULL;
+}
+
+MPI_Op mpi_op(ReduceOp op) {
+  switch (op) {
+    case ReduceOp::Sum:
+    case ReduceOp::Avg: return MPI_SUM;
+    case ReduceOp::Product: return MPI_PROD;
+    case ReduceOp::Min: return MPI_MIN;
+    case ReduceOp::Max: return MPI_MAX;
+  }
+  return MPI_SUM;
+}
+
+int mpi_count(std::int64_t n, const char* collective) {
+  STRATA_CHECK(n <= std::numeric_limits<int>::max(), collective, ": ", n, " elements is more than MPI's int counts take");
+  return static_cast<int>(n);
+}
+
+// A contiguous copy of `t`, which MPI may read until the call completes.
+Tensor owned_contiguous(const Tensor& t) { return clone(t, MemoryFormat::Contiguous); }
+
+class MPIWork final : public Work {
+ public:
+  MPIWork(MPI_Request request, Tensor output, std::vector<Tensor> keep, double divide_by)
+      : request_(request), output_(std::move(output)), keep_(std::move(keep)), divide_by_(divide_by) {}
+  ~MPIWork() override {
+    if (request_ != MPI_REQUEST_NULL) MPI_Wait(&request_, MPI_STATUS_IGNORE);  // MPI must not write freed memory
+  }
+  void wait() override {
+    if (request_ == MPI_REQUEST_NULL) return;
+    check_mpi(MPI_Wait(&request_, MPI_STATUS_IGNORE), "MPI_Wait");
+    keep_.clear();
+    if (divide_by_ == 1) return;  // avg: MPI summed; the kernel refused avg of integers
+    const std::size_t n = static_cast<std::size_t>(output_.numel());
+    if (output_.dtype() == ScalarType::Float32) {
+      float* o = static_cast<float*>(output_.impl()->data());
+      for (std::size_t i = 0; i < n; ++i) o[i] = o[i] / static_cast<float>(divide_by_);
+    } else {
+      double* o = static_cast<double*>(output_.impl()->data());
+      for (std::size_t i = 0; i < n; ++i) o[i] = o[i] / divide_by_;
+    }
+  }
+
+ private:
+  MPI_Request request_;
+  Tensor output_;
+  std::vector<Tensor> keep_;
+  double divide_by_;
+};
+
+// Note [Starting MPI]: the DETAIL check. What a rank is about to call, compared across ranks.
+struct Descriptor {
+  std::int32_t collective, dtype, op, root, dims;
+  std::int64_t sizes[8];
+};
+const char* const kCollectives[] = {"all_reduce", "all_gather_into_tensor", "reduce_scatter_tensor", "all_to_all_single",
+                                    "broadcast"};
+
+bool debug_detail() {
+  const char* v = std::getenv("STRATA_DISTRIBUTED_DEBUG");
+  return v && std::string(v) == "DETAIL";
+}
+
+class MPIGroup final : public ProcessGroup {
+ public:
+  MPIGroup(int rank, int size) : ProcessGroup(rank, size, kWorldGroupName), detail_(debug_detail()) {}
+
+  std::shared_ptr<Work> all_reduce(const Tensor& input, const Tensor& output, ReduceOp op) override {
+    agree(0, input, op, 0);
+    copy_(output, input);
+    MPI_Request r;
+    check_mpi(MPI_Iallreduce(MPI_IN_PLACE, output.impl()->data(), mpi_count(output.numel(), "all_reduce"), mpi_type(input.dtype()),
+                             mpi_op(op), MPI_COMM_WORLD, &r),
+              "MPI_Iallreduce");
+    return std::make_shared<MPIWork>(r, output, std::vector<Tensor>{}, op == ReduceOp::Avg ? size() : 1);
+  }
+  std::shared_ptr<Work> all_gather_into_tensor(const Tensor& input, const Tensor& output) override {
+    agree(1, input, ReduceOp::Sum, 0);
+    const Tensor send = owned_contiguous(input);
+    const int n = mpi_count(send.numel(), "all_gather_into_tensor");
+    MPI_Request r;
+    check_mpi(MPI_Iallgather(send.impl()->data(), n, mpi_type(input.dtype()), output.impl()->data(), n, mpi_type(input.dtype()),
+                             MPI_COMM_WORLD, &r),
+              "MPI_Iallgather");
+    return std::make_shared<MPIWork>(r, output, std::vector<Tensor>{send}, 1);
+  }
+  std::shared_ptr<Work> reduce_scatter_tensor(const Tensor& input, const Tensor& output, ReduceOp op) override {
+    agree(2, input, op, 0);
+    const Tensor send = owned_contiguous(input);
+    MPI_Request r;
+    check_mpi(MPI_Ireduce_scatter_block(send.impl()->data(), output.impl()->data(), mpi_count(output.numel(), "reduce_scatter_tensor"),
+                                        mpi_type(input.dtype()), mpi_op(op), MPI_COMM_WORLD, &r),
+              "MPI_Ireduce_scatter_block");
+    return std::make_shared<MPIWork>(r, output, std::vector<Tensor>{send}, op == ReduceOp::Avg ? size() : 1);
+  }
+  std::shared_ptr<Work> all_to_all_single(const Tensor& input, const Tensor& output, IntArrayRef output_splits,
+                                          IntArrayRef input_splits) override {
+    agree(3, input, ReduceOp::Sum, 0);
+    const Tensor send = owned_contiguous(input);
+    const std::int64_t row = input.size(0) == 0 ? 0 : input.numel() / input.size(0);
+    std::vector<int> send_counts, send_displs, recv_counts, recv_displs;
+    std::int64_t sent = 0, received = 0;
+    for (int j = 0; j < size(); ++j) {
+      const auto k = static_cast<std::size_t>(j);
+      send_counts.push_back(mpi_count(input_splits[k] * row, "all_to_all_single"));
+      send_displs.push_back(mpi_count(sent, "all_to_all_single"));
+      sent += input_splits[k] * row;
+      recv_counts.push_back(mpi_count(output_splits[k] * row, "all_to_all_single"));
+      recv_displs.push_back(mpi_count(received, "all_to_all_single"));
+      received += output_splits[k] * row;
+    }
+    MPI_Request r;
+    check_mpi(MPI_Ialltoallv(send.impl()->data(), send_counts.data(), send_displs.data(), mpi_type(input.dtype()),
+                             output.impl()->data(), recv_counts.data(), recv_displs.data(), mpi_type(input.dtype()),
+                             MPI_COMM_WORLD, &r),
+              "MPI_Ialltoallv");
+    return std::make_shared<AllToAllWork>(r, output, send, std::move(send_counts), std::move(send_displs),
+                                          std::move(recv_counts), std::move(recv_displs));
+  }
+  std::shared_ptr<Work> broadcast(const Tensor& input, const Tensor& output, int src) override {
+    agree(4, input, ReduceOp::Sum, src);
+    if (rank() == src) copy_(output, input);
+    MPI_Request r;
+    check_mpi(MPI_Ibcast(output.impl()->data(), mpi_count(output.numel(), "broadcast"), mpi_type(input.dtype()), src,
+                         MPI_COMM_WORLD, &r),
+              "MPI_Ibcast");
+    return std::make_shared<MPIWork>(r, output, std::vector<Tensor>{}, 1);
+  }
+
+ private:
+  // MPI_Ialltoallv reads its count and displacement arrays until it completes.
+  class AllToAllWork final : public Work {
+   public:
+    AllToAllWork(MPI_Request r, Tensor output, Tensor send, std::vector<int> sc, std::vector<int> sd, std::vector<int> rc,
+                 std::vector<int> rd)
+        : work_(r, std::move(output), std::vector<Tensor>{std::move(send)}, 1),
+          counts_{std::move(sc), std::move(sd), std::move(rc), std::move(rd)} {}
+    void wait() override { work_.wait(); }
+
+   private:
+    MPIWork work_;
+    std::vector<int> counts_[4];
+  };
+
+  // STRATA_DISTRIBUTED_DEBUG=DETAIL: every rank's description of this collective, compared.
+  void agree(int collective, const Tensor& input, ReduceOp op, int root) {
+    if (!detail_) return;
+    const std::int64_t number = next_++;
+    Descriptor mine{};
+    mine.collective = collective;
+    mine.dtype = static_cast<std::int32_t>(input.dtype());
+    mine.op = static_cast<std::int32_t>(op);
+    mine.root = root;
+    mine.dims = static_cast<std::int32_t>(std::min<std::size_t>(input.sizes().size(), 8));
+    for (int d = 0; d < mine.dims; ++d) mine.sizes[d] = input.sizes()[static_cast<std::size_t>(d)];
+    std::vector<Descriptor> all(static_cast<std::size_t>(size()));
+    check_mpi(MPI_Allgather(&mine, sizeof(Descriptor), MPI_BYTE, all.data(), sizeof(Descriptor), MPI_BYTE, MPI_COMM_WORLD),
+              "MPI_Allgather");
+    const Descriptor& first = all[0];
+    const char* name = kCollectives[first.collective];
+    for (std::size_t r = 1; r < all.size(); ++r) {
+      const Descriptor& d = all[r];
+      STRATA_CHECK(d.collective == first.collective, "collective #", number, ": rank 0 called ", name, " but rank ", r,
+                   " called ", kCollectives[d.collective], " (every rank must call the same collectives in the same order)");
+      STRATA_CHECK(d.dtype == first.dtype, name, " (collective #", number, "): rank 0's tensor is ",
+                   static_cast<ScalarType>(first.dtype), " but rank ", r, "'s is ", static_cast<ScalarType>(d.dtype));
+      const bool sized = first.collective != 3;
+      STRATA_CHECK(!sized || (d.dims == first.dims && std::equal(d.sizes, d.sizes + d.dims, first.sizes)), name,
+                   " (collective #", number, "): rank 0's tensor has sizes ",
+                   shape_str(IntArrayRef(first.sizes, static_cast<std::size_t>(first.dims))), " but rank ", r, "'s has ",
+                   shape_str(IntArrayRef(d.sizes, static_cast<std::size_t>(d.dims))));
+      STRATA_CHECK(d.op == first.op, name, " (collective #", number, "): rank 0 reduces with ",
+                   reduce_op_name(static_cast<ReduceOp>(first.op)), " but rank ", r, " with ",
+                   reduce_op_name(static_cast<ReduceOp>(d.op)));
+      STRATA_CHECK(d.root == first.root, "broadcast (collective #", number, "): rank 0 broadcasts from rank ", first.root,
+                   " but rank ", r, " from rank ", d.root);
+    }
+  }
+
+  bool detail_;
+  std::int64_t next_ = 0;
+};
+
+bool initialised_here = false;
+
+}  // namespace
+
+bool mpi_available() { return true; }
+
+void init_mpi(int* argc, char*** argv) {
+  int ready = 0;
+  check_mpi(MPI_Initialized(&ready), "MPI_Initialized");
+  if (!ready) {
+    int provided = 0;
+    check_mpi(MPI_Init_thread(argc, argv, MPI_THREAD_SERIALIZED, &provided), "MPI_Init_thread");
+    initialised_here = true;
+  }
+  MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
+  register_collective_ops();
+  int rank = 0, size = 1;
+  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  MPI_Comm_size(MPI_COMM_WORLD, &size);
+  register_process_group(std::make_shared<MPIGroup>(rank, size));
+}
+
+void finalize_mpi() {
+  unregister_process_group(kWorldGroupName);
+  int done = 0;
+  MPI_Finalized(&done);
+  if (initialised_here && !done) MPI_Finalize();
+}
+
+}  // namespace strata::distributed
+
+#else  // no MPI in this build
+
+namespace strata::distributed {
+
+bool mpi_available() { return false; }
+void init_mpi(int*, char***) { STRATA_CHECK(false, "init_mpi: this build of strata has no MPI backend (configure with -Dmpi=enabled and Open MPI installed)"); }
+void finalize_mpi() { STRATA_CHECK(false, "finalize_mpi: this build of strata has no MPI backend"); }
+
+}  // namespace strata::distributed
+
+#endif

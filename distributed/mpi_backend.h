@@ -1,0 +1,24 @@
+// distributed/mpi_backend.h: the MPI backend, what carries strata past one machine. The same SPMD
+// program as on the thread backend, one rank per process, launched with `mpirun -np N`; each
+// collective is a non-blocking MPI call (MPI_Iallreduce, MPI_Iallgather, ...) completed at
+// wait_tensor. Built when meson finds MPI (the `mpi` feature option); mpi_available() says whether it
+// was.
+#pragma once
+
+namespace strata::distributed {
+
+// Whether this build has the MPI backend.
+bool mpi_available();
+
+// Note [Starting MPI]
+// init_mpi initialises MPI (MPI_Init_thread, asking for MPI_THREAD_SERIALIZED: strata calls MPI from
+// one thread at a time) unless it already is, and registers MPI_COMM_WORLD as the group "0" on the
+// calling thread, which then runs the program; finalize_mpi unregisters it and finalises MPI (once,
+// at the end: MPI cannot be started again). With STRATA_DISTRIBUTED_DEBUG=DETAIL in the environment
+// (upstream's TORCH_DISTRIBUTED_DEBUG idea), every collective first exchanges a description of
+// itself (which collective, dtype, sizes, reduce op, root) and fails on every rank if any rank's
+// differs, instead of corrupting data or deadlocking. Both throw strata::Error without MPI.
+void init_mpi(int* argc, char*** argv);
+void finalize_mpi();
+
+}  // namespace strata::distributed

@@ -1,0 +1,108 @@
+// tests/distributed/test_mpi.cpp: the MPI backend, run by meson under `mpirun -np 2` and `-np 4`
+// (one process per rank): every collective against the single-process reference, data-parallel
+// training equal to one process, and (STRATA_DISTRIBUTED_DEBUG=DETAIL) ranks that disagree failing
+// alike. Its own main starts and stops MPI around doctest.
+#define DOCTEST_CONFIG_IMPLEMENT
+#include <doctest/doctest.h>
+
+#include <mpi.h>
+
+#include "autograd/backward.h"
+#include "distributed/data_parallel.h"
+#include "distributed/functional_collectives.h"
+#include "distributed/mpi_backend.h"
+#include "distributed/process_group.h"
+#include "nn/functional.h"
+#include "nn/layers.h"
+#include "optim/sgd.h"
+#include "tests/distributed/collective_inputs.h"
+#include "tracer/seed_experiment.h"
+
+using namespace strata;
+using namespace strata::distributed;
+using testing::input_of;
+using testing::same;
+
+namespace {
+int world() { return resolve_process_group("0").size(); }
+int me() { return resolve_process_group("0").rank(); }
+}  // namespace
+
+TEST_CASE("MPI: all_reduce with every reduce op equals the single-process reduction") {
+  for (const char* op : {"sum", "avg", "product", "min", "max"})
+    for (const std::vector<std::int64_t>& sizes : std::vector<std::vector<std::int64_t>>{{3, 5}, {}, {0, 2}, {7}}) {
+      INFO(op, " ", shape_str(sizes));
+      const Tensor got = wait_tensor(all_reduce(input_of(me(), sizes), op, "0"));
+      CHECK(got.sizes() == IntArrayRef(sizes));
+      CHECK(got.to_vector<double>() == testing::reduced(op, world(), numel_of(sizes)));
+    }
+}
+
+TEST_CASE("MPI: all_gather, reduce_scatter, all_to_all_single and broadcast equal their references") {
+  const int n = world(), rank = me();
+  std::vector<Tensor> parts;
+  for (int r = 0; r < n; ++r) parts.push_back(contiguous(t(input_of(r, {3, 2}))));
+  CHECK(same(wait_tensor(all_gather_into_tensor(t(input_of(rank, {3, 2})), n, "0")), cat(parts, 0)));
+  Tensor summed = input_of(0, {2 * n, 2});
+  for (int r = 1; r < n; ++r) summed = add(summed, input_of(r, {2 * n, 2}));
+  CHECK(same(wait_tensor(reduce_scatter_tensor(input_of(rank, {2 * n, 2}), "sum", n, "0")), narrow(summed, 0, 2 * rank, 2)));
+  std::vector<std::int64_t> in_splits, out_splits(static_cast<std::size_t>(n), rank + 1);
+  for (int j = 0; j < n; ++j) in_splits.push_back(j + 1);
+  std::vector<Tensor> received;
+  for (int j = 0; j < n; ++j) received.push_back(narrow(input_of(j, {n * (n + 1) / 2, 2}), 0, rank * (rank + 1) / 2, rank + 1));
+  // rank j sends rows [k(k+1)/2, ...) of its input to rank k: k + 1 rows
+  CHECK(same(wait_tensor(all_to_all_single(input_of(rank, {n * (n + 1) / 2, 2}), out_splits, in_splits, "0")), cat(received, 0)));
+  CHECK(same(wait_tensor(broadcast(input_of(rank, {4}, ScalarType::Int64), n - 1, "0")), input_of(n - 1, {4}, ScalarType::Int64)));
+}
+
+TEST_CASE("MPI: data-parallel training ends with the single-process parameters") {
+  const tracer::SeedConfig config{0, {16, 32, 32, 4}, 8, 0.1};
+  auto train = [&](nn::Module& model, const Tensor& x, const Tensor& y) {
+    optim::SGD opt(model.parameters(), optim::SGDOptions{config.lr});
+    for (int s = 0; s < 3; ++s) {
+      opt.zero_grad();
+      backward(nn::functional::cross_entropy(model(x), y));
+      opt.step();
+    }
+  };
+  manual_seed(config.seed);
+  const auto reference = nn::make_mlp(config.sizes);
+  manual_seed(config.seed + 1000 + static_cast<std::uint64_t>(me()));
+  auto mine = me() == 0 ? nn::make_mlp(config.sizes) : nn::make_mlp(config.sizes);
+  if (me() == 0) {  // rank 0 starts from the reference's parameters; the others get them by broadcast
+    manual_seed(config.seed);
+    mine = nn::make_mlp(config.sizes);
+  }
+  const auto [x, y] = tracer::make_batch(config);
+  train(*reference, x, y);
+  DistributedDataParallel ddp(mine);
+  const std::int64_t share = config.batch / world();
+  train(ddp, narrow(x, 0, me() * share, share), narrow(y, 0, me() * share, share));
+  const auto got = ddp.parameters(), want = reference->parameters();
+  for (std::size_t i = 0; i < got.size(); ++i) CHECK(tracer::allclose(got[i], want[i], 1e-6, 1e-6));
+}
+
+TEST_CASE("MPI with STRATA_DISTRIBUTED_DEBUG=DETAIL: ranks that disagree all get the same error") {
+  std::string message;
+  try {
+    wait_tensor(all_reduce(ones({me() + 2}), "sum", "0"));
+  } catch (const Error& e) {
+    message = e.what();
+  }
+  // (The collective's number counts the ones the earlier cases ran.)
+  const std::string head = "[_c10d_functional::all_reduce] all_reduce (collective #";
+  const std::string tail = "): rank 0's tensor has sizes [2] but rank 1's has [3]";
+  CHECK(message.rfind(head, 0) == 0);
+  CHECK(message.size() > tail.size());
+  CHECK(message.substr(message.size() - tail.size()) == tail);
+}
+
+int main(int argc, char** argv) {
+  init_mpi(&argc, &argv);
+  doctest::Context context(argc, argv);
+  const int failed = context.run();
+  int any = 0;
+  MPI_Allreduce(&failed, &any, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
+  finalize_mpi();
+  return any;
+}
