@@ -10,6 +10,7 @@
 #include <mpi.h>
 
 #include <cstdlib>
+#include <algorithm>
 #include <cstring>
 #include <limits>
 #include <memory>
@@ -106,14 +107,33 @@ bool debug_detail() {
 
 class MPIGroup final : public ProcessGroup {
  public:
-  MPIGroup(int rank, int size) : ProcessGroup(rank, size, kWorldGroupName), detail_(debug_detail()) {}
+  MPIGroup(MPI_Comm comm, int rank, int size, std::string name)
+      : ProcessGroup(rank, size, std::move(name)), comm_(comm), detail_(debug_detail()) {}
+  ~MPIGroup() override {
+    int done = 0;
+    MPI_Finalized(&done);
+    if (comm_ != MPI_COMM_WORLD && !done) MPI_Comm_free(&comm_);
+  }
+
+  // Note [Splitting a group]: MPI_Comm_split, which every rank of this group joins.
+  std::shared_ptr<ProcessGroup> make_subgroup(const std::vector<int>& members, const std::string& name, int index) override {
+    const int key = members.empty() ? 0 : static_cast<int>(std::find(members.begin(), members.end(), rank()) - members.begin());
+    MPI_Comm sub = MPI_COMM_NULL;
+    check_mpi(MPI_Comm_split(comm_, index < 0 ? MPI_UNDEFINED : index, key, &sub), "MPI_Comm_split");
+    if (sub == MPI_COMM_NULL) return nullptr;
+    MPI_Comm_set_errhandler(sub, MPI_ERRORS_RETURN);
+    int sub_rank = 0, sub_size = 0;
+    MPI_Comm_rank(sub, &sub_rank);
+    MPI_Comm_size(sub, &sub_size);
+    return std::make_shared<MPIGroup>(sub, sub_rank, sub_size, name);
+  }
 
   std::shared_ptr<Work> all_reduce(const Tensor& input, const Tensor& output, ReduceOp op) override {
     agree(0, input, op, 0);
     copy_(output, input);
     MPI_Request r;
     check_mpi(MPI_Iallreduce(MPI_IN_PLACE, output.impl()->data(), mpi_count(output.numel(), "all_reduce"), mpi_type(input.dtype()),
-                             mpi_op(op), MPI_COMM_WORLD, &r),
+                             mpi_op(op), comm_, &r),
               "MPI_Iallreduce");
     return std::make_shared<MPIWork>(r, output, std::vector<Tensor>{}, op == ReduceOp::Avg ? size() : 1);
   }
@@ -123,7 +143,7 @@ class MPIGroup final : public ProcessGroup {
     const int n = mpi_count(send.numel(), "all_gather_into_tensor");
     MPI_Request r;
     check_mpi(MPI_Iallgather(send.impl()->data(), n, mpi_type(input.dtype()), output.impl()->data(), n, mpi_type(input.dtype()),
-                             MPI_COMM_WORLD, &r),
+                             comm_, &r),
               "MPI_Iallgather");
     return std::make_shared<MPIWork>(r, output, std::vector<Tensor>{send}, 1);
   }
@@ -132,7 +152,7 @@ class MPIGroup final : public ProcessGroup {
     const Tensor send = owned_contiguous(input);
     MPI_Request r;
     check_mpi(MPI_Ireduce_scatter_block(send.impl()->data(), output.impl()->data(), mpi_count(output.numel(), "reduce_scatter_tensor"),
-                                        mpi_type(input.dtype()), mpi_op(op), MPI_COMM_WORLD, &r),
+                                        mpi_type(input.dtype()), mpi_op(op), comm_, &r),
               "MPI_Ireduce_scatter_block");
     return std::make_shared<MPIWork>(r, output, std::vector<Tensor>{send}, op == ReduceOp::Avg ? size() : 1);
   }
@@ -155,7 +175,7 @@ class MPIGroup final : public ProcessGroup {
     MPI_Request r;
     check_mpi(MPI_Ialltoallv(send.impl()->data(), send_counts.data(), send_displs.data(), mpi_type(input.dtype()),
                              output.impl()->data(), recv_counts.data(), recv_displs.data(), mpi_type(input.dtype()),
-                             MPI_COMM_WORLD, &r),
+                             comm_, &r),
               "MPI_Ialltoallv");
     return std::make_shared<AllToAllWork>(r, output, send, std::move(send_counts), std::move(send_displs),
                                           std::move(recv_counts), std::move(recv_displs));
@@ -165,7 +185,7 @@ class MPIGroup final : public ProcessGroup {
     if (rank() == src) copy_(output, input);
     MPI_Request r;
     check_mpi(MPI_Ibcast(output.impl()->data(), mpi_count(output.numel(), "broadcast"), mpi_type(input.dtype()), src,
-                         MPI_COMM_WORLD, &r),
+                         comm_, &r),
               "MPI_Ibcast");
     return std::make_shared<MPIWork>(r, output, std::vector<Tensor>{}, 1);
   }
@@ -197,7 +217,7 @@ class MPIGroup final : public ProcessGroup {
     mine.dims = static_cast<std::int32_t>(std::min<std::size_t>(input.sizes().size(), 8));
     for (int d = 0; d < mine.dims; ++d) mine.sizes[d] = input.sizes()[static_cast<std::size_t>(d)];
     std::vector<Descriptor> all(static_cast<std::size_t>(size()));
-    check_mpi(MPI_Allgather(&mine, sizeof(Descriptor), MPI_BYTE, all.data(), sizeof(Descriptor), MPI_BYTE, MPI_COMM_WORLD),
+    check_mpi(MPI_Allgather(&mine, sizeof(Descriptor), MPI_BYTE, all.data(), sizeof(Descriptor), MPI_BYTE, comm_),
               "MPI_Allgather");
     const Descriptor& first = all[0];
     const char* name = kCollectives[first.collective];
@@ -220,6 +240,7 @@ class MPIGroup final : public ProcessGroup {
     }
   }
 
+  MPI_Comm comm_;
   bool detail_;
   std::int64_t next_ = 0;
 };
@@ -243,7 +264,7 @@ void init_mpi(int* argc, char*** argv) {
   int rank = 0, size = 1;
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
   MPI_Comm_size(MPI_COMM_WORLD, &size);
-  register_process_group(std::make_shared<MPIGroup>(rank, size));
+  register_process_group(std::make_shared<MPIGroup>(MPI_COMM_WORLD, rank, size, kWorldGroupName));
 }
 
 void finalize_mpi() {

@@ -1,6 +1,7 @@
 // distributed/process_group.cpp: reduce-op names and the per-thread group table.
 #include "distributed/process_group.h"
 
+#include <algorithm>
 #include <map>
 
 #include "core/error.h"
@@ -45,6 +46,35 @@ void register_process_group(std::shared_ptr<ProcessGroup> group) {
 
 void unregister_process_group(std::string_view name) {
   if (const auto it = groups().find(name); it != groups().end()) groups().erase(it);
+}
+
+namespace {
+thread_local int groups_made = 1;  // the world is "0" (Note [Splitting a group])
+}  // namespace
+
+std::string split_group(const std::vector<std::vector<int>>& split_ranks, std::string_view parent) {
+  ProcessGroup& group = resolve_process_group(parent);
+  std::vector<bool> seen(static_cast<std::size_t>(group.size()), false);
+  for (const std::vector<int>& list : split_ranks) {
+    STRATA_CHECK(!list.empty(), "split_group: a list of split_ranks is empty");
+    for (int r : list) {
+      STRATA_CHECK(r >= 0 && r < group.size(), "split_group: rank ", r, " is not a rank of group '", parent, "' (it has ",
+                   group.size(), " ranks)");
+      STRATA_CHECK(!seen[static_cast<std::size_t>(r)], "split_group: rank ", r, " is in more than one list of split_ranks");
+      seen[static_cast<std::size_t>(r)] = true;
+    }
+  }
+  const int first = groups_made;
+  groups_made += static_cast<int>(split_ranks.size());
+  for (std::size_t i = 0; i < split_ranks.size(); ++i) {
+    const std::vector<int>& list = split_ranks[i];
+    if (std::find(list.begin(), list.end(), group.rank()) == list.end()) continue;
+    const std::string name = std::to_string(first + static_cast<int>(i));
+    register_process_group(group.make_subgroup(list, name, static_cast<int>(i)));
+    return name;
+  }
+  (void)group.make_subgroup({}, {}, -1);  // a rank in no list still takes part (MPI_Comm_split)
+  return {};
 }
 
 ProcessGroup& resolve_process_group(std::string_view name) {

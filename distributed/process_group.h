@@ -8,6 +8,7 @@
 #include <memory>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "../core/array_ref.h"
 #include "../core/tensor.h"
@@ -50,6 +51,12 @@ class ProcessGroup {
   // Rank `src`'s input, on every rank.
   virtual std::shared_ptr<Work> broadcast(const Tensor& input, const Tensor& output, int src) = 0;
 
+  // split_group's work on one rank (every rank of this group calls it): this rank's handle on the
+  // group of `members` (ranks of this group, in their new rank order) named `name`, the `index`-th
+  // list of the split; null when the caller is in no list (members empty, index -1).
+  virtual std::shared_ptr<ProcessGroup> make_subgroup(const std::vector<int>& members, const std::string& name,
+                                                      int index) = 0;
+
  protected:
   ProcessGroup(int rank, int size, std::string name) : rank_(rank), size_(size), name_(std::move(name)) {}
 
@@ -68,5 +75,14 @@ class ProcessGroup {
 void register_process_group(std::shared_ptr<ProcessGroup> group);  // an error if the name is taken here
 void unregister_process_group(std::string_view name);
 ProcessGroup& resolve_process_group(std::string_view name);  // an error naming the group if unknown
+
+// Note [Splitting a group]
+// upstream's split_group(parent, split_ranks): every rank of the parent calls it with the same
+// partition of the parent's ranks into disjoint lists (ranks left out get no group); each list becomes
+// a group, named by upstream's rule of a counter over the groups made so far ("1", "2", ... after the
+// world's "0"), which every rank advances alike. Returns the name of the caller's group, registered
+// on this thread, or an empty string if the caller is in no list. A 2-D mesh splits the world twice,
+// into rows and into columns.
+std::string split_group(const std::vector<std::vector<int>>& split_ranks, std::string_view parent = "0");
 
 }  // namespace strata::distributed

@@ -57,16 +57,24 @@ struct Round {
   int finished = 0;
 };
 
+// The shared state of one group's ranks: the spawned world, or a group split from it (Note [Splitting
+// a group]), which the root world keeps so that a rank's exit or failure reaches every group it is in.
 struct World {
-  explicit World(int n, std::chrono::milliseconds t) : size(n), timeout(t), exited(static_cast<std::size_t>(n), false) {}
+  World(int n, std::chrono::milliseconds t, std::string group_name, std::vector<int> ranks_in_root)
+      : size(n), timeout(t), name(std::move(group_name)), root_ranks(std::move(ranks_in_root)),
+        exited(static_cast<std::size_t>(n), false) {}
   const int size;
   const std::chrono::milliseconds timeout;
+  const std::string name;
+  const std::vector<int> root_ranks;  // each rank's rank in the spawned world
   std::mutex mutex;
   std::condition_variable changed;
   std::map<std::uint64_t, Round> rounds;  // by collective number
   std::vector<bool> exited;               // ranks whose fn returned
   std::optional<std::string> failure;     // the first rank failure, once one failed
   std::vector<Buffer> spares;             // buffers of finished rounds, at most 2 per rank
+  // The root world only: the groups split from it, by name (all of them, nested splits included).
+  std::map<std::string, std::shared_ptr<World>> groups;
 
   // A buffer of at least `bytes`: a spare that fits, else a new one. Called with `mutex` held.
   Buffer take_buffer(std::size_t bytes) {
@@ -193,7 +201,25 @@ class ThreadWork;
 
 class ThreadGroup final : public ProcessGroup {
  public:
-  ThreadGroup(int rank, std::shared_ptr<World> world) : ProcessGroup(rank, world->size, kWorldGroupName), world_(std::move(world)) {}
+  ThreadGroup(int rank, std::shared_ptr<World> world, std::shared_ptr<World> root)
+      : ProcessGroup(rank, world->size, world->name), world_(std::move(world)), root_(std::move(root)) {}
+
+  // Note [Splitting a group]: the first member to arrive makes the group's shared state in the root.
+  std::shared_ptr<ProcessGroup> make_subgroup(const std::vector<int>& members, const std::string& name, int) override {
+    if (members.empty()) return nullptr;
+    std::vector<int> root_ranks;
+    for (int r : members) root_ranks.push_back(world_->root_ranks[static_cast<std::size_t>(r)]);
+    std::shared_ptr<World> group;
+    {
+      const std::lock_guard<std::mutex> lock(root_->mutex);
+      std::shared_ptr<World>& slot = root_->groups[name];
+      if (!slot) slot = std::make_shared<World>(static_cast<int>(members.size()), root_->timeout, name, root_ranks);
+      STRATA_CHECK(slot->root_ranks == root_ranks, "split_group: the ranks of group '", name, "' disagree on its members");
+      group = slot;
+    }
+    const int my_rank = static_cast<int>(std::find(members.begin(), members.end(), rank()) - members.begin());
+    return std::make_shared<ThreadGroup>(my_rank, group, root_);
+  }
 
   std::shared_ptr<Work> all_reduce(const Tensor& input, const Tensor& output, ReduceOp op) override {
     Contribution c = contribution("all_reduce", input);
@@ -240,6 +266,7 @@ class ThreadGroup final : public ProcessGroup {
   std::shared_ptr<Work> join(Contribution c, const Tensor& output);
 
   std::shared_ptr<World> world_;
+  std::shared_ptr<World> root_;
   std::uint64_t next_ = 0;  // this rank's next collective number
 };
 
@@ -289,13 +316,13 @@ void ThreadWork::wait() {
   const auto deadline = std::chrono::steady_clock::now() + world_->timeout;
   while (!world_->failure && !missing().empty() && gone() < 0)
     if (world_->changed.wait_until(lock, deadline) == std::cv_status::timeout) break;
-  STRATA_CHECK(!world_->failure, collective, " (collective #", number_, " on group '", kWorldGroupName,
+  STRATA_CHECK(!world_->failure, collective, " (collective #", number_, " on group '", world_->name,
                "') cannot complete: ", *world_->failure);
   const int left = gone();
-  STRATA_CHECK(left < 0, collective, " (collective #", number_, " on group '", kWorldGroupName, "'): rank ", left,
+  STRATA_CHECK(left < 0, collective, " (collective #", number_, " on group '", world_->name, "'): rank ", left,
                " returned without joining it");
   const std::vector<int> absent = missing();
-  STRATA_CHECK(absent.empty(), collective, " (collective #", number_, " on group '", kWorldGroupName, "') timed out after ",
+  STRATA_CHECK(absent.empty(), collective, " (collective #", number_, " on group '", world_->name, "') timed out after ",
                world_->timeout.count(), " ms waiting for rank", absent.size() > 1 ? "s " : " ", rank_list(absent));
   lock.unlock();
   check_agreement(round, number_);  // the round is complete: no rank writes it any more
@@ -346,7 +373,9 @@ void spawn(int world_size, const std::function<void(int rank)>& fn, SpawnOptions
   STRATA_CHECK(fn, "spawn: the function is empty");
   STRATA_CHECK(options.timeout.count() > 0, "spawn: the timeout must be positive, got ", options.timeout.count(), " ms");
   register_collective_ops();  // before any rank dispatches (functional_collectives.h)
-  auto world = std::make_shared<World>(world_size, options.timeout);
+  std::vector<int> everyone(static_cast<std::size_t>(world_size));
+  for (int r = 0; r < world_size; ++r) everyone[static_cast<std::size_t>(r)] = r;
+  auto world = std::make_shared<World>(world_size, options.timeout, kWorldGroupName, everyone);
   std::vector<std::exception_ptr> errors(static_cast<std::size_t>(world_size));
   std::vector<int> order;  // ranks in the order they failed
   std::vector<std::thread> threads;
@@ -354,7 +383,7 @@ void spawn(int world_size, const std::function<void(int rank)>& fn, SpawnOptions
     threads.emplace_back([&, rank] {
       std::string failure;
       try {
-        register_process_group(std::make_shared<ThreadGroup>(rank, world));
+        register_process_group(std::make_shared<ThreadGroup>(rank, world, world));
         fn(rank);
       } catch (const std::exception& e) {
         failure = e.what();
@@ -364,15 +393,23 @@ void spawn(int world_size, const std::function<void(int rank)>& fn, SpawnOptions
         errors[static_cast<std::size_t>(rank)] = std::current_exception();
       }
       unregister_process_group(kWorldGroupName);
+      // Note [A rank that fails]: the world and every group split from it learn that this rank is gone.
+      std::vector<std::shared_ptr<World>> groups{world};
       {
         const std::lock_guard<std::mutex> lock(world->mutex);
-        world->exited[static_cast<std::size_t>(rank)] = true;
-        if (errors[static_cast<std::size_t>(rank)]) {
-          order.push_back(rank);
-          if (!world->failure) world->failure = "rank " + std::to_string(rank) + " failed: " + failure;
-        }
+        if (errors[static_cast<std::size_t>(rank)]) order.push_back(rank);
+        for (const auto& [name, group] : world->groups) groups.push_back(group);
       }
-      world->changed.notify_all();
+      for (const std::shared_ptr<World>& group : groups) {
+        {
+          const std::lock_guard<std::mutex> lock(group->mutex);
+          for (std::size_t i = 0; i < group->root_ranks.size(); ++i)
+            if (group->root_ranks[i] == rank) group->exited[i] = true;
+          if (errors[static_cast<std::size_t>(rank)] && !group->failure)
+            group->failure = "rank " + std::to_string(rank) + " failed: " + failure;
+        }
+        group->changed.notify_all();
+      }
     });
   }
   for (std::thread& t : threads) t.join();

@@ -97,6 +97,16 @@ TEST_CASE("MPI with STRATA_DISTRIBUTED_DEBUG=DETAIL: ranks that disagree all get
   CHECK(message.substr(message.size() - tail.size()) == tail);
 }
 
+TEST_CASE("MPI: split_group makes a 2-D mesh's rows and columns") {
+  if (world() != 4) return;  // the mesh needs four ranks
+  const std::string rows = split_group({{0, 1}, {2, 3}}), cols = split_group({{0, 2}, {1, 3}});
+  const Tensor mine = full({2}, static_cast<double>(me() + 1));
+  const double row_sum = me() < 2 ? 3 : 7, col_sum = me() % 2 == 0 ? 4 : 6;
+  CHECK(wait_tensor(all_reduce(mine, "sum", rows)).to_vector<double>() == std::vector<double>{row_sum, row_sum});
+  CHECK(wait_tensor(all_reduce(mine, "sum", cols)).to_vector<double>() == std::vector<double>{col_sum, col_sum});
+  CHECK(resolve_process_group(cols).rank() == me() / 2);
+}
+
 int main(int argc, char** argv) {
   init_mpi(&argc, &argv);
   doctest::Context context(argc, argv);

@@ -385,3 +385,62 @@ TEST_CASE("the differentiable collectives record a node each; wait_tensor keeps 
   });
   CHECK(names[0] == "AllGatherIntoTensorBackward");
 }
+
+TEST_CASE("split_group makes a 2-D mesh's rows and columns; collectives stay within a group" * doctest::test_suite("threads")) {
+  std::vector<std::string> row_names(4), col_names(4);
+  std::vector<Tensor> row_sums(4), col_sums(4);
+  spawn(4, [&](int rank) {
+    const auto r = static_cast<std::size_t>(rank);
+    row_names[r] = split_group({{0, 1}, {2, 3}});
+    col_names[r] = split_group({{0, 2}, {1, 3}});
+    const Tensor mine = full({2}, static_cast<double>(rank + 1));
+    row_sums[r] = wait_tensor(all_reduce(mine, "sum", row_names[r]));
+    col_sums[r] = wait_tensor(all_reduce(mine, "sum", col_names[r]));
+    CHECK(resolve_process_group(row_names[r]).size() == 2);
+    CHECK(resolve_process_group(col_names[r]).rank() == rank / 2);
+  });
+  CHECK(row_names == std::vector<std::string>{"1", "1", "2", "2"});
+  CHECK(col_names == std::vector<std::string>{"3", "4", "3", "4"});
+  // rows {0, 1}: 1 + 2, {2, 3}: 3 + 4; columns {0, 2}: 1 + 3, {1, 3}: 2 + 4
+  const std::vector<double> rows{3, 3, 7, 7}, cols{4, 6, 4, 6};
+  for (std::size_t r = 0; r < 4; ++r) {
+    CHECK(row_sums[r].to_vector<double>() == std::vector<double>{rows[r], rows[r]});
+    CHECK(col_sums[r].to_vector<double>() == std::vector<double>{cols[r], cols[r]});
+  }
+  // A rank in no list gets no group; bad partitions are refused.
+  std::vector<std::string> partial(3);
+  spawn(3, [&](int rank) { partial[static_cast<std::size_t>(rank)] = split_group({{0, 2}}); });
+  CHECK(partial == std::vector<std::string>{"1", "", "1"});
+  auto error_of = [](const std::vector<std::vector<int>>& split) {
+    std::string message;
+    try {
+      spawn(1, [&](int) { split_group(split); });
+    } catch (const Error& e) {
+      message = e.what();
+    }
+    return message;
+  };
+  CHECK(error_of({{0}, {0}}) == "spawn: rank 0 failed: split_group: rank 0 is in more than one list of split_ranks");
+  CHECK(error_of({{1}}) == "spawn: rank 0 failed: split_group: rank 1 is not a rank of group '0' (it has 1 ranks)");
+  CHECK(error_of({{}}) == "spawn: rank 0 failed: split_group: a list of split_ranks is empty");
+}
+
+TEST_CASE("a rank that fails releases the ranks waiting in a group split from the world" * doctest::test_suite("threads")) {
+  std::string seen;
+  std::mutex m;
+  CHECK_THROWS_WITH_AS(spawn(4,
+                             [&](int rank) {
+                               const std::string row = split_group({{0, 1}, {2, 3}});
+                               if (rank == 1) throw Error("boom");
+                               if (rank != 0) return;
+                               try {
+                                 wait_tensor(all_reduce(ones({1}), "sum", row));
+                               } catch (const Error& e) {
+                                 const std::lock_guard<std::mutex> lock(m);
+                                 seen = e.what();
+                               }
+                             },
+                             SpawnOptions{std::chrono::minutes(5)}),
+                       "spawn: rank 1 failed: boom", Error);
+  CHECK(seen == "[_c10d_functional::wait_tensor] all_reduce (collective #0 on group '1') cannot complete: rank 1 failed: boom");
+}
