@@ -60,8 +60,11 @@ int mpi_count(std::int64_t n, const char* collective) {
   return static_cast<int>(n);
 }
 
-// A contiguous copy of `t`, which MPI may read until the call completes.
-Tensor owned_contiguous(const Tensor& t) { return clone(t, MemoryFormat::Contiguous); }
+// Note [MPI reads the input until the wait]
+// MPI reads a send buffer until the call completes, so a collective keeps a reference to what it
+// sends: the input itself when it is contiguous (no copy, as NCCL and MPI programs do; the caller
+// must not write it before wait_tensor), else a contiguous copy.
+Tensor sendable(const Tensor& t) { return t.is_contiguous() ? t : clone(t, MemoryFormat::Contiguous); }
 
 class MPIWork final : public Work {
  public:
@@ -130,16 +133,16 @@ class MPIGroup final : public ProcessGroup {
 
   std::shared_ptr<Work> all_reduce(const Tensor& input, const Tensor& output, ReduceOp op) override {
     agree(0, input, op, 0);
-    copy_(output, input);
+    const Tensor send = sendable(input);
     MPI_Request r;
-    check_mpi(MPI_Iallreduce(MPI_IN_PLACE, output.impl()->data(), mpi_count(output.numel(), "all_reduce"), mpi_type(input.dtype()),
-                             mpi_op(op), comm_, &r),
+    check_mpi(MPI_Iallreduce(send.impl()->data(), output.impl()->data(), mpi_count(output.numel(), "all_reduce"),
+                             mpi_type(input.dtype()), mpi_op(op), comm_, &r),
               "MPI_Iallreduce");
-    return std::make_shared<MPIWork>(r, output, std::vector<Tensor>{}, op == ReduceOp::Avg ? size() : 1);
+    return std::make_shared<MPIWork>(r, output, std::vector<Tensor>{send}, op == ReduceOp::Avg ? size() : 1);
   }
   std::shared_ptr<Work> all_gather_into_tensor(const Tensor& input, const Tensor& output) override {
     agree(1, input, ReduceOp::Sum, 0);
-    const Tensor send = owned_contiguous(input);
+    const Tensor send = sendable(input);
     const int n = mpi_count(send.numel(), "all_gather_into_tensor");
     MPI_Request r;
     check_mpi(MPI_Iallgather(send.impl()->data(), n, mpi_type(input.dtype()), output.impl()->data(), n, mpi_type(input.dtype()),
@@ -149,7 +152,7 @@ class MPIGroup final : public ProcessGroup {
   }
   std::shared_ptr<Work> reduce_scatter_tensor(const Tensor& input, const Tensor& output, ReduceOp op) override {
     agree(2, input, op, 0);
-    const Tensor send = owned_contiguous(input);
+    const Tensor send = sendable(input);
     MPI_Request r;
     check_mpi(MPI_Ireduce_scatter_block(send.impl()->data(), output.impl()->data(), mpi_count(output.numel(), "reduce_scatter_tensor"),
                                         mpi_type(input.dtype()), mpi_op(op), comm_, &r),
@@ -159,7 +162,7 @@ class MPIGroup final : public ProcessGroup {
   std::shared_ptr<Work> all_to_all_single(const Tensor& input, const Tensor& output, IntArrayRef output_splits,
                                           IntArrayRef input_splits) override {
     agree(3, input, ReduceOp::Sum, 0);
-    const Tensor send = owned_contiguous(input);
+    const Tensor send = sendable(input);
     const std::int64_t row = input.size(0) == 0 ? 0 : input.numel() / input.size(0);
     std::vector<int> send_counts, send_displs, recv_counts, recv_displs;
     std::int64_t sent = 0, received = 0;

@@ -18,6 +18,8 @@ bool mpi_available();
 // (upstream's TORCH_DISTRIBUTED_DEBUG idea), every collective first exchanges a description of
 // itself (which collective, dtype, sizes, reduce op, root) and fails on every rank if any rank's
 // differs, instead of corrupting data or deadlocking. Both throw strata::Error without MPI.
+// Unlike the thread backend, which copies, MPI reads a collective's input until it is waited for
+// (Note [MPI reads the input until the wait]): do not write it in between.
 void init_mpi(int* argc, char*** argv);
 void finalize_mpi();
 
