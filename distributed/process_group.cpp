@@ -77,6 +77,11 @@ std::string split_group(const std::vector<std::vector<int>>& split_ranks, std::s
   return {};
 }
 
+ProcessGroup* find_process_group(std::string_view name) {
+  const auto it = groups().find(name);
+  return it == groups().end() ? nullptr : it->second.get();
+}
+
 ProcessGroup& resolve_process_group(std::string_view name) {
   const auto it = groups().find(name);
   STRATA_CHECK(it != groups().end(), "Could not resolve the process group registered under the name ", name);

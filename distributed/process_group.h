@@ -75,6 +75,7 @@ class ProcessGroup {
 void register_process_group(std::shared_ptr<ProcessGroup> group);  // an error if the name is taken here
 void unregister_process_group(std::string_view name);
 ProcessGroup& resolve_process_group(std::string_view name);  // an error naming the group if unknown
+ProcessGroup* find_process_group(std::string_view name);     // null if unknown
 
 // Note [Splitting a group]
 // upstream's split_group(parent, split_ranks): every rank of the parent calls it with the same

@@ -424,4 +424,13 @@ void spawn(int world_size, const std::function<void(int rank)>& fn, SpawnOptions
   }
 }
 
+void run_spmd(int world_size, const std::function<void(int rank)>& fn, SpawnOptions options) {
+  if (const ProcessGroup* world = find_process_group(kWorldGroupName)) {
+    STRATA_CHECK(world->size() == world_size, "run_spmd: this program's world has ", world->size(), " ranks, not ", world_size);
+    fn(world->rank());
+    return;
+  }
+  spawn(world_size, fn, options);
+}
+
 }  // namespace strata::distributed

@@ -28,4 +28,9 @@ inline constexpr const char* kWorldGroupName = "0";
 // others still wait for it in a collective fails them the same way. world_size must be 1 to 1024.
 void spawn(int world_size, const std::function<void(int rank)>& fn, SpawnOptions options = {});
 
+// Runs an SPMD function wherever this program's ranks are: when this thread already has a world
+// group (MPI started by init_mpi, or inside spawn), fn(rank) runs once, here, as this process's or
+// thread's rank, and world_size must be that world's size; otherwise spawn(world_size, fn).
+void run_spmd(int world_size, const std::function<void(int rank)>& fn, SpawnOptions options = {});
+
 }  // namespace strata::distributed

@@ -8,6 +8,7 @@
 #include "autograd/backward.h"
 #include "core/generator.h"
 #include "distributed/data_parallel.h"
+#include "distributed/functional_collectives.h"
 #include "distributed/thread_backend.h"
 #include "nn/functional.h"
 #include "nn/layers.h"
@@ -120,8 +121,7 @@ TracedStep data_parallel_step(const SeedConfig& config) {
   t.step.x = x;
   t.step.y = y;
   t.step.init_params = detached_clones(models[0]->parameters());
-  std::vector<Tensor> logits(static_cast<std::size_t>(world));
-  distributed::spawn(world, [&](int rank) {
+  distributed::run_spmd(world, [&](int rank) {
     distributed::DistributedDataParallel ddp(models[static_cast<std::size_t>(rank)]);
     optim::SGD opt(ddp.parameters(), {.lr = config.lr});
     const std::int64_t share = config.batch / world;
@@ -137,14 +137,15 @@ TracedStep data_parallel_step(const SeedConfig& config) {
       counter.set_phase("optimizer");
       opt.step();
     }
-    logits[static_cast<std::size_t>(rank)] = detach(out);
+    // Every rank's logits, in rank order: the whole batch's (gathered, so this works across processes).
+    const Tensor all_logits = distributed::wait_tensor(distributed::all_gather_into_tensor(detach(out), world, "0"));
     if (rank != 0) return;
+    t.step.logits = all_logits;
     t.counter = counter;
     t.step.loss = detach(loss);
     for (const Tensor& p : ddp.parameters()) t.step.grads.push_back(clone(p.grad()));
     t.step.params_after = detached_clones(ddp.parameters());
   });
-  t.step.logits = cat(logits, 0);
   return t;
 }
 
