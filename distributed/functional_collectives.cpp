@@ -59,6 +59,16 @@ void all_reduce_cpu(const Tensor& out, const Tensor& input, std::string_view red
   keep_pending(out, group_of("all_reduce", group_name).all_reduce(input, out, op));
 }
 
+// ---- all_reduce_: in place, for buffers reused across steps (the output is the input) ----
+void all_reduce__check(const Tensor& self, std::string_view reduce_op, std::string_view group_name) {
+  (void)parse_reduce_op(reduce_op);
+  (void)group_name;
+  STRATA_CHECK(self.is_contiguous(), "the tensor must be contiguous to be reduced in place");
+}
+void all_reduce__cpu(const Tensor& self, std::string_view reduce_op, std::string_view group_name) {
+  all_reduce_cpu(self, self, reduce_op, group_name);
+}
+
 // ---- all_gather_into_tensor ----
 TensorSpec all_gather_meta(const Tensor& input, std::int64_t group_size, std::string_view group_name) {
   (void)group_name;
@@ -188,6 +198,8 @@ void register_collective_ops() {
     const char* ns = "_c10d_functional";
     def_functional<all_reduce_meta, all_reduce_cpu>(d, ns, "all_reduce(Tensor input, str reduce_op, str group_name) -> Tensor",
                                                     "all_reduce");
+    def_inplace<all_reduce__check, all_reduce__cpu>(
+        d, ns, "all_reduce_(Tensor(a!) input, str reduce_op, str group_name) -> Tensor(a!)", "all_reduce_");
     def_functional<all_gather_meta, all_gather_cpu>(
         d, ns, "all_gather_into_tensor(Tensor input, int group_size, str group_name) -> Tensor", "all_gather_into_tensor");
     def_functional<reduce_scatter_meta, reduce_scatter_cpu>(
@@ -209,6 +221,15 @@ void register_collective_ops() {
 Tensor all_reduce(const Tensor& input, std::string_view reduce_op, std::string_view group_name) {
   static const OperatorHandle op = collective("all_reduce");
   return detail::call_op(op, input, reduce_op, group_name);
+}
+const Tensor& all_reduce_(const Tensor& input, std::string_view reduce_op, std::string_view group_name) {
+  static const OperatorHandle op = collective("all_reduce_");
+  Stack stack;
+  stack.emplace_back(input);
+  stack.emplace_back(reduce_op);
+  stack.emplace_back(group_name);
+  op.call(stack);
+  return input;
 }
 Tensor all_gather_into_tensor(const Tensor& input, std::int64_t group_size, std::string_view group_name) {
   static const OperatorHandle op = collective("all_gather_into_tensor");

@@ -14,6 +14,9 @@ namespace strata::distributed {
 
 // _c10d_functional::all_reduce(Tensor input, str reduce_op, str group_name) -> Tensor
 Tensor all_reduce(const Tensor& input, std::string_view reduce_op, std::string_view group_name);
+// _c10d_functional::all_reduce_(Tensor(a!) input, str reduce_op, str group_name) -> Tensor(a!): the
+// reduction written into `input` itself (contiguous), complete at wait_tensor(input).
+const Tensor& all_reduce_(const Tensor& input, std::string_view reduce_op, std::string_view group_name);
 // _c10d_functional::all_gather_into_tensor(Tensor input, int group_size, str group_name) -> Tensor
 Tensor all_gather_into_tensor(const Tensor& input, std::int64_t group_size, std::string_view group_name);
 // _c10d_functional::reduce_scatter_tensor(Tensor input, str reduce_op, int group_size, str group_name) -> Tensor

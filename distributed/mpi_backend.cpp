@@ -134,8 +134,10 @@ class MPIGroup final : public ProcessGroup {
   std::shared_ptr<Work> all_reduce(const Tensor& input, const Tensor& output, ReduceOp op) override {
     agree(0, input, op, 0);
     const Tensor send = sendable(input);
+    // all_reduce_ passes one tensor as both: MPI spells that MPI_IN_PLACE.
+    const void* from = send.impl()->data() == output.impl()->data() ? MPI_IN_PLACE : send.impl()->data();
     MPI_Request r;
-    check_mpi(MPI_Iallreduce(send.impl()->data(), output.impl()->data(), mpi_count(output.numel(), "all_reduce"),
+    check_mpi(MPI_Iallreduce(from, output.impl()->data(), mpi_count(output.numel(), "all_reduce"),
                              mpi_type(input.dtype()), mpi_op(op), comm_, &r),
               "MPI_Iallreduce");
     return std::make_shared<MPIWork>(r, output, std::vector<Tensor>{send}, op == ReduceOp::Avg ? size() : 1);

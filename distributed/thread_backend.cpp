@@ -1,6 +1,6 @@
 // distributed/thread_backend.cpp: ranks as threads. Each collective is a round that every rank
-// joins with a copy of its input; a rank's wait blocks until all have joined, checks that they agree,
-// and computes that rank's own output from the copies (Note [A round computes at wait]).
+// joins with its input and output; a rank's wait blocks until all have joined, checks that they agree,
+// and does its share of the work on the shared tensors (Note [A round computes at wait]).
 #include "distributed/thread_backend.h"
 
 #include <algorithm>
@@ -24,12 +24,20 @@ namespace strata::distributed {
 namespace {
 
 // Note [A round computes at wait]
-// Issuing a collective copies the rank's input into the round (so the caller may reuse its tensor)
-// and returns at once: the collective is asynchronous, and its result exists only after wait(). The
-// wait blocks until every rank has joined the round, checks that all joined the same collective with
-// matching tensors (else every rank fails with the same error, rather than reading garbage), then
-// computes this rank's output from the copies, reducing in rank order so every rank gets the same
-// bits. The last rank to finish drops the round.
+// Issuing a collective puts the rank's input and output into the round and returns at once: the
+// collective is asynchronous, and its result exists only after wait(). Inputs are read where they
+// are (a non-contiguous one is copied first), so, as with MPI, an input must not be written between
+// the issue and the wait. The wait blocks until every rank has joined the round, checks that all
+// joined the same collective with matching tensors (else every rank fails with the same error,
+// rather than reading garbage), then does this rank's share of the work: for all_reduce, rank r
+// reduces the r-th of N slices of every input, in rank order, and writes it into every rank's
+// output, so each element is computed once and every rank gets the same bits; for all_gather, rank
+// r writes its input into every output; for the others, each rank fills its own output. A second
+// barrier then waits for every rank's share, so no output is returned unfinished and no input is
+// written while another rank still reads it; the last rank to leave drops the round. The shares touch
+// disjoint slices, so all_reduce_ (output and input one tensor) works the same way: rank r reduces
+// slice r of every input into a buffer of its own before it writes slice r of every output, and no
+// other rank touches slice r.
 // A contribution's copy of its input. Buffers are reused through the world's spares, so a loop of
 // large collectives does not map and fault in fresh pages for every copy.
 struct Buffer {
@@ -46,7 +54,12 @@ struct Contribution {
   std::string collective;  // "all_reduce"
   ScalarType dtype = ScalarType::Float32;
   std::vector<std::int64_t> sizes;
-  Buffer data;  // the input's elements, row-major
+  Tensor input;                  // held while the round lives
+  Buffer copy;                   // the input's elements, row-major, when it is not contiguous
+  const std::byte* in = nullptr;  // the input's elements, row-major (in `input` or `copy`)
+  std::size_t in_bytes = 0;
+  Tensor output;
+  std::byte* out = nullptr;
   ReduceOp op = ReduceOp::Sum;
   int src = 0;
   std::vector<std::int64_t> output_splits, input_splits;
@@ -54,7 +67,9 @@ struct Contribution {
 
 struct Round {
   std::vector<Contribution> ranks;
-  int finished = 0;
+  int finished = 0;  // ranks whose share of the work is done
+  int left = 0;      // ranks that have returned from the wait
+  int abandoned_by = -1;  // a rank that timed out waiting: the round can no longer complete
 };
 
 // The shared state of one group's ranks: the spawned world, or a group split from it (Note [Splitting
@@ -90,9 +105,9 @@ struct World {
   // Keeps a finished round's buffers for reuse. Called with `mutex` held.
   void recycle(Round& round) {
     for (Contribution& c : round.ranks) {
-      if (!c.data.bytes) continue;
+      if (!c.copy.bytes) continue;
       if (spares.size() >= 2 * static_cast<std::size_t>(size)) spares.erase(spares.begin());
-      spares.push_back(std::move(c.data));
+      spares.push_back(std::move(c.copy));
     }
   }
 };
@@ -119,27 +134,27 @@ void copy_row_major(const Tensor& t, Buffer& out) {
   }
 }
 
-// out = in[0] (op) in[1] (op) ... in rank order, a whole row at a time so each loop vectorises.
+// out = in[0] f in[1] f ... in rank order, a whole row at a time (the first two ranks fused) so each
+// loop vectorises.
+template <typename T, typename F>
+void reduce_with(T* out, const std::vector<const T*>& in, std::size_t n, F f) {
+  if (in.size() == 1) {
+    std::copy(in[0], in[0] + n, out);
+    return;
+  }
+  for (std::size_t i = 0; i < n; ++i) out[i] = f(in[0][i], in[1][i]);
+  for (std::size_t r = 2; r < in.size(); ++r)
+    for (std::size_t i = 0; i < n; ++i) out[i] = f(out[i], in[r][i]);
+}
+
 template <typename T>
 void reduce_rows(T* out, const std::vector<const T*>& in, std::size_t n, ReduceOp op) {
-  std::copy(in[0], in[0] + n, out);
-  for (std::size_t r = 1; r < in.size(); ++r) {
-    const T* v = in[r];
-    switch (op) {
-      case ReduceOp::Sum:
-      case ReduceOp::Avg:
-        for (std::size_t i = 0; i < n; ++i) out[i] = out[i] + v[i];
-        break;
-      case ReduceOp::Product:
-        for (std::size_t i = 0; i < n; ++i) out[i] = out[i] * v[i];
-        break;
-      case ReduceOp::Min:
-        for (std::size_t i = 0; i < n; ++i) out[i] = v[i] < out[i] ? v[i] : out[i];
-        break;
-      case ReduceOp::Max:
-        for (std::size_t i = 0; i < n; ++i) out[i] = v[i] > out[i] ? v[i] : out[i];
-        break;
-    }
+  switch (op) {
+    case ReduceOp::Sum:
+    case ReduceOp::Avg: reduce_with(out, in, n, [](T a, T b) { return a + b; }); break;
+    case ReduceOp::Product: reduce_with(out, in, n, [](T a, T b) { return a * b; }); break;
+    case ReduceOp::Min: reduce_with(out, in, n, [](T a, T b) { return b < a ? b : a; }); break;
+    case ReduceOp::Max: reduce_with(out, in, n, [](T a, T b) { return b > a ? b : a; }); break;
   }
   if (op == ReduceOp::Avg) {
     const T count = static_cast<T>(in.size());
@@ -153,7 +168,7 @@ void reduce_into(std::byte* out, const std::vector<Contribution>& ranks, std::si
   auto run = [&](auto zero) {
     using T = decltype(zero);
     std::vector<const T*> in;
-    for (const Contribution& c : ranks) in.push_back(reinterpret_cast<const T*>(c.data.data()) + first);
+    for (const Contribution& c : ranks) in.push_back(reinterpret_cast<const T*>(c.in) + first);
     reduce_rows(reinterpret_cast<T*>(out), in, count, op);
   };
   switch (dtype) {
@@ -255,12 +270,18 @@ class ThreadGroup final : public ProcessGroup {
     c.collective = collective;
     c.dtype = input.dtype();
     c.sizes.assign(input.sizes().begin(), input.sizes().end());
-    const std::size_t bytes = static_cast<std::size_t>(input.numel()) * element_size(input.dtype());
-    {
-      const std::lock_guard<std::mutex> lock(world_->mutex);
-      c.data = world_->take_buffer(bytes);
+    c.in_bytes = static_cast<std::size_t>(input.numel()) * element_size(input.dtype());
+    c.input = input;
+    if (input.is_contiguous() || c.in_bytes == 0) {
+      c.in = static_cast<const std::byte*>(input.impl()->data());
+    } else {
+      {
+        const std::lock_guard<std::mutex> lock(world_->mutex);
+        c.copy = world_->take_buffer(c.in_bytes);
+      }
+      copy_row_major(input, c.copy);
+      c.in = c.copy.data();
     }
-    copy_row_major(input, c.data);
     return c;
   }
   std::shared_ptr<Work> join(Contribution c, const Tensor& output);
@@ -287,6 +308,8 @@ class ThreadWork final : public Work {
 
 std::shared_ptr<Work> ThreadGroup::join(Contribution c, const Tensor& output) {
   const std::uint64_t number = next_++;
+  c.output = output;
+  c.out = static_cast<std::byte*>(output.impl()->data());
   {
     const std::lock_guard<std::mutex> lock(world_->mutex);
     Round& round = world_->rounds[number];
@@ -314,22 +337,48 @@ void ThreadWork::wait() {
     return -1;
   };
   const auto deadline = std::chrono::steady_clock::now() + world_->timeout;
-  while (!world_->failure && !missing().empty() && gone() < 0)
+  auto check_alive = [&] {
+    STRATA_CHECK(!world_->failure, collective, " (collective #", number_, " on group '", world_->name,
+                 "') cannot complete: ", *world_->failure);
+    STRATA_CHECK(round.abandoned_by < 0, collective, " (collective #", number_, " on group '", world_->name, "') cannot "
+                 "complete: rank ", round.abandoned_by, " timed out waiting for it");
+  };
+  while (!world_->failure && round.abandoned_by < 0 && !missing().empty() && gone() < 0)
     if (world_->changed.wait_until(lock, deadline) == std::cv_status::timeout) break;
-  STRATA_CHECK(!world_->failure, collective, " (collective #", number_, " on group '", world_->name,
-               "') cannot complete: ", *world_->failure);
+  check_alive();
   const int left = gone();
   STRATA_CHECK(left < 0, collective, " (collective #", number_, " on group '", world_->name, "'): rank ", left,
                " returned without joining it");
   const std::vector<int> absent = missing();
-  STRATA_CHECK(absent.empty(), collective, " (collective #", number_, " on group '", world_->name, "') timed out after ",
-               world_->timeout.count(), " ms waiting for rank", absent.size() > 1 ? "s " : " ", rank_list(absent));
+  if (!absent.empty()) {
+    round.abandoned_by = rank_;
+    world_->changed.notify_all();
+    STRATA_CHECK(false, collective, " (collective #", number_, " on group '", world_->name, "') timed out after ",
+                 world_->timeout.count(), " ms waiting for rank", absent.size() > 1 ? "s " : " ", rank_list(absent));
+  }
   lock.unlock();
   check_agreement(round, number_);  // the round is complete: no rank writes it any more
   compute(round);
   lock.lock();
+  ++round.finished;
+  world_->changed.notify_all();
+  // Every rank's share must be done before this rank's output is whole and its input free.
+  while (!world_->failure && round.abandoned_by < 0 && round.finished < world_->size)
+    if (world_->changed.wait_until(lock, deadline) == std::cv_status::timeout) break;
+  check_alive();
+  if (round.finished < world_->size) {
+    round.abandoned_by = rank_;
+    world_->changed.notify_all();
+    STRATA_CHECK(false, collective, " (collective #", number_, " on group '", world_->name, "') timed out after ",
+                 world_->timeout.count(), " ms waiting for the other ranks to finish it");
+  }
   done_ = true;
-  if (++round.finished == world_->size) {
+  // Every share is done: this rank's tensors are released here, on its own thread (whose allocator
+  // cache takes them back for its next collective), not by whichever rank leaves last.
+  Contribution& mine = round.ranks[static_cast<std::size_t>(rank_)];
+  mine.input = Tensor();
+  mine.output = Tensor();
+  if (++round.left == world_->size) {
     world_->recycle(round);
     world_->rounds.erase(number_);
   }
@@ -337,30 +386,44 @@ void ThreadWork::wait() {
 
 void ThreadWork::compute(const Round& round) {
   const Contribution& mine = round.ranks[static_cast<std::size_t>(rank_)];
-  auto* out = static_cast<std::byte*>(output_.impl()->data());
+  std::byte* out = mine.out;
   const std::size_t item = element_size(mine.dtype);
   const std::size_t n = round.ranks.size();
-  const std::size_t elems = mine.data.size / item;
+  const std::size_t elems = mine.in_bytes / item;
   const std::size_t row = mine.sizes.empty() || mine.sizes[0] == 0 ? 0 : elems / static_cast<std::size_t>(mine.sizes[0]);
+  const auto r = static_cast<std::size_t>(rank_);
   if (mine.collective == "all_reduce") {
-    if (elems) reduce_into(out, round.ranks, 0, elems, mine.dtype, mine.op);
+    // This rank's slice of every input, reduced into its own output, then copied into the others'.
+    const std::size_t begin = r * elems / n, end = (r + 1) * elems / n;
+    if (end == begin) return;
+    const std::size_t bytes = (end - begin) * item;
+    if (mine.in == mine.out) {  // all_reduce_: this rank's input is an output, so reduce aside first
+      thread_local Buffer slice;  // kept: a loop of in-place reductions faults its pages in once
+      if (slice.capacity < bytes) slice = Buffer{std::unique_ptr<std::byte[]>(new std::byte[bytes]), bytes, bytes};
+      reduce_into(slice.data(), round.ranks, begin, end - begin, mine.dtype, mine.op);
+      for (std::size_t k = 0; k < n; ++k) std::memcpy(round.ranks[k].out + begin * item, slice.data(), bytes);
+      return;
+    }
+    reduce_into(out + begin * item, round.ranks, begin, end - begin, mine.dtype, mine.op);
+    for (std::size_t k = 0; k < n; ++k)
+      if (k != r) std::memcpy(round.ranks[k].out + begin * item, out + begin * item, bytes);
   } else if (mine.collective == "all_gather_into_tensor") {
-    for (std::size_t r = 0; r < n; ++r)
-      if (!round.ranks[r].data.empty()) std::memcpy(out + r * mine.data.size, round.ranks[r].data.data(), mine.data.size);
+    if (mine.in_bytes)
+      for (std::size_t k = 0; k < n; ++k) std::memcpy(round.ranks[k].out + r * mine.in_bytes, mine.in, mine.in_bytes);
   } else if (mine.collective == "reduce_scatter_tensor") {
     const std::size_t chunk = elems / n;
-    if (chunk) reduce_into(out, round.ranks, static_cast<std::size_t>(rank_) * chunk, chunk, mine.dtype, mine.op);
+    if (chunk) reduce_into(out, round.ranks, r * chunk, chunk, mine.dtype, mine.op);
   } else if (mine.collective == "broadcast") {
     const Contribution& src = round.ranks[static_cast<std::size_t>(mine.src)];
-    if (!src.data.empty()) std::memcpy(out, src.data.data(), src.data.size);
+    if (src.in_bytes) std::memcpy(out, src.in, src.in_bytes);
   } else {  // all_to_all_single: from each rank j, the rows it sends this rank
     std::size_t written = 0;
     for (std::size_t j = 0; j < n; ++j) {
       const Contribution& from = round.ranks[j];
       std::int64_t skip = 0;
       for (int k = 0; k < rank_; ++k) skip += from.input_splits[static_cast<std::size_t>(k)];
-      const std::size_t bytes = static_cast<std::size_t>(from.input_splits[static_cast<std::size_t>(rank_)]) * row * item;
-      if (bytes) std::memcpy(out + written, from.data.data() + static_cast<std::size_t>(skip) * row * item, bytes);
+      const std::size_t bytes = static_cast<std::size_t>(from.input_splits[r]) * row * item;
+      if (bytes) std::memcpy(out + written, from.in + static_cast<std::size_t>(skip) * row * item, bytes);
       written += bytes;
     }
   }

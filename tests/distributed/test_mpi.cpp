@@ -38,6 +38,12 @@ TEST_CASE("MPI: all_reduce with every reduce op equals the single-process reduct
     }
 }
 
+TEST_CASE("MPI: all_reduce_ reduces in place (MPI_IN_PLACE)") {
+  const Tensor x = input_of(me(), {5, 3});
+  all_reduce_(x, "max", "0");
+  CHECK(wait_tensor(x).to_vector<double>() == testing::reduced("max", world(), 15));
+}
+
 TEST_CASE("MPI: all_gather, reduce_scatter, all_to_all_single and broadcast equal their references") {
   const int n = world(), rank = me();
   std::vector<Tensor> parts;

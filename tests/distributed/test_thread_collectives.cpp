@@ -92,7 +92,7 @@ TEST_CASE("all_gather, reduce_scatter, all_to_all_single and broadcast equal the
   }
 }
 
-TEST_CASE("a collective completes only at wait_tensor, and its input may be reused once it is issued" * doctest::test_suite("threads")) {
+TEST_CASE("a collective completes only at wait_tensor, and its input may be reused once it is waited for" * doctest::test_suite("threads")) {
   std::atomic<bool> rank1_issued{false};
   Tensor result;
   spawn(2, [&](int rank) {
@@ -102,14 +102,12 @@ TEST_CASE("a collective completes only at wait_tensor, and its input may be reus
       rank1_issued = true;
     }
     const Tensor out = all_reduce(x, "sum", "0");
-    fill_(x, 100.0);  // the collective copied x when it was issued
+    const Tensor done = wait_tensor(out);
+    fill_(x, 100.0);  // the collective is done with x: no rank reads it any more
     if (rank == 0) {
-      const Tensor done = wait_tensor(out);
       CHECK(rank1_issued.load());  // wait_tensor returned only after every rank joined
       CHECK(done.impl() == out.impl());  // and returns its argument itself
       result = done;
-    } else {
-      wait_tensor(out);
     }
   });
   CHECK(same(result, full({4}, 3.0)));
@@ -187,7 +185,7 @@ TEST_CASE("ranks that disagree get the same clear error on every rank" * doctest
 }
 
 TEST_CASE("a collective a rank never joins times out, or fails once that rank has returned" * doctest::test_suite("threads")) {
-  std::string error;
+  std::string error, late;
   std::mutex m;
   auto record = [&](const Error& e) {
     const std::lock_guard<std::mutex> lock(m);
@@ -198,7 +196,12 @@ TEST_CASE("a collective a rank never joins times out, or fails once that rank ha
       [&](int rank) {
         if (rank == 1) {
           std::this_thread::sleep_for(std::chrono::milliseconds(300));
-          wait_tensor(all_reduce(ones({1}), "sum", "0"));  // late: rank 0 gave up on #0 already; this is its #0 too
+          try {  // late: rank 0 gave up on collective #0 already, so it cannot complete here either
+            wait_tensor(all_reduce(ones({1}), "sum", "0"));
+          } catch (const Error& e) {
+            const std::lock_guard<std::mutex> lock(m);
+            late = e.what();
+          }
           return;
         }
         try {
@@ -209,6 +212,8 @@ TEST_CASE("a collective a rank never joins times out, or fails once that rank ha
       },
       SpawnOptions{std::chrono::milliseconds(50)});
   CHECK(error == "[_c10d_functional::wait_tensor] all_reduce (collective #0 on group '0') timed out after 50 ms waiting for rank 1");
+  CHECK(late == "[_c10d_functional::wait_tensor] all_reduce (collective #0 on group '0') cannot complete: rank 0 timed out "
+                "waiting for it");
   error.clear();
   spawn(2, [&](int rank) {
     if (rank == 1) return;  // never joins
@@ -443,4 +448,24 @@ TEST_CASE("a rank that fails releases the ranks waiting in a group split from th
                              SpawnOptions{std::chrono::minutes(5)}),
                        "spawn: rank 1 failed: boom", Error);
   CHECK(seen == "[_c10d_functional::wait_tensor] all_reduce (collective #0 on group '1') cannot complete: rank 1 failed: boom");
+}
+
+TEST_CASE("all_reduce_ reduces in place; a non-contiguous tensor is refused" * doctest::test_suite("threads")) {
+  for (const int world : {2, 3}) {
+    std::vector<Tensor> got(static_cast<std::size_t>(world));
+    spawn(world, [&](int rank) {
+      const Tensor x = input_of(rank, {5, 3});
+      const Tensor& same_x = all_reduce_(x, "sum", "0");
+      CHECK(same_x.impl() == x.impl());
+      got[static_cast<std::size_t>(rank)] = wait_tensor(x);
+    });
+    for (const Tensor& g : got) CHECK(g.to_vector<double>() == testing::reduced("sum", world, 15));
+  }
+  std::string message;
+  try {
+    spawn(1, [](int) { all_reduce_(t(ones({2, 3})), "sum", "0"); });
+  } catch (const Error& e) {
+    message = e.what();
+  }
+  CHECK(message == "spawn: rank 0 failed: [_c10d_functional::all_reduce_] the tensor must be contiguous to be reduced in place");
 }
