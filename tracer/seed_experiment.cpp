@@ -116,7 +116,10 @@ TracedStep data_parallel_step(const SeedConfig& config) {
     other.seed = config.seed + 1000 + static_cast<std::uint64_t>(r);
     models.push_back(make_model(other));
   }
-  const auto [x, y] = make_batch(config);
+  // (Not a structured binding: clang before 16 cannot capture one in the ranks' lambda.)
+  const std::pair<Tensor, Tensor> batch = make_batch(config);
+  const Tensor& x = batch.first;
+  const Tensor& y = batch.second;
   TracedStep t;
   t.step.x = x;
   t.step.y = y;

@@ -271,7 +271,9 @@ std::vector<Tensor> train_seed(int world, int steps, std::int64_t bucket_cap_byt
     manual_seed(r == 0 ? config.seed : 1000 + static_cast<std::uint64_t>(r));
     models.push_back(nn::make_mlp(config.sizes));
   }
-  const auto [x, y] = tracer::make_batch(config);
+  const std::pair<Tensor, Tensor> batch = tracer::make_batch(config);  // captured below: no structured binding
+  const Tensor& x = batch.first;
+  const Tensor& y = batch.second;
   auto step = [&](nn::Module& model, const Tensor& xs, const Tensor& ys, optim::SGD& opt) {
     opt.zero_grad();
     backward(nn::functional::cross_entropy(model(xs), ys));
