@@ -91,9 +91,9 @@ std::vector<Row> measure(const std::string& collective, int ranks) {
 }
 
 #ifdef STRATA_HAVE_MPI
-// Under mpirun: all_reduce through strata (issued and waited for) beside the raw MPI call it makes
-// (MPI_Iallreduce then MPI_Wait) and the blocking MPI_Allreduce, on the same buffers, alternated per
-// iteration; rank 0 prints the rows. The targets: from 1 MiB strata's bus
+// Under mpirun: all_reduce, all_gather and reduce_scatter through strata (issued and waited for)
+// beside the raw non-blocking MPI call it makes (then MPI_Wait) and the blocking one, on the same
+// buffers, alternated per iteration; rank 0 prints the rows. The targets: from 1 MiB strata's bus
 // bandwidth at least 0.9x raw MPI's, and at 8 B at most 2 us more per call.
 int run_mpi(bool json, int argc, char** argv) {
   distributed::init_mpi(&argc, &argv);
@@ -102,53 +102,73 @@ int run_mpi(bool json, int argc, char** argv) {
   nlohmann::ordered_json out;
   out["backend"] = "mpi";
   out["ranks"] = ranks;
-  if (!json && world.rank() == 0)
-    std::cout << "# strata MPI backend, all_reduce on " << ranks << " ranks, beside the raw MPI_Iallreduce + MPI_Wait it makes and MPI_Allreduce\n"
-              << "#" << std::setw(12) << "size" << std::setw(14) << "count" << std::setw(8) << "type" << std::setw(8) << "redop"
-              << std::setw(11) << "time" << std::setw(9) << "busbw" << std::setw(11) << "raw time" << std::setw(9) << "raw bw"
-              << std::setw(11) << "blocking" << "\n#" << std::setw(61) << "(us)" << std::setw(9) << "(GB/s)" << std::setw(11) << "(us)"
-              << std::setw(9) << "(GB/s)" << std::setw(11) << "(us)\n";
-  for (std::int64_t bytes = 8; bytes <= (std::int64_t{64} << 20); bytes *= 2) {
-    const std::int64_t count = bytes / 4;
-    const Tensor input = full({count}, 1.0);
-    const Tensor raw_out = empty({count});
-    const int n = iterations_for(bytes);
-    std::vector<double> ours, raw, blocking;  // raw: the call strata makes (MPI_Iallreduce, MPI_Wait)
-    for (int i = 0; i < n + 1; ++i) {
-      MPI_Barrier(MPI_COMM_WORLD);
-      auto t0 = clock_type::now();
-      (void)distributed::wait_tensor(distributed::all_reduce(input, "sum", "0"));
-      const double a = std::chrono::duration<double, std::micro>(clock_type::now() - t0).count();
-      MPI_Barrier(MPI_COMM_WORLD);
-      t0 = clock_type::now();
-      MPI_Request request;
-      MPI_Iallreduce(input.impl()->data(), raw_out.impl()->data(), static_cast<int>(count), MPI_FLOAT, MPI_SUM, MPI_COMM_WORLD,
-                     &request);
-      MPI_Wait(&request, MPI_STATUS_IGNORE);
-      const double b = std::chrono::duration<double, std::micro>(clock_type::now() - t0).count();
-      MPI_Barrier(MPI_COMM_WORLD);
-      t0 = clock_type::now();
-      MPI_Allreduce(input.impl()->data(), raw_out.impl()->data(), static_cast<int>(count), MPI_FLOAT, MPI_SUM, MPI_COMM_WORLD);
-      const double c = std::chrono::duration<double, std::micro>(clock_type::now() - t0).count();
-      if (i == 0) continue;  // warm-up
-      ours.push_back(a);
-      raw.push_back(b);
-      blocking.push_back(c);
-    }
-    auto median = [](std::vector<double> v) {
-      std::nth_element(v.begin(), v.begin() + v.size() / 2, v.end());
-      return v[v.size() / 2];
-    };
-    const double us = median(ours), raw_us = median(raw), blocking_us = median(blocking);
-    const double factor = 2.0 * (ranks - 1) / ranks;
-    const double busbw = static_cast<double>(bytes) / us / 1e3 * factor, raw_busbw = static_cast<double>(bytes) / raw_us / 1e3 * factor;
-    out["rows"].push_back({{"collective", "all_reduce"}, {"size", bytes}, {"count", count}, {"type", "float"}, {"time_us", us},
-                           {"busbw", busbw}, {"raw_time_us", raw_us}, {"raw_busbw", raw_busbw}, {"busbw_vs_raw", busbw / raw_busbw},
-                           {"added_us", us - raw_us}, {"blocking_allreduce_time_us", blocking_us}});
+  auto median = [](std::vector<double> v) {
+    std::nth_element(v.begin(), v.begin() + v.size() / 2, v.end());
+    return v[v.size() / 2];
+  };
+  for (const std::string collective : {"all_reduce", "all_gather", "reduce_scatter"}) {
     if (!json && world.rank() == 0)
-      std::cout << std::setw(13) << bytes << std::setw(14) << count << std::setw(8) << "float" << std::setw(8) << "sum" << std::fixed
-                << std::setprecision(2) << std::setw(11) << us << std::setw(9) << busbw << std::setw(11) << raw_us << std::setw(9)
-                << raw_busbw << std::setw(11) << blocking_us << "\n";
+      std::cout << "#\n# strata MPI backend, " << collective << " on " << ranks
+                << " ranks, beside the raw non-blocking MPI call it makes (and MPI_Wait) and the blocking one\n#"
+                << std::setw(12) << "size" << std::setw(14) << "count" << std::setw(8) << "type" << std::setw(8) << "redop"
+                << std::setw(11) << "time" << std::setw(9) << "busbw" << std::setw(11) << "raw time" << std::setw(9) << "raw bw"
+                << std::setw(11) << "blocking" << "\n#" << std::setw(61) << "(us)" << std::setw(9) << "(GB/s)" << std::setw(11)
+                << "(us)" << std::setw(9) << "(GB/s)" << std::setw(11) << "(us)\n";
+    for (std::int64_t bytes = 8; bytes <= (std::int64_t{64} << 20); bytes *= 2) {
+      // nccl-tests' sizes: all_gather's is the output's, reduce_scatter's the input's.
+      const std::int64_t count = bytes / 4;
+      if (count % ranks != 0) continue;
+      const std::int64_t in_count = collective == "all_gather" ? count / ranks : count;
+      const std::int64_t out_count = collective == "reduce_scatter" ? count / ranks : count;
+      const int per_rank = static_cast<int>(count / ranks);
+      const Tensor input = full({in_count}, 1.0), raw_out = empty({out_count});
+      void* in = input.impl()->data();
+      void* raw = raw_out.impl()->data();
+      auto ours = [&] {
+        if (collective == "all_reduce") return distributed::wait_tensor(distributed::all_reduce(input, "sum", "0"));
+        if (collective == "all_gather") return distributed::wait_tensor(distributed::all_gather_into_tensor(input, ranks, "0"));
+        return distributed::wait_tensor(distributed::reduce_scatter_tensor(input, "sum", ranks, "0"));
+      };
+      auto nonblocking = [&] {
+        MPI_Request r;
+        if (collective == "all_reduce") MPI_Iallreduce(in, raw, static_cast<int>(count), MPI_FLOAT, MPI_SUM, MPI_COMM_WORLD, &r);
+        else if (collective == "all_gather") MPI_Iallgather(in, per_rank, MPI_FLOAT, raw, per_rank, MPI_FLOAT, MPI_COMM_WORLD, &r);
+        else MPI_Ireduce_scatter_block(in, raw, per_rank, MPI_FLOAT, MPI_SUM, MPI_COMM_WORLD, &r);
+        MPI_Wait(&r, MPI_STATUS_IGNORE);
+      };
+      auto blocking = [&] {
+        if (collective == "all_reduce") MPI_Allreduce(in, raw, static_cast<int>(count), MPI_FLOAT, MPI_SUM, MPI_COMM_WORLD);
+        else if (collective == "all_gather") MPI_Allgather(in, per_rank, MPI_FLOAT, raw, per_rank, MPI_FLOAT, MPI_COMM_WORLD);
+        else MPI_Reduce_scatter_block(in, raw, per_rank, MPI_FLOAT, MPI_SUM, MPI_COMM_WORLD);
+      };
+      auto timed = [](auto&& fn) {
+        MPI_Barrier(MPI_COMM_WORLD);
+        const auto t0 = clock_type::now();
+        fn();
+        return std::chrono::duration<double, std::micro>(clock_type::now() - t0).count();
+      };
+      std::vector<double> a, b, c;
+      const int n = iterations_for(bytes);
+      for (int i = 0; i < n + 1; ++i) {  // the three alternate, so they see the same load; the first is a warm-up
+        const double ta = timed(ours), tb = timed(nonblocking), tc = timed(blocking);
+        if (i == 0) continue;
+        a.push_back(ta);
+        b.push_back(tb);
+        c.push_back(tc);
+      }
+      const double us = median(a), raw_us = median(b), blocking_us = median(c);
+      const double factor = collective == "all_reduce" ? 2.0 * (ranks - 1) / ranks : double(ranks - 1) / ranks;
+      const double busbw = static_cast<double>(bytes) / us / 1e3 * factor;
+      const double raw_busbw = static_cast<double>(bytes) / raw_us / 1e3 * factor;
+      out["rows"].push_back({{"collective", collective}, {"size", bytes}, {"count", count}, {"type", "float"}, {"time_us", us},
+                             {"busbw", busbw}, {"raw_time_us", raw_us}, {"raw_busbw", raw_busbw},
+                             {"busbw_vs_raw", busbw / raw_busbw}, {"added_us", us - raw_us}, {"blocking_time_us", blocking_us}});
+      if (!json && world.rank() == 0)
+        std::cout << std::setw(13) << bytes << std::setw(14) << count << std::setw(8) << "float" << std::setw(8)
+                  << (collective == "all_gather" ? "none" : "sum") << std::fixed << std::setprecision(2) << std::setw(11) << us
+                  << std::setw(9) << busbw << std::setw(11) << raw_us << std::setw(9) << raw_busbw << std::setw(11) << blocking_us
+                  << "\n";
+    }
   }
   if (json && world.rank() == 0) std::cout << out.dump(1) << "\n";
   distributed::finalize_mpi();

@@ -471,3 +471,32 @@ TEST_CASE("all_reduce_ reduces in place; a non-contiguous tensor is refused" * d
   }
   CHECK(message == "spawn: rank 0 failed: [_c10d_functional::all_reduce_] the tensor must be contiguous to be reduced in place");
 }
+
+TEST_CASE("every rank of a data-parallel step runs the golden op sequence, collectives included" * doctest::test_suite("threads")) {
+  const nlohmann::json golden = testing::read_golden_json("data_parallel_seed_w2_seq.json");
+  const tracer::SeedConfig config{0, {16, 32, 4}, 8, 0.1};
+  std::vector<std::shared_ptr<nn::Sequential>> models;
+  for (int r = 0; r < 2; ++r) {
+    manual_seed(static_cast<std::uint64_t>(r));
+    models.push_back(nn::make_mlp(config.sizes));
+  }
+  const std::pair<Tensor, Tensor> batch = tracer::make_batch(config);
+  std::vector<tracer::OpCounter> counters(2);
+  spawn(2, [&](int rank) {
+    DistributedDataParallel ddp(models[static_cast<std::size_t>(rank)]);
+    optim::SGD opt(ddp.parameters(), optim::SGDOptions{config.lr});
+    const Tensor x = narrow(batch.first, 0, rank * 4, 4), y = narrow(batch.second, 0, rank * 4, 4);
+    tracer::OpCounter& counter = counters[static_cast<std::size_t>(rank)];
+    const ModeGuard mode(counter);
+    const Tensor loss = nn::functional::cross_entropy(ddp(x), y);
+    counter.set_phase("backward");
+    backward(loss);
+    counter.set_phase("optimizer");
+    opt.step();
+  });
+  for (int r = 0; r < 2; ++r) {
+    INFO("rank ", r);
+    for (const char* phase : {"forward", "backward", "optimizer"})
+      CHECK(nlohmann::json(counters[static_cast<std::size_t>(r)].sequence(phase)) == golden[std::string(phase) + "_seq"]);
+  }
+}
