@@ -1,5 +1,6 @@
-// autograd/cat_backward.h: the Autograd kernel of aten::cat, which records CatBackward0 with one
-// edge per tensor of its list (registered by register_autograd, autograd/registration.cpp).
+// autograd/cat_backward.h: the Autograd kernels of aten::cat and aten::stack, which record
+// CatBackward0 and StackBackward0 with one edge per tensor of their list (registered by
+// register_autograd, autograd/registration.cpp).
 #pragma once
 
 #include "../core/dispatcher.h"
@@ -7,5 +8,6 @@
 namespace strata::autograd {
 
 void cat_autograd_kernel(const OperatorHandle& op, DispatchKeySet keys, Stack& stack);
+void stack_autograd_kernel(const OperatorHandle& op, DispatchKeySet keys, Stack& stack);
 
 }  // namespace strata::autograd

@@ -93,6 +93,10 @@ std::vector<DerivativeRow> view_rows() {
       //   tensors: cat_tensors_backward(grad, to_args_sizes_symint(tensors), to_args_scalartypes(tensors), dim)
       // One edge per tensor of the list: recorded by cat's own kernel (autograd/cat_backward.h).
       {.op = "aten::cat", .node_name = "CatBackward0", .kind = D::Kernel},
+      // - name: stack(Tensor[] tensors, int dim=0) -> Tensor
+      //   tensors: stack_tensors_backward(grad, dim, to_args_scalartypes(tensors))
+      // One edge per tensor of the list, as cat's: recorded by stack's own kernel.
+      {.op = "aten::stack", .node_name = "StackBackward0", .kind = D::Kernel},
       // - name: detach(Tensor(a) self)                   output_differentiability: [False]
       {.op = "aten::detach", .kind = D::NonDifferentiable},
   };
@@ -133,6 +137,11 @@ std::vector<DerivativeRow> pointwise_rows() {
                        const Tensor other = c.saved("other");
                        return mul(neg(c.grad()), div(div(c.saved("self"), other), other));
                      }}}},
+      // - name: div.Scalar(Tensor self, Scalar other)   self: div_tensor_self_backward(grad, other, self.scalar_type())
+      // div_.Scalar takes div.Scalar's row (DivBackward1); grad / other is div.Tensor of a wrapped number
+      // here, which is what PyTorch's div.Scalar dispatches.
+      {.op = "aten::div_", .overload = "Scalar", .node_name = "DivBackward1",
+       .formulas = {{"self", [](C c) { return c.grad() / c.scalar("other"); }}}},
       // - name: exp(Tensor self)  self: grad * result.conj()
       {.op = "aten::exp", .node_name = "ExpBackward0",
        .formulas = {{"self", {"result"}, [](C c) { return mul(c.grad(), c.saved("result")); }}}},
@@ -255,6 +264,9 @@ std::vector<DerivativeRow> factory_rows() {
       {.op = "aten::copy_", .node_name = "CopyBackwards", .formulas = {{"self", zeros_like_grad}, {"src", identity}}},
       {.op = "aten::normal_", .node_name = "NormalBackward0", .formulas = {{"self", zeros_like_grad}}},
       {.op = "aten::uniform_", .node_name = "UniformBackward0", .formulas = {{"self", zeros_like_grad}}},
+      // - name: bernoulli_.float(Tensor(a!) self, float p=0.5, *, Generator? generator=None)   self: zeros_like(grad)
+      // The third bernoulli entry in derivatives.yaml (after bernoulli and bernoulli_.Tensor), hence 2.
+      {.op = "aten::bernoulli_", .overload = "float", .node_name = "BernoulliBackward2", .formulas = {{"self", zeros_like_grad}}},
       // Outputs that never require grad.
       non_differentiable("aten::empty", "memory_format"),
       non_differentiable("aten::zeros"),
@@ -378,15 +390,33 @@ std::vector<DerivativeRow> inference_rows() {
                                                                  c.sizes("self"), c.arg("keepdim").to_bool());
                      }}},
        .geometry = {"self"}},
-      // value_selecting_reduction_backward is CompositeImplicitAutograd in PyTorch (zeros, then
-      // scatter), so its derivative is scatter's: a gather, which strata does not have.
-      {.op = "aten::value_selecting_reduction_backward", .node_name = "ValueSelectingReductionBackwardBackward0",
-       .formulas = {{"grad",
-                     [](C) -> Tensor {
-                       not_implemented("value_selecting_reduction_backward",
-                                       "strata has no gather, which the gradient of max.dim's backward is");
+      // - name: gather(Tensor self, int dim, Tensor index, *, bool sparse_grad=False) -> Tensor
+      //   self: gather_backward(grad, self, dim, index, sparse_grad)    index: non_differentiable
+      {.op = "aten::gather", .node_name = "GatherBackward0",
+       .formulas = {{"self", {"index"},
+                     [](C c) {
+                       return gather_backward(c.grad(), c.sizes("self"), c.integer("dim"), c.saved("index"),
+                                              c.arg("sparse_grad").to_bool());
                      }}},
-       .non_differentiable = {"indices"}},
+       .geometry = {"self"},
+       .non_differentiable = {"index"}},
+      // - name: scatter.src(Tensor self, int dim, Tensor index, Tensor src) -> Tensor
+      //   self: grad.scatter(dim, index, 0)    index: non_differentiable    src: grad.gather(dim, index)
+      {.op = "aten::scatter", .overload = "src", .node_name = "ScatterBackward0",
+       .formulas = {{"self", {"index"}, [](C c) { return scatter(c.grad(), c.integer("dim"), c.saved("index"), Scalar(0)); }},
+                    {"src", {"index"}, [](C c) { return gather(c.grad(), c.integer("dim"), c.saved("index")); }}},
+       .non_differentiable = {"index"}},
+      // - name: scatter.value(Tensor self, int dim, Tensor index, Scalar value) -> Tensor
+      //   self: grad.scatter(dim, index, 0)    index: non_differentiable
+      {.op = "aten::scatter", .overload = "value", .node_name = "ScatterBackward1",
+       .formulas = {{"self", {"index"}, [](C c) { return scatter(c.grad(), c.integer("dim"), c.saved("index"), Scalar(0)); }}},
+       .non_differentiable = {"index"}},
+      // - name: scatter_add(Tensor self, int dim, Tensor index, Tensor src) -> Tensor
+      //   self: grad    index: non_differentiable    src: grad.gather(dim, index)
+      {.op = "aten::scatter_add", .node_name = "ScatterAddBackward0",
+       .formulas = {{"self", identity},
+                    {"src", {"index"}, [](C c) { return gather(c.grad(), c.integer("dim"), c.saved("index")); }}},
+       .non_differentiable = {"index"}},
       // argmax, eq and isnan return integers and bools: output_differentiability [False].
       {.op = "aten::argmax", .kind = D::NonDifferentiable},
       {.op = "aten::eq", .overload = "Tensor", .kind = D::NonDifferentiable},

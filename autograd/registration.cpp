@@ -31,9 +31,11 @@ void register_autograd() {
     mutable_derivative_table().add(derivative_rows());
     static const Hooks hooks;
     set_autograd_hooks(hooks);
-    // cat's Tensor[] gets one edge per tensor: its own kernel records the node (autograd/cat_backward.h).
+    // cat's and stack's Tensor[] get one edge per tensor: their own kernels record the node (autograd/cat_backward.h).
     Dispatcher::singleton().register_kernel(ops::op("aten::cat"), DispatchKey::Autograd,
                                             KernelFunction{&cat_autograd_kernel, "autograd cat"});
+    Dispatcher::singleton().register_kernel(ops::op("aten::stack"), DispatchKey::Autograd,
+                                            KernelFunction{&stack_autograd_kernel, "autograd stack"});
     // Last: a thread that dispatches into the fallback (which it may do before this call returns,
     // Note [Registration is safe from any thread]) finds everything above in place.
     Dispatcher::singleton().register_fallback(DispatchKey::Autograd, KernelFunction{&autograd_fallback, "autograd"});

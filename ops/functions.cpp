@@ -142,6 +142,12 @@ Tensor cat(TensorList tensors, std::int64_t dim) {
   return op(tensors, dim);
 }
 
+Tensor stack(TensorList tensors, std::int64_t dim) {
+  STRATA_TORCH_FUNCTION(stack, "torch.stack", "tensors, dim", tensors, dim);
+  static const TypedOperator<Tensor(TensorList, std::int64_t)> op("aten::stack");
+  return op(tensors, dim);
+}
+
 // ---- composites ----
 // Note [Composites check for undefined arguments]
 // A dispatched op refuses an undefined Tensor() where its schema wants a Tensor (Note [Boxed calls
@@ -178,24 +184,6 @@ Tensor narrow(const Tensor& self, std::int64_t dim, std::int64_t start, std::int
     STRATA_CHECK(start <= size - length, "start (", start, ") + length (", length, ") exceeds dimension size (", size, ").");
   });
   return slice(self, dim, start, start + length, 1);
-}
-
-// PyTorch's stack: the inputs unsqueezed at `dim`, then one cat (its get_stack_inputs path).
-Tensor stack(TensorList tensors, std::int64_t dim) {
-  STRATA_TORCH_FUNCTION(stack, "torch.stack", "tensors, dim", tensors, dim);
-  std::vector<Tensor> inputs;
-  named_after("aten::stack", [&] {
-    STRATA_CHECK(!tensors.empty(), "stack expects a non-empty TensorList");
-    for (std::size_t i = 0; i < tensors.size(); ++i) detail::check_defined(tensors[i], "aten::stack", 0, "tensors");
-    const IntArrayRef shape = tensors[0].sizes();
-    dim = wrap_dim(dim, tensors[0].dim() + 1);
-    for (std::size_t i = 1; i < tensors.size(); ++i)
-      STRATA_CHECK(tensors[i].sizes() == shape, "stack expects each tensor to be equal size, but got ", shape_str(shape),
-                   " at entry 0 and ", shape_str(tensors[i].sizes()), " at entry ", i);
-  });
-  inputs.reserve(tensors.size());
-  for (const Tensor& t : tensors) inputs.push_back(unsqueeze(t, dim));
-  return cat(inputs, dim);
 }
 
 Tensor sum_to(const Tensor& self, IntArrayRef shape) {
@@ -277,6 +265,13 @@ Tensor mul(const Tensor& self, const Scalar& other) {
 const Tensor& mul_(const Tensor& self, const Tensor& other) {
   STRATA_TORCH_FUNCTION(mul_, "torch.Tensor.mul_", "self, other", self, other);
   static const TypedOperator<void(const Tensor&, const Tensor&)> op("aten::mul_", "Tensor");
+  op(self, other);
+  return self;
+}
+
+const Tensor& div_(const Tensor& self, const Scalar& other) {
+  STRATA_TORCH_FUNCTION(div_, "torch.Tensor.div_", "self, other", self, other);
+  static const TypedOperator<void(const Tensor&, Scalar)> op("aten::div_", "Scalar");
   op(self, other);
   return self;
 }
@@ -507,11 +502,53 @@ Tensor argmax(const Tensor& self, std::optional<std::int64_t> dim, bool keepdim)
   return op(self, dim, keepdim);
 }
 
+// PyTorch's value_selecting_reduction_backward (CompositeImplicitAutograd, ReduceOps.cpp): grad and
+// indices unsqueezed at dim unless keepdim, then scattered into zeros of `sizes`. PyTorch scatters in
+// place unless a tensor is subclass-like, which a dispatch mode makes every tensor; strata always
+// takes the out-of-place scatter, which is what a mode sees either way.
 Tensor value_selecting_reduction_backward(const Tensor& grad, std::int64_t dim, const Tensor& indices, IntArrayRef sizes,
                                           bool keepdim) {
-  static const TypedOperator<Tensor(const Tensor&, std::int64_t, const Tensor&, IntArrayRef, bool)> op(
-      "aten::value_selecting_reduction_backward");
-  return op(grad, dim, indices, sizes, keepdim);
+  detail::check_defined(grad, "aten::value_selecting_reduction_backward", 0, "grad");
+  detail::check_defined(indices, "aten::value_selecting_reduction_backward", 2, "indices");
+  const auto scatter_into_zeros = [&](const Tensor& g, const Tensor& i) {
+    return scatter(zeros(sizes, {.dtype = grad.dtype(), .device = grad.device()}), dim, i, g);
+  };
+  if (!keepdim && !sizes.empty()) {
+    const Tensor g = unsqueeze(grad, dim);
+    return scatter_into_zeros(g, unsqueeze(indices, dim));
+  }
+  return scatter_into_zeros(grad, indices);
+}
+
+Tensor gather(const Tensor& self, std::int64_t dim, const Tensor& index, bool sparse_grad) {
+  STRATA_TORCH_FUNCTION(gather, "torch.gather", "input, dim, index, *, sparse_grad", self, dim, index, sparse_grad);
+  static const TypedOperator<Tensor(const Tensor&, std::int64_t, const Tensor&, bool)> op("aten::gather");
+  return op(self, dim, index, sparse_grad);
+}
+
+// PyTorch's gather_backward: grad added into zeros of self's sizes at `index` (scatter_add; PyTorch
+// makes the zeros with new_zeros, which strata does not have, so a mode sees aten::zeros there).
+Tensor gather_backward(const Tensor& grad, IntArrayRef self_sizes, std::int64_t dim, const Tensor& index, bool sparse_grad) {
+  STRATA_CHECK(!sparse_grad, "gather_backward: strata has no sparse tensors (sparse_grad=True)");
+  return scatter_add(zeros(self_sizes, {.dtype = grad.dtype(), .device = grad.device()}), dim, index, grad);
+}
+
+Tensor scatter(const Tensor& self, std::int64_t dim, const Tensor& index, const Tensor& src) {
+  STRATA_TORCH_FUNCTION(scatter, "torch.scatter", "input, dim, index, src", self, dim, index, src);
+  static const TypedOperator<Tensor(const Tensor&, std::int64_t, const Tensor&, const Tensor&)> op("aten::scatter", "src");
+  return op(self, dim, index, src);
+}
+
+Tensor scatter(const Tensor& self, std::int64_t dim, const Tensor& index, const Scalar& value) {
+  STRATA_TORCH_FUNCTION(scatter, "torch.scatter", "input, dim, index, value", self, dim, index, value);
+  static const TypedOperator<Tensor(const Tensor&, std::int64_t, const Tensor&, Scalar)> op("aten::scatter", "value");
+  return op(self, dim, index, value);
+}
+
+Tensor scatter_add(const Tensor& self, std::int64_t dim, const Tensor& index, const Tensor& src) {
+  STRATA_TORCH_FUNCTION(scatter_add, "torch.scatter_add", "input, dim, index, src", self, dim, index, src);
+  static const TypedOperator<Tensor(const Tensor&, std::int64_t, const Tensor&, const Tensor&)> op("aten::scatter_add");
+  return op(self, dim, index, src);
 }
 
 Tensor eq(const Tensor& self, const Tensor& other) {
@@ -540,12 +577,14 @@ Tensor embedding_dense_backward(const Tensor& grad_output, const Tensor& indices
   return op(grad_output, indices, num_weights, padding_idx, scale_grad_by_freq);
 }
 
-// Note [dropout calls native_dropout]
+// Note [dropout on CPU is bernoulli noise]
 // PyTorch's at::dropout checks p and returns its input itself (no copy) when train is false, p is 0
-// or the input is empty. Otherwise, on CPU, it multiplies by a bernoulli_ noise tensor it divides by
-// 1 - p (Dropout.cpp's _dropout_impl); on CUDA, and in its decompositions, it calls native_dropout.
-// strata has no bernoulli_ op, so it always takes the native_dropout path: the same values for a
-// given mask, native_dropout's derivative row, and a dispatch mode sees aten.native_dropout.
+// or the input is empty. Otherwise it calls native_dropout only where its fused kernel is acceptable
+// (is_fused_kernel_acceptable: CUDA, XPU and lazy tensors), never on CPU. On CPU it runs
+// _dropout_impl: p == 1 is input * zeros({}); else a noise tensor empty_like(input), bernoulli_(1 - p),
+// div_(1 - p), and the output input * noise. strata does the same, so a dispatch mode sees those ops
+// and the gradient is MulBackward0's grad * noise. native_dropout stays an op of its own (PyTorch's
+// decompositions and nn layers on other devices call it).
 Tensor dropout(const Tensor& input, double p, bool train) {
   STRATA_TORCH_FUNCTION(dropout, "torch.dropout", "input, p, train", input, p, train);
   detail::check_defined(input, "aten::dropout", 0, "input");
@@ -555,7 +594,11 @@ Tensor dropout(const Tensor& input, double p, bool train) {
     throw e;
   }
   if (p == 0 || !train || input.numel() == 0) return input;
-  return std::get<0>(native_dropout(input, p, train));
+  if (p == 1) return mul(input, zeros(IntArrayRef{}, {.dtype = input.dtype(), .device = input.device()}));
+  const Tensor noise = empty_like(input);
+  bernoulli_(noise, 1 - p);
+  div_(noise, 1 - p);
+  return mul(input, noise);
 }
 
 std::tuple<Tensor, Tensor> native_dropout(const Tensor& input, double p, std::optional<bool> train) {
@@ -752,6 +795,13 @@ const Tensor& uniform_(const Tensor& self, double from, double to, const Generat
   STRATA_TORCH_FUNCTION(uniform_, "torch.Tensor.uniform_", "self, from, to, *, generator", self, from, to, generator);
   static const RandomFill op("aten::uniform_");
   op(self, from, to, generator_of(generator));
+  return self;
+}
+
+const Tensor& bernoulli_(const Tensor& self, double p, const Generator* generator) {
+  STRATA_TORCH_FUNCTION(bernoulli_, "torch.Tensor.bernoulli_", "self, p, *, generator", self, p, generator);
+  static const TypedOperator<void(const Tensor&, double, GeneratorImpl*)> op("aten::bernoulli_", "float");
+  op(self, p, generator_of(generator));
   return self;
 }
 

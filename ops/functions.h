@@ -89,6 +89,7 @@ Tensor mul(const Tensor& self, const Tensor& other);
 Tensor mul(const Tensor& self, const Scalar& other);  // mul.Scalar
 const Tensor& mul_(const Tensor& self, const Tensor& other);
 Tensor div(const Tensor& self, const Tensor& other);
+const Tensor& div_(const Tensor& self, const Scalar& other);  // div_.Scalar
 Tensor neg(const Tensor& self);
 Tensor exp(const Tensor& self);
 Tensor relu(const Tensor& self);
@@ -111,7 +112,7 @@ Tensor operator*(const Scalar& a, const Tensor& b);
 Tensor operator/(const Tensor& a, const Scalar& b);
 Tensor operator/(const Scalar& a, const Tensor& b);
 // Compound assignment writes `a` in place: += is add_, -= is add_ with alpha -1 (strata has no
-// sub_), *= is mul_. There is no /=: strata has no div_.
+// sub_), *= is mul_. There is no /=: strata has div_ with a number only (div_.Scalar).
 const Tensor& operator+=(const Tensor& a, const Tensor& b);
 const Tensor& operator+=(const Tensor& a, const Scalar& b);
 const Tensor& operator-=(const Tensor& a, const Tensor& b);
@@ -151,15 +152,24 @@ Tensor max(const Tensor& self);
 // max.dim: (values, int64 indices of the first maximum; NaN counts as the maximum).
 std::tuple<Tensor, Tensor> max(const Tensor& self, std::int64_t dim, bool keepdim = false);
 Tensor argmax(const Tensor& self, std::optional<std::int64_t> dim = std::nullopt, bool keepdim = false);
+// max.dim's derivative, a composite as in PyTorch: grad scattered into zeros of `sizes` at `indices`.
 Tensor value_selecting_reduction_backward(const Tensor& grad, std::int64_t dim, const Tensor& indices, IntArrayRef sizes,
                                           bool keepdim);
+// gather: self's elements at `index` along dim; scatter.src/.value and scatter_add: a copy of self
+// with src (or value) written, or added, at `index` along dim.
+Tensor gather(const Tensor& self, std::int64_t dim, const Tensor& index, bool sparse_grad = false);
+Tensor gather_backward(const Tensor& grad, IntArrayRef self_sizes, std::int64_t dim, const Tensor& index, bool sparse_grad);
+Tensor scatter(const Tensor& self, std::int64_t dim, const Tensor& index, const Tensor& src);
+Tensor scatter(const Tensor& self, std::int64_t dim, const Tensor& index, const Scalar& value);
+Tensor scatter_add(const Tensor& self, std::int64_t dim, const Tensor& index, const Tensor& src);
 Tensor eq(const Tensor& self, const Tensor& other);
 Tensor isnan(const Tensor& self);
 Tensor embedding(const Tensor& weight, const Tensor& indices, std::int64_t padding_idx = -1, bool scale_grad_by_freq = false,
                  bool sparse = false);
 Tensor embedding_dense_backward(const Tensor& grad_output, const Tensor& indices, std::int64_t num_weights,
                                 std::int64_t padding_idx, bool scale_grad_by_freq);
-// dropout, a composite as in PyTorch: input itself when !train or p == 0, else native_dropout's output.
+// dropout, a composite as PyTorch's on CPU: input itself when !train, p == 0 or input is empty, else
+// input * (bernoulli_(1 - p) noise / (1 - p)) (Note [dropout on CPU is bernoulli noise]).
 Tensor dropout(const Tensor& input, double p, bool train);
 std::tuple<Tensor, Tensor> native_dropout(const Tensor& input, double p, std::optional<bool> train);
 Tensor native_dropout_backward(const Tensor& grad_output, const Tensor& mask, double scale);
@@ -203,6 +213,8 @@ Tensor randint(std::int64_t low, std::int64_t high, IntArrayRef size, const Tens
                const Generator* generator = nullptr);
 const Tensor& normal_(const Tensor& self, double mean = 0, double std = 1, const Generator* generator = nullptr);
 const Tensor& uniform_(const Tensor& self, double from = 0, double to = 1, const Generator* generator = nullptr);
+// bernoulli_.float: each element of self becomes 1 with probability p, else 0.
+const Tensor& bernoulli_(const Tensor& self, double p = 0.5, const Generator* generator = nullptr);
 
 }  // namespace strata
 

@@ -1,6 +1,7 @@
-// ops/join_ops.cpp: cat, which joins tensors along a dimension into a new one. Its meta function
-// follows PyTorch's cat_meta (legacy empty inputs of shape [0] are skipped, the dtype is promoted
-// across every input); the CPU function copies each input into its part of the output.
+// ops/join_ops.cpp: cat, which joins tensors along an existing dimension, and stack, which joins
+// equal-sized tensors along a new one. cat's meta function follows PyTorch's cat_meta (legacy empty
+// inputs of shape [0] are skipped, the dtype is promoted across every input), stack's PyTorch's stack
+// (check_stack_inputs, then cat's checks); the CPU functions copy each input into its part of the output.
 #include "core/checked_math.h"
 #include "ops/boxing.h"
 #include "ops/elementwise.h"
@@ -62,10 +63,43 @@ void cat_cpu(const Tensor& out, TensorList tensors, std::int64_t dim) {
   }
 }
 
+// ---- stack: the inputs as slices out.select(dim, i) of a new dimension ----
+TensorSpec stack_meta(TensorList tensors, std::int64_t dim) {
+  STRATA_CHECK(!tensors.empty(), "stack expects a non-empty TensorList");
+  for (std::size_t i = 0; i < tensors.size(); ++i)
+    STRATA_CHECK(tensors[i].defined(), "Expected a proper Tensor but got None (or an undefined Tensor in C++) for argument #0 'tensors'");
+  const IntArrayRef shape = tensors[0].sizes();
+  const auto d = static_cast<std::size_t>(wrap_dim(dim, tensors[0].dim() + 1));
+  for (std::size_t i = 1; i < tensors.size(); ++i)
+    STRATA_CHECK(tensors[i].sizes() == shape, "stack expects each tensor to be equal size, but got ", shape_str(shape),
+                 " at entry 0 and ", shape_str(tensors[i].sizes()), " at entry ", i);
+  ScalarType dtype = tensors[0].dtype();
+  for (const Tensor& t : tensors) dtype = promote_types(dtype, t.dtype());
+  DimVector sizes;
+  for (std::size_t k = 0; k <= shape.size(); ++k) {
+    if (k == d) sizes.push_back(static_cast<std::int64_t>(tensors.size()));
+    if (k < shape.size()) sizes.push_back(shape[k]);
+  }
+  numel_of(sizes);  // "numel: integer multiplication overflow" before anything is allocated
+  return {std::move(sizes), dtype, {}};
+}
+
+void stack_cpu(const Tensor& out, TensorList tensors, std::int64_t dim) {
+  if (out.numel() == 0) return;  // Note [An empty tensor's kernel returns at once]
+  const auto d = static_cast<std::size_t>(wrap_dim(dim, out.dim()));
+  const std::int64_t step = out.strides()[d];
+  DimVector strides;  // out's strides without dimension d: those of each input's slice
+  for (std::size_t k = 0; k < static_cast<std::size_t>(out.dim()); ++k)
+    if (k != d) strides.push_back(out.strides()[k]);
+  for (std::size_t i = 0; i < tensors.size(); ++i)
+    copy_elements(strata::detail::make_view(out, tensors[i].sizes(), strides, static_cast<std::int64_t>(i) * step), tensors[i]);
+}
+
 }  // namespace
 
 void register_join_ops(Dispatcher& d) {
   def_functional<cat_meta, cat_cpu>(d, "aten", "cat(Tensor[] tensors, int dim=0) -> Tensor", "cat");
+  def_functional<stack_meta, stack_cpu>(d, "aten", "stack(Tensor[] tensors, int dim=0) -> Tensor", "stack");
 }
 
 }  // namespace strata::ops

@@ -1,7 +1,7 @@
 // ops/max_ops.cpp: value-selecting reductions: max (all elements), max.dim (values and int64
-// indices), argmax (one dimension or all), and value_selecting_reduction_backward, which scatters a
-// gradient back to the selected positions (max.dim's derivative). As PyTorch's CPU kernels: NaN is
-// the maximum (the first NaN wins), and among equal maxima the first index is taken.
+// indices) and argmax (one dimension or all). max.dim's derivative is the composite
+// value_selecting_reduction_backward (ops/functions.cpp). As PyTorch's CPU kernels: NaN is the
+// maximum (the first NaN wins), and among equal maxima the first index is taken.
 #include <cmath>
 
 #include "ops/boxing.h"
@@ -131,38 +131,6 @@ void argmax_cpu(const Tensor& out, const Tensor& self, std::optional<std::int64_
   });
 }
 
-// ---- value_selecting_reduction_backward: zeros of `sizes`, with grad at `indices` along dim ----
-TensorSpec value_selecting_reduction_backward_meta(const Tensor& grad, std::int64_t dim, const Tensor& indices,
-                                                   IntArrayRef sizes, bool keepdim) {
-  STRATA_CHECK(indices.dtype() == ScalarType::Int64, "gather(): Expected dtype int64 for index, but got ", indices.dtype());
-  for (std::int64_t s : sizes) STRATA_CHECK(s >= 0, "Trying to create tensor with negative dimension ", s, ": ", shape_str(sizes));
-  const std::int64_t d = wrap_dim(dim, static_cast<std::int64_t>(sizes.size()));
-  const DimVector expected = reduced_sizes(sizes, d, keepdim);
-  STRATA_CHECK(grad.sizes() == IntArrayRef(expected) && indices.sizes() == IntArrayRef(expected),
-               "value_selecting_reduction_backward: expected grad and indices of size ", shape_str(expected),
-               " for a reduction of ", shape_str(sizes), " along dimension ", d, ", but got ", shape_str(grad.sizes()),
-               " and ", shape_str(indices.sizes()));
-  return {DimVector(sizes), grad.dtype(), {}};
-}
-void value_selecting_reduction_backward_cpu(const Tensor& out, const Tensor& grad, std::int64_t dim, const Tensor& indices,
-                                            IntArrayRef sizes, bool) {
-  if (out.numel() == 0) return;  // Note [An empty tensor's kernel returns at once]
-  const Rows r = rows_around(sizes, sizes.empty() ? 0 : wrap_dim(dim, static_cast<std::int64_t>(sizes.size())));
-  const Operand g = Operand::contiguous(grad), i = Operand::contiguous(indices);
-  const std::int64_t* idx = data_of<std::int64_t>(*i);
-  visit_dtype(out.dtype(), [&](auto zero) {
-    using T = decltype(zero);
-    T* o = data_of<T>(out);
-    std::fill(o, o + out.numel(), T(0));
-    const T* gp = data_of<T>(*g);
-    for (std::int64_t row = 0; row < r.outer * r.inner; ++row) {
-      const std::int64_t k = idx[row];
-      STRATA_CHECK(k >= 0 && k < r.n, "index ", k, " is out of bounds for dimension ", dim, " with size ", r.n);
-      o[(row / r.inner) * r.n * r.inner + row % r.inner + k * r.inner] = load_element(gp + row);
-    }
-  });
-}
-
 }  // namespace
 
 void register_max_ops(Dispatcher& d) {
@@ -171,10 +139,6 @@ void register_max_ops(Dispatcher& d) {
       d, "aten", "max.dim(Tensor self, int dim, bool keepdim=False) -> (Tensor values, Tensor indices)", "max");
   def_functional<argmax_meta, argmax_cpu>(d, "aten", "argmax(Tensor self, int? dim=None, bool keepdim=False) -> Tensor",
                                           "argmax");
-  def_functional<value_selecting_reduction_backward_meta, value_selecting_reduction_backward_cpu>(
-      d, "aten",
-      "value_selecting_reduction_backward(Tensor grad, int dim, Tensor indices, SymInt[] sizes, bool keepdim) -> Tensor",
-      "value_selecting_reduction_backward");
 }
 
 }  // namespace strata::ops

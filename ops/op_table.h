@@ -18,6 +18,7 @@ OperatorHandle op(std::string_view qualified_name, std::string_view overload = "
 // One registration function per op family (see the file of the same name).
 void register_view_ops(Dispatcher& d);
 void register_join_ops(Dispatcher& d);
+void register_scatter_ops(Dispatcher& d);
 void register_pointwise_ops(Dispatcher& d);
 void register_linalg_ops(Dispatcher& d);
 void register_reduction_ops(Dispatcher& d);

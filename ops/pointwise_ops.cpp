@@ -1,5 +1,5 @@
 // ops/pointwise_ops.cpp: elementwise arithmetic with broadcasting and type promotion:
-// add / add_ / sub (alpha), mul / mul_, div (true division), neg, exp, relu, threshold_backward.
+// add / add_ / sub (alpha), mul / mul_, div / div_.Scalar (true division), neg, exp, relu, threshold_backward.
 // Each op is a meta function (validate, output shape and dtype) and a CPU function (compute only).
 #include <cmath>
 
@@ -157,6 +157,21 @@ void div_cpu(const Tensor& out, const Tensor& self, const Tensor& other) {
   });
 }
 
+// ---- div_.Scalar: self /= a C++ number, in self's (floating) dtype; dropout's noise.div_(1 - p) ----
+void div__scalar_check(const Tensor& self, Scalar other) {
+  assert_no_internal_overlap(self);
+  const ScalarType common = to_float_dtype(result_type(self, other));
+  STRATA_CHECK(can_cast(common, self.dtype()), "result type ", common, " can't be cast to the desired output type ",
+               self.dtype());
+}
+void div__scalar_cpu(const Tensor& self, Scalar other) {
+  visit_floating(self.dtype(), "div_", [&](auto zero) {
+    using T = decltype(zero);
+    const T s = other.to<T>();
+    unary_loop<T>(self, self, [s](T x) { return x / s; });
+  });
+}
+
 // ---- neg ----
 [[gnu::always_inline]] inline TensorSpec neg_meta(const Tensor& self) {
   STRATA_CHECK(self.dtype() != ScalarType::Bool,
@@ -218,6 +233,7 @@ void register_pointwise_ops(Dispatcher& d) {
   def_functional<mul_scalar_meta, mul_scalar_cpu>(d, "aten", "mul.Scalar(Tensor self, Scalar other) -> Tensor", "mul");
   def_functional<add_scalar_meta, add_scalar_cpu>(d, "aten", "add.Scalar(Tensor self, Scalar other, Scalar alpha=1) -> Tensor", "add");
   def_functional<div_meta, div_cpu>(d, "aten", "div.Tensor(Tensor self, Tensor other) -> Tensor", "div");
+  def_inplace<div__scalar_check, div__scalar_cpu>(d, "aten", "div_.Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!)", "div_");
   def_functional<neg_meta, neg_cpu>(d, "aten", "neg(Tensor self) -> Tensor", "neg");
   def_functional<exp_meta, exp_cpu>(d, "aten", "exp(Tensor self) -> Tensor", "exp");
   def_functional<relu_meta, relu_cpu>(d, "aten", "relu(Tensor self) -> Tensor", "relu");

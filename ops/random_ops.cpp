@@ -1,7 +1,8 @@
 // ops/random_ops.cpp: random tensors from a Generator (the default one when none is given):
 // randn, rand, randint (each with and without an explicit generator, as PyTorch's overloads are),
-// normal_ and uniform_. Elements are drawn in memory order under the generator's lock, using the
-// transforms in ops/distributions.h, which is what makes the numbers equal PyTorch's.
+// normal_, uniform_ and bernoulli_.float. Elements are drawn in memory order under the generator's
+// lock, using the transforms in ops/distributions.h, which is what makes the numbers equal PyTorch's
+// (except bernoulli_'s: see its kernel).
 #include <limits>
 #include <mutex>
 #include <optional>
@@ -9,6 +10,7 @@
 #include "ops/boxing.h"
 #include "ops/distributions.h"
 #include "ops/elementwise.h"
+#include "ops/memory_overlap.h"
 #include "ops/op_table.h"
 
 namespace strata::ops {
@@ -169,6 +171,22 @@ void uniform__check(const Tensor& self, double from, double to, GeneratorImpl*) 
 }
 void uniform__cpu(const Tensor& self, double from, double to, GeneratorImpl* g) { uniform_into(self, from, to, g); }
 
+// ---- bernoulli_.float: each element 1 with probability p, else 0 (dropout's noise) ----
+// One uniform double per element, 1 when it is below p: the keep-probability is p exactly up to the
+// uniform's 2^-53 grid. PyTorch draws through MKL on x86, so its masks differ for the same seed.
+void bernoulli__check(const Tensor& self, double p, GeneratorImpl*) {
+  STRATA_CHECK(p >= 0 && p <= 1, "bernoulli_ expects p to be in [0, 1], but got p=", p);
+  assert_no_internal_overlap(self);
+}
+void bernoulli__cpu(const Tensor& self, double p, GeneratorImpl* gen) {
+  GeneratorImpl& g = generator_or_default(gen);
+  std::lock_guard<std::mutex> lock(g.mutex());
+  visit_dtype(self.dtype(), [&](auto zero) {
+    using T = decltype(zero);
+    for_each_element<T>(self, [&](T& x) { x = static_cast<T>(uniform_real<double>(g, 0.0, 1.0) < p); });
+  });
+}
+
 }  // namespace
 
 void register_random_ops(Dispatcher& d) {
@@ -190,6 +208,8 @@ void register_random_ops(Dispatcher& d) {
       "randint");
   def_inplace<normal__check, normal__cpu>(
       d, "aten", "normal_(Tensor(a!) self, float mean=0, float std=1, *, Generator? generator=None) -> Tensor(a!)", "normal_");
+  def_inplace<bernoulli__check, bernoulli__cpu>(
+      d, "aten", "bernoulli_.float(Tensor(a!) self, float p=0.5, *, Generator? generator=None) -> Tensor(a!)", "bernoulli_");
   def_inplace<uniform__check, uniform__cpu>(
       d, "aten", "uniform_(Tensor(a!) self, float from=0, float to=1, *, Generator? generator=None) -> Tensor(a!)", "uniform_");
 }

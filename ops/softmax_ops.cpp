@@ -121,6 +121,24 @@ void log_softmax_backward_lastdim(T* o, const T* g, const T* y, std::int64_t row
   with_row_width(n, [&](auto width) { log_softmax_backward_rows<width()>(o, g, y, rows, n); });
 }
 
+// The row walker of all four kernels: fn(o, a, b, s, begin, end) over the rows [begin, end) of
+// contiguous views of `a` (whose shape gives the rows) and `b` (null when not given), blocks of rows
+// split across threads. out has a's shape and dtype.
+template <typename Fn>
+void for_each_row_block(const Tensor& out, const Tensor& a, const Tensor& b, std::int64_t dim, std::string_view name,
+                        const Fn& fn) {
+  if (out.numel() == 0) return;  // Note [An empty tensor's kernel returns at once]
+  const SoftmaxShape s = softmax_shape(a, dim);
+  const Operand ac = Operand::contiguous(a), bc = Operand::contiguous(b);  // Note [Operands are read where they are]
+  visit_floating(out.dtype(), name, [&](auto zero) {
+    using T = decltype(zero);
+    const T* ap = data_of<T>(*ac);
+    const T* bp = b.defined() ? data_of<T>(*bc) : nullptr;
+    T* o = data_of<T>(out);
+    parallel_for(0, s.outer * s.inner, 256, [&](std::int64_t begin, std::int64_t end) { fn(o, ap, bp, s, begin, end); });
+  });
+}
+
 // ---- _log_softmax: out = x - max - log(sum(exp(x - max))) ----
 TensorSpec log_softmax_meta(const Tensor& self, std::int64_t dim, bool half_to_float) {
   STRATA_CHECK(!half_to_float, "conversion from half to float is only supported on CUDA (half_to_float=True)");
@@ -130,26 +148,20 @@ TensorSpec log_softmax_meta(const Tensor& self, std::int64_t dim, bool half_to_f
 }
 
 void log_softmax_cpu(const Tensor& out, const Tensor& self, std::int64_t dim, bool) {
-  if (out.numel() == 0) return;  // Note [An empty tensor's kernel returns at once]
-  const SoftmaxShape s = softmax_shape(self, dim);
-  const Operand in = Operand::contiguous(self);  // Note [Operands are read where they are]
-  visit_floating(out.dtype(), "_log_softmax", [&](auto zero) {
-    using T = decltype(zero);
-    const T* x = data_of<T>(*in);
-    T* o = data_of<T>(out);
-    parallel_for(0, s.outer * s.inner, 256, [&](std::int64_t begin, std::int64_t end) {
-      if (s.inner == 1) return log_softmax_lastdim(o + begin * s.n, x + begin * s.n, end - begin, s.n);
-      for (std::int64_t row = begin; row < end; ++row) {
-        const std::int64_t base = (row / s.inner) * s.n * s.inner + row % s.inner;
-        T max = -std::numeric_limits<T>::infinity();
-        for (std::int64_t i = 0; i < s.n; ++i) max = std::max(max, x[base + i * s.inner]);
-        T sum = 0;
-        for (std::int64_t i = 0; i < s.n; ++i) sum += std::exp(x[base + i * s.inner] - max);
-        const T log_sum = std::log(sum);
-        for (std::int64_t i = 0; i < s.n; ++i) o[base + i * s.inner] = x[base + i * s.inner] - max - log_sum;
-      }
-    });
-  });
+  for_each_row_block(out, self, Tensor(), dim, "_log_softmax",
+                     [](auto* o, const auto* x, const auto*, const SoftmaxShape& s, std::int64_t begin, std::int64_t end) {
+                       using T = std::remove_pointer_t<decltype(o)>;
+                       if (s.inner == 1) return log_softmax_lastdim(o + begin * s.n, x + begin * s.n, end - begin, s.n);
+                       for (std::int64_t row = begin; row < end; ++row) {
+                         const std::int64_t base = (row / s.inner) * s.n * s.inner + row % s.inner;
+                         T max = -std::numeric_limits<T>::infinity();
+                         for (std::int64_t i = 0; i < s.n; ++i) max = std::max(max, x[base + i * s.inner]);
+                         T sum = 0;
+                         for (std::int64_t i = 0; i < s.n; ++i) sum += std::exp(x[base + i * s.inner] - max);
+                         const T log_sum = std::log(sum);
+                         for (std::int64_t i = 0; i < s.n; ++i) o[base + i * s.inner] = x[base + i * s.inner] - max - log_sum;
+                       }
+                     });
 }
 
 // ---- _log_softmax_backward_data: grad_input = grad - exp(output) * sum(grad) ----
@@ -169,28 +181,10 @@ TensorSpec log_softmax_backward_meta(const Tensor& grad_output, const Tensor& ou
   return {{}, grad_output.dtype(), {}, &output};
 }
 
-// The kernels of both backward_data ops: fn(o, g, y, s, begin, end) over the rows [begin, end) of
-// contiguous views of grad_output and output, blocks of rows split across threads.
-template <typename Fn>
-void backward_data_rows(const Tensor& out, const Tensor& grad_output, const Tensor& output, std::int64_t dim,
-                        std::string_view name, const Fn& fn) {
-  if (out.numel() == 0) return;  // Note [An empty tensor's kernel returns at once]
-  const SoftmaxShape s = softmax_shape(output, dim);
-  // Note [Operands are read where they are]
-  const Operand g = Operand::contiguous(grad_output), y = Operand::contiguous(output);
-  visit_floating(output.dtype(), name, [&](auto zero) {
-    using T = decltype(zero);
-    const T* gp = data_of<T>(*g);
-    const T* yp = data_of<T>(*y);
-    T* o = data_of<T>(out);  // out has output's dtype
-    parallel_for(0, s.outer * s.inner, 256, [&](std::int64_t begin, std::int64_t end) { fn(o, gp, yp, s, begin, end); });
-  });
-}
-
 void log_softmax_backward_cpu(const Tensor& out, const Tensor& grad_output, const Tensor& output, std::int64_t dim,
                               ScalarType) {
-  backward_data_rows(out, grad_output, output, dim, "_log_softmax_backward_data",
-                     [](auto* o, const auto* gp, const auto* yp, const SoftmaxShape& s, std::int64_t begin, std::int64_t end) {
+  for_each_row_block(out, output, grad_output, dim, "_log_softmax_backward_data",
+                     [](auto* o, const auto* yp, const auto* gp, const SoftmaxShape& s, std::int64_t begin, std::int64_t end) {
                        using T = std::remove_pointer_t<decltype(o)>;
                        if (s.inner == 1)
                          return log_softmax_backward_lastdim(o + begin * s.n, gp + begin * s.n, yp + begin * s.n, end - begin, s.n);
@@ -230,20 +224,13 @@ void softmax_row(T* o, const T* x, std::int64_t n, std::int64_t stride) {
 }
 
 void softmax_cpu(const Tensor& out, const Tensor& self, std::int64_t dim, bool) {
-  if (out.numel() == 0) return;  // Note [An empty tensor's kernel returns at once]
-  const SoftmaxShape s = softmax_shape(self, dim);
-  const Operand in = Operand::contiguous(self);  // Note [Operands are read where they are]
-  visit_floating(out.dtype(), "_softmax", [&](auto zero) {
-    using T = decltype(zero);
-    const T* x = data_of<T>(*in);
-    T* o = data_of<T>(out);
-    parallel_for(0, s.outer * s.inner, 256, [&](std::int64_t begin, std::int64_t end) {
-      for (std::int64_t row = begin; row < end; ++row) {
-        const std::int64_t base = (row / s.inner) * s.n * s.inner + row % s.inner;
-        softmax_row(o + base, x + base, s.n, s.inner);
-      }
-    });
-  });
+  for_each_row_block(out, self, Tensor(), dim, "_softmax",
+                     [](auto* o, const auto* x, const auto*, const SoftmaxShape& s, std::int64_t begin, std::int64_t end) {
+                       for (std::int64_t row = begin; row < end; ++row) {
+                         const std::int64_t base = (row / s.inner) * s.n * s.inner + row % s.inner;
+                         softmax_row(o + base, x + base, s.n, s.inner);
+                       }
+                     });
 }
 
 // ---- _softmax_backward_data: grad_input = output * (grad - sum(grad * output)) ----
@@ -264,8 +251,8 @@ TensorSpec softmax_backward_meta(const Tensor& grad_output, const Tensor& output
 
 void softmax_backward_cpu(const Tensor& out, const Tensor& grad_output, const Tensor& output, std::int64_t dim,
                           ScalarType) {
-  backward_data_rows(out, grad_output, output, dim, "_softmax_backward_data",
-                     [](auto* o, const auto* gp, const auto* yp, const SoftmaxShape& s, std::int64_t begin, std::int64_t end) {
+  for_each_row_block(out, output, grad_output, dim, "_softmax_backward_data",
+                     [](auto* o, const auto* yp, const auto* gp, const SoftmaxShape& s, std::int64_t begin, std::int64_t end) {
                        using T = std::remove_pointer_t<decltype(o)>;
                        for (std::int64_t row = begin; row < end; ++row) {
                          const std::int64_t base = (row / s.inner) * s.n * s.inner + row % s.inner;

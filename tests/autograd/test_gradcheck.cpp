@@ -9,6 +9,7 @@
 #include "autograd/backward.h"
 #include "autograd/derivative_table.h"
 #include "autograd/grad.h"
+#include "autograd/grad_mode.h"
 #include "autograd/gradcheck.h"
 #include "autograd/registration.h"
 #include "autograd/variable.h"
@@ -60,7 +61,9 @@ std::vector<GradcheckCase> cases() {
        [](const V& x) { return slice_backward(x[0], {2, 5}, 1, 1, 5, 2); }},
       {"aten::cat", "", [] { return V{input({2, 3}), input({2, 1}), input({0})}; },
        [](const V& x) { return cat({x[0], x[1], x[2]}, 1); }},
-      {"aten::cat", "stack", [] { return V{input({2, 3}), input({2, 3})}; }, [](const V& x) { return stack({x[0], x[1]}, 2); }},
+      {"aten::stack", "new last dim", [] { return V{input({2, 3}), input({2, 3})}; }, [](const V& x) { return stack({x[0], x[1]}, 2); }},
+      {"aten::stack", "dim 0, three inputs", [] { return V{input({3}), input({3}), input({3})}; },
+       [](const V& x) { return stack({x[0], x[1], x[2]}, -2); }},
       {"aten::clone", "", [] { return V{input({3, 4})}; }, [](const V& x) { return clone(t(x[0])); }},
       {"aten::_to_copy", "", [] { return V{input({3})}; },
        [](const V& x) {  // float64 -> float64, so the check keeps double precision (to() would skip it)
@@ -154,6 +157,22 @@ std::vector<GradcheckCase> cases() {
        }},
       {"aten::native_dropout_backward", "", [] { return V{input({5})}; },
        [](const V& x) { return native_dropout_backward(x[0], tensor<bool>({true, false, true, true, false}), 1 / 0.7); }},
+      // Index 2 is picked twice in row 0 and index 0 twice in column 1 of the scatter_add: gradients add up.
+      {"aten::gather", "", [] { return V{input({2, 3})}; },
+       [](const V& x) { return gather(x[0], 1, tensor<std::int64_t>({2, 2, 0, 1}, {2, 2})); }},
+      {"aten::scatter.src", "", [] { return V{input({2, 3}), input({2, 2})}; },
+       [](const V& x) { return scatter(x[0], 1, tensor<std::int64_t>({2, 0, 1, 2}, {2, 2}), x[1]); }},
+      {"aten::scatter.value", "", [] { return V{input({2, 3})}; },
+       [](const V& x) { return scatter(x[0], 0, tensor<std::int64_t>({1, 0, 1}, {1, 3}), Scalar(4.0)); }},
+      {"aten::scatter_add", "", [] { return V{input({2, 3}), input({2, 2})}; },
+       [](const V& x) { return scatter_add(x[0], 0, tensor<std::int64_t>({0, 0, 1, 0}, {2, 2}), x[1]); }},
+      {"aten::div_.Scalar", "", [] { return V{input({2, 3})}; }, [](const V& x) { return div_(clone(x[0]), 2.5); }},
+      // dropout on CPU is input * noise (Note [dropout on CPU is bernoulli noise]): the same seed each call.
+      {"aten::mul.Tensor", "dropout's output", [] { return V{input({4, 5})}; },
+       [](const V& x) {
+         manual_seed(4);
+         return dropout(x[0], 0.3, true);
+       }},
       {"aten::copy_", "broadcast src", [] { return V{input({2, 3}), input({3})}; },
        [](const V& x) { return copy_(mul(x[0], x[0]), x[1]); }},
   };
@@ -186,8 +205,7 @@ TEST_CASE("the op table and the derivative table cover each other") {
   // Random in-place ops have formulas (zeros) but random outputs, so they are checked directly below.
   formulas.erase("aten::normal_");
   formulas.erase("aten::uniform_");
-  // Its one formula is not implemented (strata has no gather): checked to say so below.
-  formulas.erase("aten::value_selecting_reduction_backward");
+  formulas.erase("aten::bernoulli_.float");
   CHECK(formulas == covered);
 }
 
@@ -220,21 +238,29 @@ TEST_CASE("random in-place ops pass no gradient to what they overwrite") {
   const Tensor x = randn({3});
   requires_grad_(x);
   const Tensor h = mul(x, x);
-  const Tensor y = add(uniform_(normal_(h)), x);
+  const Tensor y = add(bernoulli_(uniform_(normal_(h)), 0.5), x);
   backward(sum(y));
   CHECK(x.grad().to_vector<float>() == std::vector<float>{1, 1, 1});
 }
 
-TEST_CASE("max.dim's double backward says its derivative is not implemented") {
-  const Tensor x = input({3, 4});
-  const Tensor values = std::get<0>(max(x, 1));
-  const Tensor go = ones_like(values);
-  requires_grad_(go);
-  const std::vector<Tensor> g = autograd::grad({values}, {x}, {go}, std::nullopt, /*create_graph=*/true);
-  CHECK_THROWS_WITH_AS(backward(sum(g[0])),
-                       "the derivative for 'value_selecting_reduction_backward' is not implemented. strata has no gather, "
-                       "which the gradient of max.dim's backward is",
-                       Error);
+// PyTorch's gradgradcheck: gradcheck of the function that computes the first gradient with
+// create_graph (grad mode on inside it), with respect to the input and the incoming gradient. Its derivative w.r.t. the
+// gradient is a gather (scatter.src's src row); w.r.t. x it is zero.
+TEST_CASE("max.dim passes gradgradcheck") {
+  manual_seed(5);
+  for (const bool keepdim : {false, true}) {
+    INFO("keepdim " << keepdim);
+    const Tensor x = input({3, 4});
+    const Tensor go = input(keepdim ? std::initializer_list<std::int64_t>{3, 1} : std::initializer_list<std::int64_t>{3});
+    const autograd::GradcheckResult r = gradcheck(
+        [keepdim](const std::vector<Tensor>& in) {
+          autograd::GradModeGuard grad_on(true);  // gradcheck's differences run under no_grad
+          const Tensor values = std::get<0>(max(in[0], 1, keepdim));
+          return autograd::grad({values}, {in[0]}, {in[1]}, std::nullopt, /*create_graph=*/true)[0];
+        },
+        {x, go});
+    CHECK_MESSAGE(r.ok, r.message);
+  }
 }
 
 TEST_CASE("gradcheck reports a wrong derivative") {

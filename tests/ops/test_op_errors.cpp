@@ -359,11 +359,15 @@ TEST_CASE("activation, softmax, max, embedding and dropout errors") {
                        Error);
   CHECK_THROWS_WITH_AS(argmax(f32({0, 3}), 0), "[aten::argmax] argmax(): Expected reduction dim 0 to have non-zero size.", Error);
   CHECK_THROWS_WITH_AS(argmax(b8({2})), "[aten::argmax] \"argmax_cpu\" not implemented for 'bool'", Error);
+  // max.dim's backward is a composite: its errors are the scatter's.
   CHECK_THROWS_WITH_AS(value_selecting_reduction_backward(f32({2}), 1, f32({2}), {2, 3}, false),
-                       "[aten::value_selecting_reduction_backward] gather(): Expected dtype int64 for index, but got float32",
-                       Error);
+                       "[aten::scatter] scatter(): Expected dtype int64 for index", Error);
   CHECK_THROWS_WITH_AS(value_selecting_reduction_backward(f32({2}), 1, tensor<std::int64_t>({0, 3}), {2, 3}, false),
-                       "[aten::value_selecting_reduction_backward] index 3 is out of bounds for dimension 1 with size 3", Error);
+                       "[aten::scatter] index 3 is out of bounds for dimension 1 with size 3", Error);
+  CHECK_THROWS_WITH_AS(value_selecting_reduction_backward(Tensor(), 1, tensor<std::int64_t>({0, 3}), {2, 3}, false),
+                       "[aten::value_selecting_reduction_backward] Expected a proper Tensor but got None (or an undefined "
+                       "Tensor in C++) for argument #0 'grad'",
+                       Error);
   CHECK_THROWS_WITH_AS(eq(f32({2}), f32({3})),
                        "[aten::eq] The size of tensor a (2) must match the size of tensor b (3) at non-singleton dimension 0", Error);
   const Tensor weight = f32({5, 3});

@@ -54,6 +54,26 @@ REFERENCE_CASE("binary pointwise ops match a reference loop on every layout and 
         }
 }
 
+REFERENCE_CASE("div_ with a number divides self in place, including a transposed self", "aten::div_.Scalar") {
+  for (Layout2 la : {Layout2::Contiguous, Layout2::Transposed})
+    for (std::int64_t n : simd_sizes()) {
+      INFO(layout_name(la) << " n=" << n);
+      const Tensor self = make_operand(la, 3, n, Device::CPU);
+      const std::vector<double> before = self.to_vector<double>();
+      CHECK(div_(self, 0.7).is_same(self));
+      const std::vector<double> after = self.to_vector<double>();
+      REQUIRE(after.size() == before.size());
+      bool exact = true;
+      for (std::size_t i = 0; i < after.size(); ++i)
+        exact = exact && static_cast<float>(after[i]) == static_cast<float>(before[i]) / static_cast<float>(0.7);
+      CHECK(exact);
+    }
+  CHECK(div_(tensor<double>({1, 3}), 2).to_vector<double>() == std::vector<double>{0.5, 1.5});
+  CHECK(div_(empty({2, 3}, {.device = Device::Meta}), 2.0).is_meta());
+  CHECK_THROWS_WITH_AS(div_(tensor<std::int64_t>({4}), 2), "[aten::div_] result type float32 can't be cast to the desired output type int64",
+                       Error);
+}
+
 REFERENCE_CASE("in-place add_ and mul_ write into self, including a transposed self", "aten::add_.Tensor", "aten::mul_.Tensor") {
   for (Layout2 la : {Layout2::Contiguous, Layout2::Transposed})
     for (Layout2 lb : {Layout2::Contiguous, Layout2::Broadcast, Layout2::Row})

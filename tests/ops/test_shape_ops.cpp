@@ -121,7 +121,7 @@ REFERENCE_CASE("select, slice and narrow: PyTorch's geometry, values and gradien
   CHECK(select_backward(g, {3, 2}, 1, 0).to_vector<float>() == std::vector<float>{1, 0, 2, 0, 3, 0});
 }
 
-REFERENCE_CASE("cat and stack: PyTorch's sizes, dtypes, values and gradients", "aten::cat") {
+REFERENCE_CASE("cat and stack: PyTorch's sizes, dtypes, values and gradients", "aten::cat", "aten::stack") {
   const json golden = testing::read_golden_json("shape_ops_torch.json");
   for (const json& c : golden["joins"]) {
     INFO(c.dump());
@@ -158,7 +158,12 @@ REFERENCE_CASE("cat and stack: PyTorch's sizes, dtypes, values and gradients", "
   const Tensor y = cat({x, tensor<float>({3})});
   REQUIRE(y.grad_fn() != nullptr);
   CHECK(y.grad_fn()->name() == "CatBackward0");
-  CHECK(stack({x, x}).grad_fn()->name() == "CatBackward0");
+  CHECK(stack({x, x}).grad_fn()->name() == "StackBackward0");
+  // Only the inputs that require grad get one; a float64 input keeps its dtype's gradient.
+  const Tensor w = tensor<double>({5, 6});
+  requires_grad_(w);
+  backward(sum(mul(stack({tensor<float>({1, 1}), w}, 1), tensor<float>({1, 2, 3, 4}, {2, 2}))));
+  CHECK(w.grad().to_vector<double>() == std::vector<double>{2, 4});
   CHECK(select(x, 0, 1).grad_fn()->name() == "SelectBackward0");
   CHECK(slice(x, 0, 1).grad_fn()->name() == "SliceBackward0");
   CHECK(narrow(x, 0, 1, 1).grad_fn()->name() == "SliceBackward0");

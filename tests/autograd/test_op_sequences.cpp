@@ -1,0 +1,102 @@
+// tests/autograd/test_op_sequences.cpp: the ops a dispatch mode sees for stack, max.dim and dropout,
+// forward, backward and max.dim's double backward, equal PyTorch's (tests/golden/op_sequences_torch.json,
+// from scripts/reference/op_sequences_reference.py): stack is one op with StackBackward0's selects,
+// max.dim's backward is value_selecting_reduction_backward's unsqueeze/zeros/scatter and its double
+// backward a gather, dropout on CPU is Note [dropout on CPU is bernoulli noise].
+#include <functional>
+
+#include "autograd/backward.h"
+#include "autograd/grad.h"
+#include "autograd/variable.h"
+#include "ops/detach.h"
+#include "ops/functions.h"
+#include "tests/test_helpers.h"
+
+using namespace strata;
+using strata::testing::read_golden_json;
+
+namespace {
+
+Tensor leaf(std::vector<float> values, std::initializer_list<std::int64_t> sizes) {
+  Tensor t = detach(view(tensor<float>(values), sizes));
+  requires_grad_(t);
+  return t;
+}
+
+Tensor a() { return leaf({1, 2, 3, 4, 5, 6}, {2, 3}); }
+Tensor b() { return leaf({2, 1, 4, 3, 6, 5}, {2, 3}); }
+Tensor x() { return leaf({1, 5, 3, 4, 2, 6}, {2, 3}); }
+Tensor ones6() { return leaf({1, 1, 1, 1, 1, 1}, {2, 3}); }
+
+std::vector<std::string> logged(const std::function<void()>& fn) {
+  testing::OpLog log;
+  {
+    ModeGuard mode(log);
+    fn();
+  }
+  return log.ops;
+}
+
+using Inputs = std::vector<Tensor>;
+using Phases = std::map<std::string, std::vector<std::string>>;
+
+// forward(inputs) under a mode, then backward(sum(output)) under another.
+Phases forward_backward(const Inputs& inputs, const std::function<Tensor(const Inputs&)>& forward) {
+  Tensor y;
+  Phases out;
+  out["forward"] = logged([&] { y = forward(inputs); });
+  const Tensor loss = sum(y);
+  out["backward"] = logged([&] { backward(loss); });
+  return out;
+}
+
+Phases max_dim_double_backward(bool keepdim) {
+  const Tensor in = x();
+  const Tensor values = std::get<0>(max(in, 1, keepdim));
+  const Tensor go = ones_like(values);
+  requires_grad_(go);
+  const Tensor weights = view(arange(6.0), {2, 3});
+  Tensor gx;
+  Phases out;
+  out["backward"] = logged([&] { gx = autograd::grad({values}, {in}, {go}, std::nullopt, /*create_graph=*/true)[0]; });
+  const Tensor loss = sum(mul(gx, weights));
+  out["double_backward"] = logged([&] { backward(loss); });
+  return out;
+}
+
+std::map<std::string, std::function<Phases()>> cases() {
+  return {
+      {"stack_dim0", [] { return forward_backward({a(), b()}, [](const Inputs& v) { return stack({v[0], v[1]}); }); }},
+      {"stack_dim1", [] { return forward_backward({a(), b()}, [](const Inputs& v) { return stack({v[0], v[1]}, 1); }); }},
+      {"stack_dim_last_three",
+       [] { return forward_backward({a(), b(), a()}, [](const Inputs& v) { return stack({v[0], v[1], v[2]}, -1); }); }},
+      {"max_dim", [] { return forward_backward({x()}, [](const Inputs& v) { return std::get<0>(max(v[0], 1)); }); }},
+      {"max_dim_keepdim", [] { return forward_backward({x()}, [](const Inputs& v) { return std::get<0>(max(v[0], 0, true)); }); }},
+      {"max_dim_double_backward", [] { return max_dim_double_backward(false); }},
+      {"max_dim_keepdim_double_backward", [] { return max_dim_double_backward(true); }},
+      {"dropout_train", [] { return forward_backward({ones6()}, [](const Inputs& v) { return dropout(v[0], 0.5, true); }); }},
+      {"dropout_p1", [] { return forward_backward({ones6()}, [](const Inputs& v) { return dropout(v[0], 1.0, true); }); }},
+      {"dropout_eval", [] { return forward_backward({ones6()}, [](const Inputs& v) { return dropout(v[0], 0.5, false); }); }},
+      {"dropout_p0", [] { return forward_backward({ones6()}, [](const Inputs& v) { return dropout(v[0], 0.0, true); }); }},
+  };
+}
+
+}  // namespace
+
+TEST_CASE("stack, max.dim and dropout dispatch PyTorch's ops, forward, backward and double backward") {
+  const nlohmann::json golden = read_golden_json("op_sequences_torch.json")["cases"];
+  const auto all = cases();
+  REQUIRE(all.size() == golden.size());
+  for (const auto& [name, run] : all) {
+    INFO(name);
+    REQUIRE(golden.contains(name));
+    const Phases got = run();
+    REQUIRE(got.size() == golden[name].size());
+    for (const auto& [phase, ops] : got) {
+      INFO(phase);
+      REQUIRE(golden[name].contains(phase));
+      const std::vector<std::string> expected = golden[name][phase].get<std::vector<std::string>>();
+      CHECK_MESSAGE(ops == expected, "strata: " << nlohmann::json(ops).dump() << "\ntorch:  " << nlohmann::json(expected).dump());
+    }
+  }
+}
