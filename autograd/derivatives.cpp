@@ -24,6 +24,12 @@ Tensor identity(C c) { return c.grad(); }
 // `self: zeros_like(grad)` (ops that overwrite self, so no gradient reaches its old value).
 Tensor zeros_like_grad(C c) { return zeros_like(c.grad()); }
 
+// PyTorch's NotImplemented node (torch/csrc/autograd/functions/basic_ops.h): what its generated code
+// records for an op without a derivatives.yaml entry whose inputs require grad.
+[[noreturn]] Tensor scaled_mm_not_implemented(C) {
+  throw Error("derivative for _scaled_mm is not implemented");
+}
+
 std::optional<IntArrayRef> optional_ints(const IValue& v) {
   if (v.is_none()) return std::nullopt;
   return v.to_int_list();
@@ -145,6 +151,10 @@ std::vector<DerivativeRow> pointwise_rows() {
       // - name: exp(Tensor self)  self: grad * result.conj()
       {.op = "aten::exp", .node_name = "ExpBackward0",
        .formulas = {{"self", {"result"}, [](C c) { return mul(c.grad(), c.saved("result")); }}}},
+      // - name: reciprocal(Tensor self)  self: -grad * (result * result).conj()
+      {.op = "aten::reciprocal", .node_name = "ReciprocalBackward0",
+       .formulas = {{"self", {"result"},
+                     [](C c) { return mul(neg(c.grad()), mul(c.saved("result"), c.saved("result"))); }}}},
       // - name: neg(Tensor self)  self: grad.neg()
       {.op = "aten::neg", .node_name = "NegBackward0", .formulas = {{"self", [](C c) { return neg(c.grad()); }}}},
       // - name: relu(Tensor self)  self: threshold_backward(grad, result, 0)
@@ -181,6 +191,15 @@ std::vector<DerivativeRow> linalg_and_reduction_rows() {
                        return mm_mat2_backward(c.grad(), c.saved("mat1"), c.sizes("mat2"), c.strides("mat2"), c.scalar("alpha"));
                      }}},
        .geometry = {"mat1", "mat2"}},
+      // _scaled_mm has no derivatives.yaml entry: the forward runs and records a NotImplemented node,
+      // whose backward fails, as PyTorch's generated code does.
+      {.op = "aten::_scaled_mm", .node_name = "NotImplemented",
+       .formulas = {{"bias", scaled_mm_not_implemented},
+                    {"mat2", scaled_mm_not_implemented},
+                    {"scale_a", scaled_mm_not_implemented},
+                    {"scale_b", scaled_mm_not_implemented},
+                    {"scale_result", scaled_mm_not_implemented},
+                    {"self", scaled_mm_not_implemented}}},
       // - name: sum.dim_IntList(...)   self: sum_backward(grad, self.sym_sizes(), dim, keepdim)
       {.op = "aten::sum", .overload = "dim_IntList", .node_name = "SumBackward1",
        .formulas = {{"self",

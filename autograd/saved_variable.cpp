@@ -47,13 +47,7 @@ void SavedVariable::save_written(const Tensor& seen_through) {
 namespace {
 // PyTorch's legacy type names, which its message uses: "torch.FloatTensor" on cpu, "MetaFloatType" on meta.
 std::string legacy_type_name(ScalarType dtype, Device device) {
-  std::string_view scalar = "";
-  switch (dtype) {
-    case ScalarType::Bool: scalar = "Bool"; break;
-    case ScalarType::Int64: scalar = "Long"; break;
-    case ScalarType::Float32: scalar = "Float"; break;
-    case ScalarType::Float64: scalar = "Double"; break;
-  }
+  const std::string_view scalar = dtype_c10_name(dtype);
   return device == Device::Meta ? strata::detail::str_cat("Meta", scalar, "Type") : strata::detail::str_cat("torch.", scalar, "Tensor");
 }
 }  // namespace

@@ -112,6 +112,16 @@ void mm_benchmarks(nlohmann::ordered_json& out) {
     out[key + "_eigen_us"] = round3(r.b_ns / 1000);
     out[key + "_speed_vs_eigen"] = round3(1 / r.ratio);
   }
+  // _scaled_mm on float8 operands of the same shape and layout, paired with the float32 mm in the
+  // same run (Note [_scaled_mm on CPU]: it dequantizes both operands, then runs the float32 product).
+  const Tensor x = randn({256, 512}), w = randn({512, 512});
+  const Tensor xq = x.to(ScalarType::Float8_e4m3fn), wq = w.to(ScalarType::Float8_e4m3fn);
+  const Tensor one = scalar_tensor(1.0, ScalarType::Float32);
+  const bench::Paired r = bench::paired_median_ns([&] { keep(_scaled_mm(xq, wq, one, one, {}, {}, ScalarType::Float32)); },
+                                                  [&] { keep(mm(x, w)); }, 15);
+  out["scaled_mm_256x512x512_us"] = round3(r.a_ns / 1000);
+  out["scaled_mm_256x512x512_float_mm_us"] = round3(r.b_ns / 1000);
+  out["scaled_mm_256x512x512_vs_float_mm"] = round3(r.ratio);
 }
 
 struct StepSetup {

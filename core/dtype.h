@@ -6,25 +6,55 @@
 #include <ostream>
 #include <string_view>
 
+#include "float8.h"
+
 namespace strata {
 
-enum class ScalarType : std::uint8_t { Bool, Int64, Float32, Float64 };
-inline constexpr int kNumScalarTypes = 4;
+// Int8 and Float8_e4m3fn come last so that the values of the first four (which fuzz inputs and
+// tests spell as numbers) keep their meaning.
+enum class ScalarType : std::uint8_t { Bool, Int64, Float32, Float64, Int8, Float8_e4m3fn };
+inline constexpr int kNumScalarTypes = 6;
 
 constexpr std::size_t element_size(ScalarType t) {
-  return t == ScalarType::Bool ? 1 : t == ScalarType::Float32 ? 4 : 8;
+  switch (t) {
+    case ScalarType::Bool: case ScalarType::Int8: case ScalarType::Float8_e4m3fn: return 1;
+    case ScalarType::Float32: return 4;
+    case ScalarType::Int64: case ScalarType::Float64: break;
+  }
+  return 8;
 }
 std::string_view dtype_name(ScalarType t);       // "float32"
 std::string_view dtype_shorthand(ScalarType t);  // "f32", as in DebugMode logs
-constexpr bool is_floating_point(ScalarType t) { return t == ScalarType::Float32 || t == ScalarType::Float64; }
+std::string_view dtype_c10_name(ScalarType t);   // "Float": c10's toString, which some of PyTorch's errors use
+// float8_e4m3fn is a floating type, as in PyTorch (it may require grad); most kernels refuse it.
+constexpr bool is_floating_point(ScalarType t) {
+  return t == ScalarType::Float32 || t == ScalarType::Float64 || t == ScalarType::Float8_e4m3fn;
+}
+constexpr bool is_float8(ScalarType t) { return t == ScalarType::Float8_e4m3fn; }
 constexpr bool is_integral(ScalarType t, bool include_bool) {
-  return t == ScalarType::Int64 || (include_bool && t == ScalarType::Bool);
+  return t == ScalarType::Int64 || t == ScalarType::Int8 || (include_bool && t == ScalarType::Bool);
 }
 
-// PyTorch's torch.promote_types for the four types: bool < int64 < float32 < float64. The enum is
-// declared in promotion order, so the larger one wins.
-constexpr ScalarType promote_types(ScalarType a, ScalarType b) {
-  return static_cast<std::uint8_t>(a) > static_cast<std::uint8_t>(b) ? a : b;
+// PyTorch's torch.promote_types: bool < int8 < int64 < float32 < float64. float8 promotes only with
+// itself: "Promotion for Float8 Types is not supported, attempted to promote Float8_e4m3fn and Float".
+namespace detail {
+constexpr int promotion_rank(ScalarType t) {
+  switch (t) {
+    case ScalarType::Bool: return 0;
+    case ScalarType::Int8: return 1;
+    case ScalarType::Int64: return 2;
+    case ScalarType::Float32: return 3;
+    case ScalarType::Float64: return 4;
+    case ScalarType::Float8_e4m3fn: break;
+  }
+  return 5;
+}
+[[noreturn]] void throw_float8_promotion(ScalarType a, ScalarType b);
+}  // namespace detail
+inline ScalarType promote_types(ScalarType a, ScalarType b) {
+  if (a == b) return a;
+  if (is_float8(a) || is_float8(b)) [[unlikely]] detail::throw_float8_promotion(a, b);
+  return detail::promotion_rank(a) > detail::promotion_rank(b) ? a : b;
 }
 
 // The C++ type of each element type, and back.
@@ -33,30 +63,56 @@ template <> struct CppTypeOf<ScalarType::Bool> { using type = bool; };
 template <> struct CppTypeOf<ScalarType::Int64> { using type = std::int64_t; };
 template <> struct CppTypeOf<ScalarType::Float32> { using type = float; };
 template <> struct CppTypeOf<ScalarType::Float64> { using type = double; };
+template <> struct CppTypeOf<ScalarType::Int8> { using type = std::int8_t; };
+template <> struct CppTypeOf<ScalarType::Float8_e4m3fn> { using type = Float8_e4m3fn; };
 
 template <typename T> constexpr ScalarType scalar_type_of();
 template <> constexpr ScalarType scalar_type_of<bool>() { return ScalarType::Bool; }
 template <> constexpr ScalarType scalar_type_of<std::int64_t>() { return ScalarType::Int64; }
 template <> constexpr ScalarType scalar_type_of<float>() { return ScalarType::Float32; }
 template <> constexpr ScalarType scalar_type_of<double>() { return ScalarType::Float64; }
+template <> constexpr ScalarType scalar_type_of<std::int8_t>() { return ScalarType::Int8; }
+template <> constexpr ScalarType scalar_type_of<Float8_e4m3fn>() { return ScalarType::Float8_e4m3fn; }
 
-// Calls `fn(T{})` with the C++ type of `t`, like PyTorch's AT_DISPATCH macros but as a function.
+namespace detail {
+// "not implemented for 'float8_e4m3fn'": a kernel reached with a type it does not compute in. The
+// dispatcher prefixes the op's name (Note [Errors name the op]).
+[[noreturn]] void throw_dtype_not_implemented(ScalarType t);
+}  // namespace detail
+
+// Calls `fn(T{})` with the C++ type of `t`, like PyTorch's AT_DISPATCH macros but as a function:
+// the types kernels compute in. float8_e4m3fn is a storage type (Note [float8 is a storage type]):
+// it gets "not implemented for 'float8_e4m3fn'".
 template <typename Fn>
 [[gnu::always_inline]] inline decltype(auto) visit_dtype(ScalarType t, Fn&& fn) {
   switch (t) {
     case ScalarType::Bool: return fn(bool{});
+    case ScalarType::Int8: return fn(std::int8_t{});
     case ScalarType::Int64: return fn(std::int64_t{});
     case ScalarType::Float32: return fn(float{});
+    case ScalarType::Float8_e4m3fn: detail::throw_dtype_not_implemented(t);
     case ScalarType::Float64: break;
   }
   return fn(double{});
+}
+
+// Note [float8 is a storage type]
+// As on PyTorch's CPU, float8_e4m3fn tensors are made, moved and converted (empty, fill, copy_, to,
+// clone, views, printing, item, safetensors) but not computed with: arithmetic kernels visit with
+// visit_dtype, which refuses it, and _scaled_mm is the one op that reads it as numbers. Data movement
+// visits with visit_all_dtypes, which adds Float8_e4m3fn (a byte with explicit float conversions,
+// core/float8.h); convert_element converts it through float, as c10 does.
+template <typename Fn>
+[[gnu::always_inline]] inline decltype(auto) visit_all_dtypes(ScalarType t, Fn&& fn) {
+  if (t == ScalarType::Float8_e4m3fn) [[unlikely]] return fn(Float8_e4m3fn{});
+  return visit_dtype(t, static_cast<Fn&&>(fn));
 }
 
 // The same, for floating types only; `op` names the caller in the error for other types.
 void check_floating(ScalarType t, std::string_view op_detail);
 template <typename Fn>
 decltype(auto) visit_floating(ScalarType t, std::string_view op_detail, Fn&& fn) {
-  check_floating(t, op_detail);
+  check_floating(t, op_detail);  // float32 or float64
   if (t == ScalarType::Float32) return fn(float{});
   return fn(double{});
 }

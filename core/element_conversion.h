@@ -8,6 +8,8 @@
 #include <limits>
 #include <type_traits>
 
+#include "float8.h"
+
 namespace strata {
 
 // Note [Bool elements are loaded as bytes]
@@ -28,16 +30,33 @@ template <typename T>
 // undefined. PyTorch's CPU kernels on x86 give INT64_MIN for all of these (the "integer indefinite"
 // value of cvttss2si/cvttsd2si), in copy_, _to_copy and sum(dtype=int64) alike (checked against
 // PyTorch 1.13: tests/golden/conversions_torch.json); strata gives that value by definition, on every
-// machine. Values in range truncate toward zero. Floating to bool is `x != 0` (NaN is true), as in
-// PyTorch. Other conversions (to floating types, between integers, from bool) are plain casts.
+// machine. Values in range truncate toward zero. Floating to int8 goes through int32 as PyTorch's
+// does (cvttss2si's 32-bit form, then the low byte): a value outside int32's range, or NaN, gives
+// INT32_MIN, whose low byte is 0, and 300.0 gives 44. Floating to bool is `x != 0` (NaN is true), as
+// in PyTorch. float8_e4m3fn converts through float both ways (Note [float8_e4m3fn conversion]), so a
+// float64 rounds twice, as in c10. Other conversions (to floating types, between integers, which wrap,
+// from bool) are plain casts.
 template <typename D, typename S>
 [[gnu::always_inline]] inline D convert_element(S v) {
-  if constexpr (std::is_same_v<D, bool>) {
+  if constexpr (std::is_same_v<D, S>) {
+    return v;
+  } else if constexpr (std::is_same_v<S, Float8_e4m3fn>) {
+    return convert_element<D>(static_cast<float>(v));
+  } else if constexpr (std::is_same_v<D, Float8_e4m3fn>) {
+    if constexpr (std::is_same_v<S, bool>) return Float8_e4m3fn(v ? 1.0f : 0.0f);
+    else return Float8_e4m3fn(static_cast<float>(v));
+  } else if constexpr (std::is_same_v<D, bool>) {
     return v != S(0);
   } else if constexpr (std::is_integral_v<D> && std::is_floating_point_v<S>) {
-    static_assert(std::is_same_v<D, std::int64_t>, "only int64 is an integer element type");
-    constexpr S kTwoTo63 = S(9223372036854775808.0);
-    return v >= -kTwoTo63 && v < kTwoTo63 ? static_cast<D>(v) : std::numeric_limits<D>::min();
+    if constexpr (std::is_same_v<D, std::int64_t>) {
+      constexpr S kTwoTo63 = S(9223372036854775808.0);
+      return v >= -kTwoTo63 && v < kTwoTo63 ? static_cast<D>(v) : std::numeric_limits<D>::min();
+    } else {
+      static_assert(std::is_same_v<D, std::int8_t>, "int8 and int64 are the integer element types");
+      constexpr S kTwoTo31 = S(2147483648.0);
+      const std::int32_t wide = v >= -kTwoTo31 && v < kTwoTo31 ? static_cast<std::int32_t>(v) : INT32_MIN;
+      return static_cast<D>(wide);
+    }
   } else {
     return static_cast<D>(v);
   }

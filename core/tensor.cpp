@@ -46,9 +46,11 @@ Scalar Tensor::item() const {
   STRATA_CHECK(defined(), "item() on an undefined tensor");
   STRATA_CHECK(numel() == 1, "a Tensor with ", numel(), " elements cannot be converted to Scalar");
   check_data_access(dtype());
-  return visit_dtype(dtype(), [&](auto zero) -> Scalar {
+  return visit_all_dtypes(dtype(), [&](auto zero) -> Scalar {
     using T = decltype(zero);
-    return Scalar(load_element(static_cast<const T*>(impl_->data())));
+    const T value = load_element(static_cast<const T*>(impl_->data()));
+    if constexpr (std::is_same_v<T, Float8_e4m3fn>) return Scalar(static_cast<double>(static_cast<float>(value)));
+    else return Scalar(value);
   });
 }
 
@@ -58,7 +60,7 @@ std::vector<T> Tensor::to_vector() const {
   std::vector<T> out;
   out.reserve(static_cast<std::size_t>(numel()));
   if (numel() == 0) return out;
-  visit_dtype(dtype(), [&](auto zero) {
+  visit_all_dtypes(dtype(), [&](auto zero) {
     using S = decltype(zero);
     const S* base = static_cast<const S*>(impl_->data());
     DimVector index(static_cast<std::size_t>(dim()), 0);
@@ -78,6 +80,7 @@ template std::vector<float> Tensor::to_vector<float>() const;
 template std::vector<double> Tensor::to_vector<double>() const;
 template std::vector<std::int64_t> Tensor::to_vector<std::int64_t>() const;
 template std::vector<bool> Tensor::to_vector<bool>() const;
+template std::vector<std::int8_t> Tensor::to_vector<std::int8_t>() const;
 
 bool Tensor::is_leaf() const {
   const AutogradMeta* meta = impl_->autograd_meta();
@@ -113,6 +116,7 @@ template Tensor tensor_of<float>(ArrayRef<float>, IntArrayRef);
 template Tensor tensor_of<double>(ArrayRef<double>, IntArrayRef);
 template Tensor tensor_of<std::int64_t>(ArrayRef<std::int64_t>, IntArrayRef);
 template Tensor tensor_of<bool>(ArrayRef<bool>, IntArrayRef);
+template Tensor tensor_of<std::int8_t>(ArrayRef<std::int8_t>, IntArrayRef);
 
 void throw_ragged_rows(std::size_t expected, std::size_t got) {
   throw_error(str_cat("tensor(): expected all rows to have ", expected, " elements, but got a row of ", got));
@@ -121,9 +125,9 @@ void throw_ragged_rows(std::size_t expected, std::size_t got) {
 
 Tensor scalar_tensor(Scalar value, ScalarType dtype) {
   Tensor out = detail::make_contiguous_tensor({}, dtype, Device::CPU);
-  visit_dtype(dtype, [&](auto zero) {
+  visit_all_dtypes(dtype, [&](auto zero) {
     using T = decltype(zero);
-    *out.data_ptr<T>() = value.to<T>();
+    *out.data_ptr<T>() = scalar_to_element<T>(value);
   });
   return out;
 }

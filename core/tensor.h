@@ -179,10 +179,11 @@ extern const Tensor undefined_tensor;
 // The element types tensor() takes: the C++ types of strata's dtypes.
 template <typename T>
 inline constexpr bool is_tensor_element_v = std::is_same_v<T, float> || std::is_same_v<T, double> ||
-                                            std::is_same_v<T, std::int64_t> || std::is_same_v<T, bool>;
+                                            std::is_same_v<T, std::int64_t> || std::is_same_v<T, bool> ||
+                                            std::is_same_v<T, std::int8_t>;
 namespace detail {
 template <typename T>
-Tensor tensor_of(ArrayRef<T> values, IntArrayRef sizes);  // instantiated for the four element types
+Tensor tensor_of(ArrayRef<T> values, IntArrayRef sizes);  // instantiated for the element types above
 [[noreturn]] void throw_ragged_rows(std::size_t expected, std::size_t got);
 }  // namespace detail
 // Every tensor() overload checks its element type here, so tensor({std::complex<float>{}}) or
@@ -190,7 +191,7 @@ Tensor tensor_of(ArrayRef<T> values, IntArrayRef sizes);  // instantiated for th
 template <typename T>
 Tensor tensor(ArrayRef<T> values, IntArrayRef sizes) {
   static_assert(is_tensor_element_v<T>,
-                "strata::tensor() takes float, double, std::int64_t or bool elements (the dtypes strata has); "
+                "strata::tensor() takes float, double, std::int64_t, std::int8_t or bool elements; "
                 "for integer literals write tensor<std::int64_t>({1, 2})");
   return detail::tensor_of(values, sizes);
 }

@@ -48,14 +48,14 @@ struct DtypeName {
   ScalarType type;
 };
 // In the crate's Dtype order (ascending alignment): the writer sorts by it, descending.
-constexpr DtypeName kDtypes[] = {{"BOOL", ScalarType::Bool}, {"F32", ScalarType::Float32},
-                                 {"F64", ScalarType::Float64}, {"I64", ScalarType::Int64}};
+constexpr DtypeName kDtypes[] = {{"BOOL", ScalarType::Bool},       {"I8", ScalarType::Int8},
+                                 {"F8_E4M3", ScalarType::Float8_e4m3fn}, {"F32", ScalarType::Float32},
+                                 {"F64", ScalarType::Float64},     {"I64", ScalarType::Int64}};
 // Dtypes of the format that strata has no element type for.
-constexpr const char* kForeignDtypes[] = {"F4", "F6_E2M3", "F6_E3M2", "U8", "I8", "F8_E5M2", "F8_E4M3",
-                                          "F8_E8M0", "I16", "U16", "F16", "BF16", "I32", "U32", "C64", "U64"};
+constexpr const char* kForeignDtypes[] = {"F4", "F6_E2M3", "F6_E3M2", "U8", "F8_E5M2", "F8_E8M0", "I16", "U16", "F16", "BF16", "I32", "U32", "C64", "U64"};
 
 int dtype_rank(ScalarType t) {
-  for (int i = 0; i < 4; ++i)
+  for (int i = 0; i < static_cast<int>(std::size(kDtypes)); ++i)
     if (kDtypes[i].type == t) return i;
   STRATA_INTERNAL_ASSERT(false, "no safetensors dtype for ", dtype_name(t));
   return 0;
@@ -177,7 +177,7 @@ Entry read_entry(const Loader& loader, const std::string& name, const Json& info
     if (dtype_text == d.name) entry.dtype = d.type, known = true;
   if (!known) {
     for (const char* foreign : kForeignDtypes)
-      loader.check(dtype_text != foreign, where + " has dtype " + dtype_text + ", which strata does not support (F32, F64, I64, BOOL)");
+      loader.check(dtype_text != foreign, where + " has dtype " + dtype_text + ", which strata does not support (F32, F64, I64, I8, F8_E4M3, BOOL)");
     loader.fail(where + " has unknown dtype " + dtype.dump());
   }
   const Json& shape = info["shape"];
@@ -275,6 +275,21 @@ SafetensorsFile parse(const Loader& loader, const unsigned char* bytes, std::siz
   return file;
 }
 
+// The bytes of a one-byte-element tensor in row-major order, through its strides.
+void append_strided_bytes(std::string& out, const Tensor& t) {
+  const auto* base = static_cast<const char*>(t.raw_data());
+  DimVector index(static_cast<std::size_t>(t.dim()), 0);
+  for (std::int64_t n = 0; n < t.numel(); ++n) {
+    std::int64_t offset = 0;
+    for (std::size_t d = 0; d < index.size(); ++d) offset += index[d] * t.strides()[d];
+    out.push_back(base[offset]);
+    for (std::size_t d = index.size(); d-- > 0;) {
+      if (++index[d] < t.sizes()[d]) break;
+      index[d] = 0;
+    }
+  }
+}
+
 // A tensor's elements in row-major order as the format stores them (bool as bytes 0 and 1).
 void append_data(std::string& out, const Tensor& t) {
   const std::size_t start = out.size();
@@ -287,6 +302,8 @@ void append_data(std::string& out, const Tensor& t) {
       case ScalarType::Int64: { auto v = t.to_vector<std::int64_t>(); out.append(reinterpret_cast<const char*>(v.data()), nbytes); break; }
       case ScalarType::Float32: { auto v = t.to_vector<float>(); out.append(reinterpret_cast<const char*>(v.data()), nbytes); break; }
       case ScalarType::Float64: { auto v = t.to_vector<double>(); out.append(reinterpret_cast<const char*>(v.data()), nbytes); break; }
+      case ScalarType::Int8:
+      case ScalarType::Float8_e4m3fn: append_strided_bytes(out, t); break;
     }
   }
   if (t.dtype() == ScalarType::Bool)  // Note [Bool elements are loaded as bytes]: any nonzero byte is true
@@ -301,7 +318,7 @@ void append_data(std::string& out, const Tensor& t) {
 
 // Note [safetensors files are written as the crate writes them]
 // The crate's `prepare` sorts tensors by descending dtype alignment (its Dtype enum order: I64, F64,
-// F32, BOOL among strata's), then by name bytewise; lays their data out in that order from offset 0;
+// F32, F8_E4M3, I8, BOOL among strata's), then by name bytewise; lays their data out in that order from offset 0;
 // serialises the header compactly with "__metadata__" first and each entry as dtype, shape,
 // data_offsets; and pads it with spaces to a multiple of 8. strata does the same, so a file strata
 // writes is byte-identical to the crate's for the same tensors (the crate keeps metadata in a hash

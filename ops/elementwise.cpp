@@ -19,9 +19,9 @@ DimVector broadcast_strides(const Tensor& t, IntArrayRef shape) {
 
 void copy_elements(const Tensor& dst, const Tensor& src) {
   if (dst.numel() == 0) return;  // Note [An empty tensor's kernel returns at once]
-  visit_dtype(dst.dtype(), [&](auto dz) {
+  visit_all_dtypes(dst.dtype(), [&](auto dz) {
     using D = decltype(dz);
-    visit_dtype(src.dtype(), [&](auto sz) {
+    visit_all_dtypes(src.dtype(), [&](auto sz) {
       using S = decltype(sz);
       D* o = data_of<D>(dst);
       const S* x = data_of<S>(src);

@@ -41,7 +41,7 @@ void fill_with(const Tensor& t, T value) {
 }
 
 void fill_scalar(const Tensor& t, const Scalar& value) {
-  visit_dtype(t.dtype(), [&](auto zero) { fill_with(t, value.to<decltype(zero)>()); });
+  visit_all_dtypes(t.dtype(), [&](auto zero) { fill_with(t, scalar_to_element<decltype(zero)>(value)); });
 }
 
 // ---- empty.memory_format ----

@@ -288,6 +288,12 @@ Tensor exp(const Tensor& self) {
   return op(self);
 }
 
+Tensor reciprocal(const Tensor& self) {
+  STRATA_TORCH_FUNCTION(reciprocal, "torch.reciprocal", "input", self);
+  static const Unary op("aten::reciprocal");
+  return op(self);
+}
+
 Tensor neg(const Tensor& self) {
   STRATA_TORCH_FUNCTION(neg, "torch.neg", "input", self);
   static const Unary op("aten::neg");
@@ -356,6 +362,16 @@ Tensor addmm(const Tensor& self, const Tensor& mat1, const Tensor& mat2, const S
 }
 
 // ---- reductions, softmax, loss ----
+Tensor _scaled_mm(const Tensor& self, const Tensor& mat2, const Tensor& scale_a, const Tensor& scale_b, const Tensor& bias,
+                  const Tensor& scale_result, std::optional<ScalarType> out_dtype, bool use_fast_accum) {
+  STRATA_TORCH_FUNCTION(_scaled_mm, "torch._scaled_mm", "input, mat2, scale_a, scale_b, bias, scale_result, out_dtype, use_fast_accum",
+                        self, mat2, scale_a, scale_b, bias, scale_result, out_dtype, use_fast_accum);
+  static const TypedOperator<Tensor(const Tensor&, const Tensor&, const Tensor&, const Tensor&, const Tensor&, const Tensor&,
+                                    OptDtype, bool)>
+      op("aten::_scaled_mm");
+  return op(self, mat2, scale_a, scale_b, bias, scale_result, out_dtype, use_fast_accum);
+}
+
 Tensor sum(const Tensor& self, std::optional<ScalarType> dtype) {
   STRATA_TORCH_FUNCTION(sum, "torch.sum", "input, *, dtype", self, dtype);
   static const TypedOperator<Tensor(const Tensor&, OptDtype)> op("aten::sum");

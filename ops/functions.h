@@ -92,6 +92,7 @@ Tensor div(const Tensor& self, const Tensor& other);
 const Tensor& div_(const Tensor& self, const Scalar& other);  // div_.Scalar
 Tensor neg(const Tensor& self);
 Tensor exp(const Tensor& self);
+Tensor reciprocal(const Tensor& self);
 Tensor relu(const Tensor& self);
 Tensor threshold_backward(const Tensor& grad_output, const Tensor& self, const Scalar& threshold);
 
@@ -123,6 +124,12 @@ const Tensor& operator*=(const Tensor& a, const Scalar& b);
 // ---- matrix products ----
 Tensor mm(const Tensor& self, const Tensor& mat2);
 Tensor addmm(const Tensor& self, const Tensor& mat1, const Tensor& mat2, const Scalar& beta = 1, const Scalar& alpha = 1);
+// (float(self) * scale_a) @ (float(mat2) * scale_b) + bias, as out_dtype (default self's): float8 or
+// int8 operands, float32 one-element scales (Note [_scaled_mm on CPU]). An undefined bias or
+// scale_result is None.
+Tensor _scaled_mm(const Tensor& self, const Tensor& mat2, const Tensor& scale_a, const Tensor& scale_b,
+                  const Tensor& bias = {}, const Tensor& scale_result = {},
+                  std::optional<ScalarType> out_dtype = std::nullopt, bool use_fast_accum = false);
 
 // ---- reductions, softmax, loss ----
 Tensor sum(const Tensor& self, std::optional<ScalarType> dtype = std::nullopt);

@@ -2,7 +2,11 @@
 // has unit-stride rows. A row-major or column-major operand (such as the transposed weight w.t() that
 // nn.Linear passes) is mapped in place, never copied; only other layouts are made contiguous first,
 // for Eigen (small_gemm reads any strides). int64 uses a plain loop (Eigen's GEMM is for floating types).
+// _scaled_mm dequantizes its float8 or int8 operands to float32 and runs the float32 product.
 #include <Eigen/Core>
+
+#include <array>
+#include <cmath>
 
 #include "core/wrapping_math.h"
 #include "ops/boxing.h"
@@ -190,12 +194,133 @@ void addmm_cpu(const Tensor& out, const Tensor& self, const Tensor& mat1, const 
   });
 }
 
+// ---- _scaled_mm: (float(mat1) * scale_a) @ (float(mat2) * scale_b) + bias, as out_dtype ----
+
+// Note [_scaled_mm on CPU]
+// PyTorch's CPU kernel (_scaled_mm_out_cpu_emulated) converts both operands to float32, multiplies
+// each by its per-tensor scale, takes the float32 product, adds the bias, divides by scale_result when
+// the output is float8, and converts to out_dtype (default: mat1's dtype). strata computes exactly
+// that, in one pass per operand: each element becomes float(element) * scale, for float8 through a
+// 256-entry table of the scaled values, into a float32 matrix with the operand's own layout (so w.t()
+// stays column-major and Eigen reads it in place); the product is the float32 mm kernel's. The
+// products accumulate in float32, as in PyTorch. float8 x float8 and int8 x int8 are accepted (PyTorch's
+// CPU kernel takes float8 only); the scales must be float32 one-element tensors (per-tensor scaling,
+// the only kind PyTorch's CPU kernel has) holding a positive finite number: a zero, negative, NaN or
+// infinite scale is refused (PyTorch would quietly multiply by it): no amax-based scale is one, so it
+// can only come from a bug upstream, and its output (zeros, sign flips, inf, NaN) would hide where.
+// On meta the values are not known and not checked.
+// There is no derivative (PyTorch has none): a call whose inputs require grad records a node whose
+// backward fails (autograd/derivatives.cpp).
+
+bool is_scaled_mm_operand(ScalarType t) { return t == ScalarType::Float8_e4m3fn || t == ScalarType::Int8; }
+
+TensorSpec scaled_mm_meta(const Tensor& self, const Tensor& mat2, const Tensor& scale_a, const Tensor& scale_b,
+                          const Tensor& bias, const Tensor& scale_result, std::optional<ScalarType> out_dtype, bool) {
+  STRATA_CHECK(self.dim() == 2, "mat1 must be a matrix");
+  STRATA_CHECK(mat2.dim() == 2, "mat2 must be a matrix");
+  STRATA_CHECK(self.sizes()[1] == mat2.sizes()[0], "mat1 and mat2 shapes cannot be multiplied (", shape_x(self.sizes()),
+               " and ", shape_x(mat2.sizes()), ")");
+  STRATA_CHECK(scale_a.dtype() == ScalarType::Float32 && scale_b.dtype() == ScalarType::Float32,
+               "Both scale_a and scale_b must be float (fp32) tensors.");
+  STRATA_CHECK(scale_a.numel() == 1 && scale_b.numel() == 1,
+               "Now _scaled_mm only supports per-tensor scaling for CPU backend.");
+  STRATA_CHECK(!scale_result.defined() || (scale_result.numel() == 1 && scale_result.dtype() == ScalarType::Float32),
+               "scale_result must be a float scalar");
+  STRATA_CHECK(!bias.defined() || bias.numel() == mat2.sizes()[1], "Bias must be size ", mat2.sizes()[1], " but got ",
+               bias.defined() ? bias.numel() : 0);
+  STRATA_CHECK(!bias.defined() || bias.dtype() == ScalarType::Float32, "Bias must be a float32 tensor, got ", bias.dtype());
+  STRATA_CHECK(is_scaled_mm_operand(self.dtype()), "Expected mat1 to be Float8 (or Int8) matrix got ",
+               dtype_c10_name(self.dtype()));
+  STRATA_CHECK(is_scaled_mm_operand(mat2.dtype()), "Expected mat2 to be Float8 (or Int8) matrix got ",
+               dtype_c10_name(mat2.dtype()));
+  STRATA_CHECK(self.dtype() == mat2.dtype(), "Expected mat1 and mat2 to have the same dtype, got ",
+               dtype_c10_name(self.dtype()), " and ", dtype_c10_name(mat2.dtype()));
+  for (const Tensor* t : {&scale_a, &scale_b, &bias, &scale_result})
+    STRATA_CHECK(!t->defined() || t->device() == self.device(), "_scaled_mm: expected all tensors on ", self.device(),
+                 ", got one on ", t->device());
+  return {DimVector{self.sizes()[0], mat2.sizes()[1]}, out_dtype.value_or(self.dtype()), {}};
+}
+
+float checked_scale(const Tensor& scale, const char* name) {
+  const float v = load_element(data_of<float>(scale));
+  STRATA_CHECK(std::isfinite(v) && v > 0.0f, name, " must hold a positive finite number, got ", v);
+  return v;
+}
+
+// float(m) * scale as a float32 matrix with m's layout when m is row- or column-major, else contiguous.
+Tensor dequantize(const Tensor& m, float scale) {
+  Tensor dense;
+  if (layout_of(m) == MatrixLayout::Other) {
+    dense = strata::detail::make_contiguous_tensor(m.sizes(), m.dtype(), Device::CPU);
+    copy_elements(dense, m);
+  }
+  const Tensor& src = dense.defined() ? dense : m;
+  const bool col = layout_of(src) == MatrixLayout::ColMajor;
+  const std::int64_t rows = src.sizes()[0], cols = src.sizes()[1];
+  const std::int64_t outer = col ? cols : rows, inner = col ? rows : cols;
+  const std::int64_t outer_stride = col ? src.strides()[1] : src.strides()[0];
+  const std::int64_t inner_stride = col ? src.strides()[0] : src.strides()[1];
+  Tensor out = col ? strata::detail::make_tensor(src.sizes(), std::array<std::int64_t, 2>{1, rows}, ScalarType::Float32, Device::CPU)
+                   : strata::detail::make_contiguous_tensor(src.sizes(), ScalarType::Float32, Device::CPU);
+  float* o = data_of<float>(out);
+  if (src.dtype() == ScalarType::Float8_e4m3fn) {
+    std::array<float, 256> table;
+    for (int b = 0; b < 256; ++b) table[static_cast<std::size_t>(b)] = float8_e4m3fn_to_float(static_cast<std::uint8_t>(b)) * scale;
+    const auto* x = static_cast<const std::uint8_t*>(src.raw_data());
+    parallel_for(0, outer, std::max<std::int64_t>(1, kElementwiseGrain / std::max<std::int64_t>(inner, 1)),
+                 [&](std::int64_t b, std::int64_t e) {
+                   for (std::int64_t i = b; i < e; ++i)
+                     for (std::int64_t j = 0; j < inner; ++j) o[i * inner + j] = table[x[i * outer_stride + j * inner_stride]];
+                 });
+  } else {
+    const std::int8_t* x = data_of<std::int8_t>(src);
+    parallel_for(0, outer, std::max<std::int64_t>(1, kElementwiseGrain / std::max<std::int64_t>(inner, 1)),
+                 [&](std::int64_t b, std::int64_t e) {
+                   for (std::int64_t i = b; i < e; ++i)
+                     for (std::int64_t j = 0; j < inner; ++j)
+                       o[i * inner + j] = static_cast<float>(x[i * outer_stride + j * inner_stride]) * scale;
+                 });
+  }
+  return out;
+}
+
+void scaled_mm_cpu(const Tensor& out, const Tensor& self, const Tensor& mat2, const Tensor& scale_a, const Tensor& scale_b,
+                   const Tensor& bias, const Tensor& scale_result, std::optional<ScalarType>, bool) {
+  const float sa = checked_scale(scale_a, "scale_a");
+  const float sb = checked_scale(scale_b, "scale_b");
+  const float sr = scale_result.defined() && is_float8(out.dtype()) ? checked_scale(scale_result, "scale_result") : 1.0f;
+  if (out.numel() == 0) return;  // Note [An empty tensor's kernel returns at once]
+  const Tensor a = dequantize(self, sa);
+  const Tensor b = dequantize(mat2, sb);
+  const bool direct = out.dtype() == ScalarType::Float32;
+  const Tensor acc = direct ? out : strata::detail::make_contiguous_tensor(out.sizes(), ScalarType::Float32, Device::CPU);
+  gemm<float>(acc, a, b, 1.0f, false);
+  float* c = data_of<float>(acc);
+  const std::int64_t n = acc.sizes()[0], p = acc.sizes()[1];
+  if (bias.defined()) {
+    const Operand bias_dense = Operand::contiguous(bias);
+    const float* y = data_of<float>(*bias_dense);
+    for (std::int64_t i = 0; i < n; ++i)
+      for (std::int64_t j = 0; j < p; ++j) c[i * p + j] += load_element(y + j);
+  }
+  if (sr != 1.0f) {
+    const float inverse = 1.0f / sr;
+    for (std::int64_t i = 0; i < n * p; ++i) c[i] *= inverse;
+  }
+  if (!direct) copy_elements(out, acc);
+}
+
 }  // namespace
 
 void register_linalg_ops(Dispatcher& d) {
   def_functional<mm_meta, mm_cpu>(d, "aten", "mm(Tensor self, Tensor mat2) -> Tensor", "mm");
   def_functional<addmm_meta, addmm_cpu>(
       d, "aten", "addmm(Tensor self, Tensor mat1, Tensor mat2, *, Scalar beta=1, Scalar alpha=1) -> Tensor", "addmm");
+  def_functional<scaled_mm_meta, scaled_mm_cpu>(
+      d, "aten",
+      "_scaled_mm(Tensor self, Tensor mat2, Tensor scale_a, Tensor scale_b, Tensor? bias=None, Tensor? scale_result=None, "
+      "ScalarType? out_dtype=None, bool use_fast_accum=False) -> Tensor",
+      "_scaled_mm");
 }
 
 }  // namespace strata::ops

@@ -197,6 +197,14 @@ void exp_cpu(const Tensor& out, const Tensor& self) {
   });
 }
 
+// ---- reciprocal: 1 / x (integers and bools compute in float32, as exp) ----
+void reciprocal_cpu(const Tensor& out, const Tensor& self) {
+  visit_floating(out.dtype(), "reciprocal", [&](auto zero) {
+    using T = decltype(zero);
+    unary_loop<T>(out, Operand::in_dtype(self, out.dtype()), [](T x) { return T(1) / x; });
+  });
+}
+
 // ---- relu (NaN propagates, as clamp_min does) ----
 [[gnu::always_inline]] inline TensorSpec relu_meta(const Tensor& self) {
   STRATA_CHECK(self.dtype() != ScalarType::Bool, "Boolean inputs not supported for relu");
@@ -236,6 +244,7 @@ void register_pointwise_ops(Dispatcher& d) {
   def_inplace<div__scalar_check, div__scalar_cpu>(d, "aten", "div_.Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!)", "div_");
   def_functional<neg_meta, neg_cpu>(d, "aten", "neg(Tensor self) -> Tensor", "neg");
   def_functional<exp_meta, exp_cpu>(d, "aten", "exp(Tensor self) -> Tensor", "exp");
+  def_functional<exp_meta, reciprocal_cpu>(d, "aten", "reciprocal(Tensor self) -> Tensor", "reciprocal");
   def_functional<relu_meta, relu_cpu>(d, "aten", "relu(Tensor self) -> Tensor", "relu");
   def_functional<threshold_backward_meta, threshold_backward_cpu>(
       d, "aten", "threshold_backward(Tensor grad_output, Tensor self, Scalar threshold) -> Tensor", "threshold_backward");

@@ -9,7 +9,7 @@ namespace strata::tracer {
 
 nlohmann::ordered_json tensor_hash(const Tensor& t, TensorHash kind) {
   if (!t.defined() || t.subclass() || !t.impl()->has_data()) return nullptr;
-  const bool floating = t.dtype() == ScalarType::Float32 || t.dtype() == ScalarType::Float64;
+  const bool floating = is_floating_point(t.dtype());  // float8 too: read through float
   if (kind == TensorHash::Norm) {
     double sum = 0;
     if (floating) {

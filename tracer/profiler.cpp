@@ -41,6 +41,8 @@ std::string_view type_text(ScalarType t) {
     case ScalarType::Int64: return "long int";
     case ScalarType::Float32: return "float";
     case ScalarType::Float64: return "double";
+    case ScalarType::Int8: return "signed char";
+    case ScalarType::Float8_e4m3fn: return "c10::Float8_e4m3fn";
   }
   return "";
 }

@@ -82,8 +82,10 @@ inline double double_value(ByteReader& r) {
   return kTable[b % (sizeof kTable / sizeof kTable[0])];
 }
 
-// Floating types most often: they are the ones autograd and most kernels care about.
+// Floating types most often: they are the ones autograd and most kernels care about. The bytes from
+// 0xF0 give the one-byte types int8 and float8_e4m3fn (added later: the bytes below keep their meaning).
 inline ScalarType dtype_value(std::uint8_t b) {
+  if (b >= 0xF0) return b % 2 == 0 ? ScalarType::Int8 : ScalarType::Float8_e4m3fn;
   constexpr ScalarType kTable[] = {ScalarType::Float32, ScalarType::Float64, ScalarType::Int64, ScalarType::Bool,
                                    ScalarType::Float32, ScalarType::Float64, ScalarType::Float64, ScalarType::Float32};
   return kTable[b % 8];

@@ -37,8 +37,10 @@ CORPUS = HERE / "corpus" / "api"
 OPCODES = {"make": 0, "undefined": 1, "view": 2, "wrap": 3, "requires_grad": 4, "mode": 5, "grad_mode": 6,
            "call": 8, "composite": 9, "backward": 10, "access": 11, "grad": 12, "gradcheck": 13, "trace": 14,
            "drop": 15, "copy": 15}
-DTYPE_CLASS = {"float32": 0, "float64": 1, "int64": 2, "bool": 3}       # dtype_value(b), api_bytes.h
-DTYPE_ENUM = {"bool": 0, "int64": 1, "float32": 2, "float64": 3}        # strata's ScalarType
+DTYPE_CLASS = {"float32": 0, "float64": 1, "int64": 2, "bool": 3,      # dtype_value(b), api_bytes.h
+               "int8": 0xF0, "float8_e4m3fn": 0xF1}
+DTYPE_ENUM = {"bool": 0, "int64": 1, "float32": 2, "float64": 3,       # strata's ScalarType
+              "int8": 4, "float8_e4m3fn": 5}
 EXPLICIT = 0xF8
 SMALL_SIZES = {2: 0, 3: 1, 1: 2, 0: 3, 4: 4, 5: 5, 7: 6, 16: 7}        # size_value's table
 MAX_ELEMENTS = 1 << 16

@@ -201,9 +201,9 @@ void Interpreter::access(ByteReader& r) {
       case 4: if (small) t.to_vector<bool>(); break;
       case 5:
         if (!t.defined()) return;
-        visit_dtype(t.dtype(), [&](auto zero) { check_pointer(t, t.data_ptr<decltype(zero)>()); });
+        visit_all_dtypes(t.dtype(), [&](auto zero) { check_pointer(t, t.data_ptr<decltype(zero)>()); });
         break;
-      case 6: visit_dtype(dtype_value(r.u8()), [&](auto zero) { check_pointer(t, t.data_ptr<decltype(zero)>()); }); break;
+      case 6: visit_all_dtypes(dtype_value(r.u8()), [&](auto zero) { check_pointer(t, t.data_ptr<decltype(zero)>()); }); break;
       case 7: check_pointer(t, t.raw_data()); break;
       case 8:
         if (prints_few_elements(t)) t.str();

@@ -95,7 +95,7 @@ REFERENCE_CASE("in-place add_ and mul_ write into self, including a transposed s
       }
 }
 
-REFERENCE_CASE("unary pointwise ops match a reference loop", "aten::neg", "aten::exp", "aten::relu", "aten::mul.Scalar", "aten::add.Scalar") {
+REFERENCE_CASE("unary pointwise ops match a reference loop", "aten::neg", "aten::exp", "aten::reciprocal", "aten::relu", "aten::mul.Scalar", "aten::add.Scalar") {
   for (Layout2 l : {Layout2::Contiguous, Layout2::Transposed, Layout2::Broadcast})
     for (std::int64_t n : simd_sizes()) {
       const std::string where = std::string(layout_name(l)) + " n=" + std::to_string(n);
@@ -109,6 +109,7 @@ REFERENCE_CASE("unary pointwise ops match a reference loop", "aten::neg", "aten:
       };
       check_op("neg " + where, build, [](const Inputs& in) { return neg(in[0]); }, ref([](double x) { return -x; }));
       check_op("exp " + where, build, [](const Inputs& in) { return exp(in[0]); }, ref([](double x) { return std::exp(x); }));
+      check_op("reciprocal " + where, build, [](const Inputs& in) { return reciprocal(in[0]); }, ref([](double x) { return 1 / x; }));
       check_op("relu " + where, build, [](const Inputs& in) { return relu(in[0]); },
                ref([](double x) { return x > 0 ? x : 0.0; }));
       check_op("mul.Scalar " + where, build, [](const Inputs& in) { return mul(in[0], Scalar(2.5)); },
