@@ -8,6 +8,7 @@
 #include "nn/layers.h"
 #include "ops/functions.h"
 #include "tracer/logging_tensor.h"
+#include "tracer/scaled_tensor.h"
 
 namespace strata::tracer {
 
@@ -36,8 +37,14 @@ RecordedProgram record_seed_traces(const SeedConfig& config, SeedTraceKind kind)
       in.value = LoggingTensor::wrap(grad ? clone(detach(in.value)) : in.value, log, grad);
     }
   }
-  const std::string what = kind == SeedTraceKind::Plain ? "the seed MLP and its loss"
-                                                        : "the seed MLP and its loss, every input a LoggingTensor";
+  if (kind == SeedTraceKind::Scaled) {
+    for (TraceInput& in : inputs)
+      if (in.name.ends_with("_weight"))
+        in.value = ScaledTensor::from_float(clone(detach(in.value)), ScalarType::Float8_e4m3fn, /*requires_grad=*/true);
+  }
+  const std::string what = kind == SeedTraceKind::Plain     ? "the seed MLP and its loss"
+                           : kind == SeedTraceKind::Logging ? "the seed MLP and its loss, every input a LoggingTensor"
+                                                            : "the seed MLP and its loss, every weight a float8 ScaledTensor";
   return record_program(seed_loss_program, std::move(inputs), what);
 }
 

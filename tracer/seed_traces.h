@@ -8,11 +8,12 @@
 
 namespace strata::tracer {
 
-enum class SeedTraceKind { Plain, Logging };
+enum class SeedTraceKind { Plain, Logging, Scaled };
 
 // The seed MLP's forward and cross-entropy loss, written functionally over its inputs
 // (x, target, p0_weight, p0_bias, ...) as the seed's subclass step is, and recorded. Logging wraps
-// every input in a LoggingTensor.
+// every input in a LoggingTensor; Scaled makes every Linear weight a float8 ScaledTensor (torchao's
+// Float8Tensor), so the traces show which matrix products ran as _scaled_mm.
 RecordedProgram record_seed_traces(const SeedConfig& config, SeedTraceKind kind = SeedTraceKind::Plain);
 
 // The seed loss as a program over (x, target, weights and biases in order): what record_seed_traces records.

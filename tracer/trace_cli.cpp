@@ -161,6 +161,8 @@ void check_combinations(const TraceOptions& o) {
       STRATA_CHECK(!flag.first, flag.second, ": not with --trace (it prints the program traces instead of the report)");
   }
   STRATA_CHECK(!o.logging || o.trace, "--logging: only with --trace");
+  STRATA_CHECK(!o.scaled || o.trace, "--scaled: only with --trace");
+  STRATA_CHECK(!(o.scaled && o.logging), "--scaled: not with --logging (one subclass at a time)");
   if (o.config.world_size > 1) {
     for (const std::pair<bool, const char*>& flag :
          {std::pair{o.debug, "--debug"}, std::pair{o.explain, "--explain"}, std::pair{o.flops, "--flops"},
@@ -189,7 +191,8 @@ void check_combinations(const TraceOptions& o) {
 
 // The --trace view: the seed loss's forward and backward traces, as Python text or JSON.
 std::string program_traces_text(const TraceOptions& o) {
-  const RecordedProgram r = record_seed_traces(o.config, o.logging ? SeedTraceKind::Logging : SeedTraceKind::Plain);
+  const RecordedProgram r = record_seed_traces(
+      o.config, o.logging ? SeedTraceKind::Logging : o.scaled ? SeedTraceKind::Scaled : SeedTraceKind::Plain);
   if (!o.json) return to_python(r.forward) + "\n" + to_python(*r.backward);
   nlohmann::ordered_json j;
   j["forward"] = to_json(r.forward);
@@ -287,7 +290,7 @@ std::string trace_usage() {
          "                    [--json] [--seed N] [--sizes A,B,...] [--batch N] [--lr X]\n"
          "       strata-trace --explain [--seed N] [--sizes A,B,...] [--batch N] [--lr X]\n"
          "       strata-trace [--profile FILE] [--graph FILE] [--seed N] [--sizes A,B,...] [--batch N] [--lr X]\n"
-         "       strata-trace --trace [--logging] [--json] [--seed N] [--sizes A,B,...] [--batch N]\n"
+         "       strata-trace --trace [--logging | --scaled] [--json] [--seed N] [--sizes A,B,...] [--batch N]\n"
          "\n"
          "Runs one SGD step of an MLP (Linear -> ReLU -> ... -> Linear, cross-entropy) three ways on\n"
          "strata's dispatcher: eager, under an op-counting dispatch mode (per phase), and with\n"
@@ -331,6 +334,8 @@ std::string trace_usage() {
          "                       Lightning Thunder prints traces: each call with the ops it ran below it)\n"
          "  --logging            with --trace: every input a LoggingTensor, its __torch_dispatch__ unrolled\n"
          "                       between flatten_tensor_subclass and unflatten_tensor_subclass\n"
+         "  --scaled             with --trace: every Linear weight a float8 ScaledTensor, its matrix products\n"
+         "                       unrolled into torchao's t, clone, t, reciprocal, reciprocal, _scaled_mm\n"
          "  --world-size N       run the traced step data-parallel on N thread ranks (DistributedDataParallel,\n"
          "                       each rank on batch/N rows; the counts are rank 0's and include the\n"
          "                       collectives; traced_step_matches compares with the one-process step) [1]\n"
@@ -368,6 +373,7 @@ TraceOptions parse_trace_args(const std::vector<std::string>& args) {
                             : flag == "--nn-module"     ? &o.nn_module
                             : flag == "--trace"         ? &o.trace
                             : flag == "--logging"       ? &o.logging
+                            : flag == "--scaled"        ? &o.scaled
                                                         : nullptr) {
       *switch_flag = true;
       continue;

@@ -37,6 +37,7 @@ struct TraceOptions {
   // --json); --logging: with every input a LoggingTensor, its dispatch unrolled in the traces.
   bool trace = false;
   bool logging = false;
+  bool scaled = false;  // --scaled: with --trace, every Linear weight a float8 ScaledTensor
 };
 // (--world-size N sets config.world_size: the traced step data-parallel on N thread ranks.)
 

@@ -104,6 +104,7 @@ class Recorder final : public DispatchMode {
   std::map<ViewKey, int> by_view_;
   int next_t_ = 0;
   const autograd::Node* group_node_ = nullptr;  // the node whose group the trace's last symbol is
+  std::vector<Tensor> held_;  // every named value, alive until the recording ends
 };
 
 class OpenScope {  // closes the symbol it opened, also when the call throws
@@ -150,6 +151,7 @@ int Recorder::define(const Tensor& t, std::string name) {
   trace_->proxies.push_back(std::move(p));
   by_impl_[t.impl()] = {id, t.impl()->data()};
   if (t.impl()->has_data()) by_view_[view_key(t)] = id;
+  held_.push_back(t);  // Note [Recording a program]: no named value's address can be reused meanwhile
   return id;
 }
 

@@ -39,8 +39,12 @@ using TracedProgram = std::function<std::vector<Tensor>(std::span<const Tensor> 
 // modes, so the backward trace holds the ops the engine ran, in its order, grouped by the node it was
 // evaluating (autograd::current_autograd_node). Nothing accumulates into any .grad.
 //  - A value is known by its TensorImpl, or by its data and geometry (a saved output comes back to
-//    the backward as a shallow copy of itself). The recorder holds no reference to the program's
-//    values, so the run is the eager run: use counts, and with them which ops run, do not change.
+//    the backward as a shallow copy of itself). The recorder holds every value it names until it
+//    ends, so no address is reused by another value meanwhile (a tensor made outside any op, such as
+//    a subclass's scale computed on the host, would otherwise take a dead value's name). Under a
+//    dispatch mode every tensor already counts as subclass-like (gradients accumulate out of place),
+//    so these references change no op that record_program runs; in a TraceRecording around a
+//    backward(), AccumulateGrad may copy a gradient it would otherwise have taken over.
 //  - Every tensor an op returns is a new value (`t7`), except an argument returned as itself (an
 //    in-place op's self keeps its name). A tensor the program used but neither took as an input nor
 //    made is a captured constant (`c0`), held by the trace for replay.
