@@ -93,9 +93,10 @@ class Recorder final : public DispatchMode {
   int fresh(const Tensor& t) { return define(t, "t" + std::to_string(next_t_++)); }
   TraceArg capture(const IValue& v);
   void capture_args(BoundSymbol& sym, const OperatorHandle& op, const Stack& stack, std::size_t base);
-  // The returns on the stack as outputs: each tensor a new value unless it is one of `inputs`.
+  // The returns on the stack as outputs: each tensor a new value unless it is one of `inputs`, or
+  // (`keep_known`: a subclass op, whose plain results its handler's ops made) a value already named.
   void capture_returns(BoundSymbol& sym, const OperatorHandle& op, const Stack& stack,
-                       const std::vector<const TensorImpl*>& inputs);
+                       const std::vector<const TensorImpl*>& inputs, bool keep_known = false);
   void record_subclass_op(const OperatorHandle& op, Stack& stack, std::size_t base);
 
   Trace* trace_;
@@ -189,12 +190,12 @@ void Recorder::capture_args(BoundSymbol& sym, const OperatorHandle& op, const St
 }
 
 void Recorder::capture_returns(BoundSymbol& sym, const OperatorHandle& op, const Stack& stack,
-                               const std::vector<const TensorImpl*>& inputs) {
+                               const std::vector<const TensorImpl*>& inputs, bool keep_known) {
   const std::size_t n = op.schema().returns().size();
   const std::size_t base = stack.size() - n;
   auto output = [&](const Tensor& t) {
     const bool is_input = std::find(inputs.begin(), inputs.end(), t.impl()) != inputs.end();
-    if (is_input) {
+    if (is_input || (keep_known && !t.subclass())) {
       const int id = find(t);
       if (id >= 0) return id;
     }
@@ -289,7 +290,7 @@ void Recorder::record_subclass_op(const OperatorHandle& op, Stack& stack, std::s
   for (std::size_t k = 0; k < unrolled; ++k)
     recorded.subsymbols[first_unrolled + k].header =
         "[" + std::to_string(k + 1) + "/" + std::to_string(unrolled) + "]" + of;
-  capture_returns(recorded, op, stack, inputs);
+  capture_returns(recorded, op, stack, inputs, /*keep_known=*/true);
   // Each subclass result is rebuilt from its inner tensors, which the handler's ops made.
   const std::size_t n = op.schema().returns().size();
   for (std::size_t i = stack.size() - n; i < stack.size(); ++i) {

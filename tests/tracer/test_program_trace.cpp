@@ -15,6 +15,7 @@
 #include "ops/functions.h"
 #include "tests/test_helpers.h"
 #include "tracer/logging_tensor.h"
+#include "tracer/scaled_tensor.h"
 #include "tracer/seed_traces.h"
 
 using namespace strata;
@@ -41,8 +42,11 @@ std::vector<std::string> without_detach(std::vector<std::string> ops) {
 
 bool bitwise_equal(const Tensor& a, const Tensor& b) {
   if (!a.defined() || !b.defined()) return a.defined() == b.defined();
-  const Tensor x = a.subclass() ? LoggingTensor::of(a)->elem() : a;
-  const Tensor y = b.subclass() ? LoggingTensor::of(b)->elem() : b;
+  auto plain = [](const Tensor& t) {
+    if (const LoggingTensor* l = LoggingTensor::of(t)) return l->elem();
+    return tracer::ScaledTensor::to_float(t);  // a plain tensor as it is
+  };
+  const Tensor x = plain(a), y = plain(b);
   if (x.sizes() != y.sizes() || x.dtype() != y.dtype()) return false;
   const Tensor cx = contiguous(x), cy = contiguous(y);
   return std::memcmp(cx.impl()->data(), cy.impl()->data(), static_cast<std::size_t>(cx.numel()) * element_size(cx.dtype())) == 0;
@@ -292,4 +296,44 @@ TEST_CASE("a TraceRecording records a scope; a call that throws inside it leaves
   CHECK(text.find("t1 = torch.add(t0, t0, alpha=1)") != std::string::npos);
   // The replay runs the refused call again, and it is refused again.
   CHECK_THROWS_WITH_AS(run_trace(trace, {}), "[aten::mm] self must be a matrix", Error);
+}
+
+TEST_CASE("ScaledTensor weights: the traces show which products ran as _scaled_mm, forward and backward") {
+  const RecordedProgram r = record_seed_traces(SeedConfig{}, SeedTraceKind::Scaled);
+  CHECK(to_python(r.forward) + "\n" + to_python(*r.backward) ==
+        testing::read_text(testing::golden_path("program_trace_seed_scaled.txt")));
+  auto count = [](const Trace& t, const std::string& name) {
+    std::size_t n = 0;
+    for (const std::string& op : ops_of(t)) n += op == name;
+    return n;
+  };
+  CHECK(count(r.forward, "aten._scaled_mm.default") == 2);  // both layers' addmm
+  CHECK(count(r.forward, "aten.addmm.default") == 0);
+  // The backward: the input gradient of layer two (grad @ w2) is scaled; the weight gradients are
+  // plain mm (their operands are the plain activations and gradients), and layer one's input
+  // gradient is not computed (x does not require grad).
+  CHECK(count(*r.backward, "aten._scaled_mm.default") == 1);
+  CHECK(count(*r.backward, "aten.mm.default") == 2);
+  const std::string backward = to_python(*r.backward);
+  const std::size_t scaled_mm = backward.find("= ScaledTensor.aten.mm.default(");
+  REQUIRE(scaled_mm != std::string::npos);
+  CHECK(backward.find("[8/8] unrolled __torch_dispatch__ of aten.mm.default(", scaled_mm) != std::string::npos);
+  // Replayed on the recorded inputs, both traces give the eager results bit for bit.
+  manual_seed(0);
+  const auto model = nn::make_mlp({16, 32, 4});
+  const auto [x, y] = make_batch(SeedConfig{});
+  std::vector<Tensor> inputs{x, y};
+  for (std::size_t i = 2; i < r.forward.inputs.size(); ++i) inputs.push_back(Tensor());
+  // the weights as the recording had them: the trace's own inputs, read back from the recorded run
+  const std::vector<Tensor> params = model->parameters();
+  inputs[2] = tracer::ScaledTensor::from_float(clone(detach(params[0])));
+  inputs[3] = detach(params[1]);
+  inputs[4] = tracer::ScaledTensor::from_float(clone(detach(params[2])));
+  inputs[5] = detach(params[3]);
+  const std::vector<Tensor> forward = run_trace(r.forward, inputs);
+  CHECK(bitwise_equal(forward[0], r.outputs[0]));
+  std::vector<Tensor> backward_inputs(forward.begin() + 1, forward.end());
+  backward_inputs.push_back(ones_like(forward[0]));
+  const std::vector<Tensor> grads = run_trace(*r.backward, backward_inputs);
+  for (std::size_t i = 2; i < grads.size(); ++i) CHECK(bitwise_equal(grads[i], r.gradients[i]));
 }

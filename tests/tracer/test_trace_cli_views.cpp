@@ -161,6 +161,9 @@ TEST_CASE("--trace prints the seed loss's forward and backward traces; --json an
   const Run logging = run({"--trace", "--logging"});
   REQUIRE(logging.code == 0);
   CHECK(logging.out == testing::read_text(testing::golden_path("program_trace_seed_logging.txt")));
+  const Run scaled = run({"--trace", "--scaled"});
+  REQUIRE(scaled.code == 0);
+  CHECK(scaled.out == testing::read_text(testing::golden_path("program_trace_seed_scaled.txt")));
   const Run json = run({"--trace", "--json", "--sizes", "8,16,16,3", "--batch", "5"});
   REQUIRE(json.code == 0);
   const nlohmann::json j = nlohmann::json::parse(json.out);
@@ -178,6 +181,8 @@ TEST_CASE("--trace is a view of its own: other views' flags are refused") {
            {{"--trace", "--sequences"}, "--sequences: not with --trace (it prints the program traces instead of the report)"},
            {{"--trace", "--profile", "p.json"}, "--profile: not with --trace (it prints the program traces instead of the report)"},
            {{"--logging"}, "--logging: only with --trace"},
+           {{"--scaled"}, "--scaled: only with --trace"},
+           {{"--trace", "--scaled", "--logging"}, "--scaled: not with --logging (one subclass at a time)"},
        }) {
     const Run r = run(args);
     CHECK(r.code == 2);
