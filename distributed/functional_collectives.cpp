@@ -31,14 +31,21 @@ std::unordered_map<const TensorImpl*, std::pair<Tensor, std::shared_ptr<Work>>>&
 
 void keep_pending(const Tensor& output, std::shared_ptr<Work> work) { pending()[output.impl()] = {output, std::move(work)}; }
 
-void check_dtype(const char* collective, const Tensor& input) {
+void check_dtype(const Tensor& input) {
   const ScalarType t = input.dtype();
-  (void)collective;
   STRATA_CHECK(t == ScalarType::Float32 || t == ScalarType::Float64 || t == ScalarType::Int64,
                "tensors of dtype ", t, " are not supported (float32, float64 and int64 are)");
 }
 
-ProcessGroup& group_of(const char* collective, std::string_view group_name, std::int64_t group_size = -1) {
+// The reduction named `reduce_op`, refused when it cannot apply to the input's dtype.
+ReduceOp reduce_op_for(const Tensor& input, std::string_view reduce_op) {
+  const ReduceOp op = parse_reduce_op(reduce_op);
+  STRATA_CHECK(op != ReduceOp::Avg || is_floating_point(input.dtype()), "reduce_op avg needs a floating point tensor, got ",
+               input.dtype());
+  return op;
+}
+
+ProcessGroup& group_of(std::string_view group_name, std::int64_t group_size = -1) {
   ProcessGroup& group = resolve_process_group(group_name);
   STRATA_CHECK(group_size < 0 || group_size == group.size(), "group_size ", group_size,
                " does not match the size of group '", group_name, "', ", group.size());
@@ -52,11 +59,9 @@ TensorSpec all_reduce_meta(const Tensor& input, std::string_view reduce_op, std:
   return TensorSpec{{}, input.dtype(), {}, &input};
 }
 void all_reduce_cpu(const Tensor& out, const Tensor& input, std::string_view reduce_op, std::string_view group_name) {
-  check_dtype("all_reduce", input);
-  const ReduceOp op = parse_reduce_op(reduce_op);
-  STRATA_CHECK(op != ReduceOp::Avg || is_floating_point(input.dtype()), "reduce_op avg needs a floating "
-               "point tensor, got ", input.dtype());
-  keep_pending(out, group_of("all_reduce", group_name).all_reduce(input, out, op));
+  check_dtype(input);
+  const ReduceOp op = reduce_op_for(input, reduce_op);
+  keep_pending(out, group_of(group_name).all_reduce(input, out, op));
 }
 
 // ---- all_reduce_: in place, for buffers reused across steps (the output is the input) ----
@@ -79,8 +84,8 @@ TensorSpec all_gather_meta(const Tensor& input, std::int64_t group_size, std::st
   return TensorSpec{std::move(sizes), input.dtype(), {}};
 }
 void all_gather_cpu(const Tensor& out, const Tensor& input, std::int64_t group_size, std::string_view group_name) {
-  check_dtype("all_gather_into_tensor", input);
-  keep_pending(out, group_of("all_gather_into_tensor", group_name, group_size).all_gather_into_tensor(input, out));
+  check_dtype(input);
+  keep_pending(out, group_of(group_name, group_size).all_gather_into_tensor(input, out));
 }
 
 // ---- reduce_scatter_tensor ----
@@ -97,11 +102,9 @@ TensorSpec reduce_scatter_meta(const Tensor& input, std::string_view reduce_op, 
 }
 void reduce_scatter_cpu(const Tensor& out, const Tensor& input, std::string_view reduce_op, std::int64_t group_size,
                         std::string_view group_name) {
-  check_dtype("reduce_scatter_tensor", input);
-  const ReduceOp op = parse_reduce_op(reduce_op);
-  STRATA_CHECK(op != ReduceOp::Avg || is_floating_point(input.dtype()), "reduce_op avg needs a "
-               "floating point tensor, got ", input.dtype());
-  keep_pending(out, group_of("reduce_scatter_tensor", group_name, group_size).reduce_scatter_tensor(input, out, op));
+  check_dtype(input);
+  const ReduceOp op = reduce_op_for(input, reduce_op);
+  keep_pending(out, group_of(group_name, group_size).reduce_scatter_tensor(input, out, op));
 }
 
 // ---- all_to_all_single ----
@@ -138,8 +141,8 @@ std::vector<std::int64_t> splits_or_equal(IntArrayRef splits, std::int64_t rows,
 }
 void all_to_all_cpu(const Tensor& out, const Tensor& input, IntArrayRef output_split_sizes, IntArrayRef input_split_sizes,
                     std::string_view group_name) {
-  check_dtype("all_to_all_single", input);
-  ProcessGroup& group = group_of("all_to_all_single", group_name);
+  check_dtype(input);
+  ProcessGroup& group = group_of(group_name);
   const auto outs = splits_or_equal(output_split_sizes, out.size(0), group.size(), "output_split_sizes");
   const auto ins = splits_or_equal(input_split_sizes, input.size(0), group.size(), "input_split_sizes");
   keep_pending(out, group.all_to_all_single(input, out, outs, ins));
@@ -152,8 +155,8 @@ TensorSpec broadcast_meta(const Tensor& input, std::int64_t src, std::string_vie
   return TensorSpec{{}, input.dtype(), {}, &input};
 }
 void broadcast_cpu(const Tensor& out, const Tensor& input, std::int64_t src, std::string_view group_name) {
-  check_dtype("broadcast", input);
-  ProcessGroup& group = group_of("broadcast", group_name);
+  check_dtype(input);
+  ProcessGroup& group = group_of(group_name);
   STRATA_CHECK(src >= 0 && src < group.size(), "src ", src, " is not a rank of group '", group_name,
                "' (it has ", group.size(), " ranks)");
   keep_pending(out, group.broadcast(input, out, static_cast<int>(src)));

@@ -293,8 +293,8 @@ class ThreadGroup final : public ProcessGroup {
 
 class ThreadWork final : public Work {
  public:
-  ThreadWork(std::shared_ptr<World> world, std::uint64_t number, int rank, Tensor output)
-      : world_(std::move(world)), number_(number), rank_(rank), output_(std::move(output)) {}
+  ThreadWork(std::shared_ptr<World> world, std::uint64_t number, int rank)
+      : world_(std::move(world)), number_(number), rank_(rank) {}
   void wait() override;
 
  private:
@@ -302,7 +302,6 @@ class ThreadWork final : public Work {
   std::shared_ptr<World> world_;
   std::uint64_t number_;
   int rank_;
-  Tensor output_;
   bool done_ = false;
 };
 
@@ -317,7 +316,7 @@ std::shared_ptr<Work> ThreadGroup::join(Contribution c, const Tensor& output) {
     round.ranks[static_cast<std::size_t>(rank())] = std::move(c);
   }
   world_->changed.notify_all();
-  return std::make_shared<ThreadWork>(world_, number, rank(), output);
+  return std::make_shared<ThreadWork>(world_, number, rank());
 }
 
 void ThreadWork::wait() {
