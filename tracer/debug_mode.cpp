@@ -268,7 +268,7 @@ void DebugMode::append_value(std::string& out, const IValue& v, bool fresh_ids, 
       out += ']';
       break;
     }
-    case IValue::Tag::String: out += v.to_string_view(); break;
+    case IValue::Tag::String: append_python_str(out, v.to_string_view()); break;
     case IValue::Tag::Generator: out += "<torch._C.Generator object>"; break;
     case IValue::Tag::Object: out += "<"; out += v.to_object()->type_name(); out += " object>"; break;
   }
@@ -510,13 +510,15 @@ DebugMode::CallScope DebugMode::record_function_call(std::string_view name, cons
 }
 
 DebugMode::CallScope DebugMode::record_module_call(std::string_view fully_qualified_name) {
+  std::string name;  // a module's name is the caller's text: Note [Logged text is always valid UTF-8]
+  append_python_str(name, fully_qualified_name);
   const bool in_path = options_.record_stack_trace;
-  if (in_path) enter_path(std::string(fully_qualified_name));
+  if (in_path) enter_path(name);
   if (!options_.record_nn_module) return in_path ? CallScope(this, 0, depth_, false, true) : CallScope();
   DebugCall call;
   call.kind = DebugCall::Kind::Module;
   call.depth = depth_ + 1;
-  call.name = fully_qualified_name;
+  call.name = std::move(name);
   const int before = depth_;
   const std::size_t index = add_call(std::move(call));
   open_.push_back(index);

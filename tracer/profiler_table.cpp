@@ -8,6 +8,7 @@
 
 #include "core/error.h"
 #include "tracer/profiler.h"
+#include "tracer/python_repr.h"
 
 namespace strata::profiler {
 
@@ -131,7 +132,9 @@ nlohmann::ordered_json chrome_trace(const std::vector<Event>& events) {
     nlohmann::ordered_json j;
     j["ph"] = "X";
     j["cat"] = std::string(category_name(e.kind));
-    j["name"] = e.name;
+    std::string name;  // a record_function name is the caller's text: Note [Logged text is always valid UTF-8]
+    tracer::append_python_str(name, e.name);
+    j["name"] = std::move(name);
     j["pid"] = pid;
     j["tid"] = e.thread;
     j["ts"] = static_cast<double>(e.start_ns) / 1000.0;  // microseconds, as the format wants

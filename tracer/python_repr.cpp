@@ -65,15 +65,78 @@ std::string python_float_repr(double v) {
   return out;
 }
 
+namespace {
+
+// Length of the well-formed UTF-8 sequence at the start of `s`, or 0 when its first byte does not
+// begin one (a stray continuation byte, an overlong form, a surrogate, past U+10FFFF, or cut short).
+std::size_t utf8_sequence_length(std::string_view s) {
+  const auto byte = [&](std::size_t i) { return static_cast<unsigned char>(s[i]); };
+  const unsigned char b0 = byte(0);
+  if (b0 < 0x80) return 1;
+  std::size_t n = 0;
+  unsigned char lo = 0x80, hi = 0xBF;  // the range of the second byte
+  if (b0 >= 0xC2 && b0 <= 0xDF) n = 2;
+  else if (b0 >= 0xE0 && b0 <= 0xEF) {
+    n = 3;
+    if (b0 == 0xE0) lo = 0xA0;
+    if (b0 == 0xED) hi = 0x9F;
+  } else if (b0 >= 0xF0 && b0 <= 0xF4) {
+    n = 4;
+    if (b0 == 0xF0) lo = 0x90;
+    if (b0 == 0xF4) hi = 0x8F;
+  } else {
+    return 0;
+  }
+  if (s.size() < n || byte(1) < lo || byte(1) > hi) return 0;
+  for (std::size_t i = 2; i < n; ++i)
+    if (byte(i) < 0x80 || byte(i) > 0xBF) return 0;
+  return n;
+}
+
+void append_hex_escape(std::string& out, unsigned char c) {
+  static constexpr char kDigits[] = "0123456789abcdef";
+  out += "\\x";
+  out += kDigits[c >> 4];
+  out += kDigits[c & 0xF];
+}
+
+// Note [Logged text is always valid UTF-8]
+// Strings reach a log from C++ callers (an op's `reduce=`, a module's name, a fuzzed program) and need
+// not be UTF-8, yet every log line ends up in JSON, which nlohmann refuses to dump with invalid UTF-8
+// (a type_error, not a strata::Error). So str() and repr() here write every byte that does not start a
+// well-formed UTF-8 sequence as \xNN, which is what Python shows for such a byte in a bytes object.
+// Well-formed non-ASCII text stays as it is, as Python prints printable characters. repr() also
+// escapes what Python's repr escapes: the quote, backslash, \n \r \t, other control characters.
+void append_utf8_escaped(std::string& out, std::string_view s, char quote) {
+  for (std::size_t i = 0; i < s.size();) {
+    const unsigned char c = static_cast<unsigned char>(s[i]);
+    const std::size_t n = utf8_sequence_length(s.substr(i));
+    if (n > 1) {
+      out.append(s.substr(i, n));
+      i += n;
+      continue;
+    }
+    ++i;
+    const bool repr = quote != 0;
+    if (n == 0) append_hex_escape(out, c);
+    else if (!repr) out += static_cast<char>(c);
+    else if (c == '\\' || c == static_cast<unsigned char>(quote)) (out += '\\') += static_cast<char>(c);
+    else if (c == '\n') out += "\\n";
+    else if (c == '\r') out += "\\r";
+    else if (c == '\t') out += "\\t";
+    else if (c < 0x20 || c == 0x7F) append_hex_escape(out, c);
+    else out += static_cast<char>(c);
+  }
+}
+
+}  // namespace
+
+void append_python_str(std::string& out, std::string_view s) { append_utf8_escaped(out, s, 0); }
+
 void append_python_str_repr(std::string& out, std::string_view s) {
   const char quote = s.find('\'') != std::string_view::npos && s.find('"') == std::string_view::npos ? '"' : '\'';
   out += quote;
-  for (char c : s) {
-    if (c == '\\' || c == quote) out += '\\';
-    if (c == '\n') out += "\\n";
-    else if (c == '\t') out += "\\t";
-    else out += c;
-  }
+  append_utf8_escaped(out, s, quote);
   out += quote;
 }
 

@@ -12,6 +12,8 @@ namespace strata::tracer {
 // repr(float): the shortest text that reads back as `v`; "1e-05", "0.0001", "1e+16", "2.0", "nan", "-inf".
 void append_python_float(std::string& out, double v);
 std::string python_float_repr(double v);
+// str(str): the text itself, with any byte that is not well-formed UTF-8 written as \xNN.
+void append_python_str(std::string& out, std::string_view s);
 // repr(str): single-quoted unless the text holds a single quote and no double one.
 void append_python_str_repr(std::string& out, std::string_view s);
 // repr() of a JSON value read as Python data: null -> None, true -> True, an object -> a dict; an array

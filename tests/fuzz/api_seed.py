@@ -123,7 +123,7 @@ def argument(tok):
     if tok in ("contiguous", "preserve"):
         return bytes([0xF8, 0 if tok == "contiguous" else 1])
     if tok.startswith('"'):
-        text = tok.strip('"').encode()
+        text = tok.strip('"').encode().decode("unicode_escape").encode("latin-1")  # "\xcd" is one byte
         return bytes([0xF9, len(text)]) + text
     if tok.startswith("["):
         values = int_list(tok)

@@ -72,6 +72,44 @@ TEST_CASE("python_float_repr writes floats as Python's repr does") {
   CHECK(python_repr(nlohmann::ordered_json::array({1})) == "(1,)");
 }
 
+TEST_CASE("str() and repr() of text write what is not UTF-8 as \\xNN, so every log dumps as JSON") {
+  auto str = [](std::string_view s) {
+    std::string out;
+    append_python_str(out, s);
+    return out;
+  };
+  auto repr = [](std::string_view s) {
+    std::string out;
+    append_python_str_repr(out, s);
+    return out;
+  };
+  CHECK(repr("tanh") == "'tanh'");
+  CHECK(repr("it's") == "\"it's\"");
+  CHECK(repr("a'b\"c") == "'a\\'b\"c'");
+  CHECK(repr("a\\b\n\r\t\x01\x7f") == "'a\\\\b\\n\\r\\t\\x01\\x7f'");
+  CHECK(repr("caf\xc3\xa9 \xe2\x82\xac \xf0\x9f\x98\x80") == "'caf\xc3\xa9 \xe2\x82\xac \xf0\x9f\x98\x80'");  // é € 😀 stay
+  CHECK(repr("\xcd\xcd") == "'\\xcd\\xcd'");                   // stray bytes
+  CHECK(repr("\xc3") == "'\\xc3'");                             // cut short
+  CHECK(repr("\xc0\xaf") == "'\\xc0\\xaf'");                   // overlong '/'
+  CHECK(repr("\xed\xa0\x80") == "'\\xed\\xa0\\x80'");           // a surrogate
+  CHECK(repr("\xf4\x90\x80\x80") == "'\\xf4\\x90\\x80\\x80'");   // past U+10FFFF
+  CHECK(str("a'\n\xcd") == "a'\n\\xcd");                        // str() escapes only the bad byte
+  for (const std::string& s : {repr("\xcd\x80\xff"), str("\xe2\x82"), repr("ok\xf0")})
+    CHECK_NOTHROW((void)nlohmann::json(s).dump());
+}
+
+TEST_CASE("a string argument that is not UTF-8 is logged escaped, and the log dumps as JSON") {
+  DebugMode mode({.record_nn_module = true});
+  {
+    DebugMode::Guard guard(mode);
+    auto module = mode.record_module_call("layer\xcd");
+    CHECK_THROWS_AS(gelu(tensor({1.0f}), "\xcd\xcd"), Error);  // refused, and logged first
+  }
+  CHECK(mode.debug_string().find("[nn.Mod] layer\\xcd\n") != std::string::npos);
+  CHECK(mode.debug_string().find("approximate=\\xcd\\xcd") != std::string::npos);
+  CHECK_NOTHROW((void)mode.to_json().dump());
+}
+
 TEST_CASE("the seed step's DebugMode log is PyTorch's, line for line") {
   SeedConfig config;
   SUBCASE("plain") {

@@ -298,6 +298,15 @@ TEST_CASE("a TraceRecording records a scope; a call that throws inside it leaves
   CHECK_THROWS_WITH_AS(run_trace(trace, {}), "[aten::mm] self must be a matrix", Error);
 }
 
+TEST_CASE("a string argument that is not UTF-8 prints escaped, and the trace dumps as JSON") {
+  // Found by fuzz_api: nlohmann's dump threw a type_error on the raw byte.
+  tracer::TraceRecording recording("bad text");
+  CHECK_THROWS_AS(gelu(tensor({1.0f}), "\xcd"), Error);
+  const Trace trace = recording.finish();
+  CHECK(to_python(trace).find("approximate='\\xcd'") != std::string::npos);
+  CHECK_NOTHROW((void)to_json(trace).dump());
+}
+
 TEST_CASE("ScaledTensor weights: the traces show which products ran as _scaled_mm, forward and backward") {
   const RecordedProgram r = record_seed_traces(SeedConfig{}, SeedTraceKind::Scaled);
   CHECK(to_python(r.forward) + "\n" + to_python(*r.backward) ==
