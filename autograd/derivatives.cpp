@@ -141,7 +141,8 @@ std::vector<DerivativeRow> pointwise_rows() {
                     {"other", {"self", "other"},
                      [](C c) {
                        const Tensor other = c.saved("other");
-                       return mul(neg(c.grad()), div(div(c.saved("self"), other), other));
+                       const Tensor ratio = div(div(c.saved("self"), other), other);  // PyTorch runs it first
+                       return mul(neg(c.grad()), ratio);
                      }}}},
       // - name: div.Scalar(Tensor self, Scalar other)   self: div_tensor_self_backward(grad, other, self.scalar_type())
       // div_.Scalar takes div.Scalar's row (DivBackward1); grad / other is div.Tensor of a wrapped number
@@ -154,7 +155,10 @@ std::vector<DerivativeRow> pointwise_rows() {
       // - name: reciprocal(Tensor self)  self: -grad * (result * result).conj()
       {.op = "aten::reciprocal", .node_name = "ReciprocalBackward0",
        .formulas = {{"self", {"result"},
-                     [](C c) { return mul(neg(c.grad()), mul(c.saved("result"), c.saved("result"))); }}}},
+                     [](C c) {
+                       const Tensor square = mul(c.saved("result"), c.saved("result"));  // PyTorch runs it first
+                       return mul(neg(c.grad()), square);
+                     }}}},
       // - name: neg(Tensor self)  self: grad.neg()
       {.op = "aten::neg", .node_name = "NegBackward0", .formulas = {{"self", [](C c) { return neg(c.grad()); }}}},
       // - name: relu(Tensor self)  self: threshold_backward(grad, result, 0)

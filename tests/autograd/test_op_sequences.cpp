@@ -87,12 +87,15 @@ TEST_CASE("stack, max.dim and dropout dispatch PyTorch's ops, forward, backward 
   const nlohmann::json golden = read_golden_json("op_sequences_torch.json")["cases"];
   const auto all = cases();
   REQUIRE(all.size() == golden.size());
-  for (const auto& [name, run] : all) {
-    INFO(name);
+  for (const auto& entry : all) {
+    const auto& [name, run] = entry;
+    INFO(entry.first);  // INFO's lambda may not capture a structured binding (clang 14)
     REQUIRE(golden.contains(name));
     const Phases got = run();
     REQUIRE(got.size() == golden[name].size());
-    for (const auto& [phase, ops] : got) {
+    for (const auto& phase_ops : got) {
+      const auto& phase = phase_ops.first;  // references, not bindings: INFO captures them (clang 14)
+      const auto& ops = phase_ops.second;
       INFO(phase);
       REQUIRE(golden[name].contains(phase));
       const std::vector<std::string> expected = golden[name][phase].get<std::vector<std::string>>();

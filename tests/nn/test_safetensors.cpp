@@ -316,8 +316,9 @@ TensorDict small_golden_tensors() {
 // Same dtype, shape and bytes.
 void check_bit_exact(const TensorDict& got, const TensorDict& expected) {
   REQUIRE(got.size() == expected.size());
-  for (const auto& [name, e] : expected) {
-    CAPTURE(name);
+  for (const auto& entry : expected) {
+    const auto& [name, e] = entry;
+    CAPTURE(entry.first);  // CAPTURE's lambda may not capture a structured binding (clang 14)
     REQUIRE(got.count(name) == 1);
     const Tensor& g = got.at(name);
     CHECK(g.dtype() == e.dtype());

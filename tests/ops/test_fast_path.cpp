@@ -36,8 +36,9 @@ TEST_CASE("fast and boxed paths compute the same values") {
       {"clone", [&] { return clone(t(a)); }},
       {"add_", [&] { return add_(clone(a), b); }},
   };
-  for (const auto& [name, fn] : cases) {
-    INFO(name);
+  for (const auto& entry : cases) {
+    const auto& fn = entry.second;
+    INFO(entry.first);  // no structured binding: INFO's lambda captures it, which clang 14 refuses
     manual_seed(9);
     const Tensor fast = fn();
     PassThrough mode;

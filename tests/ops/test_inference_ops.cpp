@@ -176,7 +176,10 @@ REFERENCE_CASE("max, max.dim and argmax match PyTorch, with ties and NaN", "aten
                "aten::eq.Tensor", "aten::isnan") {
   check_golden("max_ties", [](const Tensor& x) { return max(x); });
   const std::tuple<const char*, int, bool> dim_cases[] = {{"max_dim0", 0, false}, {"max_dim1_keepdim", 1, true}, {"max_dim-1", -1, false}};
-  for (const auto& [name, dim, keepdim] : dim_cases) {
+  for (const auto& dim_case : dim_cases) {
+    const auto& [name, dim_of_case, keepdim_of_case] = dim_case;
+    const int dim = dim_of_case;  // a lambda may not capture a structured binding (clang 14)
+    const bool keepdim = keepdim_of_case;
     check_golden(name, [dim, keepdim](const Tensor& x) { return std::get<0>(max(x, dim, keepdim)); });
     const nlohmann::json& c = golden_cases().at(name);
     const Tensor x = float64_of(c["input"], c["input_shape"]);

@@ -40,7 +40,8 @@ void check_against_torch(const FlopCounterMode& flops, const char* name) {
     for (const auto& [module, ops] : per_module.items()) {
       std::int64_t total = 0;
       for (const auto& [op, n] : ops.items()) total += n.get<std::int64_t>();
-      INFO(phase << " " << module);
+      const std::string where = phase + " " + module;  // INFO may not capture the bindings (clang 14)
+      INFO(where);
       REQUIRE(modules.contains(module));
       CHECK(modules[module]["phases"][phase] == total);
       torch_modules += phase == "forward" ? 1 : 0;

@@ -138,8 +138,9 @@ TEST_CASE("the seed step's op counts: each op an OpCounter counts is called as o
       counted[op] += n;
     }
   REQUIRE(counted.size() >= 8);
-  for (const auto& [op, n] : counted) {
-    INFO(op);
+  for (const auto& entry : counted) {
+    const auto& [op, n] = entry;
+    INFO(entry.first);  // INFO's lambda may not capture a structured binding (clang 14)
     // The detaches a mode sees come from the interposer's emulation of PyTorch's Python dispatch
     // (Note [Detach and the interposer]); without a mode only AccumulateGrad's detach of a new
     // gradient runs, once per parameter, as in PyTorch's own profiles.
@@ -227,7 +228,7 @@ TEST_CASE("the Chrome trace has one complete event per event, with PyTorch's fie
     }
   }
   const std::int64_t addmm = find(events, "aten::addmm");
-  CHECK(doc["traceEvents"][static_cast<std::size_t>(addmm)]["args"]["Input Dims"] ==
+  CHECK(nlohmann::json(doc["traceEvents"][static_cast<std::size_t>(addmm)]["args"]["Input Dims"]) ==
         nlohmann::json::parse("[[32], [8, 16], [16, 32], [], []]"));
 }
 

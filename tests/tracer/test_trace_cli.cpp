@@ -66,8 +66,9 @@ TEST_CASE("bad flags and values give one line on stderr and exit code 2") {
        "strata-trace: error: --json-out: cannot write '/nonexistent-dir/out.json': No such file or directory\n"},
       {{"--json-out", ""}, "strata-trace: error: --json-out: expected a file name, got ''\n"},
   };
-  for (const auto& [args, message] : cases) {
-    INFO(args[0], " ", args.size() > 1 ? args[1] : "");
+  for (const auto& c : cases) {
+    const auto& [args, message] = c;
+    INFO(c.first[0], " ", c.first.size() > 1 ? c.first[1] : "");  // not the bindings: clang 14
     const Run r = run(args);
     CHECK(r.code == 2);
     CHECK(r.err == message);

@@ -94,8 +94,9 @@ TEST_CASE("combinations that make no sense give one line on stderr and exit code
       {{"--fake", "--dump-tensors", "t.json"},
        "strata-trace: error: --dump-tensors: not with --fake (fake tensors have no values to dump)\n"},
   };
-  for (const auto& [args, message] : cases) {
-    INFO(args[0], " ", args[1 % args.size()]);
+  for (const auto& c : cases) {
+    const auto& [args, message] = c;
+    INFO(c.first[0], " ", c.first[1 % c.first.size()]);  // not the bindings: clang 14
     const Run r = run(args);
     CHECK(r.code == 2);
     CHECK(r.err == message);

@@ -137,7 +137,16 @@ TEST_CASE("strata-trace killed by any terminating signal leaves no temporary fil
   fs::remove_all(logs);
 }
 
-TEST_CASE("a file-size limit (ulimit -f) is a write error: one line, exit code 2, no file") {
+// LLVM's OpenMP runtime (libomp, which clang links for -fopenmp) registers itself in a /dev/shm file
+// as the process loads and aborts there, before main, when RLIMIT_FSIZE is below that file's size.
+// The gcc builds (libgomp) run this case; the clang sanitizer build cannot.
+#if defined(__clang__)
+constexpr bool kLlvmOpenMP = true;
+#else
+constexpr bool kLlvmOpenMP = false;
+#endif
+
+TEST_CASE("a file-size limit (ulimit -f) is a write error: one line, exit code 2, no file" * doctest::skip(kLlvmOpenMP)) {
   const fs::path dir = scratch_dir(), logs = scratch_dir();
   struct Case {
     rlim_t limit;
