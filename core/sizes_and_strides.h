@@ -30,7 +30,9 @@ class SizesAndStrides {
   SizesAndStrides(const SizesAndStrides& other) : size_(other.size_) {
     if (other.is_inline()) [[likely]] {
 #pragma GCC diagnostic push
+#ifndef __clang__  // a gcc-only warning
 #pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+#endif
       std::memcpy(inline_, other.inline_, sizeof(inline_));  // unused slots too: one fixed-size copy
 #pragma GCC diagnostic pop
     } else {

@@ -21,10 +21,13 @@ namespace {
 // therefore keeps a few freed blocks over 128 KiB (glibc's initial mmap threshold), rounded up to
 // whole pages, and hands one out again only for a request of the same rounded size; when the cache is
 // full, the oldest block is released. Smaller blocks are the size classes' (core/small_object_pool.h),
-// and blocks over 64 MiB (more than the whole cache) come from malloc directly.
+// and blocks over 256 MiB (more than the whole cache) come from malloc directly. The cap is that large
+// so that a 64 MiB tensor, a collective's output or an activation of a wide layer, is recycled too:
+// faulting in a fresh one costs several times what filling it does. What the cache keeps is what the
+// thread freed and may need again; an app that is done with large tensors gives it back with
+// release_cached_blocks().
 constexpr std::size_t kPageBytes = 4096;
-constexpr std::size_t kLargeBlocks = 16;                     // large blocks kept per thread
-constexpr std::size_t kLargeBytes = std::size_t{64} << 20;  // and their total size
+constexpr std::size_t kLargeBlocks = 16;  // large blocks kept per thread, kLargeBytes in all
 
 struct LargeBlock {
   void* p;

@@ -1,7 +1,7 @@
 // core/small_object_pool.h: a per-thread cache of freed small blocks (TensorImpls, fresh tensors'
 // storage blocks, boxed int lists, autograd nodes), by size class up to 128 KiB. A tiny op
 // allocates and frees a few such blocks, and a thread-local list is much cheaper than malloc/free,
-// which were a large share of such an op's cost. Large blocks (over 128 KiB, up to 64 MiB) are kept
+// which were a large share of such an op's cost. Large blocks (over 128 KiB, up to 256 MiB) are kept
 // too, a few per thread, so that a training loop does not fault in fresh pages every step (Note
 // [Large blocks are recycled]). Blocks freed on another thread go to that thread's cache. Under
 // AddressSanitizer the pool is off, so use-after-free is still caught.
@@ -33,6 +33,8 @@ inline constexpr std::size_t kClassBytes = 64;
 inline constexpr std::size_t kSteppedClasses = 16;  // 64 B .. 1 KiB
 inline constexpr std::size_t kClasses = 23;         // then 2 KiB .. 128 KiB
 inline constexpr std::size_t kPooledBytes = std::size_t{128} << 10;
+// The largest block the large-block cache keeps, and the most it keeps per thread in all.
+inline constexpr std::size_t kLargeBytes = std::size_t{256} << 20;
 inline constexpr std::uint32_t kKept[kClasses] = {64, 64, 64, 64, 64, 64, 64, 64, 64, 64, 64, 64,
                                                   64, 64, 64, 64, 16, 16, 16, 16, 8,  8,  8};
 

@@ -39,7 +39,9 @@ class SmallVector {
     if constexpr (std::is_trivially_copyable_v<T>) {
       if (other.size_ <= N) {  // one fixed-size copy; a heap buffer holds at least 2N elements
 #pragma GCC diagnostic push
+#ifndef __clang__  // a gcc-only warning
 #pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+#endif
         std::memcpy(inline_, other.data_, sizeof(inline_));
 #pragma GCC diagnostic pop
         size_ = other.size_;
@@ -187,7 +189,9 @@ class SmallVector {
         // Fixed size, no loop or branch. Bytes past other's size are copied but never read: copying
         // indeterminate bytes as unsigned char is defined behaviour.
 #pragma GCC diagnostic push
+#ifndef __clang__  // a gcc-only warning
 #pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+#endif
         std::memcpy(inline_, other.inline_, sizeof(inline_));
 #pragma GCC diagnostic pop
         size_ = other.size_;

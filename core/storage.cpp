@@ -13,7 +13,7 @@ namespace strata {
 
 // Note [Allocation failure is an Error]
 // Asking for more memory than the machine has (torch.empty(2**47)) must raise PyTorch's
-// "DefaultCPUAllocator: can't allocate memory" error, not end the process. Blocks over 64 MiB come from
+// "DefaultCPUAllocator: can't allocate memory" error, not end the process. Blocks over 256 MiB come from
 // nothrow operator new and a null result is checked: unlike catching std::bad_alloc, that also holds
 // under AddressSanitizer, whose throwing operator new aborts on failure (its nothrow one returns null
 // when allocator_may_return_null=1, which the overflow tests set). Smaller blocks go through the pool

@@ -69,7 +69,7 @@ class StorageImpl : public RefCounted<StorageImpl> {
       : block_(block), inference_(is_inference_mode_enabled()), data_(data), nbytes_(nbytes), deleter_(deleter), context_(context) {}
   ~StorageImpl() = default;
 
-  static constexpr std::size_t kPooledBlockLimit = std::size_t{64} << 20;
+  static constexpr std::size_t kPooledBlockLimit = pool::detail::kLargeBytes;
   // A block of `block_bytes`: from the pool up to kPooledBlockLimit, else operator new;
   // null when the memory is not there (Note [Allocation failure is an Error]).
   static void* allocate_block(std::size_t block_bytes);

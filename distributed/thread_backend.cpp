@@ -37,7 +37,7 @@ namespace {
 // written while another rank still reads it; the last rank to leave drops the round. The shares touch
 // disjoint slices, so all_reduce_ (output and input one tensor) works the same way: rank r reduces
 // slice r of every input into a buffer of its own before it writes slice r of every output, and no
-// other rank touches slice r.
+// other rank touches slice r (Note [An all_reduce share is reduced a block at a time]).
 // A contribution's copy of its input. Buffers are reused through the world's spares, so a loop of
 // large collectives does not map and fault in fresh pages for every copy.
 struct Buffer {
@@ -392,20 +392,20 @@ void ThreadWork::compute(const Round& round) {
   const std::size_t row = mine.sizes.empty() || mine.sizes[0] == 0 ? 0 : elems / static_cast<std::size_t>(mine.sizes[0]);
   const auto r = static_cast<std::size_t>(rank_);
   if (mine.collective == "all_reduce") {
-    // This rank's slice of every input, reduced into its own output, then copied into the others'.
+    // Note [An all_reduce share is reduced a block at a time]
+    // This rank's slice of every input is reduced and written to every output one cache-sized block
+    // at a time: the block is reduced into a small buffer and copied out while it is still in cache,
+    // so each input byte is read once from memory and each output byte written once, and all_reduce_
+    // (where this rank's output is an input another rank still reads) needs no slice-sized scratch.
     const std::size_t begin = r * elems / n, end = (r + 1) * elems / n;
-    if (end == begin) return;
-    const std::size_t bytes = (end - begin) * item;
-    if (mine.in == mine.out) {  // all_reduce_: this rank's input is an output, so reduce aside first
-      thread_local Buffer slice;  // kept: a loop of in-place reductions faults its pages in once
-      if (slice.capacity < bytes) slice = Buffer{std::unique_ptr<std::byte[]>(new std::byte[bytes]), bytes, bytes};
-      reduce_into(slice.data(), round.ranks, begin, end - begin, mine.dtype, mine.op);
-      for (std::size_t k = 0; k < n; ++k) std::memcpy(round.ranks[k].out + begin * item, slice.data(), bytes);
-      return;
+    constexpr std::size_t kBlockBytes = std::size_t{64} << 10;
+    const std::size_t block = std::max<std::size_t>(1, kBlockBytes / item);
+    alignas(64) static thread_local std::byte reduced[kBlockBytes];
+    for (std::size_t first = begin; first < end; first += block) {
+      const std::size_t count = std::min(block, end - first), bytes = count * item;
+      reduce_into(reduced, round.ranks, first, count, mine.dtype, mine.op);
+      for (std::size_t k = 0; k < n; ++k) std::memcpy(round.ranks[k].out + first * item, reduced, bytes);
     }
-    reduce_into(out + begin * item, round.ranks, begin, end - begin, mine.dtype, mine.op);
-    for (std::size_t k = 0; k < n; ++k)
-      if (k != r) std::memcpy(round.ranks[k].out + begin * item, out + begin * item, bytes);
   } else if (mine.collective == "all_gather_into_tensor") {
     if (mine.in_bytes)
       for (std::size_t k = 0; k < n; ++k) std::memcpy(round.ranks[k].out + r * mine.in_bytes, mine.in, mine.in_bytes);

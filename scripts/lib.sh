@@ -61,3 +61,24 @@ wanted = {os.path.relpath(files[d], build) for test in introspect("--tests") for
 print(" ".join(sorted(wanted)))
 PY
 }
+
+# strata_sanitizer_build: configures build-sanitizers/ once: clang 14 with AddressSanitizer,
+# UndefinedBehaviorSanitizer (float-cast-overflow included, nothing recoverable) and libFuzzer's
+# coverage instrumentation, so the one build runs both the whole test suite (scripts/sanitize) and
+# the fuzz targets (scripts/fuzz).
+STRATA_SANITIZER_DIR=build-sanitizers
+strata_sanitizer_build() {
+  STRATA_PACKAGES+=(clang libclang-rt-14-dev libomp-14-dev)  # clang, libFuzzer and clang's OpenMP
+  strata_install_packages
+  local dir=$STRATA_SANITIZER_DIR
+  if [ ! -f "$dir/build.ninja" ]; then
+    echo "==> configuring $dir (clang, AddressSanitizer + UndefinedBehaviorSanitizer, libFuzzer)"
+    CXX=clang++ meson setup "$dir" -Dfuzzers=true --buildtype=debug -Doptimization=1 \
+      -Db_sanitize=address,undefined -Db_lundef=false \
+      -Dcpp_args="['-fsanitize=fuzzer-no-link','-fsanitize=float-cast-overflow','-fno-sanitize-recover=all']" >/dev/null
+  fi
+}
+
+# The sanitizers' settings for every run: leaks count, the first report stops the process.
+export ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1:abort_on_error=1:strict_string_checks=1}
+export UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}

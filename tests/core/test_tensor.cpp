@@ -1,6 +1,8 @@
 // tests/core/test_tensor.cpp: tensor handles, storage sharing, geometry, data access, printing.
 #include <doctest/doctest.h>
+#include <sys/resource.h>
 
+#include <cstring>
 #include <functional>
 #include <sstream>
 #include <thread>
@@ -71,13 +73,19 @@ TEST_CASE("geometry past five dimensions (kept on the heap) is built, copied and
   }
 }
 
-TEST_CASE("a freed large block is handed back for a request of the same whole pages") {
-  // The pool is off under AddressSanitizer; a small block coming straight back shows it is on.
+namespace {
+// The pool is off under AddressSanitizer; a small block coming straight back shows it is on.
+bool pool_is_on() {
   void* small = pool::allocate(64);
   pool::deallocate(small, 64);
   void* small_again = pool::allocate(64);
-  const bool pooled = small_again == small;
   pool::deallocate(small_again, 64);
+  return small_again == small;
+}
+}  // namespace
+
+TEST_CASE("a freed large block is handed back for a request of the same whole pages") {
+  const bool pooled = pool_is_on();
 
   void* a = pool::allocate(300000);
   pool::deallocate(a, 300000);
@@ -87,6 +95,26 @@ TEST_CASE("a freed large block is handed back for a request of the same whole pa
   void* c = pool::allocate(400000);  // other pages: b stays in the cache
   if (pooled) CHECK(c != b);
   pool::deallocate(c, 400000);
+}
+
+TEST_CASE("a 64 MiB tensor's block is recycled: a loop over such tensors does not fault in fresh pages") {
+  const bool pooled = pool_is_on();
+  const std::int64_t n = std::int64_t{16} << 20;  // 64 MiB of float32, plus the block's header
+  auto fill_one = [&] {
+    const Tensor t = detail::make_contiguous_tensor({n}, ScalarType::Float32, Device::CPU);
+    std::memset(t.impl()->data(), 1, static_cast<std::size_t>(n) * sizeof(float));
+  };
+  auto minor_faults = [] {
+    rusage usage{};
+    getrusage(RUSAGE_SELF, &usage);
+    return usage.ru_minflt;
+  };
+  fill_one();  // faults its pages in once
+  const long before = minor_faults();
+  fill_one();
+  // A fresh mapping would take one fault per 4 KiB page, 16384 of them.
+  if (pooled) CHECK(minor_faults() - before < 1000);
+  pool::release_cached_blocks();
 }
 
 TEST_CASE("pooled blocks cross threads and a thread's cache is given back when it ends" * doctest::test_suite("threads")) {
