@@ -13,6 +13,19 @@
 
 namespace strata::autograd {
 
+// Note [An op's operands are dispatched in a written order]
+// No call in strata's library code (a function, a constructor, an overloaded operator such as a * b)
+// has two operands that each dispatch an op: the operand that runs first is a named temporary, then
+// the call takes it. C++ leaves the order in which a call's arguments, and the operands of * / + -,
+// are evaluated to the compiler: gcc evaluates these right to left, clang left to right, so
+// mul(neg(grad), div(a, b)) dispatched the divs first in a gcc build and neg first in a clang one,
+// and what modes and OpCounter see depended on the compiler. The written order is PyTorch's where
+// PyTorch has the formula (its C++, built with gcc, runs the right operand first: -grad * (a / b)
+// runs the divs, then neg), and gcc's order where strata's formula is its own. A braced list
+// {f(), g()}, a.f(g()) and the operands of << >> && || = are sequenced by the standard and need
+// nothing. tests/autograd/test_dispatch_order.cpp pins the sequence of every formula and composite
+// (tests/golden/dispatch_order_strata.json, recorded from a gcc build) and runs in the clang build.
+
 namespace {
 
 using D = Differentiability;
@@ -141,7 +154,8 @@ std::vector<DerivativeRow> pointwise_rows() {
                     {"other", {"self", "other"},
                      [](C c) {
                        const Tensor other = c.saved("other");
-                       const Tensor ratio = div(div(c.saved("self"), other), other);  // PyTorch runs it first
+                       // PyTorch runs it first: Note [An op's operands are dispatched in a written order]
+                       const Tensor ratio = div(div(c.saved("self"), other), other);
                        return mul(neg(c.grad()), ratio);
                      }}}},
       // - name: div.Scalar(Tensor self, Scalar other)   self: div_tensor_self_backward(grad, other, self.scalar_type())
@@ -156,7 +170,8 @@ std::vector<DerivativeRow> pointwise_rows() {
       {.op = "aten::reciprocal", .node_name = "ReciprocalBackward0",
        .formulas = {{"self", {"result"},
                      [](C c) {
-                       const Tensor square = mul(c.saved("result"), c.saved("result"));  // PyTorch runs it first
+                       // PyTorch runs it first: Note [An op's operands are dispatched in a written order]
+                       const Tensor square = mul(c.saved("result"), c.saved("result"));
                        return mul(neg(c.grad()), square);
                      }}}},
       // - name: neg(Tensor self)  self: grad.neg()
@@ -227,8 +242,9 @@ std::vector<DerivativeRow> softmax_and_loss_rows() {
       // - name: _log_softmax_backward_data(Tensor grad_output, Tensor output, int dim, ScalarType input_dtype)
       //   grad_output: grad.to(output.dtype()) - (grad.to(output.dtype()) * output.exp()).sum(dim, true)
       //   output: (-grad_output.sum(dim, true) * output.exp() * grad.to(output.dtype())).to(output.dtype())
-      // Each step is a statement: PyTorch's expression leaves the order of its operands to the compiler,
-      // and GCC's (the right operand of a product first) is what PyTorch 1.13's trace shows: exp, then sum.
+      // Each step is a statement (Note [An op's operands are dispatched in a written order]): GCC's
+      // order for PyTorch's expression (the right operand of a product first) is what PyTorch 1.13's
+      // trace shows: exp, then sum.
       {.op = "aten::_log_softmax_backward_data", .node_name = "LogSoftmaxBackwardDataBackward0",
        .formulas = {{"grad_output", {"output"},
                      [](C c) {

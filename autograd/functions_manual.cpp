@@ -87,11 +87,13 @@ Tensor gelu_double_backward(const Tensor& ggI, const Tensor& gO, const Tensor& i
     const Tensor gh = mul(g, h);  // f' g h from both (1 + t) / 2 and f g h
     const Tensor g_prime = mul(mul(mul(g, tanh_inner), h), Scalar(-2.0));
     const Tensor g_prime_fh = mul(mul(f, h), g_prime);
-    const Tensor h_prime_fg = mul(mul(f, g), mul(input, Scalar(6 * kKappa * kBeta)));
+    const Tensor h_prime = mul(input, Scalar(6 * kKappa * kBeta));  // first: Note [An op's operands are dispatched in a written order]
+    const Tensor h_prime_fg = mul(mul(f, g), h_prime);
     d2 = add(add(gh, g_prime_fh), h_prime_fg);
   } else {
     const Tensor pdf = mul(exp(mul(x_sq, Scalar(-0.5))), Scalar(kAlpha));
-    d2 = sub(mul(pdf, Scalar(2.0)), mul(x_sq, pdf));
+    const Tensor x_sq_pdf = mul(x_sq, pdf);  // first: Note [An op's operands are dispatched in a written order]
+    d2 = sub(mul(pdf, Scalar(2.0)), x_sq_pdf);
   }
   return mul(mul(ggI, gO), d2);
 }
@@ -117,7 +119,10 @@ Tensor infinitely_differentiable_native_dropout_backward(const Tensor& grad, con
 }
 
 Tensor native_dropout_double_backward(const Tensor& ggI, const Tensor& grad, const Tensor& mask, double scale) {
-  return mul(to(ggI, grad.dtype()), mul(to(mask, grad.dtype()), Scalar(scale)));
+  // ggI.type_as(grad) * (mask.type_as(grad) * scale): PyTorch runs the right operand first (Note [An
+  // op's operands are dispatched in a written order]).
+  const Tensor scaled_mask = mul(to(mask, grad.dtype()), Scalar(scale));
+  return mul(to(ggI, grad.dtype()), scaled_mask);
 }
 
 void not_implemented(const char* name, const char* reason) {

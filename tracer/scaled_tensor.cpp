@@ -150,7 +150,8 @@ void ScaledTensor::dispatch(const OperatorHandle& op, Stack& stack) {
   if (name.ns == "aten" && name.name == "add_" && name.overload == "Tensor" && of(args[0].to_tensor())) {
     Tensor self = args[0].to_tensor();
     auto* payload = const_cast<ScaledTensor*>(of(self));
-    const Tensor updated = add(payload->to_float(), to_float(args[1].to_tensor()), args[2].to_scalar());
+    const Tensor other = to_float(args[1].to_tensor());  // first: Note [An op's operands are dispatched in a written order]
+    const Tensor updated = add(payload->to_float(), other, args[2].to_scalar());
     Scaled q = quantize(updated, payload->data_.dtype());
     payload->data_ = std::move(q.data);
     payload->scale_ = std::move(q.scale);

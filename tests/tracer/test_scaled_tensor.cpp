@@ -1,10 +1,12 @@
 // tests/tracer/test_scaled_tensor.cpp: ScaledTensor (Note [ScaledTensor]): dynamic scaling as torchao
 // does it, flatten/unflatten, the ops its handler runs for mm (t, clone, t, reciprocal, reciprocal,
-// _scaled_mm), views on the data, and the seed model with ScaledTensor weights: logits within the
-// quantization error of the float model's, and SGD steps that train through it.
+// _scaled_mm), views on the data, the order add_ converts its operands in, and the seed model with
+// ScaledTensor weights: logits within the quantization error of the float model's, and SGD steps that
+// train through it.
 #include <doctest/doctest.h>
 
 #include <cmath>
+#include <optional>
 
 #include "autograd/backward.h"
 #include "autograd/grad_mode.h"
@@ -23,13 +25,17 @@ using strata::tracer::ScaledTensor;
 
 namespace {
 
-// Every op called from the top, in order (nested calls included).
+// Every op called from the top, in order (nested calls included), and the dtype of each one's first
+// argument when it is a tensor (which tensor an op ran on).
 struct OpRecorder final : DispatchObserver {
   std::vector<std::string> ops;
+  std::vector<std::optional<ScalarType>> first_dtypes;
   OpRecorder() { set_dispatch_observer(this); }
   ~OpRecorder() override { set_dispatch_observer(nullptr); }
-  void on_op_enter(const OperatorHandle& op, std::span<const IValue>) override {
+  void on_op_enter(const OperatorHandle& op, std::span<const IValue> args) override {
     ops.push_back(op.name().qualified() + (op.name().overload.empty() ? "" : "." + op.name().overload));
+    const bool tensor = !args.empty() && args[0].is_tensor() && args[0].to_tensor().defined();
+    first_dtypes.push_back(tensor ? std::optional<ScalarType>(args[0].to_tensor().dtype()) : std::nullopt);
   }
   void on_op_exit() override {}
   void on_scope_enter(std::string_view) override {}
@@ -124,6 +130,21 @@ TEST_CASE("ScaledTensor: mm runs t, clone, t, reciprocal, reciprocal, _scaled_mm
   CHECK(testing::max_abs_diff(doubled, host(mul(ScaledTensor::to_float(w), Scalar(2.0)))) == 0);
   CHECK_THROWS_WITH_AS(mul_(w, tensor({2.0f})), "[aten::mul_] ScaledTensor: aten::mul_.Tensor would write into a ScaledTensor (only add_.Tensor may)",
                        Error);
+}
+
+// Note [An op's operands are dispatched in a written order]: add_'s handler converts the other operand
+// to float before self, whichever compiler built it. Int8 data for the other tells the two apart.
+TEST_CASE("ScaledTensor: add_ converts the other ScaledTensor to float first") {
+  const Tensor self = ScaledTensor::from_float(randn({2, 3}));
+  const Tensor other = ScaledTensor::from_float(randn({2, 3}), ScalarType::Int8);
+  OpRecorder rec;
+  add_(self, other);
+  REQUIRE(rec.ops.size() >= 6);
+  const std::vector<std::string> first(rec.ops.begin(), rec.ops.begin() + 6);
+  CHECK(first == std::vector<std::string>{"aten::add_.Tensor", "aten::_to_copy", "aten::div.Tensor", "aten::_to_copy",
+                                          "aten::div.Tensor", "aten::add.Tensor"});
+  CHECK(rec.first_dtypes[1] == ScalarType::Int8);
+  CHECK(rec.first_dtypes[3] == ScalarType::Float8_e4m3fn);
 }
 
 TEST_CASE("ScaledTensor weights: the seed model's logits within the quantization error, and SGD trains it") {
