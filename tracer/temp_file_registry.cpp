@@ -35,12 +35,15 @@ namespace {
 // Registration: a slot's state is an always-lock-free atomic (0 free, 1 being filled, 2 holds a
 // file) and its file a directory fd and a name (unlinkat is async-signal-safe; a directory fd works
 // whatever the path's length and even if a directory on the way is renamed). Around "create the
-// file, register it" the asynchronous handled signals are blocked, so none falls between the two; a
-// file is unregistered only after it was renamed or unlinked, so a signal in between unlinks a name
-// that no longer exists, which is harmless. Blocking is per thread, and a signal sent to the
-// process goes to any thread that does not block it (an idle OpenMP worker): so a handler on another
-// thread first waits until no thread is between "create" and "register" (a counter kept by the
-// blocking guard). The window left: a handler could read a slot that another thread is refilling.
+// file, register it" every handled signal is blocked, so none falls between the two on this thread;
+// a file is unregistered only after it was renamed or unlinked, so a signal in between unlinks a name
+// that no longer exists, which is harmless. Blocking is per thread, and a signal sent to the process
+// goes to any thread that does not block it (an idle OpenMP worker): so a handler on another thread
+// first waits until no thread is between "create" and "register" (a counter kept by the blocking
+// guard). The fault signals are blocked too: SIGSEGV, SIGTRAP or SIGSYS sent by kill() must not run
+// the handler on the registering thread, where it would wait for itself forever. A real fault in
+// that window (a few system calls) kills with the default action, without the cleanup: the kernel
+// does not deliver a blocked fault. The window left: a handler reading a slot another thread refills.
 constexpr int kSlots = 32;
 struct Slot {
   std::atomic<int> state{0};
@@ -61,18 +64,14 @@ constexpr int kTerminatingSignals[] = {
     SIGPWR,
 #endif
 };
-// Raised by an instruction: never blocked (a blocked fault kills without the handler).
-constexpr int kSynchronousSignals[] = {SIGSEGV, SIGBUS, SIGILL, SIGFPE, SIGTRAP, SIGSYS};
 // Re-executing the instruction raises these again.
 bool is_fault(int sig) { return sig == SIGSEGV || sig == SIGBUS || sig == SIGILL || sig == SIGFPE; }
 
-sigset_t terminating_signals(bool asynchronous_only) {
+sigset_t terminating_signals() {
   sigset_t set;
   sigemptyset(&set);
   for (int sig : kTerminatingSignals) sigaddset(&set, sig);
   for (int sig = SIGRTMIN; sig <= SIGRTMAX; ++sig) sigaddset(&set, sig);
-  if (asynchronous_only)
-    for (int sig : kSynchronousSignals) sigdelset(&set, sig);
   return set;
 }
 
@@ -118,7 +117,7 @@ void install_temp_file_cleanup_on_signals() {
   struct sigaction action {};
   action.sa_sigaction = on_terminating_signal;
   action.sa_flags = SA_SIGINFO | SA_RESTART | SA_ONSTACK;
-  action.sa_mask = terminating_signals(false);  // one cleanup at a time
+  action.sa_mask = terminating_signals();  // one cleanup at a time
   for (int sig = 1; sig < NSIG; ++sig) {
     if (sigismember(&action.sa_mask, sig) != 1) continue;
     struct sigaction& old = g_previous[sig];
@@ -129,7 +128,7 @@ void install_temp_file_cleanup_on_signals() {
 }
 
 BlockCleanupSignals::BlockCleanupSignals() {
-  const sigset_t set = terminating_signals(true);
+  const sigset_t set = terminating_signals();
   pthread_sigmask(SIG_BLOCK, &set, &old_);
   g_registering.fetch_add(1);
 }

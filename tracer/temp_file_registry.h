@@ -20,7 +20,7 @@ namespace strata::tracer {
 // implicitly (strata-trace's main does). See Note [Temporary files and signals].
 void install_temp_file_cleanup_on_signals();
 
-// Blocks the asynchronous signals that the cleanup handles, for as long as it lives: a temporary
+// Blocks every signal that the cleanup handles, for as long as it lives: a temporary
 // file is created and registered inside one, so no signal falls between the two on this thread, and
 // a handler running on another thread waits until this one is gone.
 class BlockCleanupSignals {

@@ -110,6 +110,23 @@ TEST_CASE("a signal taken by another thread while a temporary file is being regi
   fs::remove_all(dir);
 }
 
+TEST_CASE("a fault signal sent to the registering thread waits for the registration, then cleans up") {
+  // SIGTRAP (as SIGSYS, SIGSEGV...) sent by kill() to the thread that is registering a file: were it
+  // not blocked there, its handler would wait for the registration it interrupted, forever.
+  const fs::path dir = scratch_dir();
+  const ChildExit e = in_child([&] {
+    tracer::install_temp_file_cleanup_on_signals();
+    tracer::AtomicFile earlier((dir / "o.json").string());
+    earlier.write("partial");
+    tracer::BlockCleanupSignals registering;
+    ::raise(SIGTRAP);
+  });
+  CHECK(!e.timed_out);
+  CHECK(died_by(e, SIGTRAP));
+  CHECK(fs::is_empty(dir));  // the registered file is removed all the same
+  fs::remove_all(dir);
+}
+
 #ifdef STRATA_TRACE_EXE
 TEST_CASE("strata-trace killed by any terminating signal leaves no temporary file, and dies by that signal") {
   std::vector<int> signals = {SIGHUP,  SIGINT,  SIGQUIT, SIGILL,    SIGTRAP, SIGABRT, SIGBUS, SIGFPE,
