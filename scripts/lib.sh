@@ -73,9 +73,11 @@ strata_sanitizer_build() {
   local dir=$STRATA_SANITIZER_DIR
   if [ ! -f "$dir/build.ninja" ]; then
     echo "==> configuring $dir (clang, AddressSanitizer + UndefinedBehaviorSanitizer, libFuzzer)"
-    CXX=clang++ meson setup "$dir" -Dfuzzers=true --buildtype=debug -Doptimization=1 \
+    # -gline-tables-only: reports name file and line, for a quarter less compile time than -g.
+    # -Wno-pass-failed: at -O1 clang declines the vectorisation hints (omp simd) and says so per loop.
+    CXX=clang++ meson setup "$dir" -Dfuzzers=true --buildtype=plain -Doptimization=1 -Db_ndebug=false \
       -Db_sanitize=address,undefined -Db_lundef=false \
-      -Dcpp_args="['-fsanitize=fuzzer-no-link','-fsanitize=float-cast-overflow','-fno-sanitize-recover=all']" >/dev/null
+      -Dcpp_args="['-gline-tables-only','-Wno-pass-failed','-fsanitize=fuzzer-no-link','-fsanitize=float-cast-overflow','-fno-sanitize-recover=all']" >/dev/null
   fi
 }
 
