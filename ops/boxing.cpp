@@ -18,6 +18,11 @@ void throw_no_cpu_data(const OperatorHandle& op, std::size_t position, const Ten
       "' is a view of a wrapper tensor taken with the Python key excluded; take views of its inner tensor instead"));
 }
 
+void check_cpu_list_input(const OperatorHandle& op, std::size_t position, const IValue& list) {
+  for (const Tensor& t : list.to_tensor_list())
+    if (t.defined() && !t.impl()->has_data()) throw_no_cpu_data(op, position, t);
+}
+
 void check_differentiable_view_schema(const OperatorHandle& op) {
   const FunctionSchema& schema = op.schema();
   STRATA_INTERNAL_ASSERT(schema.returns().size() == 1 && !schema.arguments().empty() &&

@@ -183,9 +183,14 @@ struct SpecCount<std::array<TensorSpec, N>> : std::integral_constant<std::size_t
 // CPU, so meta tensors never get here. The check is inline (every boxed CPU call makes it); the error
 // is reported out of line.
 [[noreturn]] void throw_no_cpu_data(const OperatorHandle& op, std::size_t position, const Tensor& t);
+// The elements of a Tensor[] argument (cat, stack) are checked the same way, out of line.
+void check_cpu_list_input(const OperatorHandle& op, std::size_t position, const IValue& list);
 inline void check_cpu_inputs(const OperatorHandle& op, const IValue* args) {
   for (std::uint8_t i : op.entry().tensor_arguments()) {
-    if (!args[i].is_tensor()) continue;
+    if (!args[i].is_tensor()) {
+      if (args[i].is_tensor_list()) [[unlikely]] check_cpu_list_input(op, i, args[i]);
+      continue;
+    }
     const Tensor& t = args[i].to_tensor();
     if (t.defined() && !t.impl()->has_data()) [[unlikely]] throw_no_cpu_data(op, i, t);
   }

@@ -99,6 +99,18 @@ TEST_CASE("the kernel's error names the argument without storage") {
                        Error);
 }
 
+TEST_CASE("a view of a wrapper inside a tensor list is refused, not read") {
+  // The CPU kernel checks the elements of a Tensor[] argument as it checks a Tensor argument.
+  const Tensor v = t(t(wrapper({2, 3}, {3, 1})));
+  const Tensor real = ones_like(strata::empty({2, 3}));
+  const char* const expected =
+      "Cannot access data pointer of Tensor that doesn't have storage: argument #0 'tensors' is a view of a wrapper "
+      "tensor taken with the Python key excluded; take views of its inner tensor instead";
+  CHECK_THROWS_WITH_AS(cat({real, v}, 0), (std::string("[aten::cat] ") + expected).c_str(), Error);
+  CHECK_THROWS_WITH_AS(stack({real, v}, 1), (std::string("[aten::stack] ") + expected).c_str(), Error);
+  CHECK_THROWS_WITH_AS(stack({v}, 0), doctest::Contains(kNoStorage), Error);
+}
+
 TEST_CASE("item of a one-element view of a wrapper is refused") {
   const Tensor w = wrapper({1}, {1});
   for (const Tensor& v : {detach(w), view(w, {}), expand(w, {1, 1}), as_strided(w, {}, {}, 0)}) {
