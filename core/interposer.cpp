@@ -46,9 +46,9 @@ using detail::Subclasses;
 using detail::add_overloaded_subclass;
 Subclasses overloaded_subclasses(const OperatorHandle& op, const Stack& stack) {
   Subclasses out;
-  const std::size_t n = op.schema().arguments().size();
-  for (std::size_t i = stack.size() - n; i < stack.size(); ++i) {
-    const IValue& v = stack[i];
+  const std::size_t base = stack.size() - op.entry().num_arguments();
+  for (std::uint8_t i : op.entry().tensor_arguments()) {
+    const IValue& v = stack[base + i];
     if (v.is_tensor() && v.to_tensor().defined() && v.to_tensor().subclass()) add_overloaded_subclass(out, v.to_tensor().subclass());
     if (v.is_tensor_list()) {
       for (const Tensor& t : v.to_tensor_list())
@@ -182,12 +182,10 @@ void check_handler_returns(const OperatorHandle& op, Stack& stack, std::size_t b
   STRATA_CHECK(stack.size() == base + want, who, " handled ", op.str(), " but left ",
                static_cast<std::int64_t>(stack.size()) - static_cast<std::int64_t>(base), " values on the stack; expected ",
                want, " (the op's returns, in place of its arguments)");
-  for (std::size_t i = 0; i < want; ++i) {
-    const SchemaType& type = op.schema().returns()[i].type;
-    if (!type.is_tensor_like() || type.list) continue;
+  for (std::uint8_t i : op.entry().tensor_returns()) {
     IValue& v = stack[base + i];
     if (v.is_none()) v = IValue(Tensor());  // a handler's None is the caller's undefined Tensor
-    STRATA_CHECK(v.is_tensor(), who, " handled ", op.str(), " but return #", i, " is ", v.tag_name(),
+    STRATA_CHECK(v.is_tensor(), who, " handled ", op.str(), " but return #", static_cast<int>(i), " is ", v.tag_name(),
                  "; expected a Tensor");
   }
 }
@@ -217,9 +215,8 @@ bool run_handler(const OperatorHandle& op, Stack& stack, std::size_t base, const
 class WrittenWrappers {
  public:
   WrittenWrappers(const OperatorHandle& op, const Stack& stack, std::size_t base) {
-    const auto& args = op.schema().arguments();
-    for (std::size_t i = 0; i < args.size(); ++i) {
-      if (!args[i].type.is_write() || !stack[base + i].is_tensor()) continue;
+    for (std::uint8_t i : op.entry().written_tensor_arguments()) {
+      if (!stack[base + i].is_tensor()) continue;
       const Tensor& t = stack[base + i].to_tensor();
       if (!t.defined() || !t.subclass() || t.impl()->storage()) continue;
       wrappers_.push_back(IntrusivePtr<TensorSubclass>(t.subclass()));

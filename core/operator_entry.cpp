@@ -23,6 +23,13 @@ OperatorEntry::OperatorEntry(std::string ns, FunctionSchema schema, std::uint32_
       required_tensors_ |= std::uint64_t{1} << i;
     }
     if (arg.type.kind == SchemaType::Kind::Device && arg.name == "device") device_arg_ = static_cast<int>(i);
+    if (arg.type.kind == SchemaType::Kind::Device) device_args_.push_back(static_cast<std::uint8_t>(i));
+    if (arg.type.is_tensor_like() && arg.type.is_write()) written_tensor_args_.push_back(static_cast<std::uint8_t>(i));
+  }
+  STRATA_INTERNAL_ASSERT(schema_.returns().size() <= 255, "too many returns in ", schema_.text());
+  for (std::size_t i = 0; i < schema_.returns().size(); ++i) {
+    const SchemaType& type = schema_.returns()[i].type;
+    if (type.is_tensor_like() && !type.list) tensor_returns_.push_back(static_cast<std::uint8_t>(i));
   }
 }
 

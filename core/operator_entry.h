@@ -78,6 +78,12 @@ class OperatorEntry {
 
   // Schema positions of the Tensor, Tensor? and Tensor[] arguments.
   ArrayRef<std::uint8_t> tensor_arguments() const { return tensor_args_; }
+  // Schema positions of the Tensor arguments the op writes (Tensor(a!)), of the Device arguments, and
+  // of the returns that are one Tensor (not Tensor[]): what a mode or subclass handler's caller reads
+  // on every call, computed once from the schema.
+  ArrayRef<std::uint8_t> written_tensor_arguments() const { return written_tensor_args_; }
+  ArrayRef<std::uint8_t> device_arguments() const { return device_args_; }
+  ArrayRef<std::uint8_t> tensor_returns() const { return tensor_returns_; }
 
  private:
   friend class Dispatcher;
@@ -93,6 +99,9 @@ class OperatorEntry {
   std::uint32_t index_;
   std::size_t num_args_;
   SmallVector<std::uint8_t, 8> tensor_args_;  // positions of Tensor, Tensor? and Tensor[] arguments
+  SmallVector<std::uint8_t, 2> written_tensor_args_;
+  SmallVector<std::uint8_t, 2> device_args_;
+  SmallVector<std::uint8_t, 2> tensor_returns_;
   std::uint64_t required_tensors_ = 0;
   int device_arg_ = -1;
   // Written under the dispatcher's lock. The resolved table is read without it, so it is atomic; the

@@ -57,13 +57,20 @@ TensorImpl::TensorImpl(Storage storage, std::int64_t storage_offset, DimVector&&
 
 IntrusivePtr<TensorImpl> TensorImpl::make_alias(const TensorImpl& source) { return alias_of(source); }
 
+// The geometry and dtype of `source`, without its storage: a meta source's storage holds its own
+// version counter, not the copy's.
+TensorImpl::TensorImpl(const TensorImpl& source, Device device, StoragelessCopy)
+    : storage_offset_(source.storage_offset_),
+      geometry_(source.geometry_),
+      numel_(source.numel_),
+      dtype_(source.dtype_),
+      device_(device),
+      is_contiguous_(source.is_contiguous_),
+      key_set_(backend_key(device)) {}
+
 IntrusivePtr<TensorImpl> TensorImpl::make_storageless_like(const TensorImpl& source, Device device) {
   STRATA_INTERNAL_ASSERT(!source.has_data(), "make_storageless_like copies a tensor without data");
-  IntrusivePtr<TensorImpl> impl = alias_of(source);
-  impl->storage_ = Storage();  // a meta source's storage holds its own version counter, not the copy's
-  impl->device_ = device;
-  impl->key_set_ = DispatchKeySet(backend_key(device));
-  return impl;
+  return IntrusivePtr<TensorImpl>::adopt(new TensorImpl(source, device, StoragelessCopy{}));
 }
 
 // Note [A transpose's contiguity]

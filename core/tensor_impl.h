@@ -169,6 +169,8 @@ class TensorImpl final : public RefCounted<TensorImpl> {
   struct Alias {};
   inline TensorImpl(const TensorImpl& source, Alias);
   inline TensorImpl(const TensorImpl& source, IntArrayRef sizes, IntArrayRef strides);  // make_reshaped's
+  struct StoragelessCopy {};
+  TensorImpl(const TensorImpl& source, Device device, StoragelessCopy);  // make_storageless_like's
   static inline IntrusivePtr<TensorImpl> alias_of(const TensorImpl& source);
   // make_contiguous once `sizes` are known valid, with `numel` elements whose bytes fit int64.
   static IntrusivePtr<TensorImpl> make_checked(IntArrayRef sizes, std::int64_t numel, ScalarType dtype, Device device);

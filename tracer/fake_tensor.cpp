@@ -2,6 +2,7 @@
 // tensors are wrappers around meta tensors], Note [What may meet a fake tensor]).
 #include "tracer/fake_tensor.h"
 
+#include <atomic>
 #include <optional>
 #include <sstream>
 #include <typeinfo>
@@ -12,13 +13,9 @@
 
 namespace strata::tracer {
 
-struct FakeTensor::Owner {
-  FakeTensorModeOptions options;
-};
-
 namespace {
 
-using Owner = std::shared_ptr<FakeTensor::Owner>;
+using Owner = FakeTensor::Owner;
 
 bool is_wrapped_number(const Tensor& t) { return !t.subclass() && t.impl()->is_wrapped_number(); }
 
@@ -84,6 +81,11 @@ class CommonDevice {
   bool cpu_zero_dim_ = false;
 };
 
+std::uint64_t next_mode_id() {
+  static std::atomic<std::uint64_t> last{0};
+  return last.fetch_add(1, std::memory_order_relaxed) + 1;
+}
+
 Tensor meta_like(const Tensor& real) {
   return Tensor(IntrusivePtr<TensorImpl>::make(Storage(), real.storage_offset(), DimVector(real.sizes()),
                                                DimVector(real.strides()), real.dtype(), Device::Meta));
@@ -104,36 +106,44 @@ Tensor make_fake(const Owner& owner, Tensor meta, Device device) { return FakeTe
 // The mode's __torch_dispatch__, shared by the mode and by FakeTensor.__torch_dispatch__ (`mode` is
 // null there: real inputs are then converted without the mode's memo).
 void run_fake(const Owner& owner, FakeTensorMode* mode, const OperatorHandle& op, Stack& stack) {
-  const auto& args = op.schema().arguments();
-  const std::size_t base = stack.size() - args.size();
+  const OperatorEntry& entry = op.entry();
+  const std::size_t base = stack.size() - entry.num_arguments();
   // Validate before anything changes, so an error shows the call as it was made.
   bool any_real = false;
-  for (std::size_t i = base; i < stack.size(); ++i) {
+  for (std::uint8_t i : entry.tensor_arguments()) {
     bool other_subclass = false;
     auto check = [&](const Tensor& t) {
       if (!t.defined()) return;
       if (const FakeTensor* f = FakeTensor::of(t)) {
-        STRATA_CHECK(f->owned_by(owner.get()), "Mixing fake modes NYI (", op.str(), ")");
+        STRATA_CHECK(f->owned_by(owner), "Mixing fake modes NYI (", op.str(), ")");
       } else if (t.subclass()) {
         other_subclass = true;
       } else if (!is_wrapped_number(t)) {
         any_real = true;
       }
     };
-    if (stack[i].is_tensor()) check(stack[i].to_tensor());
-    else if (stack[i].is_tensor_list())
-      for (const Tensor& t : stack[i].to_tensor_list()) check(t);
+    const IValue& v = stack[base + i];
+    if (v.is_tensor()) check(v.to_tensor());
+    else if (v.is_tensor_list())
+      for (const Tensor& t : v.to_tensor_list()) check(t);
     if (other_subclass) {  // upstream returns NotImplemented for subclasses it does not know
       return_not_implemented();
       return;
     }
   }
-  STRATA_CHECK(!any_real || owner->options.allow_non_fake_inputs,
+  STRATA_CHECK(!any_real || owner.options.allow_non_fake_inputs,
                "Please convert all Tensors to FakeTensors first or instantiate FakeTensorMode with "
                "'allow_non_fake_inputs'. Found in ", render_call(op, stack, base));
 
-  // Unwrap: fakes to their meta elems (Note [A fake's argument slots borrow its elem]), real inputs
-  // converted, devices to meta. `fakes` also finds aliasing returns and the common device.
+  // Unwrap: devices to meta, fakes to their meta elems (Note [A fake's argument slots borrow its
+  // elem]), real inputs converted. `fakes` also finds aliasing returns and the common device.
+  std::optional<Device> requested;
+  for (std::uint8_t i : entry.device_arguments()) {
+    IValue& v = stack[base + i];
+    if (!v.is_none()) requested = v.to_device();
+    v = IValue(Device::Meta);
+  }
+  const bool has_device_arg = !entry.device_arguments().empty();
   struct Unwrapped {
     std::size_t slot;  // the stack slot that borrows the elem, or npos for a tensor-list element
     const TensorImpl* elem;
@@ -142,15 +152,9 @@ void run_fake(const Owner& owner, FakeTensorMode* mode, const OperatorHandle& op
   };
   SmallVector<Unwrapped, 4> fakes;
   auto to_fake = [&](const Tensor& t) { return mode ? mode->from_tensor(t) : make_fake(owner, meta_like(t), t.device()); };
-  std::optional<Device> requested;
-  bool has_device_arg = false;
-  for (std::size_t i = 0; i < args.size(); ++i) {
+  for (std::uint8_t i : entry.tensor_arguments()) {
     IValue& v = stack[base + i];
-    if (args[i].type.kind == SchemaType::Kind::Device) {
-      has_device_arg = true;
-      if (!v.is_none()) requested = v.to_device();
-      v = IValue(Device::Meta);
-    } else if (v.is_tensor()) {
+    if (v.is_tensor()) {
       const Tensor& t = std::as_const(v).to_tensor();
       if (!t.defined() || is_wrapped_number(t)) continue;
       Tensor fake = FakeTensor::of(t) ? std::move(v).to_tensor() : to_fake(t);
@@ -205,9 +209,9 @@ void run_fake(const Owner& owner, FakeTensorMode* mode, const OperatorHandle& op
 
 }  // namespace
 
-Tensor FakeTensor::make(std::shared_ptr<Owner> owner, Tensor meta, Device device) {
+Tensor FakeTensor::make(const Owner& owner, Tensor meta, Device device) {
   STRATA_INTERNAL_ASSERT(meta.is_meta() && !meta.subclass(), "a fake tensor wraps a plain meta tensor");
-  auto* payload = new FakeTensor(std::move(owner), std::move(meta), device);
+  auto* payload = new FakeTensor(owner, std::move(meta), device);
   return make_wrapper_tensor_like(IntrusivePtr<TensorSubclass>::adopt(payload), payload->elem_, device);
 }
 
@@ -217,18 +221,23 @@ const FakeTensor* FakeTensor::of(const Tensor& t) {
   return s && typeid(*s) == typeid(FakeTensor) ? static_cast<const FakeTensor*>(s) : nullptr;
 }
 
-bool FakeTensor::belongs_to(const FakeTensorMode& mode) const { return owner_ == mode.owner_; }
+bool FakeTensor::belongs_to(const FakeTensorMode& mode) const { return owned_by(mode.owner_); }
 
-void FakeTensor::dispatch(const OperatorHandle& op, Stack& stack) { run_fake(owner_, nullptr, op, stack); }
+// A copy of the owner: the fake this runs on may be freed while the op runs (its last reference can be
+// a stack slot the op replaces).
+void FakeTensor::dispatch(const OperatorHandle& op, Stack& stack) {
+  const Owner owner = owner_;
+  run_fake(owner, nullptr, op, stack);
+}
 
 FlattenedTensor FakeTensor::flatten() const {
-  return FlattenedTensor{{"elem"}, {elem_}, std::make_shared<std::pair<std::shared_ptr<Owner>, Device>>(owner_, fake_device_)};
+  return FlattenedTensor{{"elem"}, {elem_}, std::make_shared<std::pair<Owner, Device>>(owner_, fake_device_)};
 }
 
 Tensor FakeTensor::unflatten(const FlattenedTensor& flat, IntArrayRef, IntArrayRef) const {
   STRATA_CHECK(flat.inner.size() == 1 && flat.inner[0].is_meta(),
                "FakeTensor unflattens from one meta tensor, got ", flat.inner.size(), " tensors");
-  const auto& ctx = *std::static_pointer_cast<const std::pair<std::shared_ptr<Owner>, Device>>(flat.context);
+  const auto& ctx = *std::static_pointer_cast<const std::pair<Owner, Device>>(flat.context);
   return make_fake(ctx.first, flat.inner[0], ctx.second);
 }
 
@@ -240,11 +249,11 @@ std::string FakeTensor::repr(const Tensor& self) const {
 }
 
 FakeTensorMode::FakeTensorMode(FakeTensorModeOptions options)
-    : owner_(std::make_shared<FakeTensor::Owner>(FakeTensor::Owner{options})) {}
+    : owner_{next_mode_id(), options} {}
 
 FakeTensorMode::~FakeTensorMode() = default;
 
-const FakeTensorModeOptions& FakeTensorMode::options() const { return owner_->options; }
+const FakeTensorModeOptions& FakeTensorMode::options() const { return owner_.options; }
 
 void FakeTensorMode::dispatch(const OperatorHandle& op, Stack& stack) { run_fake(owner_, this, op, stack); }
 

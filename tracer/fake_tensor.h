@@ -4,6 +4,7 @@
 // allocating a byte of tensor data.
 #pragma once
 
+#include <cstdint>
 #include <map>
 #include <memory>
 #include <utility>
@@ -44,6 +45,17 @@ namespace strata::tracer {
 // exists to avoid.
 class FakeTensorMode;
 
+struct FakeTensorModeOptions {
+  bool allow_non_fake_inputs = false;  // convert real inputs with from_tensor instead of refusing them
+};
+
+// Note [A fake keeps its mode by number]
+// A fake must know its mode after the mode is gone (upstream's fake.fake_mode keeps the mode alive):
+// to refuse mixing two modes' fakes and to run an op on fakes outside the mode with the mode's
+// options. Each mode takes a serial number from a process-wide counter, and a fake copies that
+// number and the options: two words, no shared owner whose reference count every fake would update
+// atomically when it is made and freed. Numbers are never reused, so a fake of a dead mode is never
+// taken for a newer mode's fake, as an address could be.
 class FakeTensor final : public TensorSubclass {
  public:
   // The FakeTensor behind `t`, or null when `t` is not one.
@@ -62,21 +74,21 @@ class FakeTensor final : public TensorSubclass {
   Tensor unflatten(const FlattenedTensor& flat, IntArrayRef outer_size, IntArrayRef outer_stride) const override;
   std::string repr(const Tensor& self) const override;  // "FakeTensor(..., size=(3, 4))"
 
-  struct Owner;  // what a fake keeps of its mode (not the mode: fakes may outlive it)
-  bool owned_by(const Owner* owner) const { return owner_.get() == owner; }
+  // What a fake keeps of its mode: the mode's serial number and options, by value (Note [A fake
+  // keeps its mode by number]).
+  struct Owner {
+    std::uint64_t mode_id = 0;
+    FakeTensorModeOptions options;
+  };
+  bool owned_by(const Owner& owner) const { return owner_.mode_id == owner.mode_id; }
   // A fake tensor over `meta` standing for `device`.
-  static Tensor make(std::shared_ptr<Owner> owner, Tensor meta, Device device);
+  static Tensor make(const Owner& owner, Tensor meta, Device device);
 
  private:
-  FakeTensor(std::shared_ptr<Owner> owner, Tensor elem, Device device)
-      : owner_(std::move(owner)), elem_(std::move(elem)), fake_device_(device) {}
-  std::shared_ptr<Owner> owner_;
+  FakeTensor(const Owner& owner, Tensor elem, Device device) : owner_(owner), elem_(std::move(elem)), fake_device_(device) {}
+  Owner owner_;
   Tensor elem_;
   Device fake_device_;
-};
-
-struct FakeTensorModeOptions {
-  bool allow_non_fake_inputs = false;  // convert real inputs with from_tensor instead of refusing them
 };
 
 class FakeTensorMode final : public DispatchMode {
@@ -99,7 +111,7 @@ class FakeTensorMode final : public DispatchMode {
 
  private:
   friend class FakeTensor;
-  std::shared_ptr<FakeTensor::Owner> owner_;
+  FakeTensor::Owner owner_;
   std::map<const TensorImpl*, std::pair<Tensor, Tensor>> memo_;  // real impl -> (real, fake)
 };
 

@@ -3,6 +3,8 @@
 // rules for real and foreign inputs and their errors, random ops, and ops on fakes outside the mode.
 #include <doctest/doctest.h>
 
+#include <optional>
+
 #include "autograd/backward.h"
 #include "autograd/variable.h"
 #include "core/generator.h"
@@ -174,6 +176,23 @@ TEST_CASE("real tensors under the mode are refused with upstream's words, unless
     CHECK(FakeTensor::is_fake(r));
     CHECK(FakeTensor::is_fake(relu(real)));
   }
+}
+
+TEST_CASE("a fake outlives its mode, and is never taken for a later mode's fake") {
+  // Note [A fake keeps its mode by number]: the second mode is built where the first one was.
+  std::optional<FakeTensorMode> mode;
+  mode.emplace(FakeTensorModeOptions{.allow_non_fake_inputs = true});
+  const Tensor old_fake = mode->from_tensor(randn({2, 2}));
+  mode.reset();
+  // Outside any mode the fake still runs its op as its mode would, with its options.
+  const Tensor sum = add(old_fake, randn({2, 2}));
+  CHECK(FakeTensor::is_fake(sum));
+  mode.emplace();
+  CHECK_FALSE(FakeTensor::of(old_fake)->belongs_to(*mode));
+  CHECK(FakeTensor::of(mode->from_tensor(randn({1})))->belongs_to(*mode));
+  ModeGuard guard(*mode);
+  CHECK_THROWS_WITH_AS(add(old_fake, mode->from_tensor(randn({2, 2}))), "[aten::add] Mixing fake modes NYI (aten.add.Tensor)",
+                       Error);
 }
 
 TEST_CASE("fakes of two modes do not mix; devices propagate as _find_common_device says") {
