@@ -118,8 +118,8 @@ std::vector<MmShape> gemm_shapes() {
           {2, 5, 24},  {3, 1, 16},  {7, 2, 48},      {0, 3, 16},      {3, 4, 0},       {8, at, 32}, {8, at + 1, 32},
           {at, 8, 32}, {at + 1, 8, 32},
           // small_gemm_dots (float, row-major a, column-major b, k a multiple of 8): the seed's forward
-          // products, leftover columns past blocks of 8, and n * k * p at the limit and past it.
-          {8, 16, 32}, {8, 32, 4}, {3, 16, 7}, {9, 24, 12}, {1, 8, 1}, {8, 32, 32}, {8, 32, 33}};
+          // products, a group of 4 and single columns past blocks of 8, and n * k * p at the limit and past it.
+          {8, 16, 32}, {8, 32, 4}, {3, 16, 7}, {9, 24, 12}, {5, 8, 15}, {1, 8, 1}, {8, 32, 32}, {8, 32, 33}};
 }
 
 double gemm_tolerance(ScalarType dtype) { return dtype == ScalarType::Float64 ? 1e-12 : 1e-4; }
