@@ -48,6 +48,11 @@ def main():
     out["view_of_leaf"] = error_of(lambda: x.view(2, 2).add_(torch.ones(2, 2)))
     out["view_of_view_of_leaf"] = error_of(lambda: x.view(2, 2).t().add_(torch.ones(2, 2)))
     out["leaf"] = error_of(lambda: x.add_(1.0))
+    # A view taken before its base was set to require grad requires grad through the base.
+    base = torch.tensor([1.0, 2.0, 3.0, 4.0])
+    early = base.view(2, 2)
+    base.requires_grad_()
+    out["view_taken_before_requires_grad"] = error_of(lambda: early.copy_(base.view(2, 2)))
 
     # Defect 2: an in-place op on a view rebases the base's history onto CopySlices.
     x = leaf([1.0, 2.0, 3.0, 4.0])

@@ -66,6 +66,18 @@ TEST_CASE("an in-place op on a leaf that requires grad, or on a view of one, is 
   CHECK(x.to_vector<float>() == std::vector<float>{1, 2, 3, 4});  // refused before anything was written
 }
 
+TEST_CASE("a view taken before its leaf base required grad refuses an in-place write") {
+  // PyTorch's view requires grad through its base; recording the write would make the leaf's history
+  // reach its own AccumulateGrad (a reference cycle the fuzzer found as a leak).
+  const Tensor base = tensor<float>({1, 2, 3, 4}, {4});
+  const Tensor early = view(base, {2, 2});
+  requires_grad_(base);
+  CHECK_THROWS_WITH_AS(copy_(early, view(base, {2, 2})),
+                       ("[aten::copy_] " + golden()["view_taken_before_requires_grad"].get<std::string>()).c_str(), Error);
+  CHECK(base.is_leaf());
+  CHECK(base.to_vector<float>() == std::vector<float>{1, 2, 3, 4});  // refused before anything was written
+}
+
 TEST_CASE("an in-place op on a view rebases its base's history onto CopySlices") {
   const nlohmann::json& g = golden()["add_self_on_view"];
   const Tensor x = leaf({1, 2, 3, 4});
