@@ -50,18 +50,14 @@ void make_differentiable_view(const Tensor& view, Tensor&& base) {
 
 void check_inplace(const Tensor& self) {
   if (self.impl()->is_no_grad_view()) [[unlikely]] throw_no_grad_view(self);
+  // PyTorch's view requires grad through its base (DifferentiableViewMeta::requires_grad), also when it
+  // was taken before its leaf base was set to require grad; strata's view answers only for itself, so
+  // the base is asked too. Recording a write to such a view would give the leaf a CopySlices history
+  // whose edges reach the leaf's own AccumulateGrad, which holds the leaf: a reference cycle.
   const ViewInfo* info = view_info(self);
-  constexpr const char* kViewOfLeaf = "a view of a leaf Variable that requires grad is being used in an in-place operation.";
-  if (!self.requires_grad()) {
-    // A view taken before its leaf base was set to require grad: PyTorch's view requires grad through
-    // its base (DifferentiableViewMeta::requires_grad), so the write is refused as any view's of that
-    // leaf. Recording it would give the leaf a CopySlices history whose edges reach the leaf's own
-    // AccumulateGrad, which holds the leaf: a reference cycle.
-    STRATA_CHECK(!info || !info->base.requires_grad() || !info->base.is_leaf(), kViewOfLeaf);
-    return;
-  }
-  STRATA_CHECK(!info || !info->base.is_leaf(), kViewOfLeaf);
-  STRATA_CHECK(!self.is_leaf(), "a leaf Variable that requires grad is being used in an in-place operation.");
+  STRATA_CHECK(!info || !info->base.is_leaf() || !(self.requires_grad() || info->base.requires_grad()),
+               "a view of a leaf Variable that requires grad is being used in an in-place operation.");
+  STRATA_CHECK(!self.requires_grad() || !self.is_leaf(), "a leaf Variable that requires grad is being used in an in-place operation.");
 }
 
 // The view's grad_fn as PyTorch regenerates it: AsStridedBackward0 over the base's current gradient

@@ -22,7 +22,7 @@ OperatorEntry::OperatorEntry(std::string ns, FunctionSchema schema, std::uint32_
       STRATA_INTERNAL_ASSERT(i < 64, "a required Tensor argument past position 63 in ", schema_.text());
       required_tensors_ |= std::uint64_t{1} << i;
     }
-    if (arg.type.kind == SchemaType::Kind::Device && arg.name == "device") device_arg_ = static_cast<int>(i);
+    if (arg.type.kind == SchemaType::Kind::Device && arg.name == "device") backend_device_arg_ = static_cast<int>(i);
     if (arg.type.kind == SchemaType::Kind::Device) device_args_.push_back(static_cast<std::uint8_t>(i));
     if (arg.type.is_tensor_like() && arg.type.is_write()) written_tensor_args_.push_back(static_cast<std::uint8_t>(i));
   }
@@ -83,8 +83,8 @@ DispatchKeySet OperatorEntry::list_keys(const IValue& list) {
 }
 
 DispatchKeySet OperatorEntry::default_backend(const IValue* args) const {
-  if (device_arg_ >= 0 && !args[device_arg_].is_none())
-    return DispatchKeySet(backend_key(args[device_arg_].to_device()));
+  if (backend_device_arg_ >= 0 && !args[backend_device_arg_].is_none())
+    return DispatchKeySet(backend_key(args[backend_device_arg_].to_device()));
   return DispatchKeySet(DispatchKey::CPU);
 }
 

@@ -103,7 +103,10 @@ class OperatorEntry {
   SmallVector<std::uint8_t, 2> device_args_;
   SmallVector<std::uint8_t, 2> tensor_returns_;
   std::uint64_t required_tensors_ = 0;
-  int device_arg_ = -1;
+  // The argument named `device`, whose value picks the backend of a call without tensors (a factory),
+  // as PyTorch's BackendSelect reads a factory's `device`; -1 if none. A Device argument of another
+  // name is among device_args_ only.
+  int backend_device_arg_ = -1;
   // Written under the dispatcher's lock. The resolved table is read without it, so it is atomic; the
   // rest is read under the lock, or (mixed_devices_ok_) atomically off the hot path (Note
   // [Registration is safe from any thread]).

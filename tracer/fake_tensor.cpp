@@ -223,12 +223,9 @@ const FakeTensor* FakeTensor::of(const Tensor& t) {
 
 bool FakeTensor::belongs_to(const FakeTensorMode& mode) const { return owned_by(mode.owner_); }
 
-// A copy of the owner: the fake this runs on may be freed while the op runs (its last reference can be
-// a stack slot the op replaces).
-void FakeTensor::dispatch(const OperatorHandle& op, Stack& stack) {
-  const Owner owner = owner_;
-  run_fake(owner, nullptr, op, stack);
-}
+// owner_ outlives the op even when the op replaces the stack slot that held the last tensor over this
+// payload: the interposer holds a reference to each subclass whose handler it runs.
+void FakeTensor::dispatch(const OperatorHandle& op, Stack& stack) { run_fake(owner_, nullptr, op, stack); }
 
 FlattenedTensor FakeTensor::flatten() const {
   return FlattenedTensor{{"elem"}, {elem_}, std::make_shared<std::pair<Owner, Device>>(owner_, fake_device_)};
