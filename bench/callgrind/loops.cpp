@@ -2,8 +2,10 @@
 // counts do not depend on the machine's load, so they compare two builds where wall-clock timings on
 // a shared machine cannot. Usage: loops MODE ITERATIONS, MODE one of add, add-grad, forward, step (the
 // seed configuration's 1-element add, recorded add, no-grad forward and training step), step-fake (the
-// step on fake parameters and batch under FakeTensorMode, as strata-bench's seed_step_fake_us) or
-// eigen-step (strata-bench's hand-written Eigen step of the same shapes, for comparison).
+// step on fake parameters and batch under FakeTensorMode, as strata-bench's seed_step_fake_us),
+// step-passthrough (the step under a dispatch mode that only calls each op through: the price of the
+// Python key alone, the floor under any mode's step) or eigen-step (strata-bench's hand-written Eigen
+// step of the same shapes, for comparison).
 #include <cstdlib>
 #include <cstring>
 #include <iostream>
@@ -35,7 +37,14 @@ void add_loop(bool grad, long n) {
   for (long i = 0; i < n; ++i) keep(add(a, b));
 }
 
-void seed_loop(bool train, bool fake, long n) {
+// A dispatch mode that runs every op as if it were not there.
+class PassThrough final : public DispatchMode {
+ public:
+  std::string_view name() const override { return "PassThrough"; }
+  void dispatch(const OperatorHandle& op, Stack& stack) override { op.call(stack); }
+};
+
+void seed_loop(bool train, bool fake, long n, DispatchMode* outer = nullptr) {
   const tracer::SeedConfig config{0, {16, 32, 4}, 8, 0.1};
   manual_seed(config.seed);
   auto [x, y] = tracer::make_batch(config);
@@ -50,6 +59,7 @@ void seed_loop(bool train, bool fake, long n) {
   for (long i = 0; i < n; ++i) {
     std::optional<ModeGuard> mode;
     if (fake) mode.emplace(fake_mode);
+    else if (outer) mode.emplace(*outer);
     if (!train) {
       autograd::NoGradGuard no_grad;
       keep((*model)(x));
@@ -75,7 +85,7 @@ int main(int argc, char** argv) {
   const long n = argc == 3 ? std::strtol(argv[2], nullptr, 10) : -1;
   const char* mode = argc == 3 ? argv[1] : "";
   if (n < 0) {
-    std::cerr << "usage: loops add|add-grad|forward|step|step-fake|eigen-step ITERATIONS\n";
+    std::cerr << "usage: loops add|add-grad|forward|step|step-fake|step-passthrough|eigen-step ITERATIONS\n";
     return 2;
   }
   if (!std::strcmp(mode, "add")) add_loop(false, n);
@@ -83,9 +93,12 @@ int main(int argc, char** argv) {
   else if (!std::strcmp(mode, "forward")) seed_loop(false, false, n);
   else if (!std::strcmp(mode, "step")) seed_loop(true, false, n);
   else if (!std::strcmp(mode, "step-fake")) seed_loop(true, true, n);
-  else if (!std::strcmp(mode, "eigen-step")) eigen_step_loop(n);
+  else if (!std::strcmp(mode, "step-passthrough")) {
+    PassThrough pass_through;
+    seed_loop(true, false, n, &pass_through);
+  } else if (!std::strcmp(mode, "eigen-step")) eigen_step_loop(n);
   else {
-    std::cerr << "loops: unknown mode '" << mode << "' (add, add-grad, forward, step, step-fake or eigen-step)\n";
+    std::cerr << "loops: unknown mode '" << mode << "' (add, add-grad, forward, step, step-fake, step-passthrough or eigen-step)\n";
     return 2;
   }
 }
