@@ -54,6 +54,22 @@ def main():
     base.requires_grad_()
     out["view_taken_before_requires_grad"] = error_of(lambda: early.copy_(base.view(2, 2)))
 
+    # A leaf that stopped requiring grad, written from a view of itself: accepted, and its new history
+    # reaches its own AccumulateGrad, which holds it (a cycle PyTorch never frees).
+    x = leaf([1.0, 2.0, 3.0, 4.0])
+    v = x.view(2, 2)
+    x.requires_grad_(False)
+    x.copy_(v.view(4))
+    nexts = [None if f is None else type(f).__name__ for f, _ in x.grad_fn.next_functions]
+    chain, node = [], x.grad_fn.next_functions[1][0]
+    while node is not None:
+        chain.append(type(node).__name__)
+        held = getattr(node, "variable", None)
+        node = node.next_functions[0][0] if node.next_functions else None
+    out["leaf_written_from_own_view"] = {
+        "x": name(x), "x_next": nexts, "requires_grad": x.requires_grad, "is_leaf": x.is_leaf,
+        "src_chain": chain, "accumulator_holds_x": held is x}
+
     # Defect 2: an in-place op on a view rebases the base's history onto CopySlices.
     x = leaf([1.0, 2.0, 3.0, 4.0])
     y = x * 2

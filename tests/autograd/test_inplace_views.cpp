@@ -5,6 +5,7 @@
 // See Note [Views share their base's history].
 #include <doctest/doctest.h>
 
+#include "autograd/accumulate_grad.h"
 #include "autograd/backward.h"
 #include "autograd/gradcheck.h"
 #include "autograd/grad_mode.h"
@@ -76,6 +77,33 @@ TEST_CASE("a view taken before its leaf base required grad refuses an in-place w
                        ("[aten::copy_] " + golden()["view_taken_before_requires_grad"].get<std::string>()).c_str(), Error);
   CHECK(base.is_leaf());
   CHECK(base.to_vector<float>() == std::vector<float>{1, 2, 3, 4});  // refused before anything was written
+}
+
+TEST_CASE("a leaf that stopped requiring grad may be written from its own view, as in PyTorch") {
+  // PyTorch accepts the write, and the former leaf's history reaches its own AccumulateGrad, which holds
+  // it: a cycle PyTorch never frees. The test checks strata builds the same graph, then breaks it.
+  const nlohmann::json& g = golden()["leaf_written_from_own_view"];
+  const Tensor x = leaf({1, 2, 3, 4});
+  const Tensor v = view(x, {2, 2});
+  requires_grad_(x, false);
+  copy_(x, view(v, {4}));
+  CHECK(name_of(x) == g["x"]);
+  CHECK(x.requires_grad() == g["requires_grad"].get<bool>());
+  CHECK(x.is_leaf() == g["is_leaf"].get<bool>());
+  const autograd::Node* node = x.grad_fn();
+  REQUIRE(node->num_outputs() == g["x_next"].size());
+  CHECK_FALSE(node->next_edge(0).valid());  // copy_'s self: None, as upstream's null
+  std::vector<std::string> chain;
+  const autograd::AccumulateGrad* accumulator = nullptr;
+  for (const autograd::Node* n = node->next_edge(1).function.get(); n;
+       n = n->num_outputs() ? n->next_edge(0).function.get() : nullptr) {
+    chain.emplace_back(n->name());
+    accumulator = dynamic_cast<const autograd::AccumulateGrad*>(n);
+  }
+  CHECK(chain == g["src_chain"].get<std::vector<std::string>>());
+  REQUIRE(accumulator);
+  CHECK(accumulator->variable().is_same(x) == g["accumulator_holds_x"].get<bool>());
+  autograd::set_gradient_edge(x, autograd::Edge{});  // break the cycle, or LeakSanitizer reports it
 }
 
 TEST_CASE("an in-place op on a view rebases its base's history onto CopySlices") {
