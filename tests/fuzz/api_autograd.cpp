@@ -132,16 +132,10 @@ namespace strata::fuzz {
 // The other cycle PyTorch documents, a leaf whose .grad has a history that holds the leaf (backward
 // with create_graph, or a grad set to a function of the leaf), is broken by clearing .grad on every
 // tensor the walk meets, and on the leaf of every AccumulateGrad it reaches.
-// A third cycle: a leaf that requires grad, a view of it (whose history reaches the leaf's
-// AccumulateGrad, which holds the leaf), then leaf.requires_grad_(False) and leaf.copy_(view). The
-// write gives the former leaf a history (CopyBackwards) through the view's to its own accumulator.
-// PyTorch 1.13 builds the same and never frees it (a weak reference to the tensor outlives `del`). So
-// an AccumulateGrad whose tensor has a history of its own (it was a leaf when the accumulator was
-// made) gets that history dropped at the end, as a detach_() would.
 void Interpreter::release_unusable_graphs() {
   std::vector<autograd::Node*> stack;
   std::unordered_set<const autograd::Node*> seen;
-  std::vector<Tensor> with_grads, rebased_leaves;
+  std::vector<Tensor> with_grads;
   auto visit = [&](autograd::Node* node) {
     if (node && seen.insert(node).second) stack.push_back(node);
   };
@@ -168,14 +162,10 @@ void Interpreter::release_unusable_graphs() {
     if (auto* formula = dynamic_cast<autograd::FormulaNode*>(node);
         formula && formula->saves_a_modified_tensor())
       formula->release_variables();
-    if (const auto* accumulate = dynamic_cast<const autograd::AccumulateGrad*>(node)) {
-      with_grads.push_back(accumulate->variable());
-      if (history(accumulate->variable())) rebased_leaves.push_back(accumulate->variable());
-    }
+    if (const auto* accumulate = dynamic_cast<const autograd::AccumulateGrad*>(node)) with_grads.push_back(accumulate->variable());
     for (const autograd::Edge& e : node->next_edges()) visit(e.function.get());
   }
   for (const Tensor& t : with_grads) attempt("clearing a grad", [&] { set_grad(t, Tensor()); });
-  for (const Tensor& t : rebased_leaves) autograd::set_gradient_edge(t, autograd::Edge{});
   w_.histories.clear();
 }
 
