@@ -24,7 +24,7 @@ Tensor seen_through_write(const Tensor& x, const Tensor& self) {
     if (view->base.is_same(self) || view->base.is_same(self_base)) return x;
   }
   if (TensorSubclass* subclass = x.subclass()) {
-    for (const Tensor& inner : subclass->flatten().inner)
+    for (const Tensor& inner : subclass->flatten(x).inner)
       if (inner.defined())
         if (Tensor seen = seen_through_write(inner, self); seen.defined()) return seen;
   }

@@ -2,6 +2,7 @@
 #include "core/interposer.h"
 
 #include <algorithm>
+#include <optional>
 #include <sstream>
 #include <typeinfo>
 #include <utility>
@@ -132,16 +133,6 @@ Tensor make_wrapper_tensor(IntrusivePtr<TensorSubclass> subclass, IntArrayRef si
   return Tensor(std::move(impl));
 }
 
-Tensor make_wrapper_tensor_like(IntrusivePtr<TensorSubclass> subclass, const Tensor& like, Device device) {
-  STRATA_CHECK(subclass, "make_wrapper_tensor needs a subclass payload");
-  STRATA_CHECK(like.defined() && !like.impl()->has_data() && !like.subclass(),
-               "make_wrapper_tensor_like takes its metadata from a plain tensor without data (a meta tensor)");
-  register_interposer();
-  auto impl = TensorImpl::make_storageless_like(*like.impl(), device);
-  impl->set_subclass(std::move(subclass));
-  return Tensor(std::move(impl));
-}
-
 namespace {
 // PyTorch's dispatch_mode_enabled(): a mode is on and the Python key is not excluded.
 bool dispatch_mode_enabled() {
@@ -161,10 +152,16 @@ namespace {
 
 thread_local bool tls_not_implemented = false;
 
+// Who handled an op, for error messages only ("the dispatch mode OpCounter",
+// "LoggingTensor.__torch_dispatch__"): the name is asked for when a message is written.
 struct Handler {
-  std::string_view prefix, name, suffix;  // "the dispatch mode OpCounter", "LoggingTensor.__torch_dispatch__"
+  const DispatchMode* mode = nullptr;
+  const TensorSubclass* subclass = nullptr;
 };
-std::ostream& operator<<(std::ostream& out, const Handler& h) { return out << h.prefix << h.name << h.suffix; }
+std::ostream& operator<<(std::ostream& out, const Handler& h) {
+  if (h.mode) return out << "the dispatch mode " << h.mode->name();
+  return out << h.subclass->type_name() << ".__torch_dispatch__";
+}
 
 void mark_arguments(Stack& stack, std::size_t base) {
   for (std::size_t i = base; i < stack.size(); ++i) stack[i].mark_handler_argument();
@@ -207,11 +204,12 @@ bool run_handler(const OperatorHandle& op, Stack& stack, std::size_t base, const
 
 // The wrappers among the arguments `op` writes in place (Tensor(a!)), with their versions on entry.
 // Note [A written wrapper is bumped once per op]: PyTorch bumps a tensor's version above the Python
-// key (ADInplaceOrView), once per op, whoever answers it below: a mode (FakeTensorMode runs the op on
-// the fake's meta tensor and never reaches the subclass) or a subclass. strata's kernels bump what
+// key (ADInplaceOrView), once per op, whoever answers it below: a mode (one that runs the op on the
+// wrapper's inner tensors and never reaches the subclass) or a subclass. strata's kernels bump what
 // they write, which for a wrapper is its inner tensor, so the interposer bumps a written wrapper
 // after a handler answered, unless an inner level already did (a mode that called through to the
-// subclass).
+// subclass). A subclass tensor with a storage (a fake, a make_subclass tensor) is counted there, by
+// the kernel that writes it, so it is not a wrapper here.
 class WrittenWrappers {
  public:
   WrittenWrappers(const OperatorHandle& op, const Stack& stack, std::size_t base) {
@@ -244,7 +242,7 @@ class WrittenWrappers {
 // The subclasses' half of Note [Who handles an op]: true when one of them answered.
 bool run_subclass_handlers(const OperatorHandle& op, Stack& stack, std::size_t base, const Subclasses& subclasses) {
   for (const auto& subclass : subclasses)
-    if (run_handler(op, stack, base, {"", subclass->type_name(), ".__torch_dispatch__"}, [&] { subclass->dispatch(op, stack); }))
+    if (run_handler(op, stack, base, Handler{.subclass = subclass.get()}, [&] { subclass->dispatch(op, stack); }))
       return true;
   return false;
 }
@@ -255,19 +253,20 @@ void interposer_fallback(const OperatorHandle& op, DispatchKeySet keys, Stack& s
   STRATA_INTERNAL_ASSERT(stack.size() >= num_args, "the interposer was given a short stack");
   const std::size_t base = stack.size() - num_args;
   std::string_view declining_mode;
-  const WrittenWrappers written(op, stack, base);
+  std::optional<WrittenWrappers> written;
+  if (!op.entry().written_tensor_arguments().empty()) [[unlikely]] written.emplace(op, stack, base);
   if (!mode_stack().empty()) {
     TemporaryModePop pop;
     DispatchMode* mode = pop.mode();
-    if (run_handler(op, stack, base, {"the dispatch mode ", mode->name(), ""}, [&] { mode->dispatch(op, stack); })) {
-      written.bump_unbumped();
+    if (run_handler(op, stack, base, Handler{.mode = mode}, [&] { mode->dispatch(op, stack); })) {
+      if (written) written->bump_unbumped();
       return;
     }
     declining_mode = mode->name();
   }
   const Subclasses subclasses = overloaded_subclasses(op, stack);
   if (run_subclass_handlers(op, stack, base, subclasses)) {
-    written.bump_unbumped();
+    if (written) written->bump_unbumped();
     return;
   }
   if (!declining_mode.empty() || !subclasses.empty()) throw_all_not_implemented(op, declining_mode, subclasses);

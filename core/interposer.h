@@ -107,7 +107,7 @@ struct FlattenedTensor {
 // twice with one payload gives two tensors that share a counter.
 //
 // Note [Payloads come from the pool]
-// Some subclasses make a payload for every op's result (FakeTensor wraps each meta result), so a
+// Some subclasses make a payload for every op's result (LoggingTensor wraps each result), so a
 // payload and its version counter are allocated from the per-thread small-object pool, as TensorImpls
 // and autograd nodes are, and a fresh payload takes its counter's first reference with a plain store.
 // operator delete is sized: a payload is destroyed through the virtual destructor, which passes the
@@ -128,7 +128,9 @@ class TensorSubclass : public RefCounted<TensorSubclass> {
   // wrapper argument and no mode active. Same stack protocol as DispatchMode::dispatch.
   virtual void dispatch(const OperatorHandle& op, Stack& stack) = 0;
   // __tensor_flatten__ / __tensor_unflatten__ (the latter is a class method: `this` only picks the type).
-  virtual FlattenedTensor flatten() const = 0;
+  // `self` is the tensor this payload belongs to, as upstream's `self`: a payload that several tensors
+  // share (FakeTensor's, one per mode) finds what to flatten there.
+  virtual FlattenedTensor flatten(const Tensor& self) const = 0;
   virtual Tensor unflatten(const FlattenedTensor& flat, IntArrayRef outer_size, IntArrayRef outer_stride) const = 0;
   // How `self` prints; by default "<type_name>(size=[...], dtype=...)".
   virtual std::string repr(const Tensor& self) const;
@@ -193,11 +195,6 @@ void for_each_return_tensor(const OperatorHandle& op, Stack& stack, Fn&& fn);
 // ops go to `subclass`. Use autograd's requires_grad_() to make it require grad.
 Tensor make_wrapper_tensor(IntrusivePtr<TensorSubclass> subclass, IntArrayRef sizes, IntArrayRef strides,
                            std::int64_t storage_offset, ScalarType dtype, Device device);
-
-// make_wrapper_tensor with the sizes, strides, offset and dtype of `like`, a tensor without storage
-// (a meta tensor: a fake tensor's elem), whose geometry was checked when it was made, so it is not
-// checked again.
-Tensor make_wrapper_tensor_like(IntrusivePtr<TensorSubclass> subclass, const Tensor& like, Device device);
 
 // PyTorch's isTensorSubclassLike: a wrapper subclass, or any tensor while a dispatch mode is on.
 // Composite code that would act in place on plain tensors acts out of place on these (linear's bias,

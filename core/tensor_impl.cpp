@@ -57,22 +57,6 @@ TensorImpl::TensorImpl(Storage storage, std::int64_t storage_offset, DimVector&&
 
 IntrusivePtr<TensorImpl> TensorImpl::make_alias(const TensorImpl& source) { return alias_of(source); }
 
-// The geometry and dtype of `source`, without its storage: a meta source's storage holds its own
-// version counter, not the copy's.
-TensorImpl::TensorImpl(const TensorImpl& source, Device device, StoragelessCopy)
-    : storage_offset_(source.storage_offset_),
-      geometry_(source.geometry_),
-      numel_(source.numel_),
-      dtype_(source.dtype_),
-      device_(device),
-      is_contiguous_(source.is_contiguous_),
-      key_set_(backend_key(device)) {}
-
-IntrusivePtr<TensorImpl> TensorImpl::make_storageless_like(const TensorImpl& source, Device device) {
-  STRATA_INTERNAL_ASSERT(!source.has_data(), "make_storageless_like copies a tensor without data");
-  return IntrusivePtr<TensorImpl>::adopt(new TensorImpl(source, device, StoragelessCopy{}));
-}
-
 // Note [A transpose's contiguity]
 // Swapping two dimensions of sizes above 1 in a contiguous tensor with elements never leaves it
 // contiguous: the outer one's stride, now at the inner position, is at least twice what that position
@@ -243,6 +227,12 @@ void detail::track_view_in_grad_mode(const TensorImpl& source, TensorImpl& view)
 std::uint32_t TensorImpl::version_without_storage() const { return subclass_ ? subclass_->version() : 0; }
 void TensorImpl::bump_version_without_storage() const {
   if (subclass_) subclass_->bump_version();
+}
+
+void TensorImpl::set_reported_device(Device device) {
+  STRATA_INTERNAL_ASSERT(key_set_.has(DispatchKey::Meta) && !has_data(),
+                         "only a tensor whose kernels are the meta functions may report another device");
+  device_ = device;
 }
 
 void TensorImpl::set_subclass(IntrusivePtr<TensorSubclass> subclass) {

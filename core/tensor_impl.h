@@ -53,7 +53,8 @@ struct IntrusiveNull<TensorImpl> {
 //    item and to_vector, in PyTorch's words: "Cannot access data pointer of Tensor that doesn't
 //    have storage"; printing shows its metadata (core/tensor_format.cpp).
 // Invariant: a CPU tensor without storage carries the Python key (make_wrapper_tensor gives it one,
-// views keep it), so code that chooses the fast path from keys alone never reads null data. The cost
+// views keep it), so code that chooses the fast path from keys alone never reads null data. (A fake
+// reports cpu but has the Meta key, not CPU: Note [A meta tensor may report another device].) The cost
 // is a load and a mask in each view constructor.
 
 class TensorImpl final : public RefCounted<TensorImpl> {
@@ -81,10 +82,6 @@ class TensorImpl final : public RefCounted<TensorImpl> {
   // A view with `source`'s storage, dtype and device and any geometry (as_strided, expand, ...).
   static IntrusivePtr<TensorImpl> make_view(const TensorImpl& source, std::int64_t storage_offset, DimVector&& sizes,
                                             DimVector&& strides);
-  // A tensor without storage with `source`'s geometry (sizes, strides, offset, numel, contiguity)
-  // and dtype, on `device` (its backend key only): a wrapper over a meta tensor, whose geometry was
-  // checked when that tensor was made. `source` has no data (a meta tensor).
-  static IntrusivePtr<TensorImpl> make_storageless_like(const TensorImpl& source, Device device);
   // The keys every view above carries (Note [A view keeps its source's keys]).
   static DispatchKeySet view_keys(const TensorImpl& source) {
     return source.key_set_ - DispatchKeySet(DispatchKey::Autograd);
@@ -116,6 +113,13 @@ class TensorImpl final : public RefCounted<TensorImpl> {
   std::int64_t numel() const { return numel_; }
   ScalarType dtype() const { return dtype_; }
   Device device() const { return device_; }
+  // Note [A meta tensor may report another device]
+  // Kernels are chosen by dispatch keys, never by device(): a tensor whose backend key is Meta runs
+  // the meta functions whatever device it reports. A fake tensor (tracer/fake_tensor.h) is exactly
+  // that, as upstream's FakeTensor is a meta tensor that reports its fake_device: one TensorImpl,
+  // with a meta storage (which counts its versions) and no data. Its views copy the device it reports
+  // along with its keys. Only a tensor with the Meta backend key may report another device.
+  void set_reported_device(Device device);
   std::int64_t storage_offset() const { return storage_offset_; }
   bool is_contiguous() const { return is_contiguous_; }
   const Storage& storage() const { return storage_; }
@@ -169,8 +173,6 @@ class TensorImpl final : public RefCounted<TensorImpl> {
   struct Alias {};
   inline TensorImpl(const TensorImpl& source, Alias);
   inline TensorImpl(const TensorImpl& source, IntArrayRef sizes, IntArrayRef strides);  // make_reshaped's
-  struct StoragelessCopy {};
-  TensorImpl(const TensorImpl& source, Device device, StoragelessCopy);  // make_storageless_like's
   static inline IntrusivePtr<TensorImpl> alias_of(const TensorImpl& source);
   // make_contiguous once `sizes` are known valid, with `numel` elements whose bytes fit int64.
   static IntrusivePtr<TensorImpl> make_checked(IntArrayRef sizes, std::int64_t numel, ScalarType dtype, Device device);

@@ -64,11 +64,11 @@ Tensor shallow_copy_and_detach(const Tensor& self) {
     if (self.subclass() && out.defined() && out.subclass()) out.subclass()->share_version_counter(*self.subclass());
     return out;
   }
-  if (TensorSubclass* subclass = self.subclass()) {  // a wrapper while the Python key is excluded
-    return make_wrapper_tensor(IntrusivePtr<TensorSubclass>(subclass), self.sizes(), self.strides(),
-                               self.storage_offset(), self.dtype(), self.device());
-  }
-  return strata::detail::make_alias(self);
+  Tensor out = strata::detail::make_alias(self);
+  // A subclass tensor while the Python key is excluded: the copy keeps the payload (and with it a
+  // wrapper's version counter), as upstream's C++ shallow copy keeps the tensor's Python object type.
+  if (TensorSubclass* subclass = self.subclass()) [[unlikely]] out.impl()->set_subclass(IntrusivePtr<TensorSubclass>(subclass));
+  return out;
 }
 
 }  // namespace strata

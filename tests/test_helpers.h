@@ -67,7 +67,7 @@ struct OpLog : DispatchMode {
 struct InertSubclass final : TensorSubclass {
   std::string_view type_name() const override { return "Inert"; }
   void dispatch(const OperatorHandle& op, Stack& stack) override { op.call(stack); }
-  FlattenedTensor flatten() const override { return {}; }
+  FlattenedTensor flatten(const Tensor&) const override { return {}; }
   Tensor unflatten(const FlattenedTensor&, IntArrayRef, IntArrayRef) const override { return Tensor(); }
 };
 inline Tensor make_inert_wrapper(IntArrayRef sizes, IntArrayRef strides, std::int64_t storage_offset = 0) {

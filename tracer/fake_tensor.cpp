@@ -1,5 +1,6 @@
-// tracer/fake_tensor.cpp: validating, unwrapping, running meta functions and rewrapping (Note [Fake
-// tensors are wrappers around meta tensors], Note [What may meet a fake tensor]).
+// tracer/fake_tensor.cpp: validating an op's inputs, running its meta function on the fakes and
+// making its results fakes (Note [A fake tensor is a meta tensor that reports its device], Note [What
+// may meet a fake tensor]).
 #include "tracer/fake_tensor.h"
 
 #include <atomic>
@@ -8,6 +9,7 @@
 #include <typeinfo>
 
 #include "autograd/variable.h"
+#include "core/local_dispatch_keys.h"
 #include "core/subclass.h"
 #include "core/tensor_impl.h"
 
@@ -53,31 +55,35 @@ std::string render_call(const OperatorHandle& op, const Stack& stack, std::size_
   return out + ")";
 }
 
-// Upstream's _find_common_device over the fake arguments: a cpu 0-d fake defers to any other device.
+// Upstream's _find_common_device, folded over the tensor arguments in order as run_fake checks them:
+// a cpu 0-d tensor defers to any other device. Two other devices are an error, raised only when a
+// new result needs a device (copy_ may mix devices: it returns its self).
 class CommonDevice {
  public:
-  void merge(const OperatorHandle& op, const FakeTensor& f, const Tensor& t) {
-    const bool zero_dim_cpu = f.fake_device() == Device::CPU && t.dim() == 0;
-    if (!device_) {
-      device_ = f.fake_device(), cpu_zero_dim_ = zero_dim_cpu;
+  void add(const Tensor& t) {
+    const Device d = t.device();
+    const bool cpu_zero_dim = d == Device::CPU && t.dim() == 0;
+    if (!common_) {
+      common_ = d, cpu_zero_dim_ = cpu_zero_dim;
+    } else if (d == *common_) {
+      cpu_zero_dim_ = cpu_zero_dim_ && cpu_zero_dim;
+    } else if (cpu_zero_dim || conflict_) {
       return;
+    } else if (cpu_zero_dim_) {
+      common_ = d, cpu_zero_dim_ = false;
+    } else {
+      conflict_ = d;
     }
-    if (f.fake_device() == *device_) {
-      cpu_zero_dim_ = cpu_zero_dim_ && zero_dim_cpu;
-      return;
-    }
-    if (zero_dim_cpu) return;
-    if (cpu_zero_dim_) {
-      device_ = f.fake_device(), cpu_zero_dim_ = false;
-      return;
-    }
-    STRATA_CHECK(false, "Unhandled FakeTensor Device Propagation for ", op.str(), ", found two different devices ",
-                 *device_, ", ", f.fake_device());
   }
-  Device get() const { return device_.value_or(Device::CPU); }  // scalar-only inputs give cpu
+  bool empty() const { return !common_; }
+  Device get(const OperatorHandle& op) const {
+    STRATA_CHECK(!conflict_, "Unhandled FakeTensor Device Propagation for ", op.str(), ", found two different devices ",
+                 *common_, ", ", *conflict_);
+    return common_.value_or(Device::CPU);  // scalar-only inputs give cpu
+  }
 
  private:
-  std::optional<Device> device_;
+  std::optional<Device> common_, conflict_;
   bool cpu_zero_dim_ = false;
 };
 
@@ -86,41 +92,52 @@ std::uint64_t next_mode_id() {
   return last.fetch_add(1, std::memory_order_relaxed) + 1;
 }
 
+// A plain meta tensor with `real`'s geometry and dtype, over a meta storage of its own.
 Tensor meta_like(const Tensor& real) {
-  return Tensor(IntrusivePtr<TensorImpl>::make(Storage(), real.storage_offset(), DimVector(real.sizes()),
-                                               DimVector(real.strides()), real.dtype(), Device::Meta));
+  void* unused = nullptr;
+  return Tensor(IntrusivePtr<TensorImpl>::make(StorageImpl::allocate_without_data(0, &unused), real.storage_offset(),
+                                               DimVector(real.sizes()), DimVector(real.strides()), real.dtype(),
+                                               Device::Meta));
 }
 
-Tensor make_fake(const Owner& owner, Tensor meta, Device device) { return FakeTensor::make(owner, std::move(meta), device); }
+// Makes `meta` (a plain tensor whose kernels are the meta functions) a fake: in place when nothing
+// else holds it (a kernel's fresh result), else an alias of it.
+void become_fake(Tensor& meta, const IntrusivePtr<FakeTensor>& payload, Device device) {
+  if (meta.use_count() != 1) [[unlikely]] meta = strata::detail::make_alias(meta);
+  meta.impl()->set_subclass(IntrusivePtr<TensorSubclass>(payload.get()));
+  meta.impl()->set_reported_device(device);
+}
 
-// Note [A fake's argument slots borrow its elem]
-// Every op under the mode unwraps its fake arguments, and copying each elem into its stack slot would
-// cost two atomic reference-count updates per argument, plus two for the fake. Instead the fake moves
-// out of its slot into run_fake's `fakes` (a move when the stack owned it), and the slot borrows the
-// fake's elem (Note [Borrowed tensor arguments]); likewise a meta result moves into its new fake.
-// Invariant: `fakes` outlives every read of a borrowed slot. The kernel reads its arguments and
-// replaces them with owned returns before run_fake ends; if it throws, run_fake first gives each slot
-// that still borrows an elem its own reference, so a mode above that catches the error may read the
-// arguments after `fakes` (and perhaps the only reference to a fake) is gone.
-//
 // The mode's __torch_dispatch__, shared by the mode and by FakeTensor.__torch_dispatch__ (`mode` is
-// null there: real inputs are then converted without the mode's memo).
-void run_fake(const Owner& owner, FakeTensorMode* mode, const OperatorHandle& op, Stack& stack) {
+// null there: real inputs are then converted without the mode's memo). Note [A fake tensor is a meta
+// tensor that reports its device].
+void run_fake(const IntrusivePtr<FakeTensor>& payload, FakeTensorMode* mode, const OperatorHandle& op, Stack& stack) {
+  const Owner& owner = payload->owner();
   const OperatorEntry& entry = op.entry();
   const std::size_t base = stack.size() - entry.num_arguments();
-  // Validate before anything changes, so an error shows the call as it was made.
+  // Validate before anything changes, so an error shows the call as it was made, and fold each
+  // tensor argument's device into the device of new results.
   bool any_real = false;
+  CommonDevice devices;
   for (std::uint8_t i : entry.tensor_arguments()) {
     bool other_subclass = false;
     auto check = [&](const Tensor& t) {
+      if (t.subclass() == payload.get()) [[likely]] {  // a fake of this mode (an undefined tensor has none)
+        devices.add(t);
+        return;
+      }
       if (!t.defined()) return;
       if (const FakeTensor* f = FakeTensor::of(t)) {
         STRATA_CHECK(f->owned_by(owner), "Mixing fake modes NYI (", op.str(), ")");
       } else if (t.subclass()) {
         other_subclass = true;
-      } else if (!is_wrapped_number(t)) {
+        return;
+      } else if (is_wrapped_number(t)) {
+        return;
+      } else {
         any_real = true;
       }
+      devices.add(t);
     };
     const IValue& v = stack[base + i];
     if (v.is_tensor()) check(v.to_tensor());
@@ -131,88 +148,68 @@ void run_fake(const Owner& owner, FakeTensorMode* mode, const OperatorHandle& op
       return;
     }
   }
-  STRATA_CHECK(!any_real || owner.options.allow_non_fake_inputs,
-               "Please convert all Tensors to FakeTensors first or instantiate FakeTensorMode with "
-               "'allow_non_fake_inputs'. Found in ", render_call(op, stack, base));
-
-  // Unwrap: devices to meta, fakes to their meta elems (Note [A fake's argument slots borrow its
-  // elem]), real inputs converted. `fakes` also finds aliasing returns and the common device.
+  if (any_real) [[unlikely]] {
+    STRATA_CHECK(owner.options.allow_non_fake_inputs,
+                 "Please convert all Tensors to FakeTensors first or instantiate FakeTensorMode with "
+                 "'allow_non_fake_inputs'. Found in ", render_call(op, stack, base));
+    auto to_fake = [&](Tensor& t) {
+      if (t.defined() && !t.subclass() && !is_wrapped_number(t))
+        t = mode ? mode->from_tensor(t) : FakeTensor::make(payload, meta_like(t), t.device());
+    };
+    for_each_argument_tensor(op, stack, to_fake);
+  }
+  // A call without tensors (a factory) takes its backend from its device argument, which therefore
+  // becomes meta; with tensors, their Meta keys choose the meta functions, and a device argument
+  // keeps the value a like-factory compares with its input's device.
   std::optional<Device> requested;
   for (std::uint8_t i : entry.device_arguments()) {
     IValue& v = stack[base + i];
     if (!v.is_none()) requested = v.to_device();
-    v = IValue(Device::Meta);
+    if (devices.empty()) v = IValue(Device::Meta);
   }
-  const bool has_device_arg = !entry.device_arguments().empty();
-  struct Unwrapped {
-    std::size_t slot;  // the stack slot that borrows the elem, or npos for a tensor-list element
-    const TensorImpl* elem;
-    const FakeTensor* payload;
-    Tensor fake;
-  };
-  SmallVector<Unwrapped, 4> fakes;
-  auto to_fake = [&](const Tensor& t) { return mode ? mode->from_tensor(t) : make_fake(owner, meta_like(t), t.device()); };
-  for (std::uint8_t i : entry.tensor_arguments()) {
-    IValue& v = stack[base + i];
-    if (v.is_tensor()) {
-      const Tensor& t = std::as_const(v).to_tensor();
-      if (!t.defined() || is_wrapped_number(t)) continue;
-      Tensor fake = FakeTensor::of(t) ? std::move(v).to_tensor() : to_fake(t);
-      const FakeTensor* payload = FakeTensor::of(fake);
-      v = IValue(IValue::Borrow{}, payload->elem());
-      fakes.push_back(Unwrapped{base + i, payload->elem().impl(), payload, std::move(fake)});
-    } else if (v.is_tensor_list()) {
-      for (Tensor& t : v.to_tensor_list()) {
-        if (!t.defined() || is_wrapped_number(t)) continue;
-        if (!FakeTensor::of(t)) t = to_fake(t);
-        const FakeTensor* payload = FakeTensor::of(t);
-        fakes.push_back(Unwrapped{std::string::npos, payload->elem().impl(), payload, t});
-        t = payload->elem();
-      }
-    }
-  }
-  const bool runs_meta = has_device_arg || !fakes.empty();
-  STRATA_CHECK(!runs_meta || op.entry().resolved(DispatchKey::Meta), op.str(),
+  const bool runs_meta = !devices.empty() || !entry.device_arguments().empty();
+  STRATA_CHECK(!runs_meta || entry.resolved(DispatchKey::Meta), op.str(),
                " has no Meta kernel, so it cannot run on fake tensors (FakeTensorMode runs only meta functions; "
                "register a Meta kernel for it)");
-  try {
-    call_below_python(op, stack);  // upstream's in_kernel_invocation: only the meta kernels run
-  } catch (...) {
-    // Note [A fake's argument slots borrow its elem]: a slot still borrowing an elem takes a reference.
-    for (const Unwrapped& u : fakes)
-      if (u.slot < stack.size() && stack[u.slot].is_tensor() && stack[u.slot].is_borrowed() &&
-          std::as_const(stack[u.slot]).to_tensor().impl() == u.elem)
-        (void)stack[u.slot].to_tensor();
-    throw;
+  // Upstream's in_kernel_invocation: the meta function runs with the Python key excluded, so no mode
+  // sees the inner call. The call's keys were read and its arguments checked when it was dispatched,
+  // and fakes carry the Meta key, so it goes straight to the Meta kernel.
+  if (runs_meta) {
+    const ExcludeKeyGuard in_kernel(DispatchKey::Python);
+    Dispatcher::redispatch(op, DispatchKeySet(DispatchKey::Meta), stack);
+  } else {
+    call_below_python(op, stack);  // numbers alone: the CPU kernel
   }
 
-  // The device of new results, found only when there is one (copy_ may mix devices and returns self).
+  // A return with a payload is an argument (in place or aliasing); one without the Meta key is a real
+  // result of an op on numbers alone. The others, fresh meta tensors and views of fakes, become fakes.
   std::optional<Device> out_device = requested;
-  auto device = [&] {
-    if (!out_device) {
-      CommonDevice common;
-      for (const Unwrapped& u : fakes) common.merge(op, *u.payload, u.fake);
-      out_device = common.get();
-    }
-    return *out_device;
-  };
   for_each_return_tensor(op, stack, [&](Tensor& t) {
-    if (!t.defined() || !t.is_meta()) return;
-    for (const Unwrapped& u : fakes)
-      if (u.elem == t.impl()) {
-        t = u.fake;  // an in-place or aliasing return is the argument itself
-        return;
-      }
-    t = make_fake(owner, std::move(t), device());  // the meta result moves into its fake
+    if (t.subclass() || !t.key_set().has(DispatchKey::Meta)) return;  // an undefined tensor has no keys
+    if (!out_device) out_device = devices.get(op);
+    become_fake(t, payload, *out_device);
   });
 }
 
 }  // namespace
 
-Tensor FakeTensor::make(const Owner& owner, Tensor meta, Device device) {
-  STRATA_INTERNAL_ASSERT(meta.is_meta() && !meta.subclass(), "a fake tensor wraps a plain meta tensor");
-  auto* payload = new FakeTensor(owner, std::move(meta), device);
-  return make_wrapper_tensor_like(IntrusivePtr<TensorSubclass>::adopt(payload), payload->elem_, device);
+IntrusivePtr<FakeTensor> FakeTensor::make_payload(const Owner& owner) {
+  return IntrusivePtr<FakeTensor>::adopt(new FakeTensor(owner));
+}
+
+Tensor FakeTensor::make(const IntrusivePtr<FakeTensor>& payload, Tensor meta, Device device) {
+  STRATA_INTERNAL_ASSERT(meta.defined() && meta.key_set().has(DispatchKey::Meta) && !meta.subclass(),
+                         "a fake tensor is made from a plain meta tensor");
+  become_fake(meta, payload, device);
+  return meta;
+}
+
+Tensor FakeTensor::meta_of(const Tensor& fake) {
+  STRATA_CHECK(is_fake(fake), "FakeTensor::meta_of expects a fake tensor");
+  Tensor meta = strata::detail::make_alias(fake);
+  meta.impl()->set_subclass(nullptr);
+  meta.impl()->set_reported_device(Device::Meta);
+  return meta;
 }
 
 // FakeTensor is final: comparing the type is exact, and cheaper than dynamic_cast on every argument.
@@ -221,21 +218,23 @@ const FakeTensor* FakeTensor::of(const Tensor& t) {
   return s && typeid(*s) == typeid(FakeTensor) ? static_cast<const FakeTensor*>(s) : nullptr;
 }
 
-bool FakeTensor::belongs_to(const FakeTensorMode& mode) const { return owned_by(mode.owner_); }
+bool FakeTensor::belongs_to(const FakeTensorMode& mode) const { return owned_by(mode.payload_->owner()); }
 
-// owner_ outlives the op even when the op replaces the stack slot that held the last tensor over this
-// payload: the interposer holds a reference to each subclass whose handler it runs.
-void FakeTensor::dispatch(const OperatorHandle& op, Stack& stack) { run_fake(owner_, nullptr, op, stack); }
+// The interposer holds a reference to each subclass whose handler it runs, so `this` outlives the op
+// even when the op replaces the stack slot that held the last fake over it.
+void FakeTensor::dispatch(const OperatorHandle& op, Stack& stack) {
+  run_fake(IntrusivePtr<FakeTensor>(const_cast<FakeTensor*>(this)), nullptr, op, stack);
+}
 
-FlattenedTensor FakeTensor::flatten() const {
-  return FlattenedTensor{{"elem"}, {elem_}, std::make_shared<std::pair<Owner, Device>>(owner_, fake_device_)};
+FlattenedTensor FakeTensor::flatten(const Tensor& self) const {
+  return FlattenedTensor{{"elem"}, {meta_of(self)}, std::make_shared<std::pair<Owner, Device>>(owner_, self.device())};
 }
 
 Tensor FakeTensor::unflatten(const FlattenedTensor& flat, IntArrayRef, IntArrayRef) const {
-  STRATA_CHECK(flat.inner.size() == 1 && flat.inner[0].is_meta(),
+  STRATA_CHECK(flat.inner.size() == 1 && flat.inner[0].is_meta() && !flat.inner[0].subclass(),
                "FakeTensor unflattens from one meta tensor, got ", flat.inner.size(), " tensors");
   const auto& ctx = *std::static_pointer_cast<const std::pair<Owner, Device>>(flat.context);
-  return make_fake(ctx.first, flat.inner[0], ctx.second);
+  return make(make_payload(ctx.first), flat.inner[0], ctx.second);
 }
 
 std::string FakeTensor::repr(const Tensor& self) const {
@@ -246,13 +245,13 @@ std::string FakeTensor::repr(const Tensor& self) const {
 }
 
 FakeTensorMode::FakeTensorMode(FakeTensorModeOptions options)
-    : owner_{next_mode_id(), options} {}
+    : payload_(FakeTensor::make_payload({next_mode_id(), options})) {}
 
 FakeTensorMode::~FakeTensorMode() = default;
 
-const FakeTensorModeOptions& FakeTensorMode::options() const { return owner_.options; }
+const FakeTensorModeOptions& FakeTensorMode::options() const { return payload_->owner().options; }
 
-void FakeTensorMode::dispatch(const OperatorHandle& op, Stack& stack) { run_fake(owner_, this, op, stack); }
+void FakeTensorMode::dispatch(const OperatorHandle& op, Stack& stack) { run_fake(payload_, this, op, stack); }
 
 Tensor FakeTensorMode::from_tensor(const Tensor& real) {
   STRATA_CHECK(real.defined(), "from_tensor: expected a defined tensor, got an undefined Tensor");
@@ -264,7 +263,7 @@ Tensor FakeTensorMode::from_tensor(const Tensor& real) {
   STRATA_CHECK(!real.is_meta(), "from_tensor: expected a real tensor, got a meta tensor (a fake tensor on the meta "
                                 "device is refused, as upstream's fake_tensor_allow_meta=False does)");
   if (auto it = memo_.find(real.impl()); it != memo_.end()) return it->second.second;
-  Tensor fake = from_meta_and_device(meta_like(real), real.device());
+  Tensor fake = FakeTensor::make(payload_, meta_like(real), real.device());
   if (real.requires_grad()) requires_grad_(fake);
   memo_.emplace(real.impl(), std::make_pair(real, fake));
   return fake;
@@ -273,7 +272,7 @@ Tensor FakeTensorMode::from_tensor(const Tensor& real) {
 Tensor FakeTensorMode::from_meta_and_device(const Tensor& meta, Device device) const {
   STRATA_CHECK(meta.defined() && meta.is_meta() && !meta.subclass(), "from_meta_and_device: tensor's device must be "
                "`meta`, got ", meta.defined() ? device_name(meta.device()) : "an undefined Tensor", " instead");
-  return make_fake(owner_, meta, device);
+  return FakeTensor::make(payload_, meta, device);
 }
 
 }  // namespace strata::tracer

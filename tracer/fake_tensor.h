@@ -13,18 +13,26 @@
 
 namespace strata::tracer {
 
-// Note [Fake tensors are wrappers around meta tensors]
-// Upstream's FakeTensor is a subclass whose data is a meta tensor and whose `device` reports the
-// device it stands for (`fake_device`, cpu here). strata's wrapper subclasses (make_wrapper_tensor)
-// fit that exactly: the wrapper carries the fake device, sizes, strides and dtype, has no storage
-// (so reading its data is an error, as upstream's throw_on_mutable_data_ptr makes it), and its
-// payload holds the meta tensor (`elem`). Autograd runs above the Python key on the wrappers, so
-// gradients, grad_fns and leaves behave as on real tensors, and every op below autograd reaches the
-// mode: it unwraps the meta elems, runs the op with the Python key excluded (upstream's
-// in_kernel_invocation: only meta functions run, no other mode sees the inner call) and wraps the
-// meta results. An in-place or aliasing return that is an argument's elem comes back as that
-// argument's fake tensor, as upstream's memo makes it. Modes entered inside the FakeTensorMode (an
-// OpCounter, a FlopCounterMode) see exactly the ops a real run dispatches, with fake arguments.
+// Note [A fake tensor is a meta tensor that reports its device]
+// Upstream's FakeTensor is a tensor subclass over a meta tensor whose `device` reports the device it
+// stands for (`fake_device`, cpu here). strata makes it exactly that, in one TensorImpl: a meta
+// tensor (Meta backend key, a meta storage that counts versions, no data) that carries the
+// FakeTensor payload (which adds the Python key) and reports its fake device (Note [A meta tensor
+// may report another device], core/tensor_impl.h). Reading its data is an error, as upstream's
+// throw_on_mutable_data_ptr makes it. Autograd runs above the Python key on the fakes, so gradients,
+// grad_fns and leaves behave as on real tensors, and every op below autograd reaches the mode, which
+// runs it with the Python key excluded (upstream's in_kernel_invocation: no other mode sees the inner
+// call). The fakes themselves are the kernel's arguments: their keys choose the meta functions, with
+// nothing to unwrap. Each meta result then becomes a fake in place (its payload and device set), and
+// an in-place or aliasing return that is an argument is that argument already, as upstream's memo
+// makes it; views share their base's meta storage, so they share its version counter. All fakes of
+// one mode share one payload. Modes entered inside the FakeTensorMode (an OpCounter, a
+// FlopCounterMode) see exactly the ops a real run dispatches, with fake arguments.
+//
+// Why one TensorImpl rather than a wrapper around a separate meta tensor (strata's first design):
+// a wrapper cost every op an unwrap of each argument, a second TensorImpl and a payload per result
+// and a rewrap, which made a fake step twice the plain step; a fake step now costs about what a
+// dispatch mode that only calls through costs on meta tensors.
 //
 // Note [What may meet a fake tensor]
 // Upstream's rules: the arguments of an op under the mode must be fakes of this mode; a real tensor
@@ -34,11 +42,12 @@ namespace strata::tracer {
 // never reach upstream's mode as tensors; strata passes them as wrapped-number 0-d tensors (SGD's
 // `mul_(momentum)`), so those go through unchanged, and only they: a real 0-d tensor is a real
 // tensor. strata's tensor() and scalar_tensor() build real data without dispatching, so under the
-// mode they stay real (upstream lifts torch.tensor to a fake constant): use from_tensor. Fakes on two
-// devices meet the dispatcher's device check before the mode, as real tensors do; where an op may mix
-// devices (copy_, which returns its self), a new result takes _find_common_device's answer (a cpu
-// 0-d fake defers to the other device). Another wrapper subclass among the arguments makes the mode return NotImplemented,
-// as upstream's does, so that subclass's handler runs. Random ops run their meta functions: the
+// mode they stay real (upstream lifts torch.tensor to a fake constant): use from_tensor. All fakes run
+// meta functions, so fakes on two devices pass the dispatcher's device check, as upstream's do under
+// in_kernel_invocation; a new result takes _find_common_device's device (a cpu 0-d fake defers to the
+// other), which refuses two others in upstream's words, while copy_, which returns its self, may mix
+// them. Another wrapper subclass among the arguments makes the mode return NotImplemented, as
+// upstream's does, so that subclass's handler runs. Random ops run their meta functions: the
 // generator does not advance (as upstream, whose meta kernels draw nothing). An op registered without
 // a Meta kernel (a Library op with only a CPU kernel) is an error naming it; upstream would run its
 // CPU kernel on zero-filled real inputs (allow_fallback_kernels), which allocates the data the mode
@@ -52,25 +61,27 @@ struct FakeTensorModeOptions {
 // Note [A fake keeps its mode by number]
 // A fake must know its mode after the mode is gone (upstream's fake.fake_mode keeps the mode alive):
 // to refuse mixing two modes' fakes and to run an op on fakes outside the mode with the mode's
-// options. Each mode takes a serial number from a process-wide counter, and a fake copies that
-// number and the options: two words, no shared owner whose reference count every fake would update
-// atomically when it is made and freed. Numbers are never reused, so a fake of a dead mode is never
-// taken for a newer mode's fake, as an address could be.
+// options. Each mode takes a serial number from a process-wide counter, and the payload its fakes
+// share keeps that number and the options by value, not the mode: the payload lives as long as a
+// fake does, the mode as long as its owner wants. Numbers are never reused, so a fake of a dead mode
+// is never taken for a newer mode's fake, as an address could be.
 class FakeTensor final : public TensorSubclass {
  public:
-  // The FakeTensor behind `t`, or null when `t` is not one.
+  // The FakeTensor payload of `t`, or null when `t` is not a fake.
   static const FakeTensor* of(const Tensor& t);
   static bool is_fake(const Tensor& t) { return of(t) != nullptr; }
+  // The meta tensor a fake is, as a plain tensor: an alias of `fake` on the meta device without the
+  // payload, sharing its version counter (upstream's FakeTensor is that meta tensor, reporting
+  // another device). The device a fake stands for is its device().
+  static Tensor meta_of(const Tensor& fake);
 
-  const Tensor& elem() const { return elem_; }  // the meta tensor
-  Device fake_device() const { return fake_device_; }
   // Whether this fake belongs to `mode`.
   bool belongs_to(const FakeTensorMode& mode) const;
 
   std::string_view type_name() const override { return "FakeTensor"; }
   // Upstream's FakeTensor.__torch_dispatch__: an op on fakes outside the mode runs as under it.
   void dispatch(const OperatorHandle& op, Stack& stack) override;
-  FlattenedTensor flatten() const override;
+  FlattenedTensor flatten(const Tensor& self) const override;  // {"elem"}: meta_of(self)
   Tensor unflatten(const FlattenedTensor& flat, IntArrayRef outer_size, IntArrayRef outer_stride) const override;
   std::string repr(const Tensor& self) const override;  // "FakeTensor(..., size=(3, 4))"
 
@@ -80,15 +91,17 @@ class FakeTensor final : public TensorSubclass {
     std::uint64_t mode_id = 0;
     FakeTensorModeOptions options;
   };
+  const Owner& owner() const { return owner_; }
   bool owned_by(const Owner& owner) const { return owner_.mode_id == owner.mode_id; }
-  // A fake tensor over `meta` standing for `device`.
-  static Tensor make(const Owner& owner, Tensor meta, Device device);
+  // A payload for `owner`'s fakes.
+  static IntrusivePtr<FakeTensor> make_payload(const Owner& owner);
+  // Makes `meta`, a plain tensor whose kernels are the meta functions, a fake with `payload` standing
+  // for `device`; when anything else holds `meta`, an alias of it becomes the fake instead.
+  static Tensor make(const IntrusivePtr<FakeTensor>& payload, Tensor meta, Device device);
 
  private:
-  FakeTensor(const Owner& owner, Tensor elem, Device device) : owner_(owner), elem_(std::move(elem)), fake_device_(device) {}
+  explicit FakeTensor(const Owner& owner) : owner_(owner) {}
   Owner owner_;
-  Tensor elem_;
-  Device fake_device_;
 };
 
 class FakeTensorMode final : public DispatchMode {
@@ -111,7 +124,7 @@ class FakeTensorMode final : public DispatchMode {
 
  private:
   friend class FakeTensor;
-  FakeTensor::Owner owner_;
+  IntrusivePtr<FakeTensor> payload_;  // shared by all this mode's fakes
   std::map<const TensorImpl*, std::pair<Tensor, Tensor>> memo_;  // real impl -> (real, fake)
 };
 

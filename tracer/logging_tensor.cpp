@@ -35,7 +35,7 @@ void LoggingTensor::dispatch(const OperatorHandle& op, Stack& stack) {
   });
 }
 
-FlattenedTensor LoggingTensor::flatten() const { return FlattenedTensor{{"elem"}, {elem_}, log_}; }
+FlattenedTensor LoggingTensor::flatten(const Tensor&) const { return FlattenedTensor{{"elem"}, {elem_}, log_}; }
 
 Tensor LoggingTensor::unflatten(const FlattenedTensor& flat, IntArrayRef, IntArrayRef) const {
   STRATA_CHECK(flat.inner.size() == 1, "LoggingTensor unflattens from one inner tensor, got ", flat.inner.size());

@@ -26,7 +26,7 @@ class LoggingTensor final : public TensorSubclass {
 
   std::string_view type_name() const override { return "LoggingTensor"; }
   void dispatch(const OperatorHandle& op, Stack& stack) override;
-  FlattenedTensor flatten() const override;
+  FlattenedTensor flatten(const Tensor& self) const override;
   Tensor unflatten(const FlattenedTensor& flat, IntArrayRef outer_size, IntArrayRef outer_stride) const override;
   std::string repr(const Tensor& self) const override;  // "LoggingTensor(tensor(...))"
 

@@ -311,7 +311,7 @@ class Interpreter {
         STRATA_CHECK(wrapper.subclass() && wrapper.subclass()->type_name() == sym.subclass->type_name(), "run_trace: ",
                      trace_.function_name, " flattens ", proxy_name(trace_, sym.args[0].proxy), " as a ", sym.subclass->type_name(),
                      " but it is ", trace_type(wrapper));
-        const FlattenedTensor flat = wrapper.subclass()->flatten();
+        const FlattenedTensor flat = wrapper.subclass()->flatten(wrapper);
         STRATA_CHECK(flat.inner.size() == sym.outputs.size(), "run_trace: ", sym.subclass->type_name(), " flattened into ",
                      flat.inner.size(), " tensors; the trace expects ", sym.outputs.size());
         for (std::size_t i = 0; i < sym.outputs.size(); ++i)

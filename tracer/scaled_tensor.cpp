@@ -168,7 +168,7 @@ void ScaledTensor::dispatch(const OperatorHandle& op, Stack& stack) {
   op.call(stack);
 }
 
-FlattenedTensor ScaledTensor::flatten() const { return FlattenedTensor{{"_data", "_scale"}, {data_, scale_}, nullptr}; }
+FlattenedTensor ScaledTensor::flatten(const Tensor&) const { return FlattenedTensor{{"_data", "_scale"}, {data_, scale_}, nullptr}; }
 
 Tensor ScaledTensor::unflatten(const FlattenedTensor& flat, IntArrayRef, IntArrayRef) const {
   STRATA_CHECK(flat.inner.size() == 2, "ScaledTensor unflattens from two inner tensors (_data, _scale), got ",

@@ -45,7 +45,7 @@ class ScaledTensor final : public TensorSubclass {
 
   std::string_view type_name() const override { return "ScaledTensor"; }
   void dispatch(const OperatorHandle& op, Stack& stack) override;
-  FlattenedTensor flatten() const override;  // {"_data", "_scale"}
+  FlattenedTensor flatten(const Tensor& self) const override;  // {"_data", "_scale"}
   Tensor unflatten(const FlattenedTensor& flat, IntArrayRef outer_size, IntArrayRef outer_stride) const override;
   std::string repr(const Tensor& self) const override;  // "ScaledTensor(data=tensor(...), scale=tensor(...))"
 

@@ -61,8 +61,8 @@ std::pair<Tensor, Tensor> make_batch(const SeedConfig& config) {
 }
 
 // One SGD step; under `counter` (if any) from the forward on, switching its phase as the seed script
-// does; under `fake` (if any) from the model's construction on (Note [Fake tensors are wrappers around
-// meta tensors]). Gradients are cloned after the counter is left, so it sees exactly the step's ops.
+// does; under `fake` (if any) from the model's construction on (Note [A fake tensor is a meta tensor
+// that reports its device]). Gradients are cloned after the counter is left, so it sees exactly the step's ops.
 PlainStep run_step(const SeedConfig& config, const PhasedMode& counter, FakeTensorMode* fake) {
   std::optional<ModeGuard> fake_guard;
   if (fake) fake_guard.emplace(*fake);

@@ -270,7 +270,7 @@ void Recorder::record_subclass_op(const OperatorHandle& op, Stack& stack, std::s
     flatten.name = "flatten_tensor_subclass";
     flatten.subclass = IntrusivePtr<TensorSubclass>(w.subclass());
     flatten.args.push_back(capture(IValue(w)));
-    FlattenedTensor flat = w.subclass()->flatten();
+    FlattenedTensor flat = w.subclass()->flatten(w);
     flatten.inner_names = flat.names;
     for (const Tensor& inner : flat.inner) {
       TraceArg out;
@@ -300,7 +300,7 @@ void Recorder::record_subclass_op(const OperatorHandle& op, Stack& stack, std::s
       sym.kind = BoundSymbol::Kind::Unflatten;
       sym.name = "unflatten_tensor_subclass";
       sym.subclass = IntrusivePtr<TensorSubclass>(t.subclass());
-      FlattenedTensor flat = t.subclass()->flatten();
+      FlattenedTensor flat = t.subclass()->flatten(t);
       sym.inner_names = flat.names;
       sym.context = flat.context;
       for (const Tensor& inner : flat.inner) sym.args.push_back(capture(IValue(inner)));

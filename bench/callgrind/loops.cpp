@@ -4,7 +4,7 @@
 // seed configuration's 1-element add, recorded add, no-grad forward and training step), step-fake (the
 // step on fake parameters and batch under FakeTensorMode, as strata-bench's seed_step_fake_us),
 // step-passthrough (the step under a dispatch mode that only calls each op through: the price of the
-// Python key alone, the floor under any mode's step) or eigen-step (strata-bench's hand-written Eigen
+// Python key's round trip on real kernels) or eigen-step (strata-bench's hand-written Eigen
 // step of the same shapes, for comparison).
 #include <cstdlib>
 #include <cstring>

@@ -135,7 +135,7 @@ struct PassThrough final : TensorSubclass {
       if (v.is_tensor() && v.to_tensor().subclass() == this) v = IValue(inner);
     op.call(stack);
   }
-  FlattenedTensor flatten() const override { return {{"inner"}, {inner}, nullptr}; }
+  FlattenedTensor flatten(const Tensor&) const override { return {{"inner"}, {inner}, nullptr}; }
   Tensor unflatten(const FlattenedTensor& flat, IntArrayRef, IntArrayRef) const override {
     return make_wrapper_tensor(IntrusivePtr<TensorSubclass>(new PassThrough(flat.inner[0], seen)), flat.inner[0].sizes(),
                                flat.inner[0].strides(), 0, flat.inner[0].dtype(), flat.inner[0].device());
@@ -163,7 +163,7 @@ TEST_CASE("a wrapper subclass handles ops on it; inside a mode the mode runs fir
   CHECK(log.size() == 1);
   CHECK(seen == 2);
 
-  const FlattenedTensor flat = w.subclass()->flatten();
+  const FlattenedTensor flat = w.subclass()->flatten(w);
   CHECK(flat.names == std::vector<std::string>{"inner"});
   const Tensor again = w.subclass()->unflatten(flat, w.sizes(), w.strides());
   CHECK(call_twice(again).to_vector<float>() == std::vector<float>{6, 8});
@@ -171,28 +171,21 @@ TEST_CASE("a wrapper subclass handles ops on it; inside a mode the mode runs fir
   CHECK_FALSE(interposer_sees(inner));
 }
 
-TEST_CASE("make_wrapper_tensor_like takes a meta tensor's geometry and dtype, as make_wrapper_tensor would") {
+TEST_CASE("make_wrapper_tensor takes the geometry and dtype it is given, without storage") {
   int seen = 0;
   const Tensor meta(IntrusivePtr<TensorImpl>::make(Storage(), 3, DimVector{2, 3}, DimVector{1, 2}, ScalarType::Float64,
                                                    Device::Meta));
-  const Tensor w = make_wrapper_tensor_like(IntrusivePtr<TensorSubclass>(new PassThrough(meta, &seen)), meta, Device::CPU);
-  const Tensor v = make_wrapper_tensor(IntrusivePtr<TensorSubclass>(new PassThrough(meta, &seen)), meta.sizes(),
+  const Tensor t = make_wrapper_tensor(IntrusivePtr<TensorSubclass>(new PassThrough(meta, &seen)), meta.sizes(),
                                        meta.strides(), 3, ScalarType::Float64, Device::CPU);
-  for (const Tensor& t : {w, v}) {
-    CHECK(t.sizes() == meta.sizes());
-    CHECK(t.strides() == meta.strides());
-    CHECK(t.storage_offset() == 3);
-    CHECK(t.numel() == 6);
-    CHECK_FALSE(t.is_contiguous());
-    CHECK(t.dtype() == ScalarType::Float64);
-    CHECK(t.device() == Device::CPU);
-    CHECK_FALSE(t.impl()->has_data());
-    CHECK(t.key_set() == DispatchKeySet(DispatchKey::CPU).add(DispatchKey::Python));
-  }
-  CHECK_THROWS_WITH_AS(make_wrapper_tensor_like(IntrusivePtr<TensorSubclass>(new PassThrough(meta, &seen)),
-                                                tensor<float>({1, 2}), Device::CPU),
-                       "make_wrapper_tensor_like takes its metadata from a plain tensor without data (a meta tensor)",
-                       Error);
+  CHECK(t.sizes() == meta.sizes());
+  CHECK(t.strides() == meta.strides());
+  CHECK(t.storage_offset() == 3);
+  CHECK(t.numel() == 6);
+  CHECK_FALSE(t.is_contiguous());
+  CHECK(t.dtype() == ScalarType::Float64);
+  CHECK(t.device() == Device::CPU);
+  CHECK_FALSE(t.impl()->has_data());
+  CHECK(t.key_set() == DispatchKeySet(DispatchKey::CPU).add(DispatchKey::Python));
 }
 
 TEST_CASE("a mode that leaves the wrong values on the stack is a clear error") {

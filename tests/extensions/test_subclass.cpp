@@ -25,7 +25,7 @@ struct Tagged final : TensorSubclass {
       if (t.defined() && !t.subclass()) t = make_subclass(IntrusivePtr<TensorSubclass>(this), t);
     });
   }
-  FlattenedTensor flatten() const override { return {}; }
+  FlattenedTensor flatten(const Tensor&) const override { return {}; }
   Tensor unflatten(const FlattenedTensor&, IntArrayRef, IntArrayRef) const override { return Tensor(); }
 };
 

@@ -18,7 +18,7 @@ class AliasingWrapper final : public TensorSubclass {
   // View ops (a return that aliases an argument without writing it) run on the wrapper itself with the
   // Python key excluded; every other op runs on the unwrapped arguments and its outputs are rewrapped.
   void dispatch(const OperatorHandle& op, Stack& stack) override;
-  FlattenedTensor flatten() const override { return FlattenedTensor{{"elem"}, {elem_}, nullptr}; }
+  FlattenedTensor flatten(const Tensor&) const override { return FlattenedTensor{{"elem"}, {elem_}, nullptr}; }
   Tensor unflatten(const FlattenedTensor& flat, IntArrayRef, IntArrayRef) const override;
 
  private:

@@ -21,7 +21,7 @@ namespace {
 struct ViewsItself final : TensorSubclass {
   std::string_view type_name() const override { return "ViewsItself"; }
   void dispatch(const OperatorHandle& op, Stack& stack) override { call_below_python(op, stack); }
-  FlattenedTensor flatten() const override { return {}; }
+  FlattenedTensor flatten(const Tensor&) const override { return {}; }
   Tensor unflatten(const FlattenedTensor&, IntArrayRef, IntArrayRef) const override { return Tensor(); }
 };
 

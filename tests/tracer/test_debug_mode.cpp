@@ -266,7 +266,7 @@ class Sharded final : public TensorSubclass, public DebugModeSubclass {
       if (t.defined()) t = wrap(t);
     });
   }
-  FlattenedTensor flatten() const override { return {{"elem"}, {elem_}, nullptr}; }
+  FlattenedTensor flatten(const Tensor&) const override { return {{"elem"}, {elem_}, nullptr}; }
   Tensor unflatten(const FlattenedTensor& f, IntArrayRef, IntArrayRef) const override { return wrap(f.inner[0]); }
 
  private:

@@ -30,7 +30,7 @@ void check_all_fake(const std::vector<Tensor>& ts) {
   for (const Tensor& t : ts) {
     REQUIRE(FakeTensor::is_fake(t));
     CHECK(t.device() == Device::CPU);
-    CHECK(FakeTensor::of(t)->elem().is_meta());
+    CHECK(FakeTensor::meta_of(t).is_meta());
   }
 }
 }  // namespace
@@ -99,7 +99,7 @@ TEST_CASE("factories under the mode make fakes on the requested device, with no 
   CHECK(e.device() == Device::CPU);
   CHECK(e.sizes() == IntArrayRef(std::vector<std::int64_t>{1000, 1000, 1000}));
   const Tensor m = empty({2}, {.device = Device::Meta});
-  CHECK(FakeTensor::of(m)->fake_device() == Device::Meta);
+  CHECK(m.device() == Device::Meta);
   const Tensor z = zeros_like(e, {.dtype = ScalarType::Float64});
   CHECK(FakeTensor::is_fake(z));
   CHECK(z.dtype() == ScalarType::Float64);
@@ -155,6 +155,42 @@ TEST_CASE("an in-place op bumps a fake's version once, as PyTorch's ADInplaceOrV
   CHECK(y.impl()->version() == 1);
 }
 
+TEST_CASE("a fake is a meta tensor reporting its device: its views and meta_of share its version counter") {
+  FakeTensorMode mode;
+  const Tensor x = mode.from_tensor(randn({2, 3}));
+  // One TensorImpl: the Meta backend key (its kernels are the meta functions), the Python key (the
+  // payload's), a storage without data, and the device it stands for.
+  CHECK(x.key_set() == DispatchKeySet{DispatchKey::Python, DispatchKey::Meta});
+  CHECK(x.device() == Device::CPU);
+  CHECK_FALSE(x.is_meta());
+  REQUIRE(x.impl()->storage());
+  CHECK_FALSE(x.impl()->has_data());
+  CHECK_THROWS_WITH_AS(x.data_ptr<float>(), "cannot access the data of a FakeTensor wrapper tensor; unwrap it first", Error);
+  const Tensor meta = FakeTensor::meta_of(x);
+  CHECK(meta.is_meta());
+  CHECK_FALSE(meta.subclass());
+  CHECK(meta.key_set() == DispatchKeySet(DispatchKey::Meta));
+  CHECK(meta.impl()->storage() == x.impl()->storage());
+  const FlattenedTensor flat = x.subclass()->flatten(x);
+  REQUIRE(flat.inner.size() == 1);
+  CHECK(flat.inner[0].impl()->storage() == x.impl()->storage());
+  const Tensor back = x.subclass()->unflatten(flat, x.sizes(), x.strides());
+  CHECK(FakeTensor::of(back)->belongs_to(mode));
+  CHECK(back.device() == Device::CPU);
+  CHECK(back.impl()->storage() == x.impl()->storage());
+  ModeGuard guard(mode);
+  // A view of a fake is a fake over the same meta storage. PyTorch 1.13: under FakeTensorMode,
+  // y = torch.empty(2, 3); w = y.t(); y.mul_(2) leaves w._version == 1.
+  const Tensor v = t(x);
+  REQUIRE(FakeTensor::is_fake(v));
+  CHECK(v.device() == Device::CPU);
+  CHECK(v.impl()->storage() == x.impl()->storage());
+  mul_(x, ops::wrapped_scalar_tensor(2.0));
+  CHECK(v.impl()->version() == 1);
+  CHECK(meta.impl()->version() == 1);
+  CHECK(back.impl()->version() == 1);
+}
+
 TEST_CASE("real tensors under the mode are refused with upstream's words, unless allow_non_fake_inputs") {
   const Tensor real = ones_like(randn({3, 4}));
   SUBCASE("refused, a 0-d real tensor too") {
@@ -206,15 +242,16 @@ TEST_CASE("fakes of two modes do not mix; devices propagate as _find_common_devi
   const Tensor on_meta = a.from_meta_and_device(empty({2, 2}, {.device = Device::Meta}), Device::Meta);
   const Tensor scalar = a.from_tensor(scalar_tensor(1.0, ScalarType::Float32));  // a cpu 0-d fake
   ModeGuard guard(a);
-  // The dispatcher refuses a cpu and a meta fake before the mode sees them, as it refuses real ones;
-  // copy_ may mix devices, and returns its (cpu) self.
+  // A cpu and a meta fake reach the mode (both run meta functions), which refuses to pick a device
+  // for the result in upstream's words; copy_ may mix devices, and returns its (cpu) self.
   CHECK_THROWS_WITH_AS(add(fa, on_meta),
-                       "[aten::add] Expected all tensors to be on the same device, but found at least two devices, cpu and meta!",
+                       "[aten::add] Unhandled FakeTensor Device Propagation for aten.add.Tensor, found two different "
+                       "devices cpu, meta",
                        Error);
   CHECK(copy_(fa, on_meta).is_same(fa));
   // A cpu 0-d fake defers to the other device.
-  CHECK(FakeTensor::of(add(on_meta, scalar))->fake_device() == Device::Meta);
-  CHECK(FakeTensor::of(add(scalar, on_meta))->fake_device() == Device::Meta);
+  CHECK(add(on_meta, scalar).device() == Device::Meta);
+  CHECK(add(scalar, on_meta).device() == Device::Meta);
 }
 
 TEST_CASE("ops on fakes outside the mode run as under it (FakeTensor.__torch_dispatch__)") {
@@ -289,8 +326,8 @@ struct ReadAfterFailure final : DispatchMode {
 }  // namespace
 
 TEST_CASE("a meta kernel that throws leaves the arguments it was given readable") {
-  // The mode lends the kernel its fakes' meta elems; when the kernel throws, the slots keep their
-  // own references to them, so a mode above may read them after the fakes are gone.
+  // The meta kernel runs on the fakes themselves; when it throws, a mode above still reads the
+  // arguments it was given.
   FakeTensorMode fake;
   const Tensor a = fake.from_tensor(randn({2, 3})), b = fake.from_tensor(randn({4, 5}));
   ModeGuard outer(fake);

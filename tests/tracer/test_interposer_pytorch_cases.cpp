@@ -81,7 +81,7 @@ class A : public TensorSubclass {
     });
     if (shared_->none_on_add && op.name().name == "add") stack.back() = IValue();  // Python's `return None`
   }
-  FlattenedTensor flatten() const override { return {{"elem"}, {elem_}, shared_}; }
+  FlattenedTensor flatten(const Tensor&) const override { return {{"elem"}, {elem_}, shared_}; }
   Tensor unflatten(const FlattenedTensor& flat, IntArrayRef, IntArrayRef) const override { return rewrap(flat.inner[0]); }
   virtual Tensor rewrap(const Tensor& e) const { return wrap(IntrusivePtr<A>(new A(e, shared_))); }
   const Tensor& elem() const { return elem_; }
@@ -358,7 +358,7 @@ TEST_CASE("a subclass that never calls through is caught, naming the subclass an
   struct Lazy final : TensorSubclass {
     std::string_view type_name() const override { return "Lazy"; }
     void dispatch(const OperatorHandle&, Stack&) override {}
-    FlattenedTensor flatten() const override { return {}; }
+    FlattenedTensor flatten(const Tensor&) const override { return {}; }
     Tensor unflatten(const FlattenedTensor&, IntArrayRef, IntArrayRef) const override { return {}; }
   };
   const Tensor w = make_wrapper_tensor(IntrusivePtr<TensorSubclass>(new Lazy), {2}, {1}, 0, ScalarType::Float32, Device::CPU);

@@ -44,7 +44,7 @@ TEST_CASE("LoggingTensor runs ops on its elem, logs them, and wraps the results"
   detach(y);  // the op, then the non-differentiable-view wrapping: PyTorch 2.8 logs two
   CHECK(*log == LoggingTensor::Log{"aten.detach.default", "aten.detach.default"});
 
-  const FlattenedTensor flat = y.subclass()->flatten();
+  const FlattenedTensor flat = y.subclass()->flatten(y);
   CHECK(flat.names == std::vector<std::string>{"elem"});
   const Tensor back = y.subclass()->unflatten(flat, y.sizes(), y.strides());
   CHECK(LoggingTensor::of(back)->log() == log);

@@ -73,7 +73,7 @@ TEST_CASE("ScaledTensor: dynamic scaling, to_float, flatten and unflatten") {
   CHECK(p->data().to(ScalarType::Float32).to_vector<float>()[1] == -448.0f);
   const std::vector<float> back = ScaledTensor::to_float(s).to_vector<float>(), orig = x.to_vector<float>();
   for (std::size_t i = 0; i < back.size(); ++i) CHECK(std::abs(back[i] - orig[i]) <= kUnit * std::abs(orig[i]) + 1e-6);
-  const FlattenedTensor flat = p->flatten();
+  const FlattenedTensor flat = p->flatten(s);
   CHECK(flat.names == std::vector<std::string>{"_data", "_scale"});
   CHECK(flat.inner[0].is_same(p->data()));
   CHECK(flat.inner[1].is_same(p->scale()));

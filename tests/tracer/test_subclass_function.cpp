@@ -53,7 +53,7 @@ class FunctionLoggingTensor final : public TensorSubclass {
       if (t.defined()) t = wrap(t, log_);
     });
   }
-  FlattenedTensor flatten() const override { return {{"elem"}, {elem_}, log_}; }
+  FlattenedTensor flatten(const Tensor&) const override { return {{"elem"}, {elem_}, log_}; }
   Tensor unflatten(const FlattenedTensor& flat, IntArrayRef, IntArrayRef) const override {
     return wrap(flat.inner[0], log_);
   }
@@ -85,7 +85,7 @@ class A : public TensorSubclass {
     call.call_through();
   }
   void dispatch(const OperatorHandle& op, Stack& stack) override { call_below_python(op, stack); }
-  FlattenedTensor flatten() const override { return {}; }
+  FlattenedTensor flatten(const Tensor&) const override { return {}; }
   Tensor unflatten(const FlattenedTensor&, IntArrayRef, IntArrayRef) const override { return Tensor(); }
 
  protected:
@@ -185,7 +185,7 @@ class Answering final : public TensorSubclass {
     if (!nothing_) call.set_result(answer_);
   }
   void dispatch(const OperatorHandle& op, Stack& stack) override { call_below_python(op, stack); }
-  FlattenedTensor flatten() const override { return {}; }
+  FlattenedTensor flatten(const Tensor&) const override { return {}; }
   Tensor unflatten(const FlattenedTensor&, IntArrayRef, IntArrayRef) const override { return Tensor(); }
   int calls = 0;
 
