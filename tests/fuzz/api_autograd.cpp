@@ -132,6 +132,13 @@ namespace strata::fuzz {
 // The other cycle PyTorch documents, a leaf whose .grad has a history that holds the leaf (backward
 // with create_graph, or a grad set to a function of the leaf), is broken by clearing .grad on every
 // tensor the walk meets, and on the leaf of every AccumulateGrad it reaches.
+// A third cycle runs through a leaf's AccumulateGrad, which holds the leaf as PyTorch's does: a
+// tensor the leaf holds (the leaf itself, its view base, a wrapper leaf's inner tensors) written in
+// place from something computed from the leaf gets a history that reaches that AccumulateGrad.
+// x.requires_grad_(); v = x.view(3); x.requires_grad_(False); x.copy_(v) and, with w a wrapper
+// around e, e.add_(w.view(3)) both keep their tensors alive in PyTorch 1.13 after del and
+// gc.collect(). Such a tensor's history is dropped, only when it does reach the AccumulateGrad
+// that holds it.
 void Interpreter::release_unusable_graphs() {
   std::vector<autograd::Node*> stack;
   std::unordered_set<const autograd::Node*> seen;
@@ -143,6 +150,20 @@ void Interpreter::release_unusable_graphs() {
     const AutogradMeta* meta = t.defined() ? t.impl()->autograd_meta() : nullptr;
     return meta ? meta->grad_fn : nullptr;
   };
+  // Whether `to` can be reached from `from` along next edges.
+  auto reaches = [](const autograd::Node* from, const autograd::Node* to) {
+    std::vector<const autograd::Node*> pending{from};
+    std::unordered_set<const autograd::Node*> met;
+    while (!pending.empty()) {
+      const autograd::Node* n = pending.back();
+      pending.pop_back();
+      if (!n || !met.insert(n).second) continue;
+      if (n == to) return true;
+      for (const autograd::Edge& e : n->next_edges()) pending.push_back(e.function.get());
+    }
+    return false;
+  };
+  std::vector<autograd::NodePtr> accumulators;  // owned: dropping a history may free the cycle they are on
   auto visit_tensor = [&](const Tensor& t) {
     const AutogradMeta* meta = t.defined() ? t.impl()->autograd_meta() : nullptr;
     if (!meta) return;
@@ -162,8 +183,20 @@ void Interpreter::release_unusable_graphs() {
     if (auto* formula = dynamic_cast<autograd::FormulaNode*>(node);
         formula && formula->saves_a_modified_tensor())
       formula->release_variables();
-    if (const auto* accumulate = dynamic_cast<const autograd::AccumulateGrad*>(node)) with_grads.push_back(accumulate->variable());
+    if (const auto* accumulate = dynamic_cast<const autograd::AccumulateGrad*>(node)) {
+      with_grads.push_back(accumulate->variable());
+      accumulators.push_back(autograd::NodePtr(node));
+    }
     for (const autograd::Edge& e : node->next_edges()) visit(e.function.get());
+  }
+  for (const autograd::NodePtr& accumulate : accumulators) {
+    const Tensor leaf = static_cast<const autograd::AccumulateGrad&>(*accumulate).variable();
+    std::vector<Tensor> held{leaf};
+    if (const AutogradMeta* meta = leaf.impl()->autograd_meta(); meta && meta->is_view()) held.push_back(meta->view.base);
+    if (leaf.subclass())
+      for (const Tensor& inner : leaf.subclass()->flatten(leaf).inner) held.push_back(inner);
+    for (const Tensor& t : held)
+      if (reaches(history(t), accumulate.get())) autograd::set_gradient_edge(t, autograd::Edge{});
   }
   for (const Tensor& t : with_grads) attempt("clearing a grad", [&] { set_grad(t, Tensor()); });
   w_.histories.clear();
