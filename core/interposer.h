@@ -94,8 +94,10 @@ struct FlattenedTensor {
   std::shared_ptr<const void> context;
 };
 
-// The payload of a wrapper tensor: a tensor whose impl has no storage of its own, carries the Python
-// key, and whose subclass decides what every op on it means.
+// The payload of a subclass tensor, which carries the Python key and whose subclass decides what every
+// op on it means: a wrapper (no storage of its own, make_wrapper_tensor), or a tensor with a storage
+// (make_subclass over real data, a fake over a meta one: those count versions in their storage, and
+// FakeTensor's payload is shared by all of a mode's fakes).
 // Note [A wrapper's version counter]
 // A wrapper has no storage to count its in-place writes (Note [Version counters live in the
 // storage]), so its payload counts them, as PyTorch's VariableVersion does for every tensor: the

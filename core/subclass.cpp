@@ -10,6 +10,7 @@ Tensor make_subclass(IntrusivePtr<TensorSubclass> subclass, const Tensor& data) 
                " tensor; pass a plain tensor");
   STRATA_CHECK(data.impl()->has_data() || data.is_meta(),
                "make_subclass: data has no storage (a view of a wrapper tensor); pass a tensor with data");
+  register_interposer();  // its ops reach the payload's handler through it
   Tensor alias = detail::make_alias(data);
   alias.impl()->set_subclass(std::move(subclass));
   return alias;

@@ -14,7 +14,7 @@ namespace strata {
 // payload: the interposer sends its ops to the payload's handler exactly as for a wrapper (a mode
 // first, then the first subclass argument), and the handler may run them on the tensor itself with
 // the Python key excluded; the CPU kernels accept it because it has storage, and data access works
-// (Tensor::check_data_access refuses only a subclass tensor without storage). The Python key keeps it
+// (Tensor::check_data_access refuses only a subclass tensor without data). The Python key keeps it
 // off the unboxed fast path, so no op on it skips the handler.
 
 // A new tensor over `data`'s storage and geometry (sharing its data and version counter, without its

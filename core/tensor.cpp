@@ -30,9 +30,10 @@ void Tensor::throw_undefined(const char* message) { detail::throw_error(message)
 // below the interposer (Note [A view keeps its source's keys]).
 void Tensor::check_data_access() const {
   STRATA_CHECK(defined(), "cannot access the data of an undefined tensor");
-  // A wrapper subclass has no data of its own; a non-wrapper one (make_subclass) has.
+  // A wrapper subclass has no data of its own, nor has a fake (a meta tensor with a payload); a
+  // make_subclass tensor over real data has.
   STRATA_CHECK(!subclass() || impl_->has_data(), "cannot access the data of a ", subclass()->type_name(),
-               " wrapper tensor; unwrap it first");
+               impl_->storage() ? " tensor: it has no data" : " wrapper tensor; unwrap it first");
   STRATA_CHECK(!is_meta(), "Cannot access data pointer of Tensor that doesn't have storage (device meta)");
   STRATA_CHECK(impl_->has_data(), "Cannot access data pointer of Tensor that doesn't have storage");
 }

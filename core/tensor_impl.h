@@ -118,7 +118,10 @@ class TensorImpl final : public RefCounted<TensorImpl> {
   // the meta functions whatever device it reports. A fake tensor (tracer/fake_tensor.h) is exactly
   // that, as upstream's FakeTensor is a meta tensor that reports its fake_device: one TensorImpl,
   // with a meta storage (which counts its versions) and no data. Its views copy the device it reports
-  // along with its keys. Only a tensor with the Meta backend key may report another device.
+  // along with its keys. Only a tensor with the Meta backend key may report another device. Unlike
+  // upstream's, whose fake reads as meta inside its kernels, a Meta kernel sees the reported device:
+  // strata's allocate on the meta device explicitly (Note [Meta kernels read and write no data],
+  // ops/boxing.h).
   void set_reported_device(Device device);
   std::int64_t storage_offset() const { return storage_offset_; }
   bool is_contiguous() const { return is_contiguous_; }

@@ -6,6 +6,10 @@
 namespace strata::ops {
 
 namespace detail {
+void throw_meta_meets_data(const OperatorHandle&) {
+  strata::detail::throw_error("Expected all tensors to be on the same device, but found at least two devices, cpu and meta!");
+}
+
 void throw_no_cpu_data(const OperatorHandle& op, std::size_t position, const Tensor& t) {
   const std::string_view name = op.schema().arguments()[position].name;
   if (TensorSubclass* subclass = t.subclass()) {

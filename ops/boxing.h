@@ -196,6 +196,24 @@ inline void check_cpu_inputs(const OperatorHandle& op, const IValue* args) {
   }
 }
 
+// Note [Meta kernels read and write no data]
+// A Meta kernel computes shapes. It meets a tensor with data only where a CPU tensor is mixed with one
+// whose backend is Meta and the dispatcher's device check let them through: a cpu 0-d tensor (a
+// scalar, which mixes with any device), copy_ (which may mix devices), or a fake, which reports cpu
+// while its kernels are the meta ones (Note [A meta tensor may report another device]). The last is
+// an error, as upstream's is (its fake reads as meta inside a kernel, so its device check names cpu
+// and meta): a functional Meta kernel refuses an input with data of one or more dimensions, and an
+// in-place one a self with data, whose write it would silently skip. Only a call whose keys hold CPU
+// (some argument is a CPU tensor) can meet data, so the checks cost a meta-only call one test.
+[[noreturn]] void throw_meta_meets_data(const OperatorHandle& op);
+inline void check_meta_inputs(const OperatorHandle& op, const IValue* args) {
+  for (std::uint8_t i : op.entry().tensor_arguments()) {
+    if (!args[i].is_tensor()) continue;
+    const Tensor& t = args[i].to_tensor();
+    if (t.impl()->has_data() && t.dim() != 0) [[unlikely]] throw_meta_meets_data(op);
+  }
+}
+
 // Replaces a kernel's `n` arguments, already read, at the end of `stack` with its outputs. With no
 // more outputs than arguments (every op here) the outputs take the argument slots in place: no
 // capacity check, and no call to the stack's out-of-line emplace_back.
@@ -213,10 +231,11 @@ void replace_arguments(Stack& stack, std::array<Tensor, k>&& outs) {
 
 // CPU and Meta kernels of a functional op.
 template <auto Meta, auto Compute, Device D>
-void functional_kernel(const OperatorHandle& op, DispatchKeySet, Stack& stack) {
+void functional_kernel(const OperatorHandle& op, DispatchKeySet keys, Stack& stack) {
   constexpr std::size_t n = arity<Meta>;
   const IValue* args = stack.data() + stack.size() - n;
   if constexpr (D == Device::CPU) check_cpu_inputs(op, args);
+  else if (keys.has(DispatchKey::CPU)) [[unlikely]] check_meta_inputs(op, args);
   const auto unboxed = unbox_arguments<Meta>(args, std::make_index_sequence<n>{});
   auto spec = std::apply(Meta, unboxed);
   constexpr std::size_t k = SpecCount<std::decay_t<decltype(spec)>>::value;
@@ -246,13 +265,14 @@ void view_kernel(const OperatorHandle&, DispatchKeySet, Stack& stack) {
 }
 
 template <auto Check, auto Compute, Device D>
-void inplace_kernel(const OperatorHandle& op, DispatchKeySet, Stack& stack) {
+void inplace_kernel(const OperatorHandle& op, DispatchKeySet keys, Stack& stack) {
   constexpr std::size_t n = arity<Check>;
   const IValue* args = stack.data() + stack.size() - n;
   if constexpr (D == Device::CPU) check_cpu_inputs(op, args);
   const auto unboxed = unbox_arguments<Check>(args, std::make_index_sequence<n>{});
   std::apply(Check, unboxed);
   if constexpr (D == Device::CPU) std::apply(Compute, unboxed);
+  else if (keys.has(DispatchKey::CPU) && args[0].to_tensor().impl()->has_data()) [[unlikely]] throw_meta_meets_data(op);
   args[0].to_tensor().impl()->bump_version();  // a meta tensor counts the write it did not do
   replace_arguments<n>(stack, std::array<Tensor, 1>{args[0].to_tensor()});
 }

@@ -221,8 +221,9 @@ void zero__cpu(const Tensor& self) { fill_scalar(self, Scalar(0)); }
 void copy__check(const Tensor& self, const Tensor& src, bool non_blocking) {
   (void)non_blocking;
   STRATA_CHECK(src.defined(), "copy_ from an undefined tensor");
-  // Only a destination with data needs the source's: a meta or fake self copies shapes alone.
-  STRATA_CHECK(src.device() != Device::Meta || !self.impl()->has_data(), "Cannot copy out of meta tensor; no data!");
+  // Only a destination with data needs the source's: a meta or fake self copies shapes alone, and a
+  // source without data (meta, or a fake, which reports its fake device) has none to give.
+  STRATA_CHECK(src.impl()->has_data() || !self.impl()->has_data(), "Cannot copy out of meta tensor; no data!");
   if (self.is_same(src)) return;
   assert_no_internal_overlap(self);
   assert_no_partial_overlap(self, src);

@@ -181,11 +181,19 @@ void run_fake(const IntrusivePtr<FakeTensor>& payload, FakeTensorMode* mode, con
     call_below_python(op, stack);  // numbers alone: the CPU kernel
   }
 
-  // A return with a payload is an argument (in place or aliasing); one without the Meta key is a real
-  // result of an op on numbers alone. The others, fresh meta tensors and views of fakes, become fakes.
+  // A return with a payload is an argument (in place or aliasing). The others, fresh meta tensors and
+  // views of fakes, become fakes; a result without the Meta key is real: right for an op on numbers
+  // alone, an error from a Meta kernel (one that allocated on its input's device(), which a fake
+  // reports as its fake device; upstream's fake reads as meta inside a kernel).
   std::optional<Device> out_device = requested;
   for_each_return_tensor(op, stack, [&](Tensor& t) {
-    if (t.subclass() || !t.key_set().has(DispatchKey::Meta)) return;  // an undefined tensor has no keys
+    if (!t.defined() || t.subclass()) return;
+    if (!t.key_set().has(DispatchKey::Meta)) {
+      STRATA_CHECK(!runs_meta, "the Meta kernel of ", op.str(), " returned a ", t.device(), " tensor with data; under "
+                   "FakeTensorMode a Meta kernel must make its results on the meta device (a fake's device() is the "
+                   "device it stands for, not meta)");
+      return;
+    }
     if (!out_device) out_device = devices.get(op);
     become_fake(t, payload, *out_device);
   });
@@ -194,12 +202,13 @@ void run_fake(const IntrusivePtr<FakeTensor>& payload, FakeTensorMode* mode, con
 }  // namespace
 
 IntrusivePtr<FakeTensor> FakeTensor::make_payload(const Owner& owner) {
+  register_interposer();  // ops on fakes reach the mode or FakeTensor.__torch_dispatch__ through it
   return IntrusivePtr<FakeTensor>::adopt(new FakeTensor(owner));
 }
 
 Tensor FakeTensor::make(const IntrusivePtr<FakeTensor>& payload, Tensor meta, Device device) {
-  STRATA_INTERNAL_ASSERT(meta.defined() && meta.key_set().has(DispatchKey::Meta) && !meta.subclass(),
-                         "a fake tensor is made from a plain meta tensor");
+  STRATA_CHECK(meta.defined() && meta.key_set().has(DispatchKey::Meta) && !meta.subclass(),
+               "FakeTensor::make: a fake tensor is made from a plain meta tensor");
   become_fake(meta, payload, device);
   return meta;
 }
@@ -231,8 +240,9 @@ FlattenedTensor FakeTensor::flatten(const Tensor& self) const {
 }
 
 Tensor FakeTensor::unflatten(const FlattenedTensor& flat, IntArrayRef, IntArrayRef) const {
-  STRATA_CHECK(flat.inner.size() == 1 && flat.inner[0].is_meta() && !flat.inner[0].subclass(),
-               "FakeTensor unflattens from one meta tensor, got ", flat.inner.size(), " tensors");
+  STRATA_CHECK(flat.inner.size() == 1 && flat.inner[0].is_meta() && !flat.inner[0].subclass() && flat.context,
+               "FakeTensor unflattens from one meta tensor and the context FakeTensor::flatten gave, got ",
+               flat.inner.size(), " tensors", flat.context ? "" : " and no context");
   const auto& ctx = *std::static_pointer_cast<const std::pair<Owner, Device>>(flat.context);
   return make(make_payload(ctx.first), flat.inner[0], ctx.second);
 }

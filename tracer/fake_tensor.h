@@ -25,8 +25,12 @@ namespace strata::tracer {
 // call). The fakes themselves are the kernel's arguments: their keys choose the meta functions, with
 // nothing to unwrap. Each meta result then becomes a fake in place (its payload and device set), and
 // an in-place or aliasing return that is an argument is that argument already, as upstream's memo
-// makes it; views share their base's meta storage, so they share its version counter. All fakes of
-// one mode share one payload. Modes entered inside the FakeTensorMode (an OpCounter, a
+// makes it; views share their base's meta storage, so they share its version counter. The fakes a
+// mode makes share its payload (unflatten makes another with the same owner). Kernels are chosen by
+// keys, but a Meta kernel still sees a fake's device() as the device it stands for (upstream's fake
+// reads as meta inside its kernels): a Meta kernel must make its results on the meta device, which
+// the mode checks, and a CPU tensor with data mixed with a fake below the mode is refused (Note
+// [Meta kernels read and write no data], ops/boxing.h). Modes entered inside the FakeTensorMode (an OpCounter, a
 // FlopCounterMode) see exactly the ops a real run dispatches, with fake arguments.
 //
 // Why one TensorImpl rather than a wrapper around a separate meta tensor (strata's first design):

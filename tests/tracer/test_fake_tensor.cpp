@@ -86,7 +86,7 @@ TEST_CASE("from_tensor: a leaf fake with the real tensor's geometry, dtype, devi
   CHECK(tr.strides() == IntArrayRef(std::vector<std::int64_t>{1, 3}));
   CHECK(f.str() == "FakeTensor(..., size=(3, 4), requires_grad=True)");
   CHECK(mode.from_tensor(randint(0, 3, {8})).str() == "FakeTensor(..., size=(8,), dtype=torch.int64)");
-  CHECK_THROWS_WITH_AS(f.to_vector<float>(), "cannot access the data of a FakeTensor wrapper tensor; unwrap it first", Error);
+  CHECK_THROWS_WITH_AS(f.to_vector<float>(), "cannot access the data of a FakeTensor tensor: it has no data", Error);
   CHECK_THROWS_WITH_AS(mode.from_tensor(empty({2}, {.device = Device::Meta})),
                        doctest::Contains("from_tensor: expected a real tensor, got a meta tensor"), Error);
 }
@@ -165,7 +165,7 @@ TEST_CASE("a fake is a meta tensor reporting its device: its views and meta_of s
   CHECK_FALSE(x.is_meta());
   REQUIRE(x.impl()->storage());
   CHECK_FALSE(x.impl()->has_data());
-  CHECK_THROWS_WITH_AS(x.data_ptr<float>(), "cannot access the data of a FakeTensor wrapper tensor; unwrap it first", Error);
+  CHECK_THROWS_WITH_AS(x.data_ptr<float>(), "cannot access the data of a FakeTensor tensor: it has no data", Error);
   const Tensor meta = FakeTensor::meta_of(x);
   CHECK(meta.is_meta());
   CHECK_FALSE(meta.subclass());
@@ -265,6 +265,56 @@ TEST_CASE("ops on fakes outside the mode run as under it (FakeTensor.__torch_dis
   REQUIRE(FakeTensor::is_fake(w.grad()));
   CHECK(w.grad().sizes() == w.sizes());
   CHECK_THROWS_WITH_AS(add(x, randn({2, 4})), doctest::Contains("Please convert all Tensors to FakeTensors first"), Error);
+}
+
+namespace {
+// A Meta kernel that allocates on its input's device(): real data for a fake, which reports cpu.
+Tensor pad_on_input_device(const Tensor& x) { return empty({x.size(0) + 1}, {.dtype = x.dtype(), .device = x.device()}); }
+Tensor pad(const Tensor& x) {
+  static const TypedOperator<Tensor(const Tensor&)> op("faketest_pad::pad");
+  return op(x);
+}
+}  // namespace
+
+TEST_CASE("a Meta kernel that makes a real result under the mode is a clear error naming it") {
+  static const bool once = [] {
+    Library m("faketest_pad");
+    m.def("pad(Tensor x) -> Tensor");
+    m.impl<&pad_on_input_device>("pad", DispatchKey::CPU);
+    m.impl<&pad_on_input_device>("pad", DispatchKey::Meta);
+    return true;
+  }();
+  (void)once;
+  CHECK(pad(empty({2}, {.device = Device::Meta})).is_meta());  // on a plain meta tensor it is right
+  FakeTensorMode mode;
+  const Tensor f = mode.from_tensor(randn({2}));
+  ModeGuard guard(mode);
+  CHECK_THROWS_WITH_AS(pad(f),
+                       "[faketest_pad::pad] the Meta kernel of faketest_pad.pad.default returned a cpu tensor with data; under "
+                       "FakeTensorMode a Meta kernel must make its results on the meta device (a fake's device() is the "
+                       "device it stands for, not meta)",
+                       Error);
+}
+
+TEST_CASE("below the mode, a tensor with data mixed with a fake is refused, never written as if meta") {
+  // Upstream's fake reads as meta inside a kernel, so its device check names cpu and meta.
+  FakeTensorMode mode;
+  const Tensor f = mode.from_tensor(randn({3}));
+  const Tensor real = tensor<float>({1, 2, 3});
+  {
+    const ExcludeKeyGuard below(DispatchKey::Python);
+    CHECK_THROWS_WITH_AS(add_(real, f),
+                         "[aten::add_] Expected all tensors to be on the same device, but found at least two devices, cpu "
+                         "and meta!",
+                         Error);
+    CHECK_THROWS_WITH_AS(add(real, f),
+                         "[aten::add] Expected all tensors to be on the same device, but found at least two devices, cpu "
+                         "and meta!",
+                         Error);
+    CHECK_THROWS_WITH_AS(copy_(real, f), "[aten::copy_] Cannot copy out of meta tensor; no data!", Error);
+  }
+  CHECK(real.to_vector<float>() == std::vector<float>{1, 2, 3});
+  CHECK(real.impl()->version() == 0);
 }
 
 namespace {
