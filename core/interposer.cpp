@@ -16,28 +16,31 @@ std::vector<DispatchMode*>& mode_stack() {
   return stack;
 }
 
-// See Note [The mode stack owns the Python key].
-void sync_python_key() {
+// See Note [The mode stack owns the Python key]. `modes` is this thread's mode_stack().
+void sync_python_key(const std::vector<DispatchMode*>& modes) {
   DispatchKeySet& included = detail::tls_local_dispatch_keys.included;
-  included = mode_stack().empty() ? included.remove(DispatchKey::Python) : included.add(DispatchKey::Python);
+  included = modes.empty() ? included.remove(DispatchKey::Python) : included.add(DispatchKey::Python);
 }
+void sync_python_key() { sync_python_key(mode_stack()); }
 
-// Pops the innermost mode while its handler runs and pushes it back afterwards, also after a throw.
+// Pops the innermost mode of `modes` (this thread's mode_stack(), which is not empty) while its
+// handler runs and pushes it back afterwards, also after a throw.
 class TemporaryModePop {
  public:
-  TemporaryModePop() : mode_(mode_stack().back()) {
-    mode_stack().pop_back();
-    sync_python_key();
+  explicit TemporaryModePop(std::vector<DispatchMode*>& modes) : modes_(modes), mode_(modes.back()) {
+    modes_.pop_back();
+    sync_python_key(modes_);
   }
   ~TemporaryModePop() {
-    mode_stack().push_back(mode_);
-    sync_python_key();
+    modes_.push_back(mode_);
+    sync_python_key(modes_);
   }
   TemporaryModePop(const TemporaryModePop&) = delete;
   TemporaryModePop& operator=(const TemporaryModePop&) = delete;
   DispatchMode* mode() const { return mode_; }
 
  private:
+  std::vector<DispatchMode*>& modes_;
   DispatchMode* mode_;
 };
 
@@ -255,8 +258,8 @@ void interposer_fallback(const OperatorHandle& op, DispatchKeySet keys, Stack& s
   std::string_view declining_mode;
   std::optional<WrittenWrappers> written;
   if (!op.entry().written_tensor_arguments().empty()) [[unlikely]] written.emplace(op, stack, base);
-  if (!mode_stack().empty()) {
-    TemporaryModePop pop;
+  if (std::vector<DispatchMode*>& modes = mode_stack(); !modes.empty()) {
+    TemporaryModePop pop(modes);
     DispatchMode* mode = pop.mode();
     if (run_handler(op, stack, base, Handler{.mode = mode}, [&] { mode->dispatch(op, stack); })) {
       if (written) written->bump_unbumped();
