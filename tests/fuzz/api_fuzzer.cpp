@@ -14,6 +14,7 @@
 #include "tests/fuzz/api_composites.h"
 #include "tests/fuzz/api_interpreter.h"
 #include "tests/fuzz/api_subjects.h"
+#include "tracer/fake_tensor.h"
 #include "tracer/op_counter.h"
 
 // Note [The API fuzzer's byte code]
@@ -27,7 +28,8 @@
 //   2 view      dst src kind operands          (t, transpose, expand, as_strided, view, unsqueeze...)
 //   3 wrap      dst src flags                  (bit 0: AliasingWrapper, else LoggingTensor; bit 1: requires grad)
 //   4 requires_grad slot flag
-//   5 mode      kind                           (push OpCounter, push KeepingMode, pop, push a TraceRecording)
+//   5 mode      kind                           (push OpCounter, push KeepingMode, pop, push a TraceRecording,
+//                                              push a FakeTensorMode that converts real inputs)
 //   6 grad_mode kind                           (push no_grad, push enable_grad, pop, push InferenceMode)
 //   7 call      op-index dst arg...            (all_ops()[index mod count], arguments per api_calls.cpp)
 //   8 call_named length name dst arg...        ("aten::sum.dim_IntList": what the readable seeds use)
@@ -122,7 +124,7 @@ void Interpreter::describe(int step, std::uint8_t opcode) const {
 }
 
 void Interpreter::mode(ByteReader& r) {
-  const std::uint8_t kind = r.u8() % 4;
+  const std::uint8_t kind = r.u8() % 5;
   if (kind == 2) {
     if (!mode_guards_.empty()) pop_mode();  // the mode object stays until the input ends
     return;
@@ -133,7 +135,8 @@ void Interpreter::mode(ByteReader& r) {
     return;
   }
   if (kind == 0) modes_.push_back(std::make_unique<tracer::OpCounter>());
-  else modes_.push_back(std::make_unique<KeepingMode>());
+  else if (kind == 1) modes_.push_back(std::make_unique<KeepingMode>());
+  else modes_.push_back(std::make_unique<tracer::FakeTensorMode>(tracer::FakeTensorModeOptions{.allow_non_fake_inputs = true}));
   mode_guards_.push_back(ModeRegion{std::make_unique<ModeGuard>(*modes_.back()), nullptr});
 }
 

@@ -11,7 +11,7 @@ a comment, %N is pool slot N (0-7):
   view %1 unsqueeze %0 D | view %1 squeeze %0 D | view %1 as_strided %0 [SIZES] [STRIDES] OFFSET|None
   wrap %1 %0 logging|aliasing [requires_grad]
   requires_grad %0 [false]
-  mode counter|keeping|pop|recording                 grad_mode no_grad|enable_grad|pop|inference
+  mode counter|keeping|pop|recording|fake            grad_mode no_grad|enable_grad|pop|inference
   call %2 aten::add.Tensor %0 %1 1          arguments: %N, [%N,...], None, default, 1, 0.5, nan, inf,
                                             true, [1,2], float32|float64|int64|bool, cpu|meta, "text",
                                             @N (custom object N: a call's object return goes to dst mod 4), stop
@@ -251,7 +251,7 @@ def assemble(text):
             elif op == "requires_grad":
                 out += bytes([slot(args[0]), 0 if "false" in args else 1])
             elif op == "mode":
-                out.append({"counter": 0, "keeping": 1, "pop": 2, "recording": 3}[args[0]])
+                out.append({"counter": 0, "keeping": 1, "pop": 2, "recording": 3, "fake": 4}[args[0]])
             elif op == "grad_mode":
                 out.append({"no_grad": 0, "enable_grad": 1, "pop": 2, "inference": 3}[args[0]])
             elif op == "call":
