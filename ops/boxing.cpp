@@ -6,7 +6,7 @@
 namespace strata::ops {
 
 namespace detail {
-void throw_meta_meets_data(const OperatorHandle&) {
+void throw_meta_meets_data() {
   strata::detail::throw_error("Expected all tensors to be on the same device, but found at least two devices, cpu and meta!");
 }
 

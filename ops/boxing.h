@@ -205,12 +205,12 @@ inline void check_cpu_inputs(const OperatorHandle& op, const IValue* args) {
 // and meta): a functional Meta kernel refuses an input with data of one or more dimensions, and an
 // in-place one a self with data, whose write it would silently skip. Only a call whose keys hold CPU
 // (some argument is a CPU tensor) can meet data, so the checks cost a meta-only call one test.
-[[noreturn]] void throw_meta_meets_data(const OperatorHandle& op);
+[[noreturn]] void throw_meta_meets_data();
 inline void check_meta_inputs(const OperatorHandle& op, const IValue* args) {
   for (std::uint8_t i : op.entry().tensor_arguments()) {
     if (!args[i].is_tensor()) continue;
     const Tensor& t = args[i].to_tensor();
-    if (t.impl()->has_data() && t.dim() != 0) [[unlikely]] throw_meta_meets_data(op);
+    if (t.impl()->has_data() && t.dim() != 0) [[unlikely]] throw_meta_meets_data();
   }
 }
 
@@ -272,7 +272,7 @@ void inplace_kernel(const OperatorHandle& op, DispatchKeySet keys, Stack& stack)
   const auto unboxed = unbox_arguments<Check>(args, std::make_index_sequence<n>{});
   std::apply(Check, unboxed);
   if constexpr (D == Device::CPU) std::apply(Compute, unboxed);
-  else if (keys.has(DispatchKey::CPU) && args[0].to_tensor().impl()->has_data()) [[unlikely]] throw_meta_meets_data(op);
+  else if (keys.has(DispatchKey::CPU) && args[0].to_tensor().impl()->has_data()) [[unlikely]] throw_meta_meets_data();
   args[0].to_tensor().impl()->bump_version();  // a meta tensor counts the write it did not do
   replace_arguments<n>(stack, std::array<Tensor, 1>{args[0].to_tensor()});
 }

@@ -30,13 +30,13 @@ namespace strata::tracer {
 // keys, but a Meta kernel still sees a fake's device() as the device it stands for (upstream's fake
 // reads as meta inside its kernels): a Meta kernel must make its results on the meta device, which
 // the mode checks, and a CPU tensor with data mixed with a fake below the mode is refused (Note
-// [Meta kernels read and write no data], ops/boxing.h). Modes entered inside the FakeTensorMode (an OpCounter, a
-// FlopCounterMode) see exactly the ops a real run dispatches, with fake arguments.
+// [Meta kernels read and write no data], ops/boxing.h). Modes entered inside the FakeTensorMode (an
+// OpCounter, a FlopCounterMode) see exactly the ops a real run dispatches, with fake arguments.
 //
-// Why one TensorImpl rather than a wrapper around a separate meta tensor (strata's first design):
-// a wrapper cost every op an unwrap of each argument, a second TensorImpl and a payload per result
-// and a rewrap, which made a fake step twice the plain step; a fake step now costs about what a
-// dispatch mode that only calls through costs on meta tensors.
+// Why one TensorImpl rather than a wrapper around a separate meta tensor: a wrapper would cost every
+// op an unwrap of each argument, and each result a second TensorImpl, a payload and a rewrap. With
+// one TensorImpl a fake op costs what a dispatch mode that only calls through costs on meta tensors,
+// plus the validation above.
 //
 // Note [What may meet a fake tensor]
 // Upstream's rules: the arguments of an op under the mode must be fakes of this mode; a real tensor
