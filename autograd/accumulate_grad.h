@@ -6,7 +6,7 @@
 #pragma once
 
 #include "node.h"
-#include "../core/small_mutex.h"
+#include "../core/util/small_mutex.h"
 
 namespace strata {
 struct AutogradMeta;

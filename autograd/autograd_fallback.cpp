@@ -8,7 +8,7 @@
 #include "autograd/registration.h"
 #include "autograd/variable.h"
 #include "autograd/view_history.h"
-#include "core/dispatch_trace.h"
+#include "core/dispatch/dispatch_trace.h"
 
 namespace strata::autograd {
 

@@ -9,7 +9,7 @@
 
 #include "autograd/variable.h"
 #include "autograd/view_history.h"
-#include "core/warning.h"
+#include "core/util/warning.h"
 #include "ops/detach.h"
 #include "ops/functions.h"
 

@@ -17,7 +17,7 @@
 #include "grad_mode.h"
 #include "node.h"
 #include "saved_variable.h"
-#include "../core/ivalue.h"
+#include "../core/dispatch/ivalue.h"
 
 namespace strata::autograd {
 

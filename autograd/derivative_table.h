@@ -1,6 +1,6 @@
 // autograd/derivative_table.h: what autograd knows about each op, keyed like the op table. A row
 // names the backward node (PyTorch's "AddmmBackward0"), one formula per input that gets a gradient,
-// what to save, written as in derivatives.yaml but in C++ (autograd/derivatives.cpp). Ops without
+// what to save, written as in derivatives.yaml but in C++ (autograd/formulas/derivatives.cpp). Ops without
 // a gradient are rows too, marked non-differentiable (outputs never require grad) or not implemented
 // (recording one throws), so a test can check that every op has exactly one row.
 #pragma once
@@ -12,7 +12,7 @@
 
 #include "arg_name.h"
 #include "node.h"
-#include "../core/dispatcher.h"
+#include "../core/dispatch/dispatcher.h"
 
 namespace strata::autograd {
 
@@ -182,7 +182,7 @@ extern DerivativeTable the_derivative_table;
 inline const DerivativeTable& derivative_table() { return detail::the_derivative_table; }
 inline DerivativeTable& mutable_derivative_table() { return detail::the_derivative_table; }
 
-// The rows for strata's ops (autograd/derivatives.cpp).
+// The rows for strata's ops (autograd/formulas/derivatives.cpp).
 std::vector<DerivativeRow> derivative_rows();
 
 }  // namespace strata::autograd

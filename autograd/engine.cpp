@@ -10,10 +10,10 @@
 #include "autograd/hooks.h"
 #include "autograd/node_index.h"
 #include "autograd/variable.h"
-#include "core/dispatch_observer.h"
-#include "core/function_mode.h"
-#include "core/interposer.h"
-#include "core/warning.h"
+#include "core/dispatch/dispatch_observer.h"
+#include "core/interpose/function_mode.h"
+#include "core/interpose/interposer.h"
+#include "core/util/warning.h"
 #include "ops/functions.h"
 
 namespace strata::autograd {

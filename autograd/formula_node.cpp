@@ -3,9 +3,9 @@
 
 #include "autograd/variable.h"
 #include "autograd/view_history.h"
-#include "core/interposer.h"
-#include "core/function_schema.h"
-#include "core/local_dispatch_keys.h"
+#include "core/interpose/interposer.h"
+#include "core/dispatch/function_schema.h"
+#include "core/dispatch/local_dispatch_keys.h"
 #include "ops/functions.h"
 
 namespace strata::autograd {

@@ -2,7 +2,7 @@
 // and the guards that change it. The autograd handler reads it on every op whose input requires grad.
 #pragma once
 
-#include "../core/local_dispatch_keys.h"
+#include "../core/dispatch/local_dispatch_keys.h"
 
 namespace strata::autograd {
 

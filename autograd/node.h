@@ -12,8 +12,8 @@
 #include <span>
 #include <string_view>
 
-#include "../core/intrusive_ptr.h"
-#include "../core/small_object_pool.h"
+#include "../core/util/intrusive_ptr.h"
+#include "../core/util/small_object_pool.h"
 #include "../core/tensor.h"
 #include "../core/tensor_hooks.h"
 

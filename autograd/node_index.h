@@ -8,7 +8,7 @@
 #include <cstring>
 #include <type_traits>
 
-#include "../core/small_vector.h"
+#include "../core/util/small_vector.h"
 
 namespace strata::autograd {
 

@@ -3,7 +3,7 @@
 
 
 #include "autograd/accumulate_grad.h"
-#include "autograd/cat_backward.h"
+#include "autograd/formulas/cat_backward.h"
 #include "autograd/derivative_table.h"
 #include "autograd/view_history.h"
 #include "core/autograd_meta.h"
@@ -31,7 +31,7 @@ void register_autograd() {
     mutable_derivative_table().add(derivative_rows());
     static const Hooks hooks;
     set_autograd_hooks(hooks);
-    // cat's and stack's Tensor[] get one edge per tensor: their own kernels record the node (autograd/cat_backward.h).
+    // cat's and stack's Tensor[] get one edge per tensor: their own kernels record the node (autograd/formulas/cat_backward.h).
     Dispatcher::singleton().register_kernel(ops::op("aten::cat"), DispatchKey::Autograd,
                                             KernelFunction{&cat_autograd_kernel, "autograd cat"});
     Dispatcher::singleton().register_kernel(ops::op("aten::stack"), DispatchKey::Autograd,

@@ -1,7 +1,7 @@
 // autograd/registration.h: installs autograd into the dispatcher (see Note [Registration on first use]).
 #pragma once
 
-#include "../core/dispatcher.h"
+#include "../core/dispatch/dispatcher.h"
 
 namespace strata::autograd {
 

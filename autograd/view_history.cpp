@@ -6,7 +6,7 @@
 #include "autograd/derivative_table.h"
 #include "autograd/formula_node.h"
 #include "autograd/variable.h"
-#include "core/interposer.h"
+#include "core/interpose/interposer.h"
 
 namespace strata::autograd {
 

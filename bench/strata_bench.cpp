@@ -30,12 +30,12 @@
 #include "nn/safetensors.h"
 #include "ops/functions.h"
 #include "optim/sgd.h"
-#include "tracer/fake_tensor.h"
-#include "tracer/flop_counter.h"
-#include "tracer/debug_mode.h"
-#include "tracer/logging_tensor.h"
-#include "tracer/op_counter.h"
-#include "tracer/seed_experiment.h"
+#include "modes/fake_tensor.h"
+#include "modes/flop_counter.h"
+#include "modes/debug_mode.h"
+#include "modes/logging_tensor.h"
+#include "modes/op_counter.h"
+#include "tracer/cli/mlp_experiment.h"
 
 // Count every allocation made through operator new (tensors, storages, nodes, boxed lists).
 // (GCC's -Wmismatched-new-delete cannot see that these replacements pair malloc with free.)

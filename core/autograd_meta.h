@@ -9,9 +9,9 @@
 #include <type_traits>
 
 #include "autograd_hooks.h"
-#include "local_dispatch_keys.h"
-#include "small_mutex.h"
-#include "small_object_pool.h"
+#include "dispatch/local_dispatch_keys.h"
+#include "util/small_mutex.h"
+#include "util/small_object_pool.h"
 #include "tensor.h"
 #include "tensor_hooks.h"
 
@@ -57,7 +57,7 @@ struct AutogradMeta {
   // PyTorch's AutogradMeta::mutex_: a leaf's lock, guarding `grad_accumulator` (Note [A leaf finds its
   // accumulator through a weak pointer]). Accumulation holds the accumulator's own lock instead (Note
   // [Gradients accumulate under the accumulator's lock]). One byte, in padding the struct has anyway
-  // (Note [A leaf's mutex is one byte], core/small_mutex.h).
+  // (Note [A leaf's mutex is one byte], core/util/small_mutex.h).
   SmallMutex mutex;
   std::uint32_t output_nr = 0;                // which output of grad_fn this tensor is
   Tensor grad;                                // .grad, accumulated by AccumulateGrad

@@ -1,7 +1,7 @@
 // core/dtype.cpp: element type names and the floating-type check.
 #include "core/dtype.h"
 
-#include "core/error.h"
+#include "core/util/error.h"
 
 namespace strata {
 

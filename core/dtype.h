@@ -6,7 +6,7 @@
 #include <ostream>
 #include <string_view>
 
-#include "float8.h"
+#include "util/float8.h"
 
 namespace strata {
 
@@ -101,7 +101,7 @@ template <typename Fn>
 // clone, views, printing, item, safetensors) but not computed with: arithmetic kernels visit with
 // visit_dtype, which refuses it, and _scaled_mm is the one op that reads it as numbers. Data movement
 // visits with visit_all_dtypes, which adds Float8_e4m3fn (a byte with explicit float conversions,
-// core/float8.h); convert_element converts it through float, as c10 does.
+// core/util/float8.h); convert_element converts it through float, as c10 does.
 template <typename Fn>
 [[gnu::always_inline]] inline decltype(auto) visit_all_dtypes(ScalarType t, Fn&& fn) {
   if (t == ScalarType::Float8_e4m3fn) [[unlikely]] return fn(Float8_e4m3fn{});

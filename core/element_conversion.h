@@ -8,7 +8,7 @@
 #include <limits>
 #include <type_traits>
 
-#include "float8.h"
+#include "util/float8.h"
 
 namespace strata {
 

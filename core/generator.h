@@ -1,6 +1,6 @@
 // core/generator.h: PyTorch's CPU random generator, bit for bit: a 32-bit Mersenne Twister seeded
 // like at::mt19937, random() / random64() draws, and the cached second Box-Muller normal sample.
-// The distributions built on it (uniform, normal, randint) are in ops/random_ops.cpp.
+// The distributions built on it (uniform, normal, randint) are in ops/native/random_ops.cpp.
 #pragma once
 
 #include <cstdint>
@@ -8,7 +8,7 @@
 #include <optional>
 #include <random>
 
-#include "ivalue.h"
+#include "dispatch/ivalue.h"
 
 namespace strata {
 

@@ -4,7 +4,7 @@
 // tensors (autograd/saved_variable.cpp).
 #pragma once
 
-#include "local_dispatch_keys.h"
+#include "dispatch/local_dispatch_keys.h"
 
 namespace strata {
 

@@ -6,7 +6,7 @@
 #include <Eigen/Core>
 #include <atomic>
 
-#include "core/error.h"
+#include "core/util/error.h"
 
 namespace strata {
 

@@ -10,7 +10,7 @@
 #include <utility>
 
 #include "dtype.h"
-#include "error.h"
+#include "util/error.h"
 
 namespace strata {
 

@@ -7,8 +7,8 @@
 #include <ostream>
 #include <sstream>
 
-#include "core/checked_math.h"
-#include "core/error.h"
+#include "core/util/checked_math.h"
+#include "core/util/error.h"
 
 namespace strata {
 

@@ -9,9 +9,9 @@
 #include <optional>
 #include <string>
 
-#include "array_ref.h"
-#include "checked_math.h"
-#include "small_vector.h"
+#include "util/array_ref.h"
+#include "util/checked_math.h"
+#include "util/small_vector.h"
 
 namespace strata {
 
@@ -20,7 +20,7 @@ using DimVector = SmallVector<std::int64_t, 5>;
 using IntArrayRef = ArrayRef<std::int64_t>;
 
 // Both throw PyTorch's errors when a product overflows int64 ("numel: integer multiplication overflow",
-// "Stride calculation overflowed"); see core/checked_math.h.
+// "Stride calculation overflowed"); see core/util/checked_math.h.
 std::int64_t numel_of(IntArrayRef sizes);
 DimVector contiguous_strides(IntArrayRef sizes);
 

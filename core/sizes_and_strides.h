@@ -7,7 +7,7 @@
 #include <cstdint>
 #include <cstring>
 
-#include "array_ref.h"
+#include "util/array_ref.h"
 
 namespace strata {
 

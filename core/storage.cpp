@@ -6,8 +6,8 @@
 #include <cstdint>
 #include <new>
 
-#include "core/error.h"
-#include "core/small_object_pool.h"
+#include "core/util/error.h"
+#include "core/util/small_object_pool.h"
 
 namespace strata {
 

@@ -9,10 +9,10 @@
 #include <cstdint>
 #include <new>
 
-#include "checked_math.h"
+#include "util/checked_math.h"
 #include "inference_mode.h"
-#include "intrusive_ptr.h"
-#include "small_object_pool.h"
+#include "util/intrusive_ptr.h"
+#include "util/small_object_pool.h"
 
 namespace strata {
 
@@ -46,7 +46,7 @@ class StorageImpl : public RefCounted<StorageImpl> {
   // alone, as PyTorch's meta tensors have one: an in-place op on a meta tensor bumps the version its
   // views and saved copies see, so autograd's "modified by an inplace operation" check holds on meta
   // and fake tensors too (and a graph a write made unusable can be told apart). Wrapper subclasses keep
-  // theirs in their payload (Note [A wrapper's version counter], core/interposer.h).
+  // theirs in their payload (Note [A wrapper's version counter], core/interpose/interposer.h).
   // The counter is atomic, as PyTorch's VariableVersion is: threads may write disjoint parts of one
   // storage in place at once (two views, or a leaf's gradient that backward passes on two threads
   // accumulate into), and no bump may be lost, nor may a read race with a bump. Relaxed order is

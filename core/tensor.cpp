@@ -5,7 +5,7 @@
 
 #include "core/autograd_meta.h"
 #include "core/element_conversion.h"
-#include "core/interposer.h"
+#include "core/interpose/interposer.h"
 
 namespace strata {
 

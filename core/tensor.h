@@ -13,7 +13,7 @@
 #include <type_traits>
 #include <vector>
 
-#include "error.h"
+#include "util/error.h"
 #include "scalar.h"
 #include "tensor_impl.h"
 

@@ -9,7 +9,7 @@
 
 #include "core/autograd_hooks.h"
 #include "core/element_conversion.h"
-#include "core/interposer.h"
+#include "core/interpose/interposer.h"
 
 namespace strata {
 

@@ -5,9 +5,9 @@
 #include <type_traits>
 
 #include "core/autograd_meta.h"
-#include "core/error.h"
-#include "core/interposer.h"
-#include "core/small_object_pool.h"
+#include "core/util/error.h"
+#include "core/interpose/interposer.h"
+#include "core/util/small_object_pool.h"
 
 namespace strata {
 

@@ -6,9 +6,9 @@
 #include <cstdint>
 
 #include "device.h"
-#include "dispatch_key.h"
+#include "dispatch/dispatch_key.h"
 #include "dtype.h"
-#include "intrusive_ptr.h"
+#include "util/intrusive_ptr.h"
 #include "shape.h"
 #include "sizes_and_strides.h"
 #include "storage.h"
@@ -115,7 +115,7 @@ class TensorImpl final : public RefCounted<TensorImpl> {
   Device device() const { return device_; }
   // Note [A meta tensor may report another device]
   // Kernels are chosen by dispatch keys, never by device(): a tensor whose backend key is Meta runs
-  // the meta functions whatever device it reports. A fake tensor (tracer/fake_tensor.h) is exactly
+  // the meta functions whatever device it reports. A fake tensor (modes/fake_tensor.h) is exactly
   // that, as upstream's FakeTensor is a meta tensor that reports its fake_device: one TensorImpl,
   // with a meta storage (which counts its versions) and no data. Its views copy the device it reports
   // along with its keys. Only a tensor with the Meta backend key may report another device. Unlike
@@ -131,12 +131,12 @@ class TensorImpl final : public RefCounted<TensorImpl> {
   bool has_data() const { return data_ != nullptr; }  // set exactly when the storage has data
   DispatchKeySet key_set() const { return key_set_; }
   // A 0-d tensor made from a C++ number (PyTorch's wrapped number): type promotion gives it the
-  // lowest priority, so `t * 2.5` keeps t's dtype. See ops/type_promotion.h.
+  // lowest priority, so `t * 2.5` keeps t's dtype. See ops/native/type_promotion.h.
   bool is_wrapped_number() const { return is_wrapped_number_; }
   void set_wrapped_number(bool wrapped) { is_wrapped_number_ = wrapped; }
   // In-place writes so far to this tensor's storage (Note [Version counters live in the storage]);
   // a wrapper's are counted by its subclass payload (Note [A wrapper's version counter],
-  // core/interposer.h).
+  // core/interpose/interposer.h).
   std::uint32_t version() const { return storage_ ? storage_->version() : version_without_storage(); }
   // Made under InferenceMode, or a view of such a tensor (Note [Inference tensors], core/inference_mode.h).
   bool is_inference() const { return storage_ && storage_->is_inference(); }
@@ -166,7 +166,7 @@ class TensorImpl final : public RefCounted<TensorImpl> {
   bool is_no_grad_view() const { return no_grad_view_; }
   void set_no_grad_view() { no_grad_view_ = true; }
 
-  // Wrapper subclass payload (core/interposer.h); setting one adds the Python key, and clearing it
+  // Wrapper subclass payload (core/interpose/interposer.h); setting one adds the Python key, and clearing it
   // removes the key from a tensor with storage only.
   TensorSubclass* subclass() const { return subclass_.get(); }
   void set_subclass(IntrusivePtr<TensorSubclass> subclass);

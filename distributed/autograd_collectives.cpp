@@ -6,7 +6,7 @@
 #include <vector>
 
 #include "autograd/custom_function.h"
-#include "core/local_dispatch_keys.h"
+#include "core/dispatch/local_dispatch_keys.h"
 #include "distributed/functional_collectives.h"
 
 namespace strata::distributed {

@@ -3,7 +3,7 @@
 // MPIWork that completes it (MPI_Wait) and finishes avg by dividing.
 #include "distributed/mpi_backend.h"
 
-#include "core/error.h"
+#include "core/util/error.h"
 
 #ifdef STRATA_HAVE_MPI
 

@@ -4,7 +4,7 @@
 #include <algorithm>
 #include <map>
 
-#include "core/error.h"
+#include "core/util/error.h"
 
 namespace strata::distributed {
 

@@ -10,7 +10,7 @@
 #include <string_view>
 #include <vector>
 
-#include "../core/array_ref.h"
+#include "../core/util/array_ref.h"
 #include "../core/tensor.h"
 
 namespace strata::distributed {

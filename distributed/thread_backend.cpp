@@ -15,7 +15,7 @@
 #include <thread>
 #include <vector>
 
-#include "core/error.h"
+#include "core/util/error.h"
 #include "distributed/functional_collectives.h"
 #include "distributed/process_group.h"
 

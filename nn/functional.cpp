@@ -1,7 +1,7 @@
 // nn/functional.cpp: the composites (aten/src/ATen/native/Linear.cpp, LossNLL.cpp, SoftMax.cpp).
 #include "nn/functional.h"
 
-#include "core/interposer.h"
+#include "core/interpose/interposer.h"
 
 #include "ops/functions.h"
 #include "ops/torch_function.h"

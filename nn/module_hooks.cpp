@@ -5,7 +5,7 @@
 #include <mutex>
 #include <vector>
 
-#include "core/warning.h"
+#include "core/util/warning.h"
 #include "nn/module.h"
 
 namespace strata::nn {

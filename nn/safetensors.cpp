@@ -18,11 +18,11 @@
 
 #include <nlohmann/json.hpp>
 
-#include "core/error.h"
+#include "core/util/error.h"
 #include "core/shape.h"
 #include "core/storage.h"
 #include "core/tensor_impl.h"
-#include "tracer/atomic_file.h"
+#include "io/atomic_file.h"
 
 namespace strata {
 

@@ -1,7 +1,7 @@
 // nn/state_dict.cpp: Module::state_dict and Module::load_state_dict with PyTorch's key names and
 // error messages.
 #include "autograd/grad_mode.h"
-#include "core/error.h"
+#include "core/util/error.h"
 #include "core/shape.h"
 #include "nn/module.h"
 #include "ops/detach.h"

@@ -1,7 +1,7 @@
 // ops/boxing.cpp: output allocation and view construction for the boxed adapters.
 #include "ops/boxing.h"
 
-#include "core/interposer.h"
+#include "core/interpose/interposer.h"
 
 namespace strata::ops {
 

@@ -17,9 +17,9 @@
 #include <utility>
 
 #include "../core/autograd_meta.h"
-#include "../core/dispatcher.h"
+#include "../core/dispatch/dispatcher.h"
 #include "../core/generator.h"
-#include "../core/ivalue.h"
+#include "../core/dispatch/ivalue.h"
 
 namespace strata::ops {
 

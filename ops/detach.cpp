@@ -5,7 +5,7 @@
 
 #include <utility>
 
-#include "core/interposer.h"
+#include "core/interpose/interposer.h"
 #include "ops/functions.h"
 #include "ops/op_table.h"
 

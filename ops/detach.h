@@ -2,7 +2,7 @@
 // decides when that dispatches aten::detach. See Note [Detach and the interposer].
 #pragma once
 
-#include "../core/dispatcher.h"
+#include "../core/dispatch/dispatcher.h"
 #include "../core/tensor.h"
 
 namespace strata {

@@ -4,7 +4,7 @@
 
 #include "ops/detach.h"
 #include "ops/torch_function.h"
-#include "ops/type_promotion.h"
+#include "ops/native/type_promotion.h"
 
 namespace strata {
 

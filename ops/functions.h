@@ -3,7 +3,7 @@
 // unboxed when only the CPU kernel would run, through the dispatcher otherwise. Composite functions
 // (reshape, contiguous, sum_to, and the nn functionals in nn/) call these; they never reach the
 // dispatcher as themselves. Each public function first announces itself to the function modes under
-// its PyTorch name (ops/torch_function.h, core/function_mode.h); the internal ones PyTorch does not
+// its PyTorch name (ops/torch_function.h, core/interpose/function_mode.h); the internal ones PyTorch does not
 // expose as torch functions (_unsafe_view, sum_to, threshold_backward, nll_loss_forward,
 // nll_loss_backward, the *_backward ops of the activations, embedding and dropout,
 // value_selecting_reduction_backward) announce nothing.
@@ -13,9 +13,9 @@
 #include <string_view>
 #include <tuple>
 
-#include "../core/dispatcher.h"
+#include "../core/dispatch/dispatcher.h"
 #include "../core/generator.h"
-#include "../core/ivalue.h"
+#include "../core/dispatch/ivalue.h"
 #include "../core/tensor.h"
 #include "typed_operator.h"
 
@@ -213,7 +213,7 @@ const Tensor& fill_(const Tensor& self, const Scalar& value);
 const Tensor& zero_(const Tensor& self);
 const Tensor& copy_(const Tensor& self, const Tensor& src, bool non_blocking = false);
 
-// ---- random (the default generator unless one is given; see ops/distributions.h) ----
+// ---- random (the default generator unless one is given; see ops/native/distributions.h) ----
 Tensor randn(IntArrayRef size, const TensorOptions& options = {}, const Generator* generator = nullptr);
 Tensor rand(IntArrayRef size, const TensorOptions& options = {}, const Generator* generator = nullptr);
 Tensor randint(std::int64_t low, std::int64_t high, IntArrayRef size, const TensorOptions& options = {},

@@ -14,7 +14,7 @@
 #include <tuple>
 #include <utility>
 
-#include "../core/dispatcher.h"
+#include "../core/dispatch/dispatcher.h"
 #include "boxing.h"
 
 namespace strata {

@@ -4,7 +4,7 @@
 
 #include <string_view>
 
-#include "../core/dispatcher.h"
+#include "../core/dispatch/dispatcher.h"
 
 namespace strata::ops {
 

@@ -9,8 +9,8 @@
 #include <string>
 #include <string_view>
 
-#include "../core/ivalue.h"
-#include "../core/small_object_pool.h"
+#include "../core/dispatch/ivalue.h"
+#include "../core/util/small_object_pool.h"
 
 namespace strata::ops {
 

@@ -1,6 +1,6 @@
 // ops/torch_function.h: the one wrapper every public front-end function starts with. It announces
-// the call to the function modes (core/function_mode.h) and to the subclasses among its arguments
-// that take function calls (core/interposer.h) under PyTorch's name and parameter list, boxing the
+// the call to the function modes (core/interpose/function_mode.h) and to the subclasses among its arguments
+// that take function calls (core/interpose/interposer.h) under PyTorch's name and parameter list, boxing the
 // C++ arguments, and unboxes what they leave as the function's result.
 //
 //   Tensor mm(const Tensor& self, const Tensor& mat2) {
@@ -14,10 +14,10 @@
 #include <type_traits>
 #include <vector>
 
-#include "../core/function_mode.h"
+#include "../core/interpose/function_mode.h"
 #include "../core/generator.h"
-#include "../core/interposer.h"
-#include "../core/ivalue.h"
+#include "../core/interpose/interposer.h"
+#include "../core/dispatch/ivalue.h"
 #include "../core/tensor.h"
 
 namespace strata {

@@ -6,7 +6,7 @@
 
 #include <type_traits>
 
-#include "../core/dispatcher.h"
+#include "../core/dispatch/dispatcher.h"
 #include "op_table.h"
 
 namespace strata {

@@ -6,7 +6,7 @@
 #include <string>
 #include <vector>
 
-#include "../core/ivalue.h"
+#include "../core/dispatch/ivalue.h"
 #include "../core/tensor.h"
 
 namespace strata::optim {

@@ -5,7 +5,7 @@
 
 #include "ops/detach.h"
 #include "ops/functions.h"
-#include "ops/type_promotion.h"
+#include "ops/native/type_promotion.h"
 
 namespace strata::optim {
 

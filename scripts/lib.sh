@@ -34,16 +34,34 @@ strata_install_packages() {
   DEBIAN_FRONTEND=noninteractive "${apt[@]}" install -y -qq --no-install-recommends $missing
 }
 
-# strata_build DIR [meson setup options...]: configure DIR once, then build it.
-strata_build() {
+# strata_configure DIR [meson setup options...]: configures DIR once, with the options; a DIR that
+# exists keeps its configuration.
+strata_configure() {
   local dir=$1
   shift
   if [ ! -f "$dir/build.ninja" ]; then
     echo "==> configuring $dir"
     meson setup "$dir" "$@"
   fi
-  echo "==> building $dir"
-  meson compile -C "$dir"
+}
+
+# strata_enable_tests DIR: turns on DIR's tests, strata-bench and examples (-Dtests=enabled) unless
+# they already are, so a build directory the demo configured serves the tests too.
+strata_enable_tests() {
+  local on
+  on=$(meson introspect --buildoptions "$1" | python3 -c \
+    'import json, sys; print(next(o["value"] for o in json.load(sys.stdin) if o["name"] == "tests"))')
+  if [ "$on" != enabled ]; then
+    echo "==> enabling the tests in $1"
+    meson configure "$1" -Dtests=enabled
+  fi
+}
+
+# strata_build DIR [meson setup options...]: configure DIR once, then build all of it.
+strata_build() {
+  strata_configure "$@"
+  echo "==> building $1"
+  meson compile -C "$1"
 }
 
 
@@ -75,7 +93,7 @@ strata_sanitizer_build() {
     echo "==> configuring $dir (clang, AddressSanitizer + UndefinedBehaviorSanitizer, libFuzzer)"
     # -gline-tables-only: reports name file and line, for a quarter less compile time than -g.
     # -Wno-pass-failed: at -O1 clang declines the vectorisation hints (omp simd) and says so per loop.
-    CXX=clang++ meson setup "$dir" -Dfuzzers=true --buildtype=plain -Doptimization=1 -Db_ndebug=false \
+    CXX=clang++ meson setup "$dir" -Dtests=enabled -Dfuzzers=true --buildtype=plain -Doptimization=1 -Db_ndebug=false \
       -Db_sanitize=address,undefined -Db_lundef=false \
       -Dcpp_args="['-gline-tables-only','-Wno-pass-failed','-fsanitize=fuzzer-no-link','-fsanitize=float-cast-overflow','-fno-sanitize-recover=all']" >/dev/null
   fi

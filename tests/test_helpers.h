@@ -13,7 +13,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "core/interposer.h"
+#include "core/interpose/interposer.h"
 #include "core/tensor.h"
 
 namespace strata::testing {

@@ -3,7 +3,7 @@
 
 #include "autograd/grad_mode.h"
 #include "core/device.h"
-#include "tracer/python_repr.h"
+#include "io/python_repr.h"
 
 namespace strata::tracer {
 

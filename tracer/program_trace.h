@@ -14,7 +14,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "../core/interposer.h"
+#include "../core/interpose/interposer.h"
 
 namespace strata::tracer {
 

@@ -11,7 +11,7 @@
 
 #include "autograd/grad.h"
 #include "autograd/graph.h"
-#include "core/function_mode.h"
+#include "core/interpose/function_mode.h"
 #include "ops/functions.h"
 
 namespace strata::tracer {

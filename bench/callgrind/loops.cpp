@@ -19,8 +19,8 @@
 #include "nn/layers.h"
 #include "ops/functions.h"
 #include "optim/sgd.h"
-#include "tracer/fake_tensor.h"
-#include "tracer/seed_experiment.h"
+#include "modes/fake_tensor.h"
+#include "tracer/cli/mlp_experiment.h"
 
 namespace {
 

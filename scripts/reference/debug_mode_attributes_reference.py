@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """The tensor attributes a dispatch mode sees, for DebugMode's record_tensor_attributes
-(tests/tracer/test_debug_mode_options.cpp writes the expected lines from this output).
+(tests/modes/test_debug_mode_options.cpp writes the expected lines from this output).
 
 Upstream's DebugMode stringifies an op's arguments before running it and its outputs right after, in
 __torch_dispatch__, below autograd: an output has no history yet (requires_grad=False, is_leaf=True)

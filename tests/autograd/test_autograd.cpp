@@ -15,15 +15,15 @@
 #include "autograd/grad_mode.h"
 #include "autograd/node.h"
 #include "autograd/variable.h"
-#include "core/dispatch_trace.h"
-#include "core/dispatcher.h"
-#include "core/interposer.h"
-#include "core/warning.h"
+#include "core/dispatch/dispatch_trace.h"
+#include "core/dispatch/dispatcher.h"
+#include "core/interpose/interposer.h"
+#include "core/util/warning.h"
 #include "nn/functional.h"
 #include "ops/detach.h"
 #include "ops/functions.h"
 #include "tests/test_helpers.h"
-#include "tests/tracer/subprocess.h"
+#include "tests/tracer/cli/subprocess.h"
 
 using namespace strata;
 using testing::OpLog;

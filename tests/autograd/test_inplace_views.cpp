@@ -11,7 +11,7 @@
 #include "autograd/grad_mode.h"
 #include "autograd/variable.h"
 #include "autograd/view_history.h"
-#include "core/interposer.h"
+#include "core/interpose/interposer.h"
 #include "ops/detach.h"
 #include "ops/functions.h"
 #include "tests/test_helpers.h"

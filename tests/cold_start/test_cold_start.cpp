@@ -14,7 +14,7 @@
 
 #include "autograd/backward.h"
 #include "autograd/variable.h"
-#include "core/dispatcher.h"
+#include "core/dispatch/dispatcher.h"
 #include "ops/functions.h"
 #include "ops/op_table.h"
 

@@ -1,7 +1,7 @@
 // tests/core/test_dispatch_keys.cpp: key-set algebra and the thread-local key guards.
 #include <doctest/doctest.h>
 
-#include "core/local_dispatch_keys.h"
+#include "core/dispatch/local_dispatch_keys.h"
 
 using namespace strata;
 

@@ -4,8 +4,8 @@
 
 #include <sstream>
 
-#include "core/dispatcher.h"
-#include "core/interposer.h"
+#include "core/dispatch/dispatcher.h"
+#include "core/interpose/interposer.h"
 #include "tests/core/toy_ops.h"
 
 using namespace strata;

@@ -4,7 +4,7 @@
 
 #include <sstream>
 
-#include "core/interposer.h"
+#include "core/interpose/interposer.h"
 #include "tests/core/toy_ops.h"
 
 using namespace strata;

@@ -1,7 +1,7 @@
 // tests/core/test_schema.cpp: parsing PyTorch schema strings.
 #include <doctest/doctest.h>
 
-#include "core/function_schema.h"
+#include "core/dispatch/function_schema.h"
 
 using namespace strata;
 

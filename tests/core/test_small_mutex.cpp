@@ -1,4 +1,4 @@
-// tests/core/test_small_mutex.cpp: SmallMutex (core/small_mutex.h) excludes: threads that add to a
+// tests/core/test_small_mutex.cpp: SmallMutex (core/util/small_mutex.h) excludes: threads that add to a
 // plain counter under it, most of them finding it taken, lose no increment; try_lock fails while it
 // is held. Suite "threads": under ThreadSanitizer an unexcluded access is reported.
 #include <doctest/doctest.h>
@@ -7,7 +7,7 @@
 #include <thread>
 #include <vector>
 
-#include "core/small_mutex.h"
+#include "core/util/small_mutex.h"
 
 using namespace strata;
 

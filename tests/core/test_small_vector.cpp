@@ -6,7 +6,7 @@
 #include <string>
 #include <vector>
 
-#include "core/small_vector.h"
+#include "core/util/small_vector.h"
 
 namespace strata {
 namespace {

@@ -9,7 +9,7 @@
 #include <vector>
 
 #include "core/generator.h"
-#include "core/small_object_pool.h"
+#include "core/util/small_object_pool.h"
 #include "core/tensor_format.h"
 #include "tests/test_helpers.h"
 

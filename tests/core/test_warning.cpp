@@ -1,4 +1,4 @@
-// tests/core/test_warning.cpp: warnings (core/warning.h): the calling thread's handler gets them, a
+// tests/core/test_warning.cpp: warnings (core/util/warning.h): the calling thread's handler gets them, a
 // guard installs one for a scope, the default handler prints "Warning: <message>" to stderr, and
 // STRATA_WARN_ONCE warns once per place it is written, even when threads race to it.
 #include <doctest/doctest.h>
@@ -12,7 +12,7 @@
 #include <thread>
 #include <vector>
 
-#include "core/warning.h"
+#include "core/util/warning.h"
 
 using namespace strata;
 

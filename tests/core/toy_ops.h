@@ -5,7 +5,7 @@
 
 #include <mutex>
 
-#include "core/dispatcher.h"
+#include "core/dispatch/dispatcher.h"
 
 namespace strata::testing {
 

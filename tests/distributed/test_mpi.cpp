@@ -16,7 +16,7 @@
 #include "nn/layers.h"
 #include "optim/sgd.h"
 #include "tests/distributed/collective_inputs.h"
-#include "tracer/seed_experiment.h"
+#include "tracer/cli/mlp_experiment.h"
 
 using namespace strata;
 using namespace strata::distributed;

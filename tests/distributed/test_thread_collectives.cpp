@@ -22,8 +22,8 @@
 #include "nn/functional.h"
 #include "nn/layers.h"
 #include "optim/sgd.h"
-#include "tracer/op_counter.h"
-#include "tracer/seed_experiment.h"
+#include "modes/op_counter.h"
+#include "tracer/cli/mlp_experiment.h"
 
 using namespace strata;
 using namespace strata::distributed;

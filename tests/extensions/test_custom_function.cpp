@@ -7,10 +7,10 @@
 #include "autograd/custom_function.h"
 #include "autograd/hooks.h"
 #include "autograd/variable.h"
-#include "core/warning.h"
+#include "core/util/warning.h"
 #include "ops/functions.h"
 #include "tests/test_helpers.h"
-#include "tracer/logging_tensor.h"
+#include "modes/logging_tensor.h"
 
 using namespace strata;
 using autograd::AutogradContext;

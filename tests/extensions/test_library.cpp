@@ -7,7 +7,7 @@
 #include "autograd/backward.h"
 #include "autograd/custom_function.h"
 #include "autograd/variable.h"
-#include "core/dispatch_trace.h"
+#include "core/dispatch/dispatch_trace.h"
 #include "ops/functions.h"
 #include "ops/library.h"
 #include "ops/typed_operator.h"

@@ -6,7 +6,7 @@
 
 #include "autograd/backward.h"
 #include "autograd/variable.h"
-#include "core/subclass.h"
+#include "core/interpose/subclass.h"
 #include "ops/functions.h"
 #include "tests/test_helpers.h"
 

@@ -8,9 +8,9 @@
 #include <string>
 #include <vector>
 
-#include "core/subclass.h"
+#include "core/interpose/subclass.h"
 #include "ops/functions.h"
-#include "tracer/fake_tensor.h"
+#include "modes/fake_tensor.h"
 
 using namespace strata;
 

@@ -6,7 +6,7 @@
 #include <algorithm>
 #include <string>
 
-#include "core/interposer.h"
+#include "core/interpose/interposer.h"
 #include "tests/fuzz/api_subjects.h"
 
 namespace strata::fuzz {

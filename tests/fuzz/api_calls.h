@@ -9,7 +9,7 @@
 #include <optional>
 #include <vector>
 
-#include "core/dispatcher.h"
+#include "core/dispatch/dispatcher.h"
 #include "tests/fuzz/api_bytes.h"
 #include "tests/fuzz/api_world.h"
 

@@ -14,8 +14,8 @@
 #include "tests/fuzz/api_composites.h"
 #include "tests/fuzz/api_interpreter.h"
 #include "tests/fuzz/api_subjects.h"
-#include "tracer/fake_tensor.h"
-#include "tracer/op_counter.h"
+#include "modes/fake_tensor.h"
+#include "modes/op_counter.h"
 
 // Note [The API fuzzer's byte code]
 // libFuzzer mutates bytes; read as a program, a mutated byte changes one operand or one instruction,

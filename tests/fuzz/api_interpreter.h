@@ -10,8 +10,8 @@
 
 #include "autograd/grad_mode.h"
 #include "core/inference_mode.h"
-#include "core/dispatch_trace.h"
-#include "core/interposer.h"
+#include "core/dispatch/dispatch_trace.h"
+#include "core/interpose/interposer.h"
 #include "tests/fuzz/api_bytes.h"
 #include "tests/fuzz/api_world.h"
 #include "tracer/trace_recorder.h"

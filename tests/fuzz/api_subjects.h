@@ -6,8 +6,8 @@
 
 #include <vector>
 
-#include "core/interposer.h"
-#include "core/subclass.h"
+#include "core/interpose/interposer.h"
+#include "core/interpose/subclass.h"
 
 namespace strata::fuzz {
 

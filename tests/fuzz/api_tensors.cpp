@@ -11,7 +11,7 @@
 #include "tests/fuzz/api_calls.h"
 #include "tests/fuzz/api_interpreter.h"
 #include "tests/fuzz/api_subjects.h"
-#include "tracer/logging_tensor.h"
+#include "modes/logging_tensor.h"
 
 namespace strata::fuzz {
 

@@ -13,7 +13,7 @@
 #include <vector>
 
 #include "core/generator.h"
-#include "core/ivalue.h"
+#include "core/dispatch/ivalue.h"
 #include "core/tensor.h"
 
 namespace strata::fuzz {

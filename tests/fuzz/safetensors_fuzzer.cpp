@@ -16,7 +16,7 @@
 #include <optional>
 #include <string>
 
-#include "core/error.h"
+#include "core/util/error.h"
 #include "nn/safetensors.h"
 
 namespace {

@@ -43,9 +43,9 @@
 #include <string_view>
 #include <vector>
 
-#include "core/error.h"
-#include "tracer/temp_file_registry.h"
-#include "tracer/trace_cli.h"
+#include "core/util/error.h"
+#include "io/temp_file_registry.h"
+#include "tracer/cli/trace_cli.h"
 
 namespace fs = std::filesystem;
 using strata::tracer::TraceOptions;

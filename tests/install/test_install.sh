@@ -65,7 +65,7 @@ ln -s "$src" "$tmp/app-sub/subprojects/strata"
 (unset PKG_CONFIG_PATH; meson setup "$tmp/meson-sub" "$tmp/app-sub" >/dev/null)
 targets=$(meson introspect --targets "$tmp/meson-sub" | python3 -c \
   'import json, sys; print(" ".join(sorted(t["name"] for t in json.load(sys.stdin))))')
-[ "$targets" = "app strata_autograd strata_core strata_distributed strata_mpi strata_nn strata_ops strata_optim strata_tracer" ] ||
+[ "$targets" = "app strata_autograd strata_core strata_distributed strata_io strata_modes strata_mpi strata_nn strata_ops strata_optim strata_tracer" ] ||
   fail "the subproject builds more than its libraries: $targets"
 tests=$(meson introspect --tests "$tmp/meson-sub" | python3 -c \
   'import json, sys; print(" ".join(t["name"] for t in json.load(sys.stdin)))')
@@ -73,7 +73,7 @@ tests=$(meson introspect --tests "$tmp/meson-sub" | python3 -c \
 installs=$(meson introspect --installed "$tmp/meson-sub")
 [ "$installs" = "{}" ] || fail "the subproject installs: $installs"
 link=$(grep -A1 '^build app:' "$tmp/meson-sub/build.ninja" | tr ' ' '\n')
-for lib in core ops autograd nn optim tracer; do
+for lib in core io ops autograd nn optim distributed modes tracer; do
   printf '%s\n' "$link" | grep "libstrata_$lib.a" >/dev/null || fail "the app's link line lacks libstrata_$lib.a"
 done
 ninja -C "$tmp/meson-sub" app.p/app.cpp.o >/dev/null

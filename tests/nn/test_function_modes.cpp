@@ -1,4 +1,4 @@
-// tests/nn/test_function_modes.cpp: function modes (core/function_mode.h) and module hooks
+// tests/nn/test_function_modes.cpp: function modes (core/interpose/function_mode.h) and module hooks
 // (nn/module_hooks.h, nn/mod_tracker.h) against tests/golden/function_modes_torch.json
 // (scripts/reference/function_mode_reference.py), and their protocol and error paths.
 #include <charconv>
@@ -6,7 +6,7 @@
 #include <thread>
 
 #include "autograd/backward.h"
-#include "core/function_mode.h"
+#include "core/interpose/function_mode.h"
 #include "nn/functional.h"
 #include "nn/layers.h"
 #include "nn/mod_tracker.h"

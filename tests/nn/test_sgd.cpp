@@ -2,7 +2,7 @@
 // option (momentum, dampening, nesterov, weight_decay, maximize), its errors, and what step() dispatches.
 #include "autograd/backward.h"
 #include "autograd/variable.h"
-#include "core/interposer.h"
+#include "core/interpose/interposer.h"
 #include "ops/functions.h"
 #include "optim/sgd.h"
 #include "tests/test_helpers.h"

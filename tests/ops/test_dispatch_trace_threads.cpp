@@ -10,7 +10,7 @@
 #include <thread>
 #include <vector>
 
-#include "core/dispatch_trace.h"
+#include "core/dispatch/dispatch_trace.h"
 #include "ops/functions.h"
 
 using namespace strata;

@@ -6,7 +6,7 @@
 #include <functional>
 #include <sstream>
 
-#include "core/interposer.h"
+#include "core/interpose/interposer.h"
 #include "ops/functions.h"
 
 using namespace strata;

@@ -8,7 +8,7 @@
 #include "autograd/backward.h"
 #include "autograd/variable.h"
 #include "core/generator.h"
-#include "ops/elementwise.h"
+#include "ops/native/elementwise.h"
 #include "tests/ops/op_harness.h"
 
 using namespace strata;

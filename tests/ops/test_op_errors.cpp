@@ -6,7 +6,7 @@
 
 #include "autograd/backward.h"
 #include "autograd/variable.h"
-#include "core/interposer.h"
+#include "core/interpose/interposer.h"
 #include "ops/functions.h"
 #include "ops/op_table.h"
 #include "ops/record_function.h"

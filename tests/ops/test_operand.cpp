@@ -1,10 +1,10 @@
-// tests/ops/test_operand.cpp: Operand (ops/operand.h) borrows a tensor already in the form a kernel
+// tests/ops/test_operand.cpp: Operand (ops/native/operand.h) borrows a tensor already in the form a kernel
 // reads and otherwise owns a contiguous copy with the same values, converted where asked
 // (Note [Operands are read where they are]).
 #include <doctest/doctest.h>
 
 #include "ops/functions.h"
-#include "ops/operand.h"
+#include "ops/native/operand.h"
 
 using namespace strata;
 using ops::Operand;

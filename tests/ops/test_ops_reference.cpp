@@ -3,7 +3,7 @@
 #include <cmath>
 
 #include "ops/detach.h"
-#include "ops/small_gemm.h"
+#include "ops/native/small_gemm.h"
 #include "tests/ops/op_harness.h"
 
 using namespace strata;
@@ -171,7 +171,7 @@ TEST_CASE("a product over k == 0 is zero: mm gives zeros and addmm beta * self")
   }
 }
 
-// Note [Rows are summed a block of columns at a time] (ops/reduction_ops.cpp): a contiguous tensor
+// Note [Rows are summed a block of columns at a time] (ops/native/reduction_ops.cpp): a contiguous tensor
 // summed over its leading dims takes the column-block kernel (widths across 16-, 4- and 1-column
 // blocks, one row or many); the same sums of a transposed tensor take the strided loop.
 REFERENCE_CASE("sum over leading dims matches a reference loop on the column-block and strided paths", "aten::sum.dim_IntList") {

@@ -8,7 +8,7 @@
 #include <cstdint>
 #include <limits>
 
-#include "core/interposer.h"
+#include "core/interpose/interposer.h"
 #include "core/storage.h"
 #include "ops/functions.h"
 #include "tests/test_helpers.h"

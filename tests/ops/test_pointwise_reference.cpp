@@ -3,7 +3,7 @@
 // at sizes around the SIMD width, with their meta functions checked alongside.
 #include <cmath>
 
-#include "ops/elementwise.h"
+#include "ops/native/elementwise.h"
 #include "tests/ops/op_harness.h"
 
 using namespace strata;

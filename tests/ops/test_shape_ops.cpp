@@ -7,7 +7,7 @@
 #include "autograd/backward.h"
 #include "autograd/variable.h"
 #include "ops/detach.h"
-#include "core/interposer.h"
+#include "core/interpose/interposer.h"
 #include "ops/functions.h"
 #include "tests/ops/op_harness.h"
 #include "tests/test_helpers.h"

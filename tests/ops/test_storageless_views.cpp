@@ -7,8 +7,8 @@
 #include <functional>
 
 #include "autograd/variable.h"
-#include "core/interposer.h"
-#include "core/subclass.h"
+#include "core/interpose/interposer.h"
+#include "core/interpose/subclass.h"
 #include "ops/detach.h"
 #include "ops/functions.h"
 #include "tests/test_helpers.h"

@@ -15,7 +15,7 @@
 #include "ops/functions.h"
 #include "tests/test_helpers.h"
 #include "tracer/autograd_dot.h"
-#include "tracer/profile_step.h"
+#include "tracer/cli/profile_step.h"
 
 using namespace strata;
 using namespace strata::tracer;

@@ -14,9 +14,9 @@
 #include "nn/layers.h"
 #include "ops/functions.h"
 #include "tests/test_helpers.h"
-#include "tracer/logging_tensor.h"
-#include "tracer/scaled_tensor.h"
-#include "tracer/seed_traces.h"
+#include "modes/logging_tensor.h"
+#include "modes/scaled_tensor.h"
+#include "tracer/cli/mlp_traces.h"
 
 using namespace strata;
 using namespace strata::tracer;

@@ -1,0 +1,132 @@
+// autograd/formulas/functions_manual.cpp: helper formulas (see the header).
+#include "autograd/formulas/functions_manual.h"
+
+#include "ops/functions.h"
+#include "ops/native/type_promotion.h"
+
+namespace strata::autograd {
+
+Tensor mm_mat1_backward(const Tensor& grad, const Tensor& mat2, IntArrayRef mat1_sizes, IntArrayRef mat1_strides,
+                        const Scalar& alpha) {
+  if (mat1_strides[0] == 1 && mat1_strides[1] == mat1_sizes[0]) {
+    return maybe_multiply(t(mm(mat2, t(grad))), alpha);
+  }
+  return maybe_multiply(mm(grad, t(mat2)), alpha);
+}
+
+Tensor mm_mat2_backward(const Tensor& grad, const Tensor& mat1, IntArrayRef mat2_sizes, IntArrayRef mat2_strides,
+                        const Scalar& alpha) {
+  if (mat2_strides[0] == 1 && mat2_strides[1] == mat2_sizes[0]) {
+    return maybe_multiply(t(mm(t(grad), mat1)), alpha);
+  }
+  return maybe_multiply(mm(t(mat1), grad), alpha);
+}
+
+Tensor sum_backward(const Tensor& grad, IntArrayRef sizes, std::optional<IntArrayRef> dims, bool keepdim) {
+  if (!keepdim && !sizes.empty() && dims && !dims->empty()) {
+    SmallVector<bool, 5> reduced(sizes.size(), false);
+    for (std::int64_t d : *dims) reduced[static_cast<std::size_t>(wrap_dim(d, static_cast<std::int64_t>(sizes.size())))] = true;
+    Tensor res = grad;
+    for (std::size_t i = 0; i < sizes.size(); ++i)
+      if (reduced[i]) res = unsqueeze(res, static_cast<std::int64_t>(i));
+    return expand(res, sizes);
+  }
+  return expand(grad, sizes);
+}
+
+Tensor unsqueeze_to(const Tensor& grad, std::int64_t dim, IntArrayRef sizes) {
+  if (sizes.empty()) return grad;
+  const auto d = static_cast<std::size_t>(wrap_dim(dim, static_cast<std::int64_t>(sizes.size())));
+  return sizes[d] == 1 ? unsqueeze(grad, static_cast<std::int64_t>(d)) : grad;
+}
+
+Tensor mean_backward(const Tensor& grad, IntArrayRef sizes, std::optional<IntArrayRef> dims, std::int64_t numel, bool keepdim) {
+  const bool all_reduce = !dims || dims->empty();
+  std::int64_t n = 1;  // PyTorch's _safe_size: the product of the reduced sizes
+  if (all_reduce) {
+    n = numel;
+  } else if (!sizes.empty()) {
+    for (std::int64_t d : *dims) n *= sizes[static_cast<std::size_t>(wrap_dim(d, static_cast<std::int64_t>(sizes.size())))];
+  }
+  return div(sum_backward(grad, sizes, dims, keepdim), ops::wrapped_scalar_tensor(n));  // grad / n: div.Scalar's decomposition
+}
+
+// PyTorch's CPU form reads value.isnan() with item() and fills a zeros tensor through the mask; this
+// is its other form (for subclasses), mask * (grad / mask.sum()), which gives the same values and
+// also runs where there is no data to read (meta tensors: there the NaN case is not distinguished).
+Tensor evenly_distribute_backward(const Tensor& grad, const Tensor& input, const Tensor& value) {
+  const bool value_is_nan = value.impl()->has_data() && isnan(value).item<bool>();
+  const Tensor mask = value_is_nan ? isnan(input) : eq(input, value);
+  return mul(mask, div(grad, sum(mask)));
+}
+
+Tensor softmax_double_backward(const Tensor& grad, const Tensor& grad_output, std::int64_t dim, const Tensor& output) {
+  const Tensor first = mul(grad_output, grad);
+  const Tensor second = mul(sum(mul(output, grad_output), {dim}, true), grad);
+  const Tensor third = mul(grad_output, sum(mul(output, grad), {dim}, true));
+  return sub(sub(first, second), third);
+}
+
+// The second derivative of gelu times ggI and gO. Tanh form: gelu = f (1 + t) with f = x / 2,
+// t = tanh(inner), g = 1 - t^2, h = inner' = beta (1 + 3 kappa x^2), so gelu' = (1 + t) / 2 + f g h and
+//   gelu'' = g h + f g' h + f g h',  g' = -2 t g h,  h' = 6 kappa beta x
+// (sech^2 written as 1 - tanh^2: strata has no cosh). Exact form: gelu'' = 2 pdf - x^2 pdf with
+// pdf = exp(-x^2 / 2) / sqrt(2 pi). The ops dispatched differ from PyTorch's gelu_double_backward.
+Tensor gelu_double_backward(const Tensor& ggI, const Tensor& gO, const Tensor& input, std::string_view approximate) {
+  constexpr double kBeta = 0.7978845608028654;   // sqrt(2 / pi)
+  constexpr double kKappa = 0.044715;
+  constexpr double kAlpha = 0.3989422804014327;  // 1 / sqrt(2 pi)
+  const Tensor x_sq = mul(input, input);
+  Tensor d2;
+  if (approximate == "tanh") {
+    const Tensor inner = mul(add(input, mul(mul(x_sq, input), Scalar(kKappa))), Scalar(kBeta));
+    const Tensor tanh_inner = tanh(inner);
+    const Tensor f = mul(input, Scalar(0.5));
+    const Tensor g = add(neg(mul(tanh_inner, tanh_inner)), Scalar(1));
+    const Tensor h = mul(add(mul(x_sq, Scalar(3 * kKappa)), Scalar(1)), Scalar(kBeta));
+    const Tensor gh = mul(g, h);  // f' g h from both (1 + t) / 2 and f g h
+    const Tensor g_prime = mul(mul(mul(g, tanh_inner), h), Scalar(-2.0));
+    const Tensor g_prime_fh = mul(mul(f, h), g_prime);
+    const Tensor h_prime = mul(input, Scalar(6 * kKappa * kBeta));  // first: Note [An op's operands are dispatched in a written order]
+    const Tensor h_prime_fg = mul(mul(f, g), h_prime);
+    d2 = add(add(gh, g_prime_fh), h_prime_fg);
+  } else {
+    const Tensor pdf = mul(exp(mul(x_sq, Scalar(-0.5))), Scalar(kAlpha));
+    const Tensor x_sq_pdf = mul(x_sq, pdf);  // first: Note [An op's operands are dispatched in a written order]
+    d2 = sub(mul(pdf, Scalar(2.0)), x_sq_pdf);
+  }
+  return mul(mul(ggI, gO), d2);
+}
+
+Tensor embedding_backward(const Tensor& grad, const Tensor& indices, std::int64_t num_weights, std::int64_t padding_idx,
+                          bool scale_grad_by_freq, bool sparse) {
+  if (sparse) not_implemented("embedding", "strata has no sparse tensors, so embedding(sparse=True) has no backward");
+  return embedding_dense_backward(grad, indices, num_weights, padding_idx, scale_grad_by_freq);
+}
+
+Tensor embedding_dense_double_backward(const Tensor& grad, const Tensor& indices, std::int64_t padding_idx) {
+  const Tensor picked = embedding(grad, indices);
+  if (padding_idx < 0 || padding_idx >= grad.size(0)) return picked;
+  // The gradient rows of padding_idx are zero: picked * (indices != padding_idx), as a [..., 1] mask.
+  std::vector<double> keep(static_cast<std::size_t>(grad.size(0)), 1.0);
+  keep[static_cast<std::size_t>(padding_idx)] = 0.0;
+  const Tensor row_keep = to(unsqueeze(tensor<double>(keep), 1), grad.dtype());
+  return mul(picked, embedding(row_keep, indices));
+}
+
+Tensor infinitely_differentiable_native_dropout_backward(const Tensor& grad, const Tensor& mask, double scale) {
+  return mul(grad, mul(to(mask, grad.dtype()), Scalar(scale)));
+}
+
+Tensor native_dropout_double_backward(const Tensor& ggI, const Tensor& grad, const Tensor& mask, double scale) {
+  // ggI.type_as(grad) * (mask.type_as(grad) * scale): PyTorch runs the right operand first (Note [An
+  // op's operands are dispatched in a written order]).
+  const Tensor scaled_mask = mul(to(mask, grad.dtype()), Scalar(scale));
+  return mul(to(ggI, grad.dtype()), scaled_mask);
+}
+
+void not_implemented(const char* name, const char* reason) {
+  throw Error(detail::str_cat("the derivative for '", name, "' is not implemented. ", reason));
+}
+
+}  // namespace strata::autograd

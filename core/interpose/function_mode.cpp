@@ -1,0 +1,206 @@
+// core/interpose/function_mode.cpp: the thread-local function-mode stack, signatures and the handler call.
+#include "core/interpose/function_mode.h"
+
+#include <algorithm>
+#include <charconv>
+
+#include "core/util/error.h"
+
+namespace strata {
+
+namespace detail {
+constinit thread_local bool tls_function_modes_enabled = false;
+constinit thread_local bool tls_subclass_functions_enabled = true;
+constinit std::atomic<std::uint32_t> function_layer_users{0};
+}
+
+namespace {
+
+struct FunctionModeState {
+  std::vector<FunctionMode*> stack;
+  int disabled = 0;           // live DisableFunctionModes guards
+  int subclass_disabled = 0;  // live DisableSubclassFunctions guards
+};
+
+FunctionModeState& state() {
+  thread_local FunctionModeState s;
+  return s;
+}
+
+// Note [One test per call]: the flags follow the stack and the guards.
+void sync_enabled() {
+  const FunctionModeState& s = state();
+  detail::tls_function_modes_enabled = !s.stack.empty() && s.disabled == 0;
+  detail::tls_subclass_functions_enabled = s.disabled == 0 && s.subclass_disabled == 0;
+}
+
+// Pops the innermost mode while its handler runs; pushes it back afterwards, also after a throw.
+class TemporaryFunctionModePop {
+ public:
+  TemporaryFunctionModePop() : mode_(state().stack.back()) {
+    state().stack.pop_back();
+    sync_enabled();
+  }
+  ~TemporaryFunctionModePop() {
+    state().stack.push_back(mode_);
+    sync_enabled();
+  }
+  TemporaryFunctionModePop(const TemporaryFunctionModePop&) = delete;
+  TemporaryFunctionModePop& operator=(const TemporaryFunctionModePop&) = delete;
+  FunctionMode* mode() const { return mode_; }
+
+ private:
+  FunctionMode* mode_;
+};
+
+std::string_view trim(std::string_view s) {
+  while (!s.empty() && s.front() == ' ') s.remove_prefix(1);
+  while (!s.empty() && s.back() == ' ') s.remove_suffix(1);
+  return s;
+}
+
+// A constant of a signature, in Python's spelling.
+IValue parse_constant(std::string_view text, std::string_view function) {
+  if (text == "None") return IValue();
+  if (text == "True") return IValue(true);
+  if (text == "False") return IValue(false);
+  if (text.size() >= 2 && text.front() == '\'' && text.back() == '\'')
+    return IValue(std::string_view(text.substr(1, text.size() - 2)));
+  const char* end = text.data() + text.size();
+  if (text.find_first_of(".e") == std::string_view::npos) {
+    std::int64_t i = 0;
+    auto [ptr, ec] = std::from_chars(text.data(), end, i);
+    if (ec == std::errc() && ptr == end) return IValue(i);
+  } else {
+    double d = 0;
+    auto [ptr, ec] = std::from_chars(text.data(), end, d);
+    if (ec == std::errc() && ptr == end) return IValue(d);
+  }
+  STRATA_INTERNAL_ASSERT(false, "the signature of ", function, " has a constant it cannot read: ", text);
+  return IValue();
+}
+
+// How upstream DebugMode names a function (FunctionSignature::repr_name): Tensor methods are C
+// method descriptors, except backward, a Python function of torch._tensor; F.linear is bound from C.
+std::string repr_name_of(std::string_view name) {
+  constexpr std::string_view method_prefix = "torch.Tensor.";
+  if (name == "torch.Tensor.backward") return "torch._tensor.backward";
+  if (name == "torch.nn.functional.linear") return "torch._C._nn.linear";
+  if (name.substr(0, method_prefix.size()) == method_prefix)
+    return "<method '" + std::string(name.substr(method_prefix.size())) + "' of 'torch._C.TensorBase' objects>";
+  return std::string(name);
+}
+
+}  // namespace
+
+FunctionSignature::FunctionSignature(std::string_view function_name, std::string_view text)
+    : name(function_name), repr_name(repr_name_of(function_name)) {
+  bool keyword = false;
+  while (!text.empty()) {
+    const std::size_t comma = text.find(',');
+    const std::string_view item = trim(text.substr(0, comma));
+    text = comma == std::string_view::npos ? std::string_view() : text.substr(comma + 1);
+    if (item == "*") {
+      keyword = true;
+      continue;
+    }
+    Param p;
+    p.keyword = keyword;
+    const std::size_t eq = item.find('=');
+    p.name = std::string(trim(item.substr(0, eq)));
+    if (eq != std::string_view::npos) {
+      p.constant = true;
+      p.value = parse_constant(trim(item.substr(eq + 1)), name);
+    } else {
+      ++num_boxed;
+    }
+    params.push_back(std::move(p));
+  }
+}
+
+FunctionCall::FunctionCall(const FunctionSignature& signature, std::vector<IValue> boxed) : signature_(&signature) {
+  STRATA_INTERNAL_ASSERT(boxed.size() == signature.num_boxed, signature.name, " boxed ", boxed.size(),
+                         " arguments for a signature that takes ", signature.num_boxed);
+  std::size_t next = 0;
+  for (const auto& p : signature.params) {
+    IValue v = p.constant ? p.value : std::move(boxed[next++]);
+    if (p.keyword) kwargs_.emplace_back(p.name, std::move(v));
+    else args_.push_back(std::move(v));
+  }
+}
+
+const IValue* FunctionCall::find(std::string_view name) const {
+  std::size_t positional = 0;
+  for (const auto& p : signature_->params) {
+    if (p.keyword) break;
+    if (p.name == name) return &args_[positional];
+    ++positional;
+  }
+  for (const auto& [k, v] : kwargs_)
+    if (k == name) return &v;
+  return nullptr;
+}
+
+void FunctionCall::call_through() {
+  STRATA_INTERNAL_ASSERT(through_, "FunctionCall::call_through outside a function mode's handler");
+  through_(context_, *this);
+}
+
+FunctionModeGuard::FunctionModeGuard(FunctionMode& mode) : mode_(&mode) {
+  state().stack.push_back(mode_);
+  detail::add_function_layer_user();
+  sync_enabled();
+}
+
+FunctionModeGuard::~FunctionModeGuard() {
+  // Guards normally unwind innermost first; tolerate any order rather than corrupt the stack.
+  auto& stack = state().stack;
+  auto it = std::find(stack.rbegin(), stack.rend(), mode_);
+  if (it != stack.rend()) stack.erase(std::next(it).base());
+  detail::remove_function_layer_user();
+  sync_enabled();
+}
+
+DisableFunctionModes::DisableFunctionModes() {
+  ++state().disabled;
+  sync_enabled();
+}
+
+DisableFunctionModes::~DisableFunctionModes() {
+  --state().disabled;
+  sync_enabled();
+}
+
+DisableSubclassFunctions::DisableSubclassFunctions() {
+  ++state().subclass_disabled;
+  sync_enabled();
+}
+
+DisableSubclassFunctions::~DisableSubclassFunctions() {
+  --state().subclass_disabled;
+  sync_enabled();
+}
+
+FunctionMode* current_function_mode() { return state().stack.empty() ? nullptr : state().stack.back(); }
+std::size_t function_mode_stack_size() { return state().stack.size(); }
+
+namespace detail {
+
+void run_torch_function(FunctionCall& call) {
+  if (!function_modes_enabled()) return run_subclass_functions(call);
+  TemporaryFunctionModePop pop;
+  call.set_handler(str_cat("the function mode ", pop.mode()->name()));
+  pop.mode()->torch_function(call);
+  STRATA_CHECK(call.has_result(), call.handler(), " handled ", call.name(),
+               " but set no result: it must call call.call_through() (PyTorch's func(*args, **kwargs)) or "
+               "call.set_result()");
+}
+
+void throw_bad_function_result(const FunctionCall& call, std::string_view expected) {
+  throw Error(str_cat("the result of ", call.name(), " set by ", call.handler(), " is ", call.result().tag_name(),
+                      "; expected ", expected));
+}
+
+}  // namespace detail
+
+}  // namespace strata

@@ -1,0 +1,276 @@
+// ops/native/factory_ops.cpp: making, converting and filling tensors: empty.memory_format, zeros, ones, full,
+// arange (and .start, .start_step), empty_like, ones_like, zeros_like, new_empty_strided, clone,
+// _to_copy, fill_.Scalar, zero_, copy_. The *_like ops and clone follow PyTorch's preserve_format: a dense input's strides are kept (so a transposed tensor stays
+// transposed), anything else becomes contiguous.
+#include <cmath>
+#include <limits>
+#include <optional>
+
+#include "ops/boxing.h"
+#include "ops/native/elementwise.h"
+#include "ops/native/memory_overlap.h"
+#include "ops/op_table.h"
+#include "ops/native/output_layout.h"
+
+namespace strata::ops {
+
+namespace {
+
+// The strides a preserve_format copy of `self` gets (empty: contiguous): its own when it is dense,
+// else dense ones in its dimension order (PyTorch's infer_dense_strides).
+DimVector preserved_strides(const Tensor& self, std::optional<MemoryFormat> format) {
+  if (format.value_or(MemoryFormat::Preserve) != MemoryFormat::Preserve || self.is_contiguous()) return {};
+  if (self.is_non_overlapping_and_dense()) return DimVector(self.strides());
+  return output_strides(self.sizes(), {&self});
+}
+
+void check_same_device(const Tensor& self, std::optional<Device> device) {
+  STRATA_CHECK(!device || *device == self.device(), "creating a ", *device, " tensor like a ", self.device(),
+               " tensor is not supported; create it with empty(..., device=", *device, ") instead");
+}
+
+template <typename T>
+void fill_with(const Tensor& t, T value) {
+  T* p = data_of<T>(t);
+  if (t.is_contiguous()) {
+    std::fill(p, p + t.numel(), value);
+    return;
+  }
+  StridedLoop<1> loop(t.sizes(), {DimVector(t.strides())});
+  loop.for_each([&](const std::array<std::int64_t, 1>& off) { p[off[0]] = value; });
+}
+
+void fill_scalar(const Tensor& t, const Scalar& value) {
+  visit_all_dtypes(t.dtype(), [&](auto zero) { fill_with(t, scalar_to_element<decltype(zero)>(value)); });
+}
+
+// ---- empty.memory_format ----
+TensorSpec empty_meta(IntArrayRef size, std::optional<ScalarType> dtype, std::optional<Layout>, std::optional<Device>,
+                      std::optional<bool>, std::optional<MemoryFormat>) {
+  for (std::int64_t s : size) STRATA_CHECK(s >= 0, "Trying to create tensor with negative dimension ", s, ": ", shape_str(size));
+  return {DimVector(size), dtype.value_or(ScalarType::Float32), {}};
+}
+void empty_cpu(const Tensor&, IntArrayRef, std::optional<ScalarType>, std::optional<Layout>, std::optional<Device>,
+               std::optional<bool>, std::optional<MemoryFormat>) {}
+
+// ---- zeros, ones, full ----
+TensorSpec zeros_meta(IntArrayRef size, std::optional<ScalarType> dtype, std::optional<Layout>, std::optional<Device>,
+                      std::optional<bool>) {
+  return empty_meta(size, dtype, std::nullopt, std::nullopt, std::nullopt, std::nullopt);
+}
+void zeros_cpu(const Tensor& out, IntArrayRef, std::optional<ScalarType>, std::optional<Layout>, std::optional<Device>,
+               std::optional<bool>) {
+  fill_scalar(out, Scalar(0));
+}
+void ones_cpu(const Tensor& out, IntArrayRef, std::optional<ScalarType>, std::optional<Layout>, std::optional<Device>,
+              std::optional<bool>) {
+  fill_scalar(out, Scalar(1));
+}
+
+// full without a dtype takes fill_value's: bool, int64, or the default float dtype (PyTorch's
+// infer_full_options).
+TensorSpec full_meta(IntArrayRef size, Scalar fill_value, std::optional<ScalarType> dtype, std::optional<Layout>,
+                     std::optional<Device>, std::optional<bool>) {
+  return empty_meta(size, dtype.value_or(fill_value.default_dtype()), std::nullopt, std::nullopt, std::nullopt, std::nullopt);
+}
+void full_cpu(const Tensor& out, IntArrayRef, Scalar fill_value, std::optional<ScalarType>, std::optional<Layout>,
+              std::optional<Device>, std::optional<bool>) {
+  fill_scalar(out, fill_value);
+}
+
+// ---- arange, arange.start, arange.start_step ----
+// PyTorch's arange and arange_out: without a dtype, int64 when start, end and step are all integers
+// (bools count), else the default float dtype. The bounds and step are read in the dtype's
+// accumulation type (int64 for int64, double for the floating types), and the length is computed in
+// integers for int64 and in double otherwise.
+ScalarType arange_dtype(const Scalar& start, const Scalar& end, const Scalar& step, std::optional<ScalarType> dtype) {
+  if (dtype) return *dtype;
+  return !start.is_floating_point() && !end.is_floating_point() && !step.is_floating_point() ? ScalarType::Int64
+                                                                                              : ScalarType::Float32;
+}
+
+std::int64_t arange_length(const Scalar& start, const Scalar& end, const Scalar& step, ScalarType dtype) {
+  STRATA_CHECK(dtype != ScalarType::Bool, "\"arange_cpu\" not implemented for 'Bool'");  // PyTorch's spelling
+  double length = 0;
+  if (dtype == ScalarType::Int64) {
+    const std::int64_t from = start.to<std::int64_t>(), to = end.to<std::int64_t>(), by = step.to<std::int64_t>();
+    STRATA_CHECK(by != 0, "step must be nonzero");
+    STRATA_CHECK((by > 0 && to >= from) || (by < 0 && to <= from), "upper bound and larger bound inconsistent with step sign");
+    // ceil((end - start) / step) in unsigned arithmetic, where the distance cannot overflow.
+    const auto u = [](std::int64_t v) { return static_cast<std::uint64_t>(v); };
+    const std::uint64_t distance = by > 0 ? u(to) - u(from) : u(from) - u(to);
+    const std::uint64_t stride = by > 0 ? u(by) : std::uint64_t{0} - u(by);
+    length = static_cast<double>(distance / stride + (distance % stride != 0));
+  } else {
+    const double from = start.to<double>(), to = end.to<double>(), by = step.to<double>();
+    STRATA_CHECK(by > 0 || by < 0, "step must be nonzero");
+    STRATA_CHECK(std::isfinite(from) && std::isfinite(to), "unsupported range: ", from, " -> ", to);
+    STRATA_CHECK((by > 0 && to >= from) || (by < 0 && to <= from), "upper bound and larger bound inconsistent with step sign");
+    length = std::ceil((to - from) / by);
+  }
+  // 2^63 itself does not fit int64 (INT64_MAX rounds up to it as a double).
+  STRATA_CHECK(length >= 0 && length < 0x1p63, "invalid size, possible overflow?");
+  return static_cast<std::int64_t>(length);
+}
+
+TensorSpec arange_start_step_meta(Scalar start, Scalar end, Scalar step, std::optional<ScalarType> dtype,
+                                  std::optional<Layout>, std::optional<Device>, std::optional<bool>) {
+  const ScalarType t = arange_dtype(start, end, step, dtype);
+  return {DimVector{arange_length(start, end, step, t)}, t, {}};
+}
+// Element i is start + i * step in the accumulation type, then converted.
+void arange_start_step_cpu(const Tensor& out, Scalar start, Scalar, Scalar step, std::optional<ScalarType>,
+                           std::optional<Layout>, std::optional<Device>, std::optional<bool>) {
+  const std::int64_t n = out.numel();
+  if (out.dtype() == ScalarType::Int64) {
+    std::int64_t* p = data_of<std::int64_t>(out);
+    const std::int64_t from = start.to<std::int64_t>(), by = step.to<std::int64_t>();
+    // Every value lies between start and end, but i * step alone may not fit: wrapping unsigned arithmetic.
+    const auto u = [](std::int64_t v) { return static_cast<std::uint64_t>(v); };
+    for (std::int64_t i = 0; i < n; ++i) p[i] = static_cast<std::int64_t>(u(from) + u(i) * u(by));
+    return;
+  }
+  const double from = start.to<double>(), by = step.to<double>();
+  visit_dtype(out.dtype(), [&](auto zero) {
+    using T = decltype(zero);
+    if constexpr (std::is_floating_point_v<T>) {
+      T* p = data_of<T>(out);
+      for (std::int64_t i = 0; i < n; ++i) p[i] = static_cast<T>(from + static_cast<double>(i) * by);
+    }
+  });
+}
+
+TensorSpec arange_start_meta(Scalar start, Scalar end, std::optional<ScalarType> dtype, std::optional<Layout> layout,
+                             std::optional<Device> device, std::optional<bool> pin) {
+  return arange_start_step_meta(start, end, Scalar(1), dtype, layout, device, pin);
+}
+void arange_start_cpu(const Tensor& out, Scalar start, Scalar end, std::optional<ScalarType> dtype,
+                      std::optional<Layout> layout, std::optional<Device> device, std::optional<bool> pin) {
+  arange_start_step_cpu(out, start, end, Scalar(1), dtype, layout, device, pin);
+}
+TensorSpec arange_meta(Scalar end, std::optional<ScalarType> dtype, std::optional<Layout> layout,
+                       std::optional<Device> device, std::optional<bool> pin) {
+  return arange_start_step_meta(Scalar(0), end, Scalar(1), dtype, layout, device, pin);
+}
+void arange_cpu(const Tensor& out, Scalar end, std::optional<ScalarType> dtype, std::optional<Layout> layout,
+                std::optional<Device> device, std::optional<bool> pin) {
+  arange_start_step_cpu(out, Scalar(0), end, Scalar(1), dtype, layout, device, pin);
+}
+
+// ---- empty_like, ones_like, zeros_like ----
+TensorSpec like_meta(const Tensor& self, std::optional<ScalarType> dtype, std::optional<Layout>,
+                     std::optional<Device> device, std::optional<bool>, std::optional<MemoryFormat> format) {
+  check_same_device(self, device);
+  return {{}, dtype.value_or(self.dtype()), preserved_strides(self, format), &self};
+}
+void empty_like_cpu(const Tensor&, const Tensor&, std::optional<ScalarType>, std::optional<Layout>,
+                    std::optional<Device>, std::optional<bool>, std::optional<MemoryFormat>) {}
+void ones_like_cpu(const Tensor& out, const Tensor&, std::optional<ScalarType>, std::optional<Layout>,
+                   std::optional<Device>, std::optional<bool>, std::optional<MemoryFormat>) {
+  fill_scalar(out, Scalar(1));
+}
+void zeros_like_cpu(const Tensor& out, const Tensor&, std::optional<ScalarType>, std::optional<Layout>,
+                    std::optional<Device>, std::optional<bool>, std::optional<MemoryFormat>) {
+  fill_scalar(out, Scalar(0));
+}
+
+// ---- new_empty_strided ----
+TensorSpec new_empty_strided_meta(const Tensor& self, IntArrayRef size, IntArrayRef stride,
+                                  std::optional<ScalarType> dtype, std::optional<Layout>, std::optional<Device> device,
+                                  std::optional<bool>) {
+  check_same_device(self, device);
+  STRATA_CHECK(size.size() == stride.size(), "mismatch in length of strides and shape");
+  for (std::int64_t s : stride) STRATA_CHECK(s >= 0, "Negative strides are not supported, got strides: ", shape_str(stride));
+  for (std::int64_t s : size) STRATA_CHECK(s >= 0, "Trying to create tensor with negative dimension ", s, ": ", shape_str(size));
+  return {DimVector(size), dtype.value_or(self.dtype()), DimVector(stride)};
+}
+void new_empty_strided_cpu(const Tensor&, const Tensor&, IntArrayRef, IntArrayRef, std::optional<ScalarType>,
+                           std::optional<Layout>, std::optional<Device>, std::optional<bool>) {}
+
+// ---- clone ----
+TensorSpec clone_meta(const Tensor& self, std::optional<MemoryFormat> format) {
+  return {{}, self.dtype(), preserved_strides(self, format), &self};
+}
+void clone_cpu(const Tensor& out, const Tensor& self, std::optional<MemoryFormat>) { copy_elements(out, self); }
+
+// ---- _to_copy: a copy with another dtype (what Tensor.to(dtype) dispatches) ----
+TensorSpec to_copy_meta(const Tensor& self, std::optional<ScalarType> dtype, std::optional<Layout>,
+                        std::optional<Device> device, std::optional<bool>, bool non_blocking,
+                        std::optional<MemoryFormat> format) {
+  (void)non_blocking;
+  check_same_device(self, device);
+  return {{}, dtype.value_or(self.dtype()), preserved_strides(self, format), &self};
+}
+void to_copy_cpu(const Tensor& out, const Tensor& self, std::optional<ScalarType>, std::optional<Layout>,
+                 std::optional<Device>, std::optional<bool>, bool, std::optional<MemoryFormat>) {
+  copy_elements(out, self);
+}
+
+// ---- fill_.Scalar ----
+// Any number in range converts, as in PyTorch (1.5 fills an int64 tensor with 1). One that does not
+// (inf, NaN, 1e30 into int64) throws from Scalar::to before anything is written (Note [Scalar to
+// integer conversion is checked]); as in PyTorch, meta tensors have no values and are not checked.
+void fill__check(const Tensor&, Scalar) {}
+void fill__cpu(const Tensor& self, Scalar value) { fill_scalar(self, value); }
+
+// ---- zero_ ----
+void zero__check(const Tensor&) {}
+void zero__cpu(const Tensor& self) { fill_scalar(self, Scalar(0)); }
+
+// ---- copy_: src broadcast into self, converting dtype ----
+void copy__check(const Tensor& self, const Tensor& src, bool non_blocking) {
+  (void)non_blocking;
+  STRATA_CHECK(src.defined(), "copy_ from an undefined tensor");
+  // Only a destination with data needs the source's: a meta or fake self copies shapes alone, and a
+  // source without data (meta, or a fake, which reports its fake device) has none to give.
+  STRATA_CHECK(src.impl()->has_data() || !self.impl()->has_data(), "Cannot copy out of meta tensor; no data!");
+  if (self.is_same(src)) return;
+  assert_no_internal_overlap(self);
+  assert_no_partial_overlap(self, src);
+  expand_geometry(src.sizes(), src.strides(), self.sizes());  // PyTorch's expand error if src does not fit
+}
+void copy__cpu(const Tensor& self, const Tensor& src, bool) {
+  if (self.is_same(src)) return;
+  copy_elements(self, src);
+}
+
+}  // namespace
+
+void register_factory_ops(Dispatcher& d) {
+  def_functional<empty_meta, empty_cpu>(
+      d, "aten",
+      "empty.memory_format(SymInt[] size, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, "
+      "bool? pin_memory=None, MemoryFormat? memory_format=None) -> Tensor",
+      "empty");
+  const char* options = "ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor";
+  def_functional<zeros_meta, zeros_cpu>(d, "aten", std::string("zeros(SymInt[] size, *, ") + options, "zeros");
+  def_functional<zeros_meta, ones_cpu>(d, "aten", std::string("ones(SymInt[] size, *, ") + options, "ones");
+  def_functional<full_meta, full_cpu>(d, "aten", std::string("full(SymInt[] size, Scalar fill_value, *, ") + options, "full");
+  def_functional<arange_meta, arange_cpu>(d, "aten", std::string("arange(Scalar end, *, ") + options, "arange");
+  def_functional<arange_start_meta, arange_start_cpu>(d, "aten", std::string("arange.start(Scalar start, Scalar end, *, ") + options,
+                                                      "arange");
+  def_functional<arange_start_step_meta, arange_start_step_cpu>(
+      d, "aten", std::string("arange.start_step(Scalar start, Scalar end, Scalar step=1, *, ") + options, "arange");
+  const char* like = "(Tensor self, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, "
+                     "bool? pin_memory=None, MemoryFormat? memory_format=None) -> Tensor";
+  def_functional<like_meta, empty_like_cpu>(d, "aten", std::string("empty_like") + like, "empty_like");
+  def_functional<like_meta, ones_like_cpu>(d, "aten", std::string("ones_like") + like, "ones_like");
+  def_functional<like_meta, zeros_like_cpu>(d, "aten", std::string("zeros_like") + like, "zeros_like");
+  def_functional<new_empty_strided_meta, new_empty_strided_cpu>(
+      d, "aten",
+      "new_empty_strided(Tensor self, SymInt[] size, SymInt[] stride, *, ScalarType? dtype=None, Layout? layout=None, "
+      "Device? device=None, bool? pin_memory=None) -> Tensor",
+      "new_empty_strided");
+  def_functional<clone_meta, clone_cpu>(d, "aten", "clone(Tensor self, *, MemoryFormat? memory_format=None) -> Tensor", "clone");
+  def_functional<to_copy_meta, to_copy_cpu>(
+      d, "aten",
+      "_to_copy(Tensor self, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None, "
+      "bool non_blocking=False, MemoryFormat? memory_format=None) -> Tensor",
+      "_to_copy");
+  def_inplace<fill__check, fill__cpu>(d, "aten", "fill_.Scalar(Tensor(a!) self, Scalar value) -> Tensor(a!)", "fill_");
+  def_inplace<zero__check, zero__cpu>(d, "aten", "zero_(Tensor(a!) self) -> Tensor(a!)", "zero_");
+  d.allow_mixed_devices(def_inplace<copy__check, copy__cpu>(
+      d, "aten", "copy_(Tensor(a!) self, Tensor src, bool non_blocking=False) -> Tensor(a!)", "copy_"));
+}
+
+}  // namespace strata::ops

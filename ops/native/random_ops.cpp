@@ -1,0 +1,217 @@
+// ops/native/random_ops.cpp: random tensors from a Generator (the default one when none is given):
+// randn, rand, randint (each with and without an explicit generator, as PyTorch's overloads are),
+// normal_, uniform_ and bernoulli_.float. Elements are drawn in memory order under the generator's
+// lock, using the transforms in ops/native/distributions.h, which is what makes the numbers equal PyTorch's
+// (except bernoulli_'s: see its kernel).
+#include <limits>
+#include <mutex>
+#include <optional>
+
+#include "ops/boxing.h"
+#include "ops/native/distributions.h"
+#include "ops/native/elementwise.h"
+#include "ops/native/memory_overlap.h"
+#include "ops/op_table.h"
+
+namespace strata::ops {
+
+namespace {
+
+GeneratorImpl& generator_or_default(GeneratorImpl* g) { return g ? *g : *default_generator().impl(); }
+
+// Calls fn(element&) for each element of `t` in memory order (fresh tensors are contiguous).
+template <typename T, typename Fn>
+void for_each_element(const Tensor& t, const Fn& fn) {
+  T* p = data_of<T>(t);
+  if (t.is_contiguous()) {
+    for (std::int64_t i = 0; i < t.numel(); ++i) fn(p[i]);
+    return;
+  }
+  StridedLoop<1> loop(t.sizes(), {DimVector(t.strides())});
+  loop.for_each_serial([&](const std::array<std::int64_t, 1>& off) { fn(p[off[0]]); });
+}
+
+void normal_into(const Tensor& t, double mean, double stdv, GeneratorImpl* gen) {
+  GeneratorImpl& g = generator_or_default(gen);
+  std::lock_guard<std::mutex> lock(g.mutex());
+  visit_floating(t.dtype(), "\"normal_kernel_cpu\"", [&](auto zero) {
+    using T = decltype(zero);
+    if (t.numel() >= 16 && t.is_contiguous()) {
+      normal_fill<T>(data_of<T>(t), t.numel(), static_cast<T>(mean), static_cast<T>(stdv), g);
+    } else {
+      for_each_element<T>(t, [&](T& x) { x = static_cast<T>(normal_double(g, mean, stdv)); });
+    }
+  });
+}
+
+void uniform_into(const Tensor& t, double from, double to, GeneratorImpl* gen) {
+  GeneratorImpl& g = generator_or_default(gen);
+  std::lock_guard<std::mutex> lock(g.mutex());
+  visit_floating(t.dtype(), "\"uniform_kernel_cpu\"", [&](auto zero) {
+    using T = decltype(zero);
+    const T lo = static_cast<T>(from), hi = static_cast<T>(to);
+    for_each_element<T>(t, [&](T& x) { x = uniform_real<T>(g, lo, hi); });
+  });
+}
+
+void random_from_to_into(const Tensor& t, std::int64_t low, std::int64_t high, GeneratorImpl* gen) {
+  GeneratorImpl& g = generator_or_default(gen);
+  std::lock_guard<std::mutex> lock(g.mutex());
+  // In uint64, as PyTorch's random_from_to does: high - low and base + offset may not fit int64
+  // (randint(-2^63, 2^63 - 1)), and the offset wraps back into [low, high) (Note [Integer kernels wrap]).
+  const std::uint64_t range = static_cast<std::uint64_t>(high) - static_cast<std::uint64_t>(low);
+  const auto base = static_cast<std::uint64_t>(low);
+  visit_dtype(t.dtype(), [&](auto zero) {
+    using T = decltype(zero);
+    for_each_element<T>(t, [&](T& x) {
+      const std::uint64_t bits = range >= (std::uint64_t{1} << 32) ? g.random64() : g.random();
+      x = static_cast<T>(static_cast<std::int64_t>(base + bits % range));
+    });
+  });
+}
+
+TensorSpec floating_factory_spec(IntArrayRef size, std::optional<ScalarType> dtype, const char* kernel) {
+  for (std::int64_t s : size) STRATA_CHECK(s >= 0, "Trying to create tensor with negative dimension ", s, ": ", shape_str(size));
+  const ScalarType t = dtype.value_or(ScalarType::Float32);
+  check_floating(t, kernel);
+  return {DimVector(size), t, {}};
+}
+
+// ---- randn / randn.generator ----
+TensorSpec randn_meta(IntArrayRef size, std::optional<ScalarType> dtype, std::optional<Layout>, std::optional<Device>,
+                      std::optional<bool>) {
+  return floating_factory_spec(size, dtype, "\"normal_kernel_cpu\"");
+}
+void randn_cpu(const Tensor& out, IntArrayRef, std::optional<ScalarType>, std::optional<Layout>, std::optional<Device>,
+               std::optional<bool>) {
+  normal_into(out, 0.0, 1.0, nullptr);
+}
+TensorSpec randn_generator_meta(IntArrayRef size, GeneratorImpl*, std::optional<ScalarType> dtype,
+                                std::optional<Layout>, std::optional<Device>, std::optional<bool>) {
+  return floating_factory_spec(size, dtype, "\"normal_kernel_cpu\"");
+}
+void randn_generator_cpu(const Tensor& out, IntArrayRef, GeneratorImpl* g, std::optional<ScalarType>,
+                         std::optional<Layout>, std::optional<Device>, std::optional<bool>) {
+  normal_into(out, 0.0, 1.0, g);
+}
+
+// ---- rand / rand.generator ----
+TensorSpec rand_meta(IntArrayRef size, std::optional<ScalarType> dtype, std::optional<Layout>, std::optional<Device>,
+                     std::optional<bool>) {
+  return floating_factory_spec(size, dtype, "\"uniform_kernel_cpu\"");
+}
+void rand_cpu(const Tensor& out, IntArrayRef, std::optional<ScalarType>, std::optional<Layout>, std::optional<Device>,
+              std::optional<bool>) {
+  uniform_into(out, 0.0, 1.0, nullptr);
+}
+TensorSpec rand_generator_meta(IntArrayRef size, GeneratorImpl*, std::optional<ScalarType> dtype,
+                               std::optional<Layout>, std::optional<Device>, std::optional<bool>) {
+  return floating_factory_spec(size, dtype, "\"uniform_kernel_cpu\"");
+}
+void rand_generator_cpu(const Tensor& out, IntArrayRef, GeneratorImpl* g, std::optional<ScalarType>,
+                        std::optional<Layout>, std::optional<Device>, std::optional<bool>) {
+  uniform_into(out, 0.0, 1.0, g);
+}
+
+// ---- randint.low_generator and the overloads that default low and/or the generator ----
+TensorSpec randint_low_generator_meta(std::int64_t low, std::int64_t high, IntArrayRef size, GeneratorImpl*,
+                                      std::optional<ScalarType> dtype, std::optional<Layout>, std::optional<Device>,
+                                      std::optional<bool>) {
+  STRATA_CHECK(low < high, "random_ expects 'from' to be less than 'to', but got from=", low, " >= to=", high);
+  for (std::int64_t s : size) STRATA_CHECK(s >= 0, "Trying to create tensor with negative dimension ", s, ": ", shape_str(size));
+  return {DimVector(size), dtype.value_or(ScalarType::Int64), {}};
+}
+void randint_low_generator_cpu(const Tensor& out, std::int64_t low, std::int64_t high, IntArrayRef, GeneratorImpl* g,
+                               std::optional<ScalarType>, std::optional<Layout>, std::optional<Device>,
+                               std::optional<bool>) {
+  random_from_to_into(out, low, high, g);
+}
+TensorSpec randint_low_meta(std::int64_t low, std::int64_t high, IntArrayRef size, std::optional<ScalarType> dtype,
+                            std::optional<Layout> l, std::optional<Device> d, std::optional<bool> p) {
+  return randint_low_generator_meta(low, high, size, nullptr, dtype, l, d, p);
+}
+void randint_low_cpu(const Tensor& out, std::int64_t low, std::int64_t high, IntArrayRef, std::optional<ScalarType>,
+                     std::optional<Layout>, std::optional<Device>, std::optional<bool>) {
+  random_from_to_into(out, low, high, nullptr);
+}
+TensorSpec randint_meta(std::int64_t high, IntArrayRef size, std::optional<ScalarType> dtype, std::optional<Layout> l,
+                        std::optional<Device> d, std::optional<bool> p) {
+  return randint_low_generator_meta(0, high, size, nullptr, dtype, l, d, p);
+}
+void randint_cpu(const Tensor& out, std::int64_t high, IntArrayRef, std::optional<ScalarType>, std::optional<Layout>,
+                 std::optional<Device>, std::optional<bool>) {
+  random_from_to_into(out, 0, high, nullptr);
+}
+TensorSpec randint_generator_meta(std::int64_t high, IntArrayRef size, GeneratorImpl*, std::optional<ScalarType> dtype,
+                                  std::optional<Layout> l, std::optional<Device> d, std::optional<bool> p) {
+  return randint_low_generator_meta(0, high, size, nullptr, dtype, l, d, p);
+}
+void randint_generator_cpu(const Tensor& out, std::int64_t high, IntArrayRef, GeneratorImpl* g,
+                           std::optional<ScalarType>, std::optional<Layout>, std::optional<Device>, std::optional<bool>) {
+  random_from_to_into(out, 0, high, g);
+}
+
+// ---- normal_, uniform_ ----
+void normal__check(const Tensor& self, double mean, double stdv, GeneratorImpl*) {
+  (void)mean;
+  STRATA_CHECK(stdv >= 0.0, "normal expects std >= 0.0, but found std ", stdv);
+  check_floating(self.dtype(), "\"normal_kernel_cpu\"");
+}
+void normal__cpu(const Tensor& self, double mean, double stdv, GeneratorImpl* g) { normal_into(self, mean, stdv, g); }
+
+void uniform__check(const Tensor& self, double from, double to, GeneratorImpl*) {
+  check_floating(self.dtype(), "\"uniform_kernel_cpu\"");
+  // PyTorch's bounds: both ends finite in self's dtype, and a width the dtype can represent.
+  const double max = self.dtype() == ScalarType::Float32 ? std::numeric_limits<float>::max() : std::numeric_limits<double>::max();
+  STRATA_CHECK(from >= -max && from <= max, "from is out of bounds for ", self.dtype());
+  STRATA_CHECK(to >= -max && to <= max, "to is out of bounds for ", self.dtype());
+  STRATA_CHECK(from <= to, "uniform_ expects to return a [from, to) range, but found from=", from, " > to=", to);
+  STRATA_CHECK(to - from <= max, "uniform_ expects to-from <= std::numeric_limits<", self.dtype(), ">::max(), but found to=",
+               to, " and from=", from, " which result in to-from to exceed the limit");
+}
+void uniform__cpu(const Tensor& self, double from, double to, GeneratorImpl* g) { uniform_into(self, from, to, g); }
+
+// ---- bernoulli_.float: each element 1 with probability p, else 0 (dropout's noise) ----
+// One uniform double per element, 1 when it is below p: the keep-probability is p exactly up to the
+// uniform's 2^-53 grid. PyTorch draws through MKL on x86, so its masks differ for the same seed.
+void bernoulli__check(const Tensor& self, double p, GeneratorImpl*) {
+  STRATA_CHECK(p >= 0 && p <= 1, "bernoulli_ expects p to be in [0, 1], but got p=", p);
+  assert_no_internal_overlap(self);
+}
+void bernoulli__cpu(const Tensor& self, double p, GeneratorImpl* gen) {
+  GeneratorImpl& g = generator_or_default(gen);
+  std::lock_guard<std::mutex> lock(g.mutex());
+  visit_dtype(self.dtype(), [&](auto zero) {
+    using T = decltype(zero);
+    for_each_element<T>(self, [&](T& x) { x = static_cast<T>(uniform_real<double>(g, 0.0, 1.0) < p); });
+  });
+}
+
+}  // namespace
+
+void register_random_ops(Dispatcher& d) {
+  const std::string options = "ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor";
+  const std::string long_options = "ScalarType? dtype=long, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor";
+  def_functional<randn_meta, randn_cpu>(d, "aten", "randn(SymInt[] size, *, " + options, "randn");
+  def_functional<randn_generator_meta, randn_generator_cpu>(
+      d, "aten", "randn.generator(SymInt[] size, *, Generator? generator, " + options, "randn");
+  def_functional<rand_meta, rand_cpu>(d, "aten", "rand(SymInt[] size, *, " + options, "rand");
+  def_functional<rand_generator_meta, rand_generator_cpu>(
+      d, "aten", "rand.generator(SymInt[] size, *, Generator? generator, " + options, "rand");
+  def_functional<randint_meta, randint_cpu>(d, "aten", "randint(SymInt high, SymInt[] size, *, " + long_options, "randint");
+  def_functional<randint_generator_meta, randint_generator_cpu>(
+      d, "aten", "randint.generator(SymInt high, SymInt[] size, *, Generator? generator, " + long_options, "randint");
+  def_functional<randint_low_meta, randint_low_cpu>(
+      d, "aten", "randint.low(SymInt low, SymInt high, SymInt[] size, *, " + long_options, "randint");
+  def_functional<randint_low_generator_meta, randint_low_generator_cpu>(
+      d, "aten", "randint.low_generator(SymInt low, SymInt high, SymInt[] size, *, Generator? generator, " + long_options,
+      "randint");
+  def_inplace<normal__check, normal__cpu>(
+      d, "aten", "normal_(Tensor(a!) self, float mean=0, float std=1, *, Generator? generator=None) -> Tensor(a!)", "normal_");
+  def_inplace<bernoulli__check, bernoulli__cpu>(
+      d, "aten", "bernoulli_.float(Tensor(a!) self, float p=0.5, *, Generator? generator=None) -> Tensor(a!)", "bernoulli_");
+  def_inplace<uniform__check, uniform__cpu>(
+      d, "aten", "uniform_(Tensor(a!) self, float from=0, float to=1, *, Generator? generator=None) -> Tensor(a!)", "uniform_");
+}
+
+}  // namespace strata::ops

@@ -1,0 +1,265 @@
+// ops/native/view_ops.cpp: ops whose output shares the input's storage: t, transpose.int, view, expand,
+// as_strided, detach, unsqueeze, squeeze.dim, select.int, slice.Tensor (and select_backward, slice_backward, which write
+// into such a view of a fresh tensor). Each is one geometry function (sizes, strides, offset of the view); the same
+// function serves CPU and meta tensors, so no data is touched.
+#include <algorithm>
+#include <cstring>
+#include <limits>
+#include <optional>
+
+#include "core/util/checked_math.h"
+#include "ops/boxing.h"
+#include "ops/detach.h"
+#include "ops/native/elementwise.h"
+#include "ops/op_table.h"
+
+namespace strata::ops {
+
+namespace detail {
+// view's output: TensorImpl::make_reshaped keeps its input's numel and offset, and its contiguity when
+// the input is contiguous (Note [A view's contiguity]), where make_view_of(ViewSpec) recomputes them.
+// view_kernel and UnboxedView find this make_view_of through argument-dependent lookup, like the ones
+// in boxing.h.
+struct ReshapedGeometry {
+  DimVector sizes;
+  DimVector strides;
+};
+inline Tensor make_view_of(const Tensor& base, ReshapedGeometry&& geometry) {
+  return Tensor(TensorImpl::make_reshaped(*base.impl(), geometry.sizes, geometry.strides));
+}
+}  // namespace detail
+
+namespace {
+
+using detail::ReshapedGeometry;
+
+ViewSpec same_geometry(const Tensor& self) {
+  return {DimVector(self.sizes()), DimVector(self.strides()), self.storage_offset()};
+}
+
+// ---- t, transpose.int ----
+SwappedDims transpose_geometry(const Tensor& self, std::int64_t dim0, std::int64_t dim1) {
+  const std::int64_t ndim = self.dim();
+  const auto d0 = static_cast<std::size_t>(wrap_dim(dim0, ndim));  // 0 for a 0-d tensor
+  const auto d1 = static_cast<std::size_t>(wrap_dim(dim1, ndim));
+  return {d0, d1};
+}
+
+SwappedDims t_geometry(const Tensor& self) {
+  STRATA_CHECK(self.dim() <= 2, "t() expects a tensor with <= 2 dimensions, but self is ", self.dim(), "D");
+  return self.dim() < 2 ? SwappedDims{0, 0} : SwappedDims{0, 1};
+}
+
+// ---- view ----
+ReshapedGeometry view_geometry(const Tensor& self, IntArrayRef size) {
+  ReshapedGeometry view{infer_size(size, self.numel()), {}};
+  STRATA_CHECK(view_strides(self.sizes(), self.strides(), view.sizes, self.numel(), view.strides),
+               "view size is not compatible with input tensor's size and stride (at least one dimension spans across "
+               "two contiguous subspaces). Use .reshape(...) instead.");
+  return view;
+}
+
+// ---- expand ----
+ViewSpec expand_geometry(const Tensor& self, IntArrayRef size, bool implicit) {
+  (void)implicit;
+  ExpandedGeometry g = strata::expand_geometry(self.sizes(), self.strides(), size);
+  return {std::move(g.sizes), std::move(g.strides), self.storage_offset()};
+}
+
+// ---- as_strided ----
+ViewSpec as_strided_geometry(const Tensor& self, IntArrayRef size, IntArrayRef stride,
+                             std::optional<std::int64_t> storage_offset) {
+  STRATA_CHECK(size.size() == stride.size(), "mismatch in length of strides and shape");
+  for (std::int64_t s : stride)
+    STRATA_CHECK(s >= 0, "as_strided: Negative strides are not supported at the moment, got strides: ", shape_str(stride));
+  check_size_nonnegative(size);
+  const std::int64_t offset = storage_offset.value_or(self.storage_offset());
+  STRATA_CHECK(offset >= 0, "Tensor: invalid storage offset ", offset);
+  // Checked for meta tensors too, which have no storage to bound the view: the arithmetic must not overflow.
+  const std::size_t item = element_size(self.dtype());
+  const auto needed = static_cast<std::size_t>(storage_nbytes(size, stride, item, offset));
+  if (self.impl()->has_data()) {
+    const std::size_t available = self.impl()->storage()->nbytes();
+    STRATA_CHECK(needed <= available, "setStorage: sizes ", shape_str(size), ", strides ", shape_str(stride),
+                 ", storage offset ", offset, ", and itemsize ", item, " requiring a storage size of ", needed,
+                 " are out of bounds for storage of size ", available);
+  }
+  numel_of(size);  // "numel: integer multiplication overflow" for [2^40, 2^40] with stride 0, before any view exists
+  return {DimVector(size), DimVector(stride), offset};
+}
+
+// ---- unsqueeze, squeeze.dim ----
+ViewSpec unsqueeze_geometry(const Tensor& self, std::int64_t dim) {
+  const auto d = static_cast<std::size_t>(wrap_dim(dim, self.dim() + 1));
+  ViewSpec spec = same_geometry(self);
+  const std::int64_t stride = d >= spec.sizes.size() ? 1 : saturating_mul(spec.sizes[d], spec.strides[d]);
+  DimVector sizes, strides;
+  for (std::size_t i = 0; i <= spec.sizes.size(); ++i) {
+    if (i == d) {
+      sizes.push_back(1);
+      strides.push_back(stride);
+    }
+    if (i < spec.sizes.size()) {
+      sizes.push_back(spec.sizes[i]);
+      strides.push_back(spec.strides[i]);
+    }
+  }
+  return {sizes, strides, self.storage_offset()};
+}
+
+ViewSpec squeeze_dim_geometry(const Tensor& self, std::int64_t dim) {
+  ViewSpec spec = same_geometry(self);
+  if (self.dim() == 0) {
+    wrap_dim(dim, 0);
+    return spec;
+  }
+  const auto d = static_cast<std::size_t>(wrap_dim(dim, self.dim()));
+  if (spec.sizes[d] != 1) return spec;
+  DimVector sizes, strides;
+  for (std::size_t i = 0; i < spec.sizes.size(); ++i) {
+    if (i == d) continue;
+    sizes.push_back(spec.sizes[i]);
+    strides.push_back(spec.strides[i]);
+  }
+  return {sizes, strides, self.storage_offset()};
+}
+
+// ---- select.int, slice.Tensor, and their backward ops ----
+// The checks and the wrapped dim and index of select on a tensor of `sizes` (PyTorch's words).
+struct SelectedDim {
+  std::size_t dim;
+  std::int64_t index;  // in [0, size)
+};
+SelectedDim select_dim(IntArrayRef sizes, std::int64_t dim, std::int64_t index) {
+  const auto ndim = static_cast<std::int64_t>(sizes.size());
+  STRATA_CHECK(ndim > 0, "select() cannot be applied to a 0-dim tensor.");
+  const auto d = static_cast<std::size_t>(wrap_dim(dim, ndim));
+  const std::int64_t size = sizes[d];
+  STRATA_CHECK(index >= -size && index < size, "select(): index ", index, " out of range for tensor of size ",
+               shape_str(sizes), " at dimension ", d);
+  return {d, index < 0 ? index + size : index};
+}
+
+// PyTorch's slice: start and end wrap once and are then clamped to [0, size], end to at least start.
+struct SlicedDim {
+  std::size_t dim;
+  std::int64_t start;   // in [0, size]
+  std::int64_t length;  // elements kept
+};
+SlicedDim slice_dim(IntArrayRef sizes, std::int64_t dim, std::optional<std::int64_t> start,
+                    std::optional<std::int64_t> end, std::int64_t step) {
+  const auto ndim = static_cast<std::int64_t>(sizes.size());
+  STRATA_CHECK(ndim > 0, "slice() cannot be applied to a 0-dim tensor.");
+  const auto d = static_cast<std::size_t>(wrap_dim(dim, ndim));
+  STRATA_CHECK(step > 0, "slice step must be positive");
+  const std::int64_t size = sizes[d];
+  std::int64_t from = start.value_or(0);
+  std::int64_t to = end.value_or(std::numeric_limits<std::int64_t>::max());
+  if (from < 0) from = from < -size ? 0 : from + size;
+  if (to < 0) to = to < -size ? 0 : to + size;
+  from = std::min(from, size);
+  to = std::clamp(to, from, size);
+  return {d, from, to == from ? 0 : 1 + (to - from - 1) / step};
+}
+
+// The sizes of a select (without `dim`) or slice of a tensor of `sizes`.
+DimVector without_dim(IntArrayRef sizes, std::size_t dim) {
+  DimVector out;
+  for (std::size_t i = 0; i < sizes.size(); ++i)
+    if (i != dim) out.push_back(sizes[i]);
+  return out;
+}
+DimVector sliced_sizes(IntArrayRef sizes, SlicedDim s) {
+  DimVector out(sizes);
+  out[s.dim] = s.length;
+  return out;
+}
+
+ViewSpec select_geometry(const Tensor& self, std::int64_t dim, std::int64_t index) {
+  const SelectedDim s = select_dim(self.sizes(), dim, index);
+  ViewSpec spec = same_geometry(self);
+  const std::int64_t offset = spec.storage_offset + s.index * spec.strides[s.dim];  // an element of the tensor: no overflow
+  return {without_dim(spec.sizes, s.dim), without_dim(spec.strides, s.dim), offset};
+}
+
+ViewSpec slice_geometry(const Tensor& self, std::int64_t dim, std::optional<std::int64_t> start,
+                        std::optional<std::int64_t> end, std::int64_t step) {
+  const SlicedDim s = slice_dim(self.sizes(), dim, start, end, step);
+  ViewSpec spec = same_geometry(self);
+  // PyTorch's offset and stride. Inside the tensor neither overflows; for an empty or one-element
+  // result (start == size, or a huge step) they might, and then the one nothing reads stays as it was.
+  std::int64_t offset = 0, stride = 0;
+  if (!__builtin_mul_overflow(s.start, spec.strides[s.dim], &offset) &&
+      !__builtin_add_overflow(spec.storage_offset, offset, &offset))
+    spec.storage_offset = offset;
+  if (!__builtin_mul_overflow(spec.strides[s.dim], step, &stride)) spec.strides[s.dim] = stride;
+  spec.sizes[s.dim] = s.length;
+  return spec;
+}
+
+// select_backward, slice_backward: zeros of the input's sizes with the gradient copied into the part
+// the forward op viewed (PyTorch's zeros + select/slice + copy_).
+void check_backward_grad(const char* op, const Tensor& grad_output, IntArrayRef expected) {
+  STRATA_CHECK(grad_output.sizes() == expected, op, ": expected grad_output of size ", shape_str(expected), ", but got ",
+               shape_str(grad_output.sizes()));
+}
+void zero_and_copy_into(const Tensor& out, ViewSpec&& part, const Tensor& grad_output) {
+  if (out.numel() > 0) std::memset(out.raw_data(), 0, static_cast<std::size_t>(out.numel()) * element_size(out.dtype()));
+  copy_elements(detail::make_view_of(out, std::move(part)), grad_output);
+}
+
+TensorSpec select_backward_meta(const Tensor& grad_output, IntArrayRef input_sizes, std::int64_t dim, std::int64_t index) {
+  check_size_nonnegative(input_sizes);
+  check_backward_grad("select_backward", grad_output, without_dim(input_sizes, select_dim(input_sizes, dim, index).dim));
+  return {DimVector(input_sizes), grad_output.dtype(), {}};
+}
+void select_backward_cpu(const Tensor& out, const Tensor& grad_output, IntArrayRef, std::int64_t dim, std::int64_t index) {
+  zero_and_copy_into(out, select_geometry(out, dim, index), grad_output);
+}
+
+TensorSpec slice_backward_meta(const Tensor& grad_output, IntArrayRef input_sizes, std::int64_t dim, std::int64_t start,
+                               std::int64_t end, std::int64_t step) {
+  check_size_nonnegative(input_sizes);
+  check_backward_grad("slice_backward", grad_output, sliced_sizes(input_sizes, slice_dim(input_sizes, dim, start, end, step)));
+  return {DimVector(input_sizes), grad_output.dtype(), {}};
+}
+void slice_backward_cpu(const Tensor& out, const Tensor& grad_output, IntArrayRef, std::int64_t dim, std::int64_t start,
+                        std::int64_t end, std::int64_t step) {
+  zero_and_copy_into(out, slice_geometry(out, dim, start, end, step), grad_output);
+}
+
+// ---- detach: same geometry, no autograd history (see ops/detach.h) ----
+SameGeometry detach_geometry(const Tensor&) { return {}; }
+
+}  // namespace
+
+void register_view_ops(Dispatcher& d) {
+  def_view<t_geometry>(d, "aten", "t(Tensor(a) self) -> Tensor(a)", "t");
+  def_view<transpose_geometry>(d, "aten", "transpose.int(Tensor(a) self, int dim0, int dim1) -> Tensor(a)", "transpose");
+  def_view<view_geometry>(d, "aten", "view(Tensor(a) self, SymInt[] size) -> Tensor(a)", "view");
+  // view's kernel under a schema that declares no alias: autograd records it as a plain op
+  // (UnsafeViewBackward0, never a differentiable view), as PyTorch does for a view of a fresh result
+  // (matmul's N-D output, reshape's copy).
+  def_view<view_geometry, ViewKind::Untracked>(d, "aten", "_unsafe_view(Tensor self, SymInt[] size) -> Tensor", "_unsafe_view");
+  def_view<expand_geometry>(d, "aten", "expand(Tensor(a) self, SymInt[] size, *, bool implicit=False) -> Tensor(a)", "expand");
+  def_view<as_strided_geometry>(
+      d, "aten", "as_strided(Tensor(a) self, SymInt[] size, SymInt[] stride, SymInt? storage_offset=None) -> Tensor(a)",
+      "as_strided");
+  const OperatorHandle detach =
+      def_view<detach_geometry, ViewKind::Untracked>(d, "aten", "detach(Tensor(a) self) -> Tensor(a)", "detach");
+  d.register_kernel(detach, DispatchKey::Autograd, KernelFunction{&detach_autograd_kernel, "ADInplaceOrView detach"});
+  def_view<unsqueeze_geometry>(d, "aten", "unsqueeze(Tensor(a) self, int dim) -> Tensor(a)", "unsqueeze");
+  def_view<squeeze_dim_geometry>(d, "aten", "squeeze.dim(Tensor(a) self, int dim) -> Tensor(a)", "squeeze");
+  def_view<select_geometry>(d, "aten", "select.int(Tensor(a) self, int dim, SymInt index) -> Tensor(a)", "select");
+  def_view<slice_geometry>(
+      d, "aten", "slice.Tensor(Tensor(a) self, int dim=0, SymInt? start=None, SymInt? end=None, SymInt step=1) -> Tensor(a)",
+      "slice");
+  def_functional<select_backward_meta, select_backward_cpu>(
+      d, "aten", "select_backward(Tensor grad_output, SymInt[] input_sizes, int dim, SymInt index) -> Tensor", "select_backward");
+  def_functional<slice_backward_meta, slice_backward_cpu>(
+      d, "aten",
+      "slice_backward(Tensor grad_output, SymInt[] input_sizes, int dim, SymInt start, SymInt end, SymInt step) -> Tensor",
+      "slice_backward");
+}
+
+}  // namespace strata::ops

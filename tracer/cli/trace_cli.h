@@ -1,0 +1,54 @@
+// tracer/cli/trace_cli.h: strata-trace, the main job: the seed experiment's JSON for any MLP shape.
+// Parsing is separate from running so tests can check every error without a subprocess.
+#pragma once
+
+#include <optional>
+#include <ostream>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "mlp_experiment.h"
+
+namespace strata::tracer {
+
+struct TraceOptions {
+  SeedConfig config;
+  bool sequences = false;
+  bool fake = false;   // the counted steps under FakeTensorMode
+  bool flops = false;  // the FLOP table (FlopCounterMode) instead of the seed JSON
+  bool json = false;   // with --flops or --debug: their output as JSON
+  std::optional<std::string> json_out;
+  std::optional<std::string> dump_tensors;
+  bool help = false;
+  // --debug: the seed step's DebugMode log instead of the report; the next five only with it.
+  bool debug = false;
+  bool record_output = false;
+  bool ids = false;
+  bool hashes = false;
+  bool torchfunction = false;
+  bool nn_module = false;
+  bool explain = false;  // --explain: the plain step's dispatch trace instead of the report
+  // --profile FILE: the profiled step's Chrome trace to FILE and its table on stdout, instead of the
+  // report; --graph FILE: the loss's autograd graph as DOT to FILE. Either or both.
+  std::optional<std::string> profile;
+  std::optional<std::string> graph;
+  // --trace: the seed loss's forward and backward program traces instead of the report (as JSON with
+  // --json); --logging: with every input a LoggingTensor, its dispatch unrolled in the traces.
+  bool trace = false;
+  bool logging = false;
+  bool scaled = false;  // --scaled: with --trace, every Linear weight a float8 ScaledTensor
+};
+// (--world-size N sets config.world_size: the traced step data-parallel on N thread ranks.)
+
+// Throws strata::Error with a one-line message for a bad flag or value.
+TraceOptions parse_trace_args(const std::vector<std::string>& args);
+std::string trace_usage();
+// `text` with control characters written as \n, \t, \r or \xHH: an echoed value keeps an error on one line.
+std::string escape_control_chars(std::string_view text);
+
+// Runs strata-trace: JSON on `out`, errors as one line on `err`. Returns the exit code (0, or 2). A
+// failure to write `out` is an error too (`out` is flushed and checked).
+int run_trace_cli(const std::vector<std::string>& args, std::ostream& out, std::ostream& err);
+
+}  // namespace strata::tracer
