@@ -131,7 +131,7 @@ struct StepSetup {
 };
 
 StepSetup make_step(const std::vector<std::int64_t>& sizes, std::int64_t batch) {
-  const tracer::SeedConfig config{0, sizes, batch, 0.1};
+  const tracer::MlpConfig config{0, sizes, batch, 0.1};
   StepSetup s;
   manual_seed(0);
   s.model = nn::make_mlp(sizes);

@@ -38,7 +38,7 @@ class Node;
 // on the view can rebase the base's history (CopySlices) and an in-place op on the base or another
 // view can regenerate the view's grad_fn (AsStridedBackward0). See autograd/view_history.h.
 // The two fields sit inline in the meta (an undefined base for a non-view) rather than behind a
-// pointer to a pooled block of their own: the seed step records a view per layer (weight.t()), and a
+// pointer to a pooled block of their own: the MLP step records a view per layer (weight.t()), and a
 // second block per view would be one more allocation, free and indirection each.
 struct ViewInfo {
   Tensor base;                // the root base, never itself a view; undefined when this is no view

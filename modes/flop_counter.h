@@ -25,7 +25,7 @@ namespace strata::tracer {
 // (k, n) is 2*m*k*n (a multiply and an add per term), addmm counts only its product (the bias add is
 // not counted), bmm and baddbmm are b times that. Formulas are keyed by the op without its overload
 // (upstream keys them by OpOverloadPacket), so "aten::mm" covers every overload. Backward ops count
-// only if they have a formula: the seed's backward is mm and t, so its FLOPs are the mms'. Arguments
+// only if they have a formula: an MLP's backward is mm and t, so its FLOPs are the mms'. Arguments
 // the op itself would refuse (wrong ranks) count 0; the op's own error follows. bmm and baddbmm are
 // registered for when strata has them.
 using FlopFormula = std::function<std::int64_t(const IValue* args)>;

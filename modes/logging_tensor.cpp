@@ -1,4 +1,4 @@
-// modes/logging_tensor.cpp: unwrap, run, log, rewrap (the seed's __torch_dispatch__).
+// modes/logging_tensor.cpp: unwrap, run, log, rewrap (the dispatch-tracer experiment's __torch_dispatch__).
 #include "modes/logging_tensor.h"
 
 #include "autograd/variable.h"

@@ -1,4 +1,4 @@
-// modes/logging_tensor.h: the seed's LoggingTensor, a wrapper tensor subclass. It holds a plain
+// modes/logging_tensor.h: the dispatch-tracer experiment's LoggingTensor, a wrapper tensor subclass. It holds a plain
 // `elem`; every op that reaches it is run on the unwrapped arguments, logged by name, and its tensor
 // outputs are wrapped again (sharing the log). Autograd runs above the interposer, so gradients of
 // LoggingTensor parameters are LoggingTensors.

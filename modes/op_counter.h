@@ -1,4 +1,4 @@
-// modes/op_counter.h: the seed's OpCounter, a dispatch mode that counts op overloads per phase
+// modes/op_counter.h: the dispatch-tracer experiment's OpCounter, a dispatch mode that counts op overloads per phase
 // ("forward", "backward", "optimizer", or any name) and keeps their order. Counting is by op index
 // (an array increment per op); names are made only when read.
 #pragma once

@@ -80,7 +80,7 @@ class Sequential final : public Module {
   std::string type_name() const override { return "Sequential"; }
 };
 
-// Linear(sizes[0], sizes[1]) -> ReLU -> ... -> Linear(sizes[n-2], sizes[n-1]): the seed's model.
+// Linear(sizes[0], sizes[1]) -> ReLU -> ... -> Linear(sizes[n-2], sizes[n-1]): the dispatch-tracer experiment's model.
 std::shared_ptr<Sequential> make_mlp(const std::vector<std::int64_t>& sizes);
 
 }  // namespace strata::nn

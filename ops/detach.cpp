@@ -22,7 +22,7 @@ const TypedOperator<Tensor(const Tensor&)>& detach_op() {
 // Outside the interposer the wrapping's copy is unobservable when aten::detach returned a TensorImpl
 // nobody else holds, without autograd state, subclass or wrapped-number flag (its own kernel's fresh
 // alias): the copy would have the same storage, geometry and keys, and the original would die here
-// unseen. So that alias is returned as is, saving an allocation and a free per detach (four a seed step).
+// unseen. So that alias is returned as is, saving an allocation and a free per detach (four an MLP training step).
 Tensor detach(const Tensor& self) {
   STRATA_TORCH_FUNCTION(detach, "torch.Tensor.detach", "self", self);
   return detach_op()(self);

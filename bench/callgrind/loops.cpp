@@ -45,7 +45,7 @@ class PassThrough final : public DispatchMode {
 };
 
 void seed_loop(bool train, bool fake, long n, DispatchMode* outer = nullptr) {
-  const tracer::SeedConfig config{0, {16, 32, 4}, 8, 0.1};
+  const tracer::MlpConfig config{0, {16, 32, 4}, 8, 0.1};
   manual_seed(config.seed);
   auto [x, y] = tracer::make_batch(config);
   tracer::FakeTensorMode fake_mode;

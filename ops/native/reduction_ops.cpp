@@ -57,7 +57,7 @@ TensorSpec sum_dim_meta(const Tensor& self, std::optional<IntArrayRef> dim, bool
 // contiguous fast path and the strided path agree to float precision.
 
 // Note [Rows are summed a block of columns at a time]
-// A bias gradient is the sum over dim 0 of a contiguous batch x features tensor (8 x 32 in the seed).
+// A bias gradient is the sum over dim 0 of a contiguous batch x features tensor (8 x 32 in strata-trace's default MLP).
 // Summing it with one double per column in memory (acc[j] += x[r][j] over all j, row after row) loads
 // and stores every accumulator once per row. Instead a block of W columns keeps its W double sums in registers for all the rows (W = 16:
 // four AVX2 registers of doubles), then stores them once; narrower leftovers take W = 4, then 1. Each

@@ -62,7 +62,7 @@ TEST_CASE("MPI: all_gather, reduce_scatter, all_to_all_single and broadcast equa
 }
 
 TEST_CASE("MPI: data-parallel training ends with the single-process parameters") {
-  const tracer::SeedConfig config{0, {16, 32, 32, 4}, 8, 0.1};
+  const tracer::MlpConfig config{0, {16, 32, 32, 4}, 8, 0.1};
   auto train = [&](nn::Module& model, const Tensor& x, const Tensor& y) {
     optim::SGD opt(model.parameters(), optim::SGDOptions{config.lr});
     for (int s = 0; s < 3; ++s) {

@@ -263,7 +263,7 @@ namespace {
 // rank's must be equal).
 std::vector<Tensor> train_seed(int world, int steps, std::int64_t bucket_cap_bytes = std::int64_t{25} << 20,
                                std::size_t* buckets = nullptr) {
-  const tracer::SeedConfig config{0, {16, 32, 32, 4}, 8, 0.1};
+  const tracer::MlpConfig config{0, {16, 32, 32, 4}, 8, 0.1};
   // Models are made on this thread: the default generator is shared, and rank 0's must be the
   // single-process model; the others start elsewhere and get rank 0's parameters by broadcast.
   std::vector<std::shared_ptr<nn::Sequential>> models;
@@ -474,7 +474,7 @@ TEST_CASE("all_reduce_ reduces in place; a non-contiguous tensor is refused" * d
 
 TEST_CASE("every rank of a data-parallel step runs the golden op sequence, collectives included" * doctest::test_suite("threads")) {
   const nlohmann::json golden = testing::read_golden_json("data_parallel_seed_w2_seq.json");
-  const tracer::SeedConfig config{0, {16, 32, 4}, 8, 0.1};
+  const tracer::MlpConfig config{0, {16, 32, 4}, 8, 0.1};
   std::vector<std::shared_ptr<nn::Sequential>> models;
   for (int r = 0; r < 2; ++r) {
     manual_seed(static_cast<std::uint64_t>(r));

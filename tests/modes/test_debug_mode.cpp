@@ -111,7 +111,7 @@ TEST_CASE("a string argument that is not UTF-8 is logged escaped, and the log du
 }
 
 TEST_CASE("the seed step's DebugMode log is PyTorch's, line for line") {
-  SeedConfig config;
+  MlpConfig config;
   SUBCASE("plain") {
     const auto mode = debug_step(config, {.record_output = false});
     CHECK(mode->debug_string() == reference()["plain"].get<std::string>());
@@ -140,7 +140,7 @@ TEST_CASE("the seed step's DebugMode log is PyTorch's, line for line") {
 }
 
 TEST_CASE("the seed step's DebugMode JSON matches its golden file, and each line PyTorch's") {
-  SeedConfig config;
+  MlpConfig config;
   const auto mode = debug_step(config, {.record_output = true, .record_ids = true});
   const nlohmann::ordered_json got = mode->to_json();
   const nlohmann::json golden = testing::read_golden_json("debug_mode_seed0_16-32-4_b8_output_ids.json");
@@ -157,7 +157,7 @@ TEST_CASE("the seed step's DebugMode JSON matches its golden file, and each line
 }
 
 TEST_CASE("the hash comparison names the first op a one-ulp change in a parameter reaches") {
-  SeedConfig config;
+  MlpConfig config;
   // The second Linear's weight (4 x 32): the first op that reads it is its transpose, op 4.
   auto plant = [](nn::Sequential& model) {
     Tensor w = model.parameters()[2];
@@ -185,7 +185,7 @@ TEST_CASE("the hash comparison names the first op a one-ulp change in a paramete
   }
   // different structure is an error, in upstream's words
   const auto a = debug_step(config, {.record_output = false}, TensorHash::Norm);
-  const auto deeper = debug_step(SeedConfig{.sizes = {16, 32, 32, 4}}, {.record_output = false}, TensorHash::Norm);
+  const auto deeper = debug_step(MlpConfig{.sizes = {16, 32, 32, 4}}, {.record_output = false}, TensorHash::Norm);
   CHECK_THROWS_WITH(check_hash_mismatches(a->logs(), deeper->logs()), "Log lengths don't match: 41 vs 61");
   const auto plain = debug_step(config, {.record_output = false});
   CHECK_THROWS_WITH(check_hash_mismatches(a->logs(), plain->logs()),
@@ -277,7 +277,7 @@ class Sharded final : public TensorSubclass, public DebugModeSubclass {
 }  // namespace
 
 TEST_CASE("a DebugMode entered with record_nn_module and record_torchfunction sees the step's modules and calls") {
-  SeedConfig config;
+  MlpConfig config;
   config.sizes = {3, 4, 2};
   config.batch = 2;
   // The modules' calls hold the ops their forward ran; the loss and backward run outside any module.

@@ -82,7 +82,7 @@ TEST_CASE("store_original_args keeps the values and writes them when printed, wi
 }
 
 TEST_CASE("record_stack_trace: the module and function calls around each op, printed above each group") {
-  SeedConfig config;
+  MlpConfig config;
   config.sizes = {3, 4, 2};
   config.batch = 2;
   const auto mode = debug_step(config, {.record_output = false, .record_stack_trace = true});

@@ -22,7 +22,7 @@ long peak_rss_kb() {
 
 TEST_CASE("a 10^9-parameter step under FakeTensorMode: the real op sequence, upstream's FLOPs, under 200 MB") {
   // 32768 -> 16384 -> 16384 -> 16384: 32768*16384 + 2*16384*16384 weights and 3*16384 biases.
-  const SeedConfig config{0, {32768, 16384, 16384, 16384}, 8, 0.1};
+  const MlpConfig config{0, {32768, 16384, 16384, 16384}, 8, 0.1};
   constexpr std::int64_t kParameters = 32768LL * 16384 + 2LL * 16384 * 16384 + 3LL * 16384;
   static_assert(kParameters == 1073790976);
 
@@ -35,7 +35,7 @@ TEST_CASE("a 10^9-parameter step under FakeTensorMode: the real op sequence, ups
 
   FakeTensorMode fake2;
   const TracedStep traced = traced_step(config, &fake2);
-  const TracedStep small = traced_step(SeedConfig{0, {32, 16, 16, 16}, 8, 0.1});  // same depth, real
+  const TracedStep small = traced_step(MlpConfig{0, {32, 16, 16, 16}, 8, 0.1});  // same depth, real
   for (const char* phase : {"forward", "backward", "optimizer"}) CHECK(traced.counter.sequence(phase) == small.counter.sequence(phase));
   std::int64_t numel = 0;
   for (const Tensor& p : traced.step.params_after) numel += p.numel();

@@ -21,9 +21,9 @@ using namespace strata;
 using namespace strata::tracer;
 
 namespace {
-const std::vector<SeedConfig> kConfigs = {
-    SeedConfig{0, {16, 32, 4}, 8, 0.1}, SeedConfig{1, {4, 3}, 3, 0.1}, SeedConfig{2, {8, 16, 16, 3}, 5, 0.1},
-    SeedConfig{3, {5, 7}, 1, 0.1},      SeedConfig{7, {20, 10, 10, 10, 5}, 2, 0.1}, SeedConfig{4, {300, 200, 10}, 64, 0.5},
+const std::vector<MlpConfig> kConfigs = {
+    MlpConfig{0, {16, 32, 4}, 8, 0.1}, MlpConfig{1, {4, 3}, 3, 0.1}, MlpConfig{2, {8, 16, 16, 3}, 5, 0.1},
+    MlpConfig{3, {5, 7}, 1, 0.1},      MlpConfig{7, {20, 10, 10, 10, 5}, 2, 0.1}, MlpConfig{4, {300, 200, 10}, 64, 0.5},
 };
 
 void check_all_fake(const std::vector<Tensor>& ts) {
@@ -36,7 +36,7 @@ void check_all_fake(const std::vector<Tensor>& ts) {
 }  // namespace
 
 TEST_CASE("the fake seed step dispatches the real step's ops, in order, for several depths, sizes and batches") {
-  for (const SeedConfig& config : kConfigs) {
+  for (const MlpConfig& config : kConfigs) {
     INFO("sizes ", nlohmann::json(config.sizes).dump(), " batch ", config.batch);
     const TracedStep real = traced_step(config);
     FakeTensorMode mode;
@@ -58,9 +58,9 @@ TEST_CASE("the fake seed step dispatches the real step's ops, in order, for seve
 }
 
 TEST_CASE("the fake seed report has the plain report's counts and log, and null where values are compared") {
-  const SeedConfig config;
-  const nlohmann::ordered_json real = seed_report(config, true);
-  const nlohmann::ordered_json fake = seed_report(config, true, /*fake=*/true);
+  const MlpConfig config;
+  const nlohmann::ordered_json real = experiment_report(config, true);
+  const nlohmann::ordered_json fake = experiment_report(config, true, /*fake=*/true);
   REQUIRE(fake.size() == real.size());
   for (const auto& item : real.items()) {
     INFO(item.key());
@@ -347,7 +347,7 @@ TEST_CASE("another subclass among the arguments: the mode returns NotImplemented
   // The LoggingTensor step under the mode wraps fakes: its log is the real one's (seed report test),
   // and what it returns is fake.
   FakeTensorMode mode;
-  const SubclassStep s = subclass_step(SeedConfig{}, &mode);
+  const SubclassStep s = subclass_step(MlpConfig{}, &mode);
   check_all_fake({s.logits});
   check_all_fake(s.grads);
   CHECK(s.grad_type == "LoggingTensor");

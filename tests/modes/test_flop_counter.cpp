@@ -22,7 +22,7 @@ using namespace strata::tracer;
 namespace {
 using OpCounts = FlopCounterMode::OpCounts;
 
-FlopCounterMode counted_step(const SeedConfig& config, FakeTensorMode* fake = nullptr) {
+FlopCounterMode counted_step(const MlpConfig& config, FakeTensorMode* fake = nullptr) {
   FlopCounterMode flops;
   run_step(config, PhasedMode::of(flops), fake);
   return flops;
@@ -54,7 +54,7 @@ TEST_CASE("the seed step: forward 10,240 FLOPs (addmm), backward 12,288 (mm), op
   // forward: addmm(b, 8x16, 16x32) = 8*32*2*16 = 8192 and addmm(b, 8x32, 32x4) = 8*4*2*32 = 2048.
   // backward: layer 2's grad_input (8x4)@(4x32) = 2048 and grad_weight (4x8)@(8x32) = 2048; layer 1's
   // grad_weight (32x8)@(8x16) = 8192 (the input does not require grad: no grad_input mm).
-  const FlopCounterMode flops = counted_step(SeedConfig{});
+  const FlopCounterMode flops = counted_step(MlpConfig{});
   CHECK(flops.get_phase_counts() == std::vector<std::pair<std::string, OpCounts>>{
                                         {"forward", {{"aten.addmm", 10240}}},
                                         {"backward", {{"aten.mm", 12288}}},
@@ -172,7 +172,7 @@ TEST_CASE("a second configuration, worked out by hand: sizes 10,20,30,4, batch 6
   // backward, per layer grad_weight (out x 6)@(6 x in) = out*in*2*6, the same as its forward, and
   // grad_input (6 x out)@(out x in) = the same again, except for layer 1 (x does not require grad):
   //   layer 3: 1440 + 1440, layer 2: 7200 + 7200, layer 1: 2400; total 19680 = 2 * 11040 - 2400.
-  const FlopCounterMode flops = counted_step(SeedConfig{3, {10, 20, 30, 4}, 6, 0.1});
+  const FlopCounterMode flops = counted_step(MlpConfig{3, {10, 20, 30, 4}, 6, 0.1});
   CHECK(flops.get_phase_counts() == std::vector<std::pair<std::string, OpCounts>>{
                                         {"forward", {{"aten.addmm", 11040}}},
                                         {"backward", {{"aten.mm", 19680}}},
@@ -181,7 +181,7 @@ TEST_CASE("a second configuration, worked out by hand: sizes 10,20,30,4, batch 6
 }
 
 TEST_CASE("the step under FakeTensorMode counts what the real step counts") {
-  for (const SeedConfig& config : {SeedConfig{}, SeedConfig{3, {10, 20, 30, 4}, 6, 0.1}}) {
+  for (const MlpConfig& config : {MlpConfig{}, MlpConfig{3, {10, 20, 30, 4}, 6, 0.1}}) {
     FakeTensorMode fake;
     CHECK(counted_step(config, &fake).to_json() == counted_step(config).to_json());
   }

@@ -89,7 +89,7 @@ TEST_CASE("backward nodes are engine scopes and their ops nest under them") {
 }
 
 TEST_CASE("self time is total minus the children's totals; children fit in their parent") {
-  const std::vector<Event> events = profile_step(tracer::SeedConfig{});
+  const std::vector<Event> events = profile_step(tracer::MlpConfig{});
   REQUIRE(!events.empty());
   std::map<std::int64_t, std::int64_t> children_total;
   for (const Event& e : events) {
@@ -124,8 +124,8 @@ TEST_CASE("self time is total minus the children's totals; children fit in their
 }
 
 TEST_CASE("the seed step's op counts: each op an OpCounter counts is called as often under the profiler") {
-  const tracer::TracedStep traced = tracer::traced_step(tracer::SeedConfig{});
-  const std::vector<Event> events = profile_step(tracer::SeedConfig{});
+  const tracer::TracedStep traced = tracer::traced_step(tracer::MlpConfig{});
+  const std::vector<Event> events = profile_step(tracer::MlpConfig{});
   std::map<std::string, std::int64_t> profiled;
   for (const EventAverage& row : key_averages(events)) profiled[row.key] = row.count;
   // OpCounter names overloads ("aten.addmm.default"); the profiler names ops ("aten::addmm").
@@ -182,7 +182,7 @@ TEST_CASE("record_shapes records each op's input sizes and types as PyTorch name
 }
 
 TEST_CASE("table() has PyTorch's columns, one row per name, sorted by the key asked for") {
-  const std::vector<Event> events = profile_step(tracer::SeedConfig{});
+  const std::vector<Event> events = profile_step(tracer::MlpConfig{});
   const std::vector<EventAverage> rows = key_averages(events);
   const std::string text = table(rows, "self_cpu_time_total", -1);
   std::istringstream in(text);
@@ -210,7 +210,7 @@ TEST_CASE("table() has PyTorch's columns, one row per name, sorted by the key as
 }
 
 TEST_CASE("the Chrome trace has one complete event per event, with PyTorch's fields") {
-  const std::vector<Event> events = profile_step(tracer::SeedConfig{}, {.record_shapes = true});
+  const std::vector<Event> events = profile_step(tracer::MlpConfig{}, {.record_shapes = true});
   const nlohmann::ordered_json doc = nlohmann::ordered_json::parse(chrome_trace(events).dump());
   REQUIRE(doc["traceEvents"].is_array());
   REQUIRE(doc["traceEvents"].size() == events.size());

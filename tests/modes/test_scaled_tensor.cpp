@@ -148,7 +148,7 @@ TEST_CASE("ScaledTensor: add_ converts the other ScaledTensor to float first") {
 }
 
 TEST_CASE("ScaledTensor weights: the seed model's logits within the quantization error, and SGD trains it") {
-  const tracer::SeedConfig config;  // 16-32-4, batch 8, seed 0
+  const tracer::MlpConfig config;  // 16-32-4, batch 8, seed 0
   manual_seed(config.seed);
   const auto model = nn::make_mlp(config.sizes);
   const auto [x, y] = tracer::make_batch(config);

@@ -122,5 +122,5 @@ TEST_CASE("a tensor without history is a graph of itself; the text is the same e
   const Tensor t = randn({2, 3});
   CHECK(to_dot(t).find("0 [label=\"\\n (2, 3)\" fillcolor=darkolivegreen1]") != std::string::npos);
   CHECK(to_dot(t).find("->") == std::string::npos);
-  CHECK(seed_graph_dot(SeedConfig{}) == seed_graph_dot(SeedConfig{}));
+  CHECK(mlp_graph_dot(MlpConfig{}) == mlp_graph_dot(MlpConfig{}));
 }

@@ -52,8 +52,8 @@ bool bitwise_equal(const Tensor& a, const Tensor& b) {
   return std::memcmp(cx.impl()->data(), cy.impl()->data(), static_cast<std::size_t>(cx.numel()) * element_size(cx.dtype())) == 0;
 }
 
-SeedConfig config_of(const nlohmann::json& ref, std::uint64_t seed = 0) {
-  return SeedConfig{seed, ref["sizes"].get<std::vector<std::int64_t>>(), ref["batch"].get<std::int64_t>(), 0.1};
+MlpConfig config_of(const nlohmann::json& ref, std::uint64_t seed = 0) {
+  return MlpConfig{seed, ref["sizes"].get<std::vector<std::int64_t>>(), ref["batch"].get<std::int64_t>(), 0.1};
 }
 
 }  // namespace
@@ -62,7 +62,7 @@ TEST_CASE("the seed traces run PyTorch's ops: the forward as recorded, the backw
   for (const nlohmann::json& ref : testing::read_golden_json("program_trace_torch.json")) {
     const bool wrapped = ref["wrapped"].get<bool>();
     INFO(ref["sizes"].dump(), " wrapped=", wrapped);
-    const RecordedProgram r = record_seed_traces(config_of(ref), wrapped ? SeedTraceKind::Logging : SeedTraceKind::Plain);
+    const RecordedProgram r = record_mlp_traces(config_of(ref), wrapped ? MlpTraceKind::Logging : MlpTraceKind::Plain);
     REQUIRE(r.backward);
     const auto forward = ref["forward_seq"].get<std::vector<std::string>>();
     const auto backward = ref["backward_seq"].get<std::vector<std::string>>();
@@ -79,25 +79,25 @@ TEST_CASE("the seed traces run PyTorch's ops: the forward as recorded, the backw
 }
 
 TEST_CASE("the seed traces print as the goldens, as Lightning Thunder prints traces") {
-  const RecordedProgram plain = record_seed_traces(SeedConfig{});
+  const RecordedProgram plain = record_mlp_traces(MlpConfig{});
   CHECK(to_python(plain.forward) + "\n" + to_python(*plain.backward) == testing::read_text(testing::golden_path("program_trace_seed.txt")));
-  const RecordedProgram logging = record_seed_traces(SeedConfig{}, SeedTraceKind::Logging);
+  const RecordedProgram logging = record_mlp_traces(MlpConfig{}, MlpTraceKind::Logging);
   CHECK(to_python(logging.forward) + "\n" + to_python(*logging.backward) ==
         testing::read_text(testing::golden_path("program_trace_seed_logging.txt")));
 }
 
 TEST_CASE("a replayed trace gives the eager results bit for bit, forward and backward") {
-  for (const SeedConfig& config : {SeedConfig{}, SeedConfig{2, {8, 16, 16, 3}, 5, 0.1}, SeedConfig{5, {3, 7, 7, 7, 2}, 1, 0.1}}) {
-    for (const SeedTraceKind kind : {SeedTraceKind::Plain, SeedTraceKind::Logging}) {
-      INFO("seed ", config.seed, " logging=", kind == SeedTraceKind::Logging);
-      const RecordedProgram r = record_seed_traces(config, kind);
-      // The inputs again, as record_seed_traces made them: same seed, same values.
+  for (const MlpConfig& config : {MlpConfig{}, MlpConfig{2, {8, 16, 16, 3}, 5, 0.1}, MlpConfig{5, {3, 7, 7, 7, 2}, 1, 0.1}}) {
+    for (const MlpTraceKind kind : {MlpTraceKind::Plain, MlpTraceKind::Logging}) {
+      INFO("seed ", config.seed, " logging=", kind == MlpTraceKind::Logging);
+      const RecordedProgram r = record_mlp_traces(config, kind);
+      // The inputs again, as record_mlp_traces made them: same seed, same values.
       manual_seed(config.seed);
       const auto model = nn::make_mlp(config.sizes);
       const auto [x, y] = make_batch(config);
       std::vector<Tensor> inputs{x, y};
       for (const Tensor& p : model->parameters()) inputs.push_back(detach(p));
-      if (kind == SeedTraceKind::Logging) {
+      if (kind == MlpTraceKind::Logging) {
         auto log = std::make_shared<LoggingTensor::Log>();
         for (Tensor& in : inputs) in = LoggingTensor::wrap(in, log);
       }
@@ -114,15 +114,15 @@ TEST_CASE("a replayed trace gives the eager results bit for bit, forward and bac
       // new inputs: the replay computes what an eager run on them does
       std::vector<Tensor> fresh = inputs;
       const Tensor x2 = mul(randn(x.sizes()), 3.0);
-      fresh[0] = kind == SeedTraceKind::Logging ? LoggingTensor::wrap(x2, std::make_shared<LoggingTensor::Log>()) : x2;
-      CHECK(bitwise_equal(run_trace(r.forward, fresh)[0], seed_loss_program(fresh).at(0)));
+      fresh[0] = kind == MlpTraceKind::Logging ? LoggingTensor::wrap(x2, std::make_shared<LoggingTensor::Log>()) : x2;
+      CHECK(bitwise_equal(run_trace(r.forward, fresh)[0], mlp_loss_program(fresh).at(0)));
       CHECK_FALSE(bitwise_equal(run_trace(r.forward, fresh)[0], r.outputs[0]));
       // and the eager gradients are backward()'s
-      if (kind == SeedTraceKind::Plain) {
+      if (kind == MlpTraceKind::Plain) {
         for (const Tensor& p : model->parameters()) set_grad(p, Tensor());
         std::vector<Tensor> live{x, y};
         for (const Tensor& p : model->parameters()) live.push_back(p);
-        backward(seed_loss_program(live).at(0));
+        backward(mlp_loss_program(live).at(0));
         if (config.sizes.size() == 3)
           for (std::size_t i = 0; i < 4; ++i) CHECK(bitwise_equal(model->parameters()[i].grad(), r.gradients[2 + i]));
       }
@@ -131,7 +131,7 @@ TEST_CASE("a replayed trace gives the eager results bit for bit, forward and bac
 }
 
 TEST_CASE("a subclass op is unrolled between flatten and unflatten, with [k/N] headers") {
-  const RecordedProgram r = record_seed_traces(SeedConfig{}, SeedTraceKind::Logging);
+  const RecordedProgram r = record_mlp_traces(MlpConfig{}, MlpTraceKind::Logging);
   std::size_t subclass_ops = 0;
   std::function<void(const std::vector<BoundSymbol>&)> walk = [&](const std::vector<BoundSymbol>& symbols) {
     for (const BoundSymbol& sym : symbols) {
@@ -163,7 +163,7 @@ TEST_CASE("a subclass op is unrolled between flatten and unflatten, with [k/N] h
 }
 
 TEST_CASE("the backward trace groups ops by the node the engine ran, in the engine's order") {
-  const RecordedProgram r = record_seed_traces(SeedConfig{});
+  const RecordedProgram r = record_mlp_traces(MlpConfig{});
   std::vector<std::string> nodes;
   for (const BoundSymbol& sym : r.backward->symbols) {
     CHECK(sym.kind == BoundSymbol::Kind::Node);
@@ -180,7 +180,7 @@ TEST_CASE("the backward trace groups ops by the node the engine ran, in the engi
 }
 
 TEST_CASE("a trace's JSON has the documented shape") {
-  const RecordedProgram r = record_seed_traces(SeedConfig{});
+  const RecordedProgram r = record_mlp_traces(MlpConfig{});
   const nlohmann::ordered_json f = to_json(r.forward);
   CHECK(f["format"] == "strata.trace");
   CHECK(f["version"] == 1);
@@ -205,10 +205,10 @@ TEST_CASE("a trace's JSON has the documented shape") {
 }
 
 TEST_CASE("bad input: a replay with the wrong inputs, a recording with bad inputs") {
-  const RecordedProgram r = record_seed_traces(SeedConfig{});
+  const RecordedProgram r = record_mlp_traces(MlpConfig{});
   manual_seed(0);
   const auto model = nn::make_mlp({16, 32, 4});
-  const auto [x, y] = make_batch(SeedConfig{});
+  const auto [x, y] = make_batch(MlpConfig{});
   std::vector<Tensor> inputs{x, y};
   for (const Tensor& p : model->parameters()) inputs.push_back(detach(p));
   CHECK_THROWS_WITH_AS(run_trace(r.forward, std::span<const Tensor>(inputs).first(5)),
@@ -308,7 +308,7 @@ TEST_CASE("a string argument that is not UTF-8 prints escaped, and the trace dum
 }
 
 TEST_CASE("ScaledTensor weights: the traces show which products ran as _scaled_mm, forward and backward") {
-  const RecordedProgram r = record_seed_traces(SeedConfig{}, SeedTraceKind::Scaled);
+  const RecordedProgram r = record_mlp_traces(MlpConfig{}, MlpTraceKind::Scaled);
   CHECK(to_python(r.forward) + "\n" + to_python(*r.backward) ==
         testing::read_text(testing::golden_path("program_trace_seed_scaled.txt")));
   auto count = [](const Trace& t, const std::string& name) {
@@ -330,7 +330,7 @@ TEST_CASE("ScaledTensor weights: the traces show which products ran as _scaled_m
   // Replayed on the recorded inputs, both traces give the eager results bit for bit.
   manual_seed(0);
   const auto model = nn::make_mlp({16, 32, 4});
-  const auto [x, y] = make_batch(SeedConfig{});
+  const auto [x, y] = make_batch(MlpConfig{});
   std::vector<Tensor> inputs{x, y};
   for (std::size_t i = 2; i < r.forward.inputs.size(); ++i) inputs.push_back(Tensor());
   // the weights as the recording had them: the trace's own inputs, read back from the recorded run

@@ -1,4 +1,4 @@
-// tracer/cli/debug_step.cpp: one SGD step of the seed MLP inside a DebugMode.
+// tracer/cli/debug_step.cpp: one SGD step of the MLP inside a DebugMode.
 #include "tracer/cli/debug_step.h"
 
 #include "autograd/backward.h"
@@ -8,7 +8,7 @@
 
 namespace strata::tracer {
 
-std::unique_ptr<DebugMode> debug_step(const SeedConfig& config, const DebugModeOptions& options,
+std::unique_ptr<DebugMode> debug_step(const MlpConfig& config, const DebugModeOptions& options,
                                       std::optional<TensorHash> hashes,
                                       const std::function<void(nn::Sequential&)>& before, FakeTensorMode* fake) {
   STRATA_CHECK(!(fake && hashes), "debug_step: tensor hashes read data, which fake tensors do not have");

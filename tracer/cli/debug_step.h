@@ -1,4 +1,4 @@
-// tracer/cli/debug_step.h: the seed step under DebugMode (what `strata-trace --debug` prints). The model,
+// tracer/cli/debug_step.h: the MLP step under DebugMode (what `strata-trace --debug` prints). The model,
 // batch and optimizer are made before the mode is entered, so the log holds exactly the step's ops:
 // forward, cross-entropy, backward, SGD.
 #pragma once
@@ -19,7 +19,7 @@ namespace strata::tracer {
 // outside the DebugMode, as `with FakeTensorMode(): with DebugMode(record_faketensor=True):`), so
 // the log is the fake step's (record its ops with options.record_faketensor); hashes need real data
 // and are refused then.
-std::unique_ptr<DebugMode> debug_step(const SeedConfig& config, const DebugModeOptions& options,
+std::unique_ptr<DebugMode> debug_step(const MlpConfig& config, const DebugModeOptions& options,
                                       std::optional<TensorHash> hashes = std::nullopt,
                                       const std::function<void(nn::Sequential&)>& before = {},
                                       FakeTensorMode* fake = nullptr);

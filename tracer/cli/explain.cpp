@@ -32,7 +32,7 @@ class ExplainFunctions final : public FunctionMode {
 };
 }  // namespace
 
-std::string explain_step(const SeedConfig& config) {
+std::string explain_step(const MlpConfig& config) {
   std::ostringstream trace;
   std::optional<DispatchTraceGuard> guard;
   ExplainFunctions functions;

@@ -23,7 +23,7 @@ namespace {
 
 constexpr const char* kMmLike[] = {"aten.mm.default", "aten.addmm.default", "aten.bmm.default"};
 
-std::shared_ptr<nn::Sequential> make_model(const SeedConfig& config) {
+std::shared_ptr<nn::Sequential> make_model(const MlpConfig& config) {
   manual_seed(config.seed);
   return nn::make_mlp(config.sizes);
 }
@@ -52,7 +52,7 @@ std::vector<double> flat(const Tensor& t) { return t.to_vector<double>(); }
 
 }  // namespace
 
-std::pair<Tensor, Tensor> make_batch(const SeedConfig& config) {
+std::pair<Tensor, Tensor> make_batch(const MlpConfig& config) {
   Generator g;
   g.manual_seed(config.seed + 1);
   Tensor x = randn({config.batch, config.sizes.front()}, {}, &g);
@@ -60,10 +60,10 @@ std::pair<Tensor, Tensor> make_batch(const SeedConfig& config) {
   return {x, y};
 }
 
-// One SGD step; under `counter` (if any) from the forward on, switching its phase as the seed script
+// One SGD step; under `counter` (if any) from the forward on, switching its phase as the script
 // does; under `fake` (if any) from the model's construction on (Note [A fake tensor is a meta tensor
 // that reports its device]). Gradients are cloned after the counter is left, so it sees exactly the step's ops.
-PlainStep run_step(const SeedConfig& config, const PhasedMode& counter, FakeTensorMode* fake) {
+PlainStep run_step(const MlpConfig& config, const PhasedMode& counter, FakeTensorMode* fake) {
   std::optional<ModeGuard> fake_guard;
   if (fake) fake_guard.emplace(*fake);
   PlainStep s;
@@ -97,22 +97,22 @@ PlainStep run_step(const SeedConfig& config, const PhasedMode& counter, FakeTens
   return s;
 }
 
-PlainStep plain_step(const SeedConfig& config) { return run_step(config, {}, nullptr); }
+PlainStep plain_step(const MlpConfig& config) { return run_step(config, {}, nullptr); }
 
-TracedStep traced_step(const SeedConfig& config, FakeTensorMode* fake) {
+TracedStep traced_step(const MlpConfig& config, FakeTensorMode* fake) {
   TracedStep t;
   t.step = run_step(config, PhasedMode::of(t.counter), fake);
   return t;
 }
 
-TracedStep data_parallel_step(const SeedConfig& config) {
+TracedStep data_parallel_step(const MlpConfig& config) {
   const int world = config.world_size;
   STRATA_CHECK(world >= 1 && config.batch % world == 0, "the batch (", config.batch, ") must be divisible by the world size (",
                world, ")");
   // Made on this thread: the default generator is shared by the ranks' threads.
   std::vector<std::shared_ptr<nn::Sequential>> models{make_model(config)};
   for (int r = 1; r < world; ++r) {
-    SeedConfig other = config;
+    MlpConfig other = config;
     other.seed = config.seed + 1000 + static_cast<std::uint64_t>(r);
     models.push_back(make_model(other));
   }
@@ -152,7 +152,7 @@ TracedStep data_parallel_step(const SeedConfig& config) {
   return t;
 }
 
-SubclassStep subclass_step(const SeedConfig& config, FakeTensorMode* fake) {
+SubclassStep subclass_step(const MlpConfig& config, FakeTensorMode* fake) {
   std::optional<ModeGuard> fake_guard;
   if (fake) fake_guard.emplace(*fake);
   SubclassStep s;
@@ -188,7 +188,7 @@ bool allclose(const Tensor& a, const Tensor& b, double rtol, double atol) {
 // Under --fake the counted and LoggingTensor steps run on fake tensors (the LoggingTensors wrap
 // fakes), so the op counts, sequences and the subclass log are the fake step's and equal the real
 // one's; the three *_matches fields compare values, which fakes do not have, and are null.
-nlohmann::ordered_json seed_report(const SeedConfig& config, bool sequences, bool fake) {
+nlohmann::ordered_json experiment_report(const MlpConfig& config, bool sequences, bool fake) {
   std::optional<FakeTensorMode> fake_mode;
   if (fake) fake_mode.emplace();
   FakeTensorMode* mode = fake ? &*fake_mode : nullptr;
@@ -230,7 +230,7 @@ nlohmann::ordered_json seed_report(const SeedConfig& config, bool sequences, boo
   return out;
 }
 
-nlohmann::ordered_json tensors_report(const SeedConfig& config, const PlainStep& step) {
+nlohmann::ordered_json tensors_report(const MlpConfig& config, const PlainStep& step) {
   auto flat_all = [](const std::vector<Tensor>& ts) {
     std::vector<std::vector<double>> out;
     for (const Tensor& t : ts) out.push_back(flat(t));

@@ -3,7 +3,7 @@
 //   plain_step     eager, no interposer
 //   traced_step    under an OpCounter whose phase is set to forward / backward / optimizer
 //   subclass_step  functional forward on LoggingTensor parameters, input and target
-// The JSON report has the seed script's keys and meanings.
+// The JSON report has the script's keys and meanings.
 #pragma once
 
 #include <cstdint>
@@ -20,7 +20,7 @@
 
 namespace strata::tracer {
 
-struct SeedConfig {
+struct MlpConfig {
   std::uint64_t seed = 0;
   std::vector<std::int64_t> sizes = {16, 32, 4};
   std::int64_t batch = 8;
@@ -51,7 +51,7 @@ struct SubclassStep {
 };
 
 // The batch: Generator(seed + 1); x = randn(batch, sizes[0]); y = randint(0, sizes.back(), (batch,)).
-std::pair<Tensor, Tensor> make_batch(const SeedConfig& config);
+std::pair<Tensor, Tensor> make_batch(const MlpConfig& config);
 
 // A dispatch mode that counts per phase (OpCounter, FlopCounterMode), as run_step drives it.
 struct PhasedMode {
@@ -75,28 +75,28 @@ struct PhasedMode {
   }
 };
 
-// One SGD step of the seed script: under `counter` (if any) from the forward on, its phase following
+// One SGD step of the script: under `counter` (if any) from the forward on, its phase following
 // the step, and under `fake` (if any) from the model's construction on, with fake parameters and batch.
-PlainStep run_step(const SeedConfig& config, const PhasedMode& counter, FakeTensorMode* fake = nullptr);
+PlainStep run_step(const MlpConfig& config, const PhasedMode& counter, FakeTensorMode* fake = nullptr);
 // The same step twice: plainly, and under an OpCounter whose phase follows the step (under `fake`, if
 // given: the counter then sees the fake step's ops).
-PlainStep plain_step(const SeedConfig& config);
-TracedStep traced_step(const SeedConfig& config, FakeTensorMode* fake = nullptr);
-SubclassStep subclass_step(const SeedConfig& config, FakeTensorMode* fake = nullptr);
+PlainStep plain_step(const MlpConfig& config);
+TracedStep traced_step(const MlpConfig& config, FakeTensorMode* fake = nullptr);
+SubclassStep subclass_step(const MlpConfig& config, FakeTensorMode* fake = nullptr);
 // The traced step on config.world_size thread ranks under DistributedDataParallel (rank 0's model is
 // the single-process one; the others start elsewhere and receive it by broadcast), each rank on its
 // slice of the batch under its own OpCounter. Gives rank 0's counter, every rank's logits in rank
 // order (the whole batch's) and rank 0's parameters after the step.
-TracedStep data_parallel_step(const SeedConfig& config);
+TracedStep data_parallel_step(const MlpConfig& config);
 
 // torch.allclose on host values (same shapes required).
 bool allclose(const Tensor& a, const Tensor& b, double rtol = 1e-5, double atol = 1e-6);
 
-// The seed script's JSON; with `sequences`, also forward_seq, backward_seq, optimizer_seq and subclass_log.
+// The script's JSON; with `sequences`, also forward_seq, backward_seq, optimizer_seq and subclass_log.
 // With `fake`, the steps run under a FakeTensorMode and the value comparisons are null (Note [The fake
 // report]).
-nlohmann::ordered_json seed_report(const SeedConfig& config, bool sequences, bool fake = false);
+nlohmann::ordered_json experiment_report(const MlpConfig& config, bool sequences, bool fake = false);
 // x, y, init_params, logits, loss, grads, params_after as scripts/reference/numerics_reference.py writes them.
-nlohmann::ordered_json tensors_report(const SeedConfig& config, const PlainStep& step);
+nlohmann::ordered_json tensors_report(const MlpConfig& config, const PlainStep& step);
 
 }  // namespace strata::tracer

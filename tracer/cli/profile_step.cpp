@@ -1,4 +1,4 @@
-// tracer/cli/profile_step.cpp: the profiled seed step and the seed graph.
+// tracer/cli/profile_step.cpp: the profiled MLP step and its graph.
 #include "tracer/cli/profile_step.h"
 
 #include <optional>
@@ -10,7 +10,7 @@
 
 namespace strata::tracer {
 
-std::vector<profiler::Event> profile_step(const SeedConfig& config, const profiler::ProfilerOptions& options,
+std::vector<profiler::Event> profile_step(const MlpConfig& config, const profiler::ProfilerOptions& options,
                                           int warmup) {
   for (int i = 0; i < warmup; ++i) (void)plain_step(config);
   std::optional<profiler::Profiler> profiler;
@@ -31,7 +31,7 @@ std::vector<profiler::Event> profile_step(const SeedConfig& config, const profil
   return events;
 }
 
-std::string seed_graph_dot(const SeedConfig& config) {
+std::string mlp_graph_dot(const MlpConfig& config) {
   manual_seed(config.seed);  // the seed experiment's model and batch
   const auto model = nn::make_mlp(config.sizes);
   const auto [x, y] = make_batch(config);

@@ -1,4 +1,4 @@
-// tracer/cli/profile_step.h: the seed step under the profiler (strata-trace --profile) and the autograd
+// tracer/cli/profile_step.h: the MLP step under the profiler (strata-trace --profile) and the autograd
 // graph of its loss (strata-trace --graph).
 #pragma once
 
@@ -15,11 +15,11 @@ namespace strata::tracer {
 // "optimizer"; the events, with self times. `warmup` unprofiled steps run first (torch.profiler's
 // schedule warmup), so one-time costs (an op's first lookup, autograd's registration, first
 // allocations) do not land in the profile.
-std::vector<profiler::Event> profile_step(const SeedConfig& config, const profiler::ProfilerOptions& options = {},
+std::vector<profiler::Event> profile_step(const MlpConfig& config, const profiler::ProfilerOptions& options = {},
                                           int warmup = 1);
 
-// The seed model's loss on the seed batch, before any step, as DOT (to_dot, the parameters named as
+// The MLP's loss on its batch, before any step, as DOT (to_dot, the parameters named as
 // named_parameters() names them: "0.weight").
-std::string seed_graph_dot(const SeedConfig& config);
+std::string mlp_graph_dot(const MlpConfig& config);
 
 }  // namespace strata::tracer

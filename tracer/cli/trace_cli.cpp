@@ -30,7 +30,7 @@ namespace {
 // parameters in total (weights and biases: 2^26 float32 values are 256 MB, and a run holds a few
 // copies: parameters, gradients, clones before and after the step), and activations: --batch times
 // the sum of --sizes is every layer's input or output for the whole batch, 2^26 elements again.
-// The seed (16,32,4, batch 8) is 676 parameters and 416 activations.
+// The default MLP (16,32,4, batch 8) is 676 parameters and 416 activations.
 // Under --fake no tensor has data, so parameters and activations may reach 2^40 each (a 10^9-
 // parameter model fits; int64 sizes and FLOP counts stay far from overflowing in the meta
 // functions, and the FLOP formulas check theirs).
@@ -103,7 +103,7 @@ std::vector<std::int64_t> parse_sizes(const std::string& text) {
   return sizes;
 }
 
-void check_limits(const SeedConfig& c, bool fake) {  // Note [Limits of strata-trace]
+void check_limits(const MlpConfig& c, bool fake) {  // Note [Limits of strata-trace]
   const std::int64_t max_parameters = fake ? kMaxFake : kMaxParameters;
   const std::int64_t max_activations = fake ? kMaxFake : kMaxActivations;
   const char* const power = fake ? "2^40" : "2^26";
@@ -122,7 +122,7 @@ void check_limits(const SeedConfig& c, bool fake) {  // Note [Limits of strata-t
 }
 
 // Note [Views of strata-trace]
-// strata-trace prints one view: the seed report (JSON), --flops' tables, --debug's log, or
+// strata-trace prints one view: the experiment's report (JSON), --flops' tables, --debug's log, or
 // --explain's dispatch trace (of the plain step, printed alone); --fake
 // changes what the report or --flops runs on. Flags that only make sense for another view are
 // refused, naming the first flag at fault, so a typo does not silently print something else:
@@ -189,10 +189,10 @@ void check_combinations(const TraceOptions& o) {
   STRATA_CHECK(!o.dump_tensors || !o.fake, "--dump-tensors: not with --fake (fake tensors have no values to dump)");
 }
 
-// The --trace view: the seed loss's forward and backward traces, as Python text or JSON.
+// The --trace view: the MLP loss's forward and backward traces, as Python text or JSON.
 std::string program_traces_text(const TraceOptions& o) {
-  const RecordedProgram r = record_seed_traces(
-      o.config, o.logging ? SeedTraceKind::Logging : o.scaled ? SeedTraceKind::Scaled : SeedTraceKind::Plain);
+  const RecordedProgram r = record_mlp_traces(
+      o.config, o.logging ? MlpTraceKind::Logging : o.scaled ? MlpTraceKind::Scaled : MlpTraceKind::Plain);
   if (!o.json) return to_python(r.forward) + "\n" + to_python(*r.backward);
   nlohmann::ordered_json j;
   j["forward"] = to_json(r.forward);
@@ -252,7 +252,7 @@ void write_profile_and_graph(const TraceOptions& o, std::ostream& out) {
     profile_file->write(with_run_header(profiler::chrome_trace(events), o.config.seed).dump(1) + "\n");
     table = profiler::table(profiler::key_averages(events), "self_cpu_time_total", -1);
   }
-  if (graph_file) graph_file->write(seed_graph_dot(o.config));
+  if (graph_file) graph_file->write(mlp_graph_dot(o.config));
   if (!table.empty()) write_stdout(out, table);
   if (profile_file) profile_file->publish();
   if (graph_file) graph_file->publish();
@@ -294,7 +294,7 @@ std::string trace_usage() {
          "\n"
          "Runs one SGD step of an MLP (Linear -> ReLU -> ... -> Linear, cross-entropy) three ways on\n"
          "strata's dispatcher: eager, under an op-counting dispatch mode (per phase), and with\n"
-         "LoggingTensor wrapper-subclass parameters; prints the seed experiment's JSON.\n"
+         "LoggingTensor wrapper-subclass parameters; prints the dispatch-tracer experiment's JSON.\n"
          "\n"
          "  --seed N             parameters from manual_seed(N), batch from Generator(N + 1) [0];\n"
          "                       N is an integer from 0 to 2^64-1 (N + 1 wraps to 0). torch.manual_seed\n"
@@ -432,7 +432,7 @@ int run_trace_cli(const std::vector<std::string>& args, std::ostream& out, std::
                    "' is the same file as --json-out");
 
     const std::string report =
-        o.flops ? flops_report(o) : with_run_header(seed_report(o.config, o.sequences, o.fake), o.config.seed).dump(2) + "\n";
+        o.flops ? flops_report(o) : with_run_header(experiment_report(o.config, o.sequences, o.fake), o.config.seed).dump(2) + "\n";
     if (tensors_file)
       tensors_file->write(
           dump_python_json(with_run_header(tensors_report(o.config, plain_step(o.config)), o.config.seed)) + "\n");

@@ -1,4 +1,4 @@
-// tracer/cli/trace_cli.h: strata-trace, the main job: the seed experiment's JSON for any MLP shape.
+// tracer/cli/trace_cli.h: strata-trace, the main job: the MLP experiment's JSON for any MLP shape.
 // Parsing is separate from running so tests can check every error without a subprocess.
 #pragma once
 
@@ -13,15 +13,15 @@
 namespace strata::tracer {
 
 struct TraceOptions {
-  SeedConfig config;
+  MlpConfig config;
   bool sequences = false;
   bool fake = false;   // the counted steps under FakeTensorMode
-  bool flops = false;  // the FLOP table (FlopCounterMode) instead of the seed JSON
+  bool flops = false;  // the FLOP table (FlopCounterMode) instead of the experiment's JSON
   bool json = false;   // with --flops or --debug: their output as JSON
   std::optional<std::string> json_out;
   std::optional<std::string> dump_tensors;
   bool help = false;
-  // --debug: the seed step's DebugMode log instead of the report; the next five only with it.
+  // --debug: the MLP step's DebugMode log instead of the report; the next five only with it.
   bool debug = false;
   bool record_output = false;
   bool ids = false;
@@ -33,7 +33,7 @@ struct TraceOptions {
   // report; --graph FILE: the loss's autograd graph as DOT to FILE. Either or both.
   std::optional<std::string> profile;
   std::optional<std::string> graph;
-  // --trace: the seed loss's forward and backward program traces instead of the report (as JSON with
+  // --trace: the MLP loss's forward and backward program traces instead of the report (as JSON with
   // --json); --logging: with every input a LoggingTensor, its dispatch unrolled in the traces.
   bool trace = false;
   bool logging = false;

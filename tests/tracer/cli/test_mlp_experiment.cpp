@@ -12,8 +12,8 @@ using namespace strata;
 using namespace strata::tracer;
 
 namespace {
-SeedConfig config_of(const nlohmann::json& ref) {
-  return SeedConfig{ref["seed"].get<std::uint64_t>(), ref["sizes"].get<std::vector<std::int64_t>>(),
+MlpConfig config_of(const nlohmann::json& ref) {
+  return MlpConfig{ref["seed"].get<std::uint64_t>(), ref["sizes"].get<std::vector<std::int64_t>>(),
                     ref["batch"].get<std::int64_t>(), 0.1};
 }
 }  // namespace
@@ -24,7 +24,7 @@ TEST_CASE("the seed report equals PyTorch's for every reference configuration") 
                            "trace_torch_seed7_20-10-10-10-5_b2.json"}) {
     INFO(file);
     const nlohmann::json ref = testing::read_golden_json(file);
-    const nlohmann::ordered_json got = seed_report(config_of(ref), /*sequences=*/true);
+    const nlohmann::ordered_json got = experiment_report(config_of(ref), /*sequences=*/true);
     for (const char* key : {"forward_ops", "backward_ops", "optimizer_ops", "total_ops", "mm_like_forward",
                             "mm_like_backward", "subclass_grad_type", "subclass_logged_ops", "subclass_distinct_ops",
                             "forward_seq", "backward_seq", "optimizer_seq", "subclass_log"}) {
@@ -38,7 +38,7 @@ TEST_CASE("the seed report equals PyTorch's for every reference configuration") 
 }
 
 TEST_CASE("the report has the seed script's keys in the seed script's order") {
-  const nlohmann::ordered_json got = seed_report(SeedConfig{}, false);
+  const nlohmann::ordered_json got = experiment_report(MlpConfig{}, false);
   std::vector<std::string> keys;
   for (const auto& item : got.items()) keys.push_back(item.key());
   CHECK(keys == std::vector<std::string>{"forward_ops", "backward_ops", "optimizer_ops", "total_ops", "mm_like_forward",
@@ -51,7 +51,7 @@ TEST_CASE("the report has the seed script's keys in the seed script's order") {
 
 TEST_CASE("the tensor dump equals PyTorch's numerics") {
   const nlohmann::json ref = testing::read_golden_json("numerics_seed1_16-32-4_b8.json");
-  const SeedConfig config{1, {16, 32, 4}, 8, 0.1};
+  const MlpConfig config{1, {16, 32, 4}, 8, 0.1};
   const nlohmann::ordered_json got = tensors_report(config, plain_step(config));
   CHECK(testing::max_abs_diff(got["x"].get<std::vector<double>>(), testing::json_doubles(ref["x"])) <= 1e-6);
   CHECK(nlohmann::json(got["y"]) == ref["y"]);

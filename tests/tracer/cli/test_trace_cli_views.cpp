@@ -37,7 +37,7 @@ TEST_CASE("--flops prints upstream's table with modules and the per-phase table;
   const std::string module_table = testing::read_golden_json("flop_tables_torch.json")["seed"];
   // The phase table's layout is checked in test_flop_counter.cpp; here, that the view prints both.
   FlopCounterMode flops;
-  run_step(SeedConfig{}, PhasedMode::of(flops));
+  run_step(MlpConfig{}, PhasedMode::of(flops));
   CHECK(table.out == module_table + "\n\n" + flops.get_phase_table() + "\n");
   CHECK(flops.get_phase_table().starts_with("Phase "));
   CHECK(run({"--flops", "--fake"}).out == table.out);
