@@ -2,6 +2,9 @@
 #include "autograd/derivative_table.h"
 
 #include <algorithm>
+#include <cctype>
+
+#include "autograd/formulas/rows.h"
 
 namespace strata::autograd {
 
@@ -64,10 +67,47 @@ void resolve_saved(ResolvedRow& resolved, const FunctionSchema& schema) {
   }
 }
 
+// Note [Node names are derived]
+// A row's node is named as PyTorch's code generator names it (load_derivatives.py): the op's name
+// without a trailing underscore (an in-place op shares its functional form's node), in CamelCase,
+// "Forward" dropped, then "Backward" and the entry's index among derivatives.yaml's entries of that
+// name: sigmoid -> SigmoidBackward0, nll_loss_forward -> NllLossBackward0, _softmax ->
+// SoftmaxBackward0. A row names its node only where that index is not 0 (add.Scalar is
+// AddBackward1, after add.Tensor's AddBackward0) or where PyTorch's node is not of the pattern
+// (copy_'s CopyBackwards).
+std::string default_node_name(std::string_view op) {
+  std::string_view name = op.substr(op.find("::") + 2);
+  if (name.ends_with('_')) name.remove_suffix(1);  // an in-place op's node is its functional form's
+  std::string out;
+  bool upper = true;
+  for (char c : name) {
+    if (c == '_') {
+      upper = true;
+      continue;
+    }
+    out += upper ? static_cast<char>(std::toupper(static_cast<unsigned char>(c))) : c;
+    upper = false;
+  }
+  if (out.ends_with("Forward")) out.resize(out.size() - 7);
+  return out + "Backward0";
+}
+
 }  // namespace
 
+std::vector<DerivativeRow> derivative_rows() {
+  using namespace formulas;
+  std::vector<DerivativeRow> rows;
+  for (auto part : {view_rows(), pointwise_rows(), linalg_and_reduction_rows(), softmax_and_loss_rows(), factory_rows(),
+                    inference_rows()})
+    rows.insert(rows.end(), part.begin(), part.end());
+  return rows;
+}
+
 void DerivativeTable::add(const std::vector<DerivativeRow>& rows) {
-  rows_.insert(rows_.end(), rows.begin(), rows.end());
+  for (DerivativeRow row : rows) {
+    if (row.node_name.empty()) row.node_name = *derived_names_.emplace_back(std::make_unique<std::string>(default_node_name(row.op)));
+    rows_.push_back(row);
+  }
   by_op_.assign(Dispatcher::singleton().ops().size(), ResolvedRow{});
   for (const DerivativeRow& row : rows_) {
     const std::optional<OperatorHandle> op = Dispatcher::singleton().find(row.op, row.overload);

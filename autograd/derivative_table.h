@@ -1,11 +1,13 @@
 // autograd/derivative_table.h: what autograd knows about each op, keyed like the op table. A row
 // names the backward node (PyTorch's "AddmmBackward0"), one formula per input that gets a gradient,
-// what to save, written as in derivatives.yaml but in C++ (autograd/formulas/derivatives.cpp). Ops without
+// what to save, written as in derivatives.yaml but in C++ (autograd/formulas/). Ops without
 // a gradient are rows too, marked non-differentiable (outputs never require grad) or not implemented
 // (recording one throws), so a test can check that every op has exactly one row.
 #pragma once
 
+#include <memory>
 #include <initializer_list>
+#include <string>
 #include <optional>
 #include <string_view>
 #include <vector>
@@ -98,7 +100,7 @@ enum class Differentiability {
 struct DerivativeRow {
   std::string_view op;        // "aten::addmm"
   std::string_view overload;  // "" for default
-  std::string_view node_name; // "AddmmBackward0"
+  std::string_view node_name; // "AddmmBackward0"; empty: derived (Note [Node names are derived])
   Differentiability kind = Differentiability::Formula;
   std::vector<InputFormula> formulas;      // one per differentiable input (Note [Formulas run in input-name order])
   std::vector<std::string_view> geometry;  // tensor arguments whose sizes/strides/dtype the formula reads
@@ -171,6 +173,9 @@ class DerivativeTable {
 
  private:
   std::vector<DerivativeRow> rows_;  // what by_op_ points into
+  // The rows' derived node names, each in a block of its own so that rows' views of them stay valid
+  // (a deque would too, but has no constant-initialised empty state).
+  std::vector<std::unique_ptr<std::string>> derived_names_;
   std::vector<ResolvedRow> by_op_;
 };
 
@@ -182,7 +187,7 @@ extern DerivativeTable the_derivative_table;
 inline const DerivativeTable& derivative_table() { return detail::the_derivative_table; }
 inline DerivativeTable& mutable_derivative_table() { return detail::the_derivative_table; }
 
-// The rows for strata's ops (autograd/formulas/derivatives.cpp).
+// The rows for strata's ops (autograd/formulas/, one file per op family).
 std::vector<DerivativeRow> derivative_rows();
 
 }  // namespace strata::autograd

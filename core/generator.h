@@ -57,6 +57,9 @@ class Generator {
   IntrusivePtr<GeneratorImpl> impl_;
 };
 
+// What an op's Generator? argument receives for a front end's `const Generator*`: null for None.
+inline GeneratorImpl* generator_of(const Generator* g) { return g ? g->impl() : nullptr; }
+
 // The process-wide default CPU generator, used when an op gets no generator.
 Generator& default_generator();
 // Seeds the default generator (torch.manual_seed).

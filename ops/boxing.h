@@ -316,9 +316,35 @@ struct UnboxedInplace<Check, Compute, std::tuple<A...>> {
 }  // namespace detail
 
 // ---- rows -----------------------------------------------------------------------------------------
+// Note [A row holds its op's facts]
+// An op is written in one place: its meta and CPU functions and, below them, its row, which holds its
+// schema (copied from native_functions.yaml) and how users call it. Everything else about the op is
+// derived from the row: its kernels' display name (the schema's name: "kernel relu" in a dispatch
+// trace), and, by scripts/gen-ops, its front-end function (ops/generated/functions.{h,cpp}), the
+// golden op list (tests/golden/schemas.txt) and the op index in docs/ops.md. gen-ops reads the
+// FrontEnd from the row's text; the registration does not read it (it is a typed value so that a
+// misspelt one does not compile):
+//   FrontEnd::python("torch.sigmoid")   a generated function that announces itself to function modes
+//                                       under PyTorch's name; its parameters are the schema's, with
+//                                       `self` named `input` unless the name is a method
+//                                       ("torch.Tensor.add_"); a second argument overrides them
+//   FrontEnd::internal()                a generated function that announces nothing (ops PyTorch
+//                                       exposes as no torch function: the *_backward ops)
+//   FrontEnd::manual()                  nothing generated: the front end is written in ops/functions.cpp
+//                                       (factories with TensorOptions, ops with two outputs, C++
+//                                       defaults the schema does not have)
+struct FrontEnd {
+  static constexpr FrontEnd python(std::string_view name, std::string_view params = {}) { return {name, params, true}; }
+  static constexpr FrontEnd internal() { return {{}, {}, true}; }
+  static constexpr FrontEnd manual() { return {{}, {}, false}; }
+  std::string_view python_name;
+  std::string_view params;
+  bool generated;
+};
+
 template <auto Meta, auto Compute>
-OperatorHandle def_functional(Dispatcher& d, std::string_view ns, std::string_view schema, std::string_view name) {
-  const OperatorHandle op = d.def(ns, schema, KernelFunction{&detail::functional_kernel<Meta, Compute, Device::CPU>, name},
+OperatorHandle def_functional(Dispatcher& d, std::string_view ns, std::string_view schema, FrontEnd) {
+  const OperatorHandle op = d.def(ns, schema, KernelFunction{&detail::functional_kernel<Meta, Compute, Device::CPU>},
                                   KernelFunction{&detail::functional_kernel<Meta, Compute, Device::Meta>, "meta"});
   if constexpr (std::is_same_v<typename FnTraits<decltype(Meta)>::Return, TensorSpec>)
     d.register_unboxed_cpu(op, &detail::UnboxedFunctional<Meta, Compute>::call);
@@ -326,17 +352,17 @@ OperatorHandle def_functional(Dispatcher& d, std::string_view ns, std::string_vi
 }
 
 template <auto Geometry, ViewKind Kind = ViewKind::Differentiable>
-OperatorHandle def_view(Dispatcher& d, std::string_view ns, std::string_view schema, std::string_view name) {
-  const KernelFunction k{&detail::view_kernel<Geometry, Kind>, name};
-  const OperatorHandle op = d.def(ns, schema, k, KernelFunction{&detail::view_kernel<Geometry, Kind>, "meta (view)"});
+OperatorHandle def_view(Dispatcher& d, std::string_view ns, std::string_view schema, FrontEnd) {
+  const OperatorHandle op = d.def(ns, schema, KernelFunction{&detail::view_kernel<Geometry, Kind>},
+                                  KernelFunction{&detail::view_kernel<Geometry, Kind>, "meta (view)"});
   if constexpr (Kind == ViewKind::Differentiable) detail::check_differentiable_view_schema(op);
   d.register_unboxed_cpu(op, &detail::UnboxedView<Geometry, Kind>::call);
   return op;
 }
 
 template <auto Check, auto Compute>
-OperatorHandle def_inplace(Dispatcher& d, std::string_view ns, std::string_view schema, std::string_view name) {
-  const OperatorHandle op = d.def(ns, schema, KernelFunction{&detail::inplace_kernel<Check, Compute, Device::CPU>, name},
+OperatorHandle def_inplace(Dispatcher& d, std::string_view ns, std::string_view schema, FrontEnd) {
+  const OperatorHandle op = d.def(ns, schema, KernelFunction{&detail::inplace_kernel<Check, Compute, Device::CPU>},
                                   KernelFunction{&detail::inplace_kernel<Check, Compute, Device::Meta>, "meta"});
   d.register_unboxed_cpu(op, &detail::UnboxedInplace<Check, Compute>::call);
   return op;

@@ -1,7 +1,7 @@
 // autograd/formulas/cat_backward.cpp: the nodes of cat and stack, CatBackward0 and StackBackward0, and the
 // Autograd kernel that records them. Their differentiable input is a Tensor[]: one edge per element,
 // which a derivative-table row (one edge per tensor argument) does not express. Their rows in
-// autograd/formulas/derivatives.cpp say so.
+// autograd/formulas/ say so.
 #include "autograd/formulas/cat_backward.h"
 
 #include "autograd/grad_mode.h"

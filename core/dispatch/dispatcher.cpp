@@ -76,6 +76,10 @@ OperatorHandle Dispatcher::def(std::string_view ns, std::string_view schema, Ker
   }
   OperatorEntry& entry = entries_.emplace_back(std::string(ns), std::move(parsed),
                                                static_cast<std::uint32_t>(entries_.size()));
+  // A kernel registered without a display name shows the op's name (Note [A row holds its op's
+  // facts], ops/boxing.h); the entry's name lives as long as the entry, which is never removed.
+  if (cpu.fn && cpu.name.empty()) cpu.name = entry.name().name;
+  if (meta.fn && meta.name.empty()) meta.name = entry.name().name;
   entry.kernels_[static_cast<int>(DispatchKey::CPU)] = cpu;
   entry.kernels_[static_cast<int>(DispatchKey::Meta)] = meta;
   resolve(entry);

@@ -139,15 +139,23 @@ void gelu_backward_cpu(const Tensor& out, const Tensor& grad_output, const Tenso
 }  // namespace
 
 void register_activation_ops(Dispatcher& d) {
-  def_functional<sigmoid_meta, sigmoid_cpu>(d, "aten", "sigmoid(Tensor self) -> Tensor", "sigmoid");
+  def_functional<sigmoid_meta, sigmoid_cpu>(
+      d, "aten", "sigmoid(Tensor self) -> Tensor",
+      FrontEnd::python("torch.sigmoid"));
   def_functional<sigmoid_backward_meta, sigmoid_backward_cpu>(
-      d, "aten", "sigmoid_backward(Tensor grad_output, Tensor output) -> Tensor", "sigmoid_backward");
-  def_functional<tanh_meta, tanh_cpu>(d, "aten", "tanh(Tensor self) -> Tensor", "tanh");
+      d, "aten", "sigmoid_backward(Tensor grad_output, Tensor output) -> Tensor",
+      FrontEnd::internal());
+  def_functional<tanh_meta, tanh_cpu>(d, "aten", "tanh(Tensor self) -> Tensor", FrontEnd::python("torch.tanh"));
   def_functional<tanh_backward_meta, tanh_backward_cpu>(
-      d, "aten", "tanh_backward(Tensor grad_output, Tensor output) -> Tensor", "tanh_backward");
-  def_functional<gelu_meta, gelu_cpu>(d, "aten", "gelu(Tensor self, *, str approximate='none') -> Tensor", "gelu");
+      d, "aten", "tanh_backward(Tensor grad_output, Tensor output) -> Tensor",
+      FrontEnd::internal());
+  // approximate: "none" (the exact erf form) or "tanh".
+  def_functional<gelu_meta, gelu_cpu>(
+      d, "aten", "gelu(Tensor self, *, str approximate='none') -> Tensor",
+      FrontEnd::python("torch._C._nn.gelu", "input, approximate"));
   def_functional<gelu_backward_meta, gelu_backward_cpu>(
-      d, "aten", "gelu_backward(Tensor grad_output, Tensor self, *, str approximate='none') -> Tensor", "gelu_backward");
+      d, "aten", "gelu_backward(Tensor grad_output, Tensor self, *, str approximate='none') -> Tensor",
+      FrontEnd::internal());
 }
 
 }  // namespace strata::ops

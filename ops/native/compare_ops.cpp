@@ -51,8 +51,10 @@ void isnan_cpu(const Tensor& out, const Tensor& self) {
 }  // namespace
 
 void register_compare_ops(Dispatcher& d) {
-  def_functional<eq_meta, eq_cpu>(d, "aten", "eq.Tensor(Tensor self, Tensor other) -> Tensor", "eq");
-  def_functional<isnan_meta, isnan_cpu>(d, "aten", "isnan(Tensor self) -> Tensor", "isnan");
+  def_functional<eq_meta, eq_cpu>(
+      d, "aten", "eq.Tensor(Tensor self, Tensor other) -> Tensor",
+      FrontEnd::python("torch.eq"));
+  def_functional<isnan_meta, isnan_cpu>(d, "aten", "isnan(Tensor self) -> Tensor", FrontEnd::python("torch.isnan"));
 }
 
 }  // namespace strata::ops

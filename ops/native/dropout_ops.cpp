@@ -73,10 +73,11 @@ void native_dropout_backward_cpu(const Tensor& out, const Tensor& grad_output, c
 
 void register_dropout_ops(Dispatcher& d) {
   def_functional<native_dropout_meta, native_dropout_cpu>(
-      d, "aten", "native_dropout(Tensor input, float p, bool? train) -> (Tensor, Tensor)", "native_dropout");
+      d, "aten", "native_dropout(Tensor input, float p, bool? train) -> (Tensor, Tensor)",
+      FrontEnd::manual());
   def_functional<native_dropout_backward_meta, native_dropout_backward_cpu>(
       d, "aten", "native_dropout_backward(Tensor grad_output, Tensor mask, float scale) -> Tensor",
-      "native_dropout_backward");
+      FrontEnd::internal());
 }
 
 }  // namespace strata::ops

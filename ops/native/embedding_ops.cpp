@@ -113,14 +113,14 @@ void embedding_dense_backward_cpu(const Tensor& out, const Tensor& grad_output, 
 void register_embedding_ops(Dispatcher& d) {
   def_functional<embedding_meta, embedding_cpu>(
       d, "aten",
-      "embedding(Tensor weight, Tensor indices, SymInt padding_idx=-1, bool scale_grad_by_freq=False, bool sparse=False) "
-      "-> Tensor",
-      "embedding");
+      "embedding(Tensor weight, Tensor indices, SymInt padding_idx=-1, bool scale_grad_by_freq=False, "
+      "bool sparse=False) -> Tensor",
+      FrontEnd::python("torch.embedding"));
   def_functional<embedding_dense_backward_meta, embedding_dense_backward_cpu>(
       d, "aten",
-      "embedding_dense_backward(Tensor grad_output, Tensor indices, SymInt num_weights, SymInt padding_idx, bool "
-      "scale_grad_by_freq) -> Tensor",
-      "embedding_dense_backward");
+      "embedding_dense_backward(Tensor grad_output, Tensor indices, SymInt num_weights, "
+      "SymInt padding_idx, bool scale_grad_by_freq) -> Tensor",
+      FrontEnd::internal());
 }
 
 }  // namespace strata::ops

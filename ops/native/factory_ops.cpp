@@ -239,38 +239,76 @@ void copy__cpu(const Tensor& self, const Tensor& src, bool) {
 void register_factory_ops(Dispatcher& d) {
   def_functional<empty_meta, empty_cpu>(
       d, "aten",
-      "empty.memory_format(SymInt[] size, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, "
-      "bool? pin_memory=None, MemoryFormat? memory_format=None) -> Tensor",
-      "empty");
-  const char* options = "ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor";
-  def_functional<zeros_meta, zeros_cpu>(d, "aten", std::string("zeros(SymInt[] size, *, ") + options, "zeros");
-  def_functional<zeros_meta, ones_cpu>(d, "aten", std::string("ones(SymInt[] size, *, ") + options, "ones");
-  def_functional<full_meta, full_cpu>(d, "aten", std::string("full(SymInt[] size, Scalar fill_value, *, ") + options, "full");
-  def_functional<arange_meta, arange_cpu>(d, "aten", std::string("arange(Scalar end, *, ") + options, "arange");
-  def_functional<arange_start_meta, arange_start_cpu>(d, "aten", std::string("arange.start(Scalar start, Scalar end, *, ") + options,
-                                                      "arange");
+      "empty.memory_format(SymInt[] size, *, ScalarType? dtype=None, Layout? layout=None, "
+      "Device? device=None, bool? pin_memory=None, MemoryFormat? memory_format=None) -> Tensor",
+      FrontEnd::manual());
+  def_functional<zeros_meta, zeros_cpu>(
+      d, "aten",
+      "zeros(SymInt[] size, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, "
+      "bool? pin_memory=None) -> Tensor",
+      FrontEnd::manual());
+  def_functional<zeros_meta, ones_cpu>(
+      d, "aten",
+      "ones(SymInt[] size, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, "
+      "bool? pin_memory=None) -> Tensor",
+      FrontEnd::manual());
+  def_functional<full_meta, full_cpu>(
+      d, "aten",
+      "full(SymInt[] size, Scalar fill_value, *, ScalarType? dtype=None, Layout? layout=None, "
+      "Device? device=None, bool? pin_memory=None) -> Tensor",
+      FrontEnd::manual());
+  def_functional<arange_meta, arange_cpu>(
+      d, "aten",
+      "arange(Scalar end, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, "
+      "bool? pin_memory=None) -> Tensor",
+      FrontEnd::manual());
+  def_functional<arange_start_meta, arange_start_cpu>(
+      d, "aten",
+      "arange.start(Scalar start, Scalar end, *, ScalarType? dtype=None, Layout? layout=None, "
+      "Device? device=None, bool? pin_memory=None) -> Tensor",
+      FrontEnd::manual());
   def_functional<arange_start_step_meta, arange_start_step_cpu>(
-      d, "aten", std::string("arange.start_step(Scalar start, Scalar end, Scalar step=1, *, ") + options, "arange");
-  const char* like = "(Tensor self, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, "
-                     "bool? pin_memory=None, MemoryFormat? memory_format=None) -> Tensor";
-  def_functional<like_meta, empty_like_cpu>(d, "aten", std::string("empty_like") + like, "empty_like");
-  def_functional<like_meta, ones_like_cpu>(d, "aten", std::string("ones_like") + like, "ones_like");
-  def_functional<like_meta, zeros_like_cpu>(d, "aten", std::string("zeros_like") + like, "zeros_like");
+      d, "aten",
+      "arange.start_step(Scalar start, Scalar end, Scalar step=1, *, ScalarType? dtype=None, "
+      "Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor",
+      FrontEnd::manual());
+  def_functional<like_meta, empty_like_cpu>(
+      d, "aten",
+      "empty_like(Tensor self, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, "
+      "bool? pin_memory=None, MemoryFormat? memory_format=None) -> Tensor",
+      FrontEnd::manual());
+  def_functional<like_meta, ones_like_cpu>(
+      d, "aten",
+      "ones_like(Tensor self, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, "
+      "bool? pin_memory=None, MemoryFormat? memory_format=None) -> Tensor",
+      FrontEnd::manual());
+  def_functional<like_meta, zeros_like_cpu>(
+      d, "aten",
+      "zeros_like(Tensor self, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, "
+      "bool? pin_memory=None, MemoryFormat? memory_format=None) -> Tensor",
+      FrontEnd::manual());
   def_functional<new_empty_strided_meta, new_empty_strided_cpu>(
       d, "aten",
-      "new_empty_strided(Tensor self, SymInt[] size, SymInt[] stride, *, ScalarType? dtype=None, Layout? layout=None, "
-      "Device? device=None, bool? pin_memory=None) -> Tensor",
-      "new_empty_strided");
-  def_functional<clone_meta, clone_cpu>(d, "aten", "clone(Tensor self, *, MemoryFormat? memory_format=None) -> Tensor", "clone");
+      "new_empty_strided(Tensor self, SymInt[] size, SymInt[] stride, *, ScalarType? dtype=None, "
+      "Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor",
+      FrontEnd::manual());
+  def_functional<clone_meta, clone_cpu>(
+      d, "aten", "clone(Tensor self, *, MemoryFormat? memory_format=None) -> Tensor",
+      FrontEnd::python("torch.clone"));
   def_functional<to_copy_meta, to_copy_cpu>(
       d, "aten",
-      "_to_copy(Tensor self, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None, "
-      "bool non_blocking=False, MemoryFormat? memory_format=None) -> Tensor",
-      "_to_copy");
-  def_inplace<fill__check, fill__cpu>(d, "aten", "fill_.Scalar(Tensor(a!) self, Scalar value) -> Tensor(a!)", "fill_");
-  def_inplace<zero__check, zero__cpu>(d, "aten", "zero_(Tensor(a!) self) -> Tensor(a!)", "zero_");
+      "_to_copy(Tensor self, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, "
+      "bool? pin_memory=None, bool non_blocking=False, MemoryFormat? memory_format=None) -> Tensor",
+      FrontEnd::manual());
+  def_inplace<fill__check, fill__cpu>(
+      d, "aten", "fill_.Scalar(Tensor(a!) self, Scalar value) -> Tensor(a!)",
+      FrontEnd::python("torch.Tensor.fill_"));
+  def_inplace<zero__check, zero__cpu>(
+      d, "aten", "zero_(Tensor(a!) self) -> Tensor(a!)",
+      FrontEnd::python("torch.Tensor.zero_"));
   d.allow_mixed_devices(def_inplace<copy__check, copy__cpu>(
-      d, "aten", "copy_(Tensor(a!) self, Tensor src, bool non_blocking=False) -> Tensor(a!)", "copy_"));
+                            d, "aten", "copy_(Tensor(a!) self, Tensor src, bool non_blocking=False) -> Tensor(a!)",
+                            FrontEnd::python("torch.Tensor.copy_")));
 }
 
 }  // namespace strata::ops

@@ -210,7 +210,7 @@ void addmm_cpu(const Tensor& out, const Tensor& self, const Tensor& mat1, const 
 // can only come from a bug upstream, and its output (zeros, sign flips, inf, NaN) would hide where.
 // On meta the values are not known and not checked.
 // There is no derivative (PyTorch has none): a call whose inputs require grad records a node whose
-// backward fails (autograd/formulas/derivatives.cpp).
+// backward fails (autograd/formulas/).
 
 bool is_scaled_mm_operand(ScalarType t) { return t == ScalarType::Float8_e4m3fn || t == ScalarType::Int8; }
 
@@ -313,14 +313,18 @@ void scaled_mm_cpu(const Tensor& out, const Tensor& self, const Tensor& mat2, co
 }  // namespace
 
 void register_linalg_ops(Dispatcher& d) {
-  def_functional<mm_meta, mm_cpu>(d, "aten", "mm(Tensor self, Tensor mat2) -> Tensor", "mm");
+  def_functional<mm_meta, mm_cpu>(d, "aten", "mm(Tensor self, Tensor mat2) -> Tensor", FrontEnd::python("torch.mm"));
   def_functional<addmm_meta, addmm_cpu>(
-      d, "aten", "addmm(Tensor self, Tensor mat1, Tensor mat2, *, Scalar beta=1, Scalar alpha=1) -> Tensor", "addmm");
+      d, "aten", "addmm(Tensor self, Tensor mat1, Tensor mat2, *, Scalar beta=1, Scalar alpha=1) -> Tensor",
+      FrontEnd::python("torch.addmm"));
+  // (float(self) * scale_a) @ (float(mat2) * scale_b) + bias, as out_dtype (default self's): float8 or
+  // int8 operands, float32 one-element scales (Note [_scaled_mm on CPU]). An undefined bias or
+  // scale_result is None.
   def_functional<scaled_mm_meta, scaled_mm_cpu>(
       d, "aten",
-      "_scaled_mm(Tensor self, Tensor mat2, Tensor scale_a, Tensor scale_b, Tensor? bias=None, Tensor? scale_result=None, "
-      "ScalarType? out_dtype=None, bool use_fast_accum=False) -> Tensor",
-      "_scaled_mm");
+      "_scaled_mm(Tensor self, Tensor mat2, Tensor scale_a, Tensor scale_b, Tensor? bias=None, "
+      "Tensor? scale_result=None, ScalarType? out_dtype=None, bool use_fast_accum=False) -> Tensor",
+      FrontEnd::python("torch._scaled_mm"));
 }
 
 }  // namespace strata::ops

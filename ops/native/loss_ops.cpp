@@ -161,14 +161,14 @@ void nll_loss_backward_cpu(const Tensor& grad_input, const Tensor& grad_output, 
 void register_loss_ops(Dispatcher& d) {
   def_functional<nll_loss_forward_meta, nll_loss_forward_cpu>(
       d, "aten",
-      "nll_loss_forward(Tensor self, Tensor target, Tensor? weight, int reduction, SymInt ignore_index) -> "
-      "(Tensor output, Tensor total_weight)",
-      "nll_loss_forward");
+      "nll_loss_forward(Tensor self, Tensor target, Tensor? weight, int reduction, "
+      "SymInt ignore_index) -> (Tensor output, Tensor total_weight)",
+      FrontEnd::manual());
   def_functional<nll_loss_backward_meta, nll_loss_backward_cpu>(
       d, "aten",
       "nll_loss_backward(Tensor grad_output, Tensor self, Tensor target, Tensor? weight, int reduction, "
       "SymInt ignore_index, Tensor total_weight) -> Tensor",
-      "nll_loss_backward");
+      FrontEnd::internal());
 }
 
 }  // namespace strata::ops

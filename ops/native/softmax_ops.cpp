@@ -270,14 +270,19 @@ void softmax_backward_cpu(const Tensor& out, const Tensor& grad_output, const Te
 
 void register_softmax_ops(Dispatcher& d) {
   def_functional<log_softmax_meta, log_softmax_cpu>(
-      d, "aten", "_log_softmax(Tensor self, int dim, bool half_to_float) -> Tensor", "_log_softmax");
+      d, "aten", "_log_softmax(Tensor self, int dim, bool half_to_float) -> Tensor",
+      FrontEnd::manual());
   def_functional<log_softmax_backward_meta, log_softmax_backward_cpu>(
-      d, "aten", "_log_softmax_backward_data(Tensor grad_output, Tensor output, int dim, ScalarType input_dtype) -> Tensor",
-      "_log_softmax_backward_data");
-  def_functional<softmax_meta, softmax_cpu>(d, "aten", "_softmax(Tensor self, int dim, bool half_to_float) -> Tensor", "_softmax");
+      d, "aten",
+      "_log_softmax_backward_data(Tensor grad_output, Tensor output, int dim, "
+      "ScalarType input_dtype) -> Tensor",
+      FrontEnd::python("torch._log_softmax_backward_data"));
+  def_functional<softmax_meta, softmax_cpu>(
+      d, "aten", "_softmax(Tensor self, int dim, bool half_to_float) -> Tensor",
+      FrontEnd::manual());
   def_functional<softmax_backward_meta, softmax_backward_cpu>(
       d, "aten", "_softmax_backward_data(Tensor grad_output, Tensor output, int dim, ScalarType input_dtype) -> Tensor",
-      "_softmax_backward_data");
+      FrontEnd::python("torch._softmax_backward_data"));
 }
 
 }  // namespace strata::ops

@@ -1,0 +1,71 @@
+// autograd/formulas/linalg_and_reductions.cpp: the derivative rows of mm, addmm, _scaled_mm (not implemented, as upstream), sum: PyTorch's
+// tools/autograd/derivatives.yaml entry quoted above each row, its formulas written with the same
+// helper calls (and so the same dispatched ops). Rows and their Notes: autograd/derivative_table.h.
+#include <limits>
+#include <optional>
+
+#include "autograd/formula_node.h"
+#include "autograd/formulas/functions_manual.h"
+#include "autograd/formulas/rows.h"
+#include "autograd/grad_mode.h"
+#include "ops/functions.h"
+#include "ops/native/type_promotion.h"
+
+namespace strata::autograd::formulas {
+
+namespace {
+
+// PyTorch's NotImplemented node (torch/csrc/autograd/functions/basic_ops.h): what its generated code
+// records for an op without a derivatives.yaml entry whose inputs require grad.
+[[noreturn]] Tensor scaled_mm_not_implemented(C) {
+  throw Error("derivative for _scaled_mm is not implemented");
+}
+
+}  // namespace
+
+std::vector<DerivativeRow> linalg_and_reduction_rows() {
+  return {
+      // - name: mm(Tensor self, Tensor mat2)
+      //   self: mm_mat1_backward(grad, mat2, self.sym_sizes(), self.sym_strides(), self.layout(), 1)
+      //   mat2: mm_mat2_backward(grad, self, mat2.sym_sizes(), mat2.sym_strides(), mat2.layout(), 1)
+      {.op = "aten::mm",
+       .formulas = {{"self", {"mat2"}, [](C c) { return mm_mat1_backward(c.grad(), c.saved("mat2"), c.sizes("self"), c.strides("self"), 1); }},
+                    {"mat2", {"self"}, [](C c) { return mm_mat2_backward(c.grad(), c.saved("self"), c.sizes("mat2"), c.strides("mat2"), 1); }}},
+       .geometry = {"self", "mat2"}},
+      // - name: addmm(...)   self: maybe_multiply(grad, beta.conj())
+      //   mat1: mm_mat1_backward(grad, mat2, mat1.sym_sizes(), mat1.sym_strides(), mat1.layout(), alpha)
+      //   mat2: mm_mat2_backward(grad, mat1, mat2.sym_sizes(), mat2.sym_strides(), mat2.layout(), alpha)
+      {.op = "aten::addmm",
+       .formulas = {{"self", [](C c) { return maybe_multiply(c.grad(), c.scalar("beta")); }},
+                    {"mat1", {"mat2"},
+                     [](C c) {
+                       return mm_mat1_backward(c.grad(), c.saved("mat2"), c.sizes("mat1"), c.strides("mat1"), c.scalar("alpha"));
+                     }},
+                    {"mat2", {"mat1"},
+                     [](C c) {
+                       return mm_mat2_backward(c.grad(), c.saved("mat1"), c.sizes("mat2"), c.strides("mat2"), c.scalar("alpha"));
+                     }}},
+       .geometry = {"mat1", "mat2"}},
+      // _scaled_mm has no derivatives.yaml entry: the forward runs and records a NotImplemented node,
+      // whose backward fails, as PyTorch's generated code does.
+      {.op = "aten::_scaled_mm", .node_name = "NotImplemented",
+       .formulas = {{"bias", scaled_mm_not_implemented},
+                    {"mat2", scaled_mm_not_implemented},
+                    {"scale_a", scaled_mm_not_implemented},
+                    {"scale_b", scaled_mm_not_implemented},
+                    {"scale_result", scaled_mm_not_implemented},
+                    {"self", scaled_mm_not_implemented}}},
+      // - name: sum.dim_IntList(...)   self: sum_backward(grad, self.sym_sizes(), dim, keepdim)
+      {.op = "aten::sum", .overload = "dim_IntList", .node_name = "SumBackward1",
+       .formulas = {{"self",
+                     [](C c) {
+                       return sum_backward(c.grad(), c.sizes("self"), optional_ints(c.arg("dim")), c.arg("keepdim").to_bool());
+                     }}},
+       .geometry = {"self"}},
+      // - name: sum(Tensor self, *, ScalarType? dtype=None)   self: grad.expand_symint(self.sym_sizes())
+      {.op = "aten::sum", .formulas = {{"self", [](C c) { return expand(c.grad(), c.sizes("self")); }}},
+       .geometry = {"self"}},
+  };
+}
+
+}  // namespace strata::autograd::formulas
