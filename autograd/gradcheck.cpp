@@ -5,6 +5,7 @@
 #include <sstream>
 
 #include "autograd/backward.h"
+#include "autograd/grad.h"
 #include "autograd/grad_mode.h"
 #include "autograd/variable.h"
 #include "ops/functions.h"
@@ -62,8 +63,15 @@ GradcheckResult gradcheck(const std::function<Tensor(const std::vector<Tensor>&)
       const Tensor y = checked_output(fn(inputs), n_out);
       std::vector<double> onehot(static_cast<std::size_t>(n_out), 0.0);
       onehot[static_cast<std::size_t>(j)] = 1.0;
-      backward(y, tensor<double>(onehot, y.sizes()));
-      const Tensor& g = x.grad();
+      // An output that does not require grad depends on no input: its Jacobian is zero.
+      Tensor g;
+      if (y.requires_grad() && options.create_graph) {
+        GradModeGuard grad_on(true);
+        g = grad({y}, {x}, {tensor<double>(onehot, y.sizes())}, std::nullopt, /*create_graph=*/true, /*allow_unused=*/true)[0];
+      } else if (y.requires_grad()) {
+        backward(y, tensor<double>(onehot, y.sizes()));
+        g = x.grad();
+      }
       analytical.push_back(g.defined() ? g.to_vector<double>() : std::vector<double>(offsets.size(), 0.0));
     }
     // Numerical: column i from central differences.
@@ -94,6 +102,42 @@ GradcheckResult gradcheck(const std::function<Tensor(const std::vector<Tensor>&)
   for (const Tensor& x : inputs)
     if (x.defined() && x.requires_grad()) set_grad(x, Tensor());
   return {};
+}
+
+GradcheckResult gradgradcheck(const std::function<Tensor(const std::vector<Tensor>&)>& fn,
+                              const std::vector<Tensor>& inputs, const GradcheckOptions& options) {
+  GradcheckOptions with_graph = options;
+  with_graph.create_graph = true;
+  if (GradcheckResult first = gradcheck(fn, inputs, with_graph); !first.ok) {
+    first.message = "with create_graph: " + first.message;
+    return first;
+  }
+  const Tensor y = [&] {
+    GradModeGuard grad_on(true);  // the caller may run under no_grad
+    return checked_output(fn(inputs), -1);
+  }();
+  Generator generator;
+  generator.manual_seed(0);
+  std::vector<Tensor> all = inputs;
+  all.push_back(randn(y.sizes(), {.dtype = ScalarType::Float64}, &generator));
+  requires_grad_(all.back());
+  // The first gradient, flattened into one output: d(fn)/d(input) . grad_output for each input that
+  // requires grad (zeros where the input does not reach the output).
+  const auto first_gradient = [&fn](const std::vector<Tensor>& in) {
+    GradModeGuard grad_on(true);  // gradcheck's finite differences run under no_grad
+    const std::vector<Tensor> x(in.begin(), in.end() - 1);
+    const Tensor out = fn(x);
+    std::vector<Tensor> differentiable;
+    for (const Tensor& t : x)
+      if (t.defined() && t.requires_grad()) differentiable.push_back(t);
+    const std::vector<Tensor> grads = grad({out}, differentiable, {in.back()}, std::nullopt, /*create_graph=*/true,
+                                           /*allow_unused=*/true);
+    std::vector<Tensor> flat;
+    for (std::size_t i = 0; i < grads.size(); ++i)
+      flat.push_back(reshape(grads[i].defined() ? grads[i] : zeros_like(differentiable[i]), {-1}));
+    return flat.empty() ? zeros({0}, {.dtype = ScalarType::Float64}) : cat(flat);
+  };
+  return gradcheck(first_gradient, all, options);
 }
 
 }  // namespace strata::autograd

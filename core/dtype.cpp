@@ -46,11 +46,11 @@ void throw_float8_promotion(ScalarType a, ScalarType b) {
   throw_error(str_cat("Promotion for Float8 Types is not supported, attempted to promote ", dtype_c10_name(a), " and ",
                       dtype_c10_name(b)));
 }
-void throw_dtype_not_implemented(ScalarType t) { throw_error(str_cat("not implemented for '", t, "'")); }
+void throw_dtype_not_implemented(ScalarType t) { throw_error(str_cat("not implemented for '", dtype_c10_name(t), "'")); }
 }  // namespace detail
 
 void check_floating(ScalarType t, std::string_view op_detail) {
-  STRATA_CHECK(t == ScalarType::Float32 || t == ScalarType::Float64, op_detail, " not implemented for '", t, "'");
+  STRATA_CHECK(t == ScalarType::Float32 || t == ScalarType::Float64, op_detail, " not implemented for '", dtype_c10_name(t), "'");
 }
 
 std::ostream& operator<<(std::ostream& out, ScalarType t) { return out << dtype_name(t); }

@@ -13,6 +13,25 @@
 
 namespace strata::autograd::formulas {
 
+namespace {
+
+// PyTorch's infinitely_differentiable_silu_backward: grad_output * s * (1 + self * (1 - s)) with
+// s = sigmoid(self), in ops that are differentiable again (silu's backward while grad mode is on).
+// 1 - s is C++'s `1.0 - s`, empty_like(s).fill_(1).sub_(s); the right operand of each product runs
+// first (Note [An op's operands are dispatched in a written order]).
+Tensor infinitely_differentiable_silu_backward(const Tensor& grad_output, const Tensor& self) {
+  const Tensor s = sigmoid(self);
+  const Tensor one_minus_s = sub_(fill_(empty_like(s), 1.0), s);
+  const Tensor factor = add(mul(self, one_minus_s), Scalar(1.0));
+  const Tensor scaled = mul(grad_output, s);
+  return mul(scaled, factor);
+}
+
+[[noreturn]] Tensor silu_backward_not_implemented(C) {
+  throw Error("derivative for aten::silu_backward is not implemented");
+}
+}  // namespace
+
 std::vector<DerivativeRow> inference_rows() {
   // The scale native_dropout's row passes, exactly as derivatives.yaml writes it: 1 unless train is
   // given and true (so train=None, which trains, gets 1: the yaml's own expression).
@@ -40,6 +59,17 @@ std::vector<DerivativeRow> inference_rows() {
        .formulas = {{"grad_output", {"output"}, [](C c) { return tanh_backward(c.grad(), c.saved("output")); }},
                     {"output", {"output", "grad_output"},
                      [](C c) { return mul(c.grad(), mul(mul(c.saved("output"), Scalar(-2)), c.saved("grad_output"))); }}}},
+      // - name: silu(Tensor self) -> Tensor
+      //   self: "GradMode::is_enabled() ? infinitely_differentiable_silu_backward(grad, self) : silu_backward(grad, self)"
+      {.op = "aten::silu",
+       .formulas = {{"self", {"self"},
+                     [](C c) {
+                       if (is_grad_enabled()) return infinitely_differentiable_silu_backward(c.grad(), c.saved("self"));
+                       return silu_backward(c.grad(), c.saved("self"));
+                     }}}},
+      // silu_backward has no derivatives.yaml entry: a NotImplemented node, whose backward fails.
+      {.op = "aten::silu_backward", .node_name = "NotImplemented",
+       .formulas = {{"grad_output", silu_backward_not_implemented}, {"self", silu_backward_not_implemented}}},
       // - name: gelu(Tensor self, *, str approximate='none') -> Tensor
       //   self: gelu_backward(grad, self, approximate)
       {.op = "aten::gelu",

@@ -18,6 +18,10 @@ std::vector<DerivativeRow> pointwise_rows() {
   //                           other: handle_r_to_c(other.scalar_type(), maybe_multiply(grad, alpha.conj()))
   const std::vector<InputFormula> add_formulas = {{"self", identity},
                                          {"other", [](C c) { return maybe_multiply(c.grad(), c.scalar("alpha")); }}};
+  // - name: sub.Tensor(...)   self: handle_r_to_c(self.scalar_type(), grad)
+  //                           other: handle_r_to_c(other.scalar_type(), maybe_multiply(-grad, alpha.conj()))
+  const std::vector<InputFormula> sub_formulas = {
+      {"self", identity}, {"other", [](C c) { return maybe_multiply(neg(c.grad()), c.scalar("alpha")); }}};
   // - name: mul.Tensor(...)   self: mul_tensor_backward(grad, other, self.scalar_type())
   //                           other: mul_tensor_backward(grad, self, other.scalar_type())
   const std::vector<InputFormula> mul_formulas = {{"self", {"other"}, [](C c) { return mul(c.grad(), c.saved("other")); }},
@@ -28,10 +32,8 @@ std::vector<DerivativeRow> pointwise_rows() {
       // - name: add.Scalar(Tensor self, Scalar other, Scalar alpha=1) -> Tensor
       //   self: handle_r_to_c(self.scalar_type(), grad)
       {.op = "aten::add", .overload = "Scalar", .node_name = "AddBackward1", .formulas = {{"self", identity}}},
-      // - name: sub.Tensor(...)   self: handle_r_to_c(self.scalar_type(), grad)
-      //                           other: handle_r_to_c(other.scalar_type(), maybe_multiply(-grad, alpha.conj()))
-      {.op = "aten::sub", .overload = "Tensor",
-       .formulas = {{"self", identity}, {"other", [](C c) { return maybe_multiply(neg(c.grad()), c.scalar("alpha")); }}}},
+      {.op = "aten::sub", .overload = "Tensor", .formulas = sub_formulas},
+      {.op = "aten::sub_", .overload = "Tensor", .formulas = sub_formulas},
       {.op = "aten::mul", .overload = "Tensor", .formulas = mul_formulas},
       // - name: mul.Scalar(Tensor self, Scalar other)   self: mul_tensor_backward(grad, other, self.scalar_type())
       {.op = "aten::mul", .overload = "Scalar", .node_name = "MulBackward1",

@@ -20,6 +20,17 @@ Tensor sigmoid_backward(const Tensor& grad_output, const Tensor& output) {
   return op(grad_output, output);
 }
 
+Tensor silu(const Tensor& self) {
+  STRATA_TORCH_FUNCTION(silu, "torch.nn.functional.silu", "input", self);
+  static const TypedOperator<Tensor(const Tensor&)> op("aten::silu");
+  return op(self);
+}
+
+Tensor silu_backward(const Tensor& grad_output, const Tensor& self) {
+  static const TypedOperator<Tensor(const Tensor&, const Tensor&)> op("aten::silu_backward");
+  return op(grad_output, self);
+}
+
 Tensor tanh(const Tensor& self) {
   STRATA_TORCH_FUNCTION(tanh, "torch.tanh", "input", self);
   static const TypedOperator<Tensor(const Tensor&)> op("aten::tanh");
@@ -190,6 +201,13 @@ Tensor sub(const Tensor& self, const Tensor& other, const Scalar& alpha) {
   STRATA_TORCH_FUNCTION(sub, "torch.sub", "input, other, *, alpha", self, other, alpha);
   static const TypedOperator<Tensor(const Tensor&, const Tensor&, Scalar)> op("aten::sub", "Tensor");
   return op(self, other, alpha);
+}
+
+const Tensor& sub_(const Tensor& self, const Tensor& other, const Scalar& alpha) {
+  STRATA_TORCH_FUNCTION(sub_, "torch.Tensor.sub_", "self, other, *, alpha", self, other, alpha);
+  static const TypedOperator<void(const Tensor&, const Tensor&, Scalar)> op("aten::sub_", "Tensor");
+  op(self, other, alpha);
+  return self;
 }
 
 Tensor mul(const Tensor& self, const Tensor& other) {

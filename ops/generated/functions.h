@@ -18,6 +18,11 @@ namespace strata {
 Tensor sigmoid(const Tensor& self);
 // aten::sigmoid_backward(Tensor grad_output, Tensor output) -> Tensor
 Tensor sigmoid_backward(const Tensor& grad_output, const Tensor& output);
+// x * sigmoid(x), the activation of Llama's feed-forward layers.
+// aten::silu(Tensor self) -> Tensor
+Tensor silu(const Tensor& self);
+// aten::silu_backward(Tensor grad_output, Tensor self) -> Tensor
+Tensor silu_backward(const Tensor& grad_output, const Tensor& self);
 // aten::tanh(Tensor self) -> Tensor
 Tensor tanh(const Tensor& self);
 // aten::tanh_backward(Tensor grad_output, Tensor output) -> Tensor
@@ -101,6 +106,8 @@ Tensor add(const Tensor& self, const Tensor& other, const Scalar& alpha = 1);
 const Tensor& add_(const Tensor& self, const Tensor& other, const Scalar& alpha = 1);
 // aten::sub.Tensor(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor
 Tensor sub(const Tensor& self, const Tensor& other, const Scalar& alpha = 1);
+// aten::sub_.Tensor(Tensor(a!) self, Tensor other, *, Scalar alpha=1) -> Tensor(a!)
+const Tensor& sub_(const Tensor& self, const Tensor& other, const Scalar& alpha = 1);
 // aten::mul.Tensor(Tensor self, Tensor other) -> Tensor
 Tensor mul(const Tensor& self, const Tensor& other);
 // aten::mul_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)

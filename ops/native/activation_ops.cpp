@@ -1,6 +1,6 @@
 // ops/native/activation_ops.cpp: the elementwise activations an inference app needs and their backwards:
-// sigmoid / sigmoid_backward, tanh / tanh_backward, gelu / gelu_backward (approximate 'none' or
-// 'tanh'), each with PyTorch's CPU formula. sigmoid and tanh are unary float ops (integer and bool
+// sigmoid / sigmoid_backward, silu / silu_backward, tanh / tanh_backward, gelu / gelu_backward
+// (approximate 'none' or 'tanh'), each with PyTorch's CPU formula. sigmoid and tanh are unary float ops (integer and bool
 // inputs compute in float32, as exp); gelu and the backwards want floating inputs.
 #include <cmath>
 
@@ -60,6 +60,27 @@ TensorSpec sigmoid_backward_meta(const Tensor& grad_output, const Tensor& output
 void sigmoid_backward_cpu(const Tensor& out, const Tensor& grad_output, const Tensor& output) {
   binary_float_cpu(out, grad_output, output, "\"sigmoid_backward_cpu\"",
                    [](auto g, auto y) { return g * (decltype(y)(1) - y) * y; });
+}
+
+// ---- silu: x * sigmoid(x) = x / (1 + exp(-x)), floating inputs only ----
+TensorSpec silu_meta(const Tensor& self) {
+  check_floating(self.dtype(), "\"silu_cpu\"");
+  return unary_float_spec(self, self.dtype());
+}
+void silu_cpu(const Tensor& out, const Tensor& self) {
+  unary_float_cpu(out, self, "\"silu_cpu\"", [](auto x) { return x / (decltype(x)(1) + std::exp(-x)); });
+}
+
+// ---- silu_backward: grad_output * s * (1 + self * (1 - s)), s = sigmoid(self) ----
+TensorSpec silu_backward_meta(const Tensor& grad_output, const Tensor& self) {
+  return binary_backward_spec(grad_output, self, "\"silu_backward_cpu\"");
+}
+void silu_backward_cpu(const Tensor& out, const Tensor& grad_output, const Tensor& self) {
+  binary_float_cpu(out, grad_output, self, "\"silu_backward_cpu\"", [](auto g, auto x) {
+    using T = decltype(x);
+    const T s = T(1) / (T(1) + std::exp(-x));
+    return g * s * (T(1) + x * (T(1) - s));
+  });
 }
 
 // ---- tanh ----
@@ -144,6 +165,13 @@ void register_activation_ops(Dispatcher& d) {
       FrontEnd::python("torch.sigmoid"));
   def_functional<sigmoid_backward_meta, sigmoid_backward_cpu>(
       d, "aten", "sigmoid_backward(Tensor grad_output, Tensor output) -> Tensor",
+      FrontEnd::internal());
+  // x * sigmoid(x), the activation of Llama's feed-forward layers.
+  def_functional<silu_meta, silu_cpu>(
+      d, "aten", "silu(Tensor self) -> Tensor",
+      FrontEnd::python("torch.nn.functional.silu"));
+  def_functional<silu_backward_meta, silu_backward_cpu>(
+      d, "aten", "silu_backward(Tensor grad_output, Tensor self) -> Tensor",
       FrontEnd::internal());
   def_functional<tanh_meta, tanh_cpu>(d, "aten", "tanh(Tensor self) -> Tensor", FrontEnd::python("torch.tanh"));
   def_functional<tanh_backward_meta, tanh_backward_cpu>(

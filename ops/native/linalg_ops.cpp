@@ -131,7 +131,7 @@ void gemm(const Tensor& out, const Tensor& a, const Tensor& b, T alpha, bool acc
 }
 
 void check_matmul_dtype(ScalarType t) {
-  STRATA_CHECK(t != ScalarType::Bool, "\"addmm_impl_cpu_\" not implemented for 'bool'");
+  STRATA_CHECK(t != ScalarType::Bool, "\"addmm_impl_cpu_\" not implemented for 'Bool'");
 }
 
 // ---- mm ----

@@ -111,7 +111,7 @@ void max_dim_cpu(const Tensor& values, const Tensor& indices, const Tensor& self
 
 // ---- argmax: the index of the maximum along `dim`, or in the flattened tensor ----
 TensorSpec argmax_meta(const Tensor& self, std::optional<std::int64_t> dim, bool keepdim) {
-  STRATA_CHECK(self.dtype() != ScalarType::Bool, "\"argmax_cpu\" not implemented for '", self.dtype(), "'");
+  STRATA_CHECK(self.dtype() != ScalarType::Bool, "\"argmax_cpu\" not implemented for '", dtype_c10_name(self.dtype()), "'");
   if (!dim) {
     STRATA_CHECK(self.numel() > 0, "argmax(): Expected reduction dim to be specified for input.numel() == 0.");
     return {keepdim ? DimVector(static_cast<std::size_t>(self.dim()), 1) : DimVector{}, ScalarType::Int64, {}};

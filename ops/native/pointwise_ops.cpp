@@ -126,19 +126,29 @@ void add__check(const Tensor& self, const Tensor& other, Scalar alpha) {
 void add__cpu(const Tensor& self, const Tensor& other, Scalar alpha) { add_out(self, self, other, alpha); }
 
 // ---- sub.Tensor ----
-[[gnu::always_inline]] inline TensorSpec sub_meta(const Tensor& self, const Tensor& other, Scalar alpha) {
+inline void check_sub_dtypes(const Tensor& self, const Tensor& other) {
   STRATA_CHECK(self.dtype() != ScalarType::Bool || other.dtype() != ScalarType::Bool,
                "Subtraction, the `-` operator, with two bool tensors is not supported. Use the `^` or `logical_xor()` "
                "operator instead.");
   STRATA_CHECK(self.dtype() != ScalarType::Bool && other.dtype() != ScalarType::Bool,
                "Subtraction, the `-` operator, with a bool tensor is not supported. If you are trying to invert a "
                "mask, use the `~` or `logical_not()` operator instead.");
+}
+[[gnu::always_inline]] inline TensorSpec sub_meta(const Tensor& self, const Tensor& other, Scalar alpha) {
+  check_sub_dtypes(self, other);
   return add_meta(self, other, alpha);
 }
 void sub_cpu(const Tensor& out, const Tensor& self, const Tensor& other, Scalar alpha) {
   const Scalar negated = alpha.is_floating_point() ? Scalar(-alpha.to_double()) : Scalar(wrapping_neg(alpha.to_int()));
   add_out(out, self, other, negated);
 }
+
+// ---- sub_.Tensor ----
+void sub__check(const Tensor& self, const Tensor& other, Scalar alpha) {
+  check_sub_dtypes(self, other);
+  add__check(self, other, alpha);
+}
+void sub__cpu(const Tensor& self, const Tensor& other, Scalar alpha) { sub_cpu(self, self, other, alpha); }
 
 // ---- mul.Tensor, mul_.Tensor ----
 [[gnu::always_inline]] inline TensorSpec mul_meta(const Tensor& self, const Tensor& other) { return binary_spec(self, other, result_type(self, other)); }
@@ -242,6 +252,9 @@ void register_pointwise_ops(Dispatcher& d) {
   def_functional<sub_meta, sub_cpu>(
       d, "aten", "sub.Tensor(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor",
       FrontEnd::python("torch.sub"));
+  def_inplace<sub__check, sub__cpu>(
+      d, "aten", "sub_.Tensor(Tensor(a!) self, Tensor other, *, Scalar alpha=1) -> Tensor(a!)",
+      FrontEnd::python("torch.Tensor.sub_"));
   def_functional<mul_meta, mul_cpu>(
       d, "aten", "mul.Tensor(Tensor self, Tensor other) -> Tensor",
       FrontEnd::python("torch.mul"));

@@ -1,8 +1,9 @@
-// tests/ops/op_harness.h: one harness for every op (after ggml's test-backend-ops). A case builds
-// its inputs on a device, runs the op, and gives a plain reference loop over host values. The harness
-// checks the CPU result against the reference, then runs the same case on meta tensors and checks
-// that the meta function agrees with the CPU kernel on sizes, strides and dtype. Reference tests are
-// declared with REFERENCE_CASE, which registers the ops they cover (Note [Every op has a reference case]).
+// tests/ops/op_harness.h: checking an op against a plain reference loop over host values (after
+// ggml's test-backend-ops), for the kernels' own paths that the op records (tests/ops/op_records.h,
+// Note [One record per op]) do not reach: SIMD widths, block sizes, every operand layout. A case
+// builds its inputs on a device, runs the op, and gives the reference; the harness checks the CPU
+// result against it, then runs the case on meta tensors and checks that the meta function agrees
+// with the CPU kernel on sizes, strides and dtype.
 #pragma once
 
 #include <functional>
@@ -14,33 +15,6 @@
 #include "tests/test_helpers.h"
 
 namespace strata::testing {
-
-// Note [Every op has a reference case]
-// A test that checks ops against a reference (a loop over host values, numbers from PyTorch, or the
-// op's definition) is declared with REFERENCE_CASE(title, "aten::op.overload", ...) instead of
-// TEST_CASE: the ops it names are registered with its title when the test binary loads, and
-// "every op in the op table has a reference case" (test_reference_coverage.cpp) checks that each op
-// the dispatcher holds is registered and each registered name is an op, as the derivative table's
-// join test does for formulas. A new op fails that test until a case names it.
-struct ReferenceCase {
-  std::string op;     // "aten::add.Tensor"; "aten::relu" for a default overload
-  std::string title;  // the test case that covers it
-};
-inline std::vector<ReferenceCase>& reference_cases() {
-  static std::vector<ReferenceCase> cases;
-  return cases;
-}
-struct RegisterReferenceCase {
-  RegisterReferenceCase(const char* title, std::initializer_list<const char*> ops) {
-    for (const char* op : ops) reference_cases().push_back({op, title});
-  }
-};
-#define STRATA_REFERENCE_CAT2(a, b) a##b
-#define STRATA_REFERENCE_CAT(a, b) STRATA_REFERENCE_CAT2(a, b)
-#define REFERENCE_CASE(title, ...)                                                                      \
-  static const ::strata::testing::RegisterReferenceCase STRATA_REFERENCE_CAT(reference_case_, __LINE__)( \
-      title, {__VA_ARGS__});                                                                            \
-  TEST_CASE(title)
 
 // Row-major host copy of a tensor.
 struct Host {

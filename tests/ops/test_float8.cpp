@@ -117,9 +117,9 @@ TEST_CASE("float8_e4m3fn tensors: to, copy_, clone, views, fill, item, printing"
 
 TEST_CASE("float8_e4m3fn: kernels that compute refuse it, naming the op; promotion is refused") {
   const Tensor q = tensor({1.0f, 2.0f}).to(kF8);
-  CHECK_THROWS_WITH_AS(add(q, q), "[aten::add] not implemented for 'float8_e4m3fn'", Error);
-  CHECK_THROWS_WITH_AS(mm(q.view({1, 2}), q.view({2, 1})), "[aten::mm] not implemented for 'float8_e4m3fn'", Error);
-  CHECK_THROWS_WITH_AS(exp(q), "[aten::exp] exp not implemented for 'float8_e4m3fn'", Error);
+  CHECK_THROWS_WITH_AS(add(q, q), "[aten::add] not implemented for 'Float8_e4m3fn'", Error);
+  CHECK_THROWS_WITH_AS(mm(q.view({1, 2}), q.view({2, 1})), "[aten::mm] not implemented for 'Float8_e4m3fn'", Error);
+  CHECK_THROWS_WITH_AS(exp(q), "[aten::exp] exp not implemented for 'Float8_e4m3fn'", Error);
   CHECK_THROWS_WITH_AS(add(q, tensor({1.0f, 2.0f})), "[aten::add] Promotion for Float8 Types is not supported, attempted to promote Float8_e4m3fn and Float", Error);
   CHECK_THROWS_WITH_AS(cat({q, tensor({1.0f})}), "[aten::cat] Promotion for Float8 Types is not supported, attempted to promote Float8_e4m3fn and Float", Error);
   CHECK(promote_types(kF8, kF8) == kF8);

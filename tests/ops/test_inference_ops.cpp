@@ -57,8 +57,7 @@ double gelu_tanh_ref(double x) { return 0.5 * x * (1 + std::tanh(std::sqrt(2 / M
 
 }  // namespace
 
-REFERENCE_CASE("sigmoid, tanh and gelu and their backwards match PyTorch and a reference loop", "aten::sigmoid",
-               "aten::sigmoid_backward", "aten::tanh", "aten::tanh_backward", "aten::gelu", "aten::gelu_backward") {
+TEST_CASE("sigmoid, tanh and gelu and their backwards match PyTorch and a reference loop") {
   check_golden("sigmoid", [](const Tensor& x) { return sigmoid(x); });
   check_golden("tanh", [](const Tensor& x) { return tanh(x); });
   check_golden("gelu_none", [](const Tensor& x) { return gelu(x); });
@@ -96,8 +95,7 @@ REFERENCE_CASE("sigmoid, tanh and gelu and their backwards match PyTorch and a r
   CHECK(max_abs_diff(tanh(tensor<bool>({true, false})), {std::tanh(1.0), 0.0}) < 1e-6);
 }
 
-REFERENCE_CASE("softmax matches PyTorch along any dimension, forward and backward", "aten::_softmax",
-               "aten::_softmax_backward_data") {
+TEST_CASE("softmax matches PyTorch along any dimension, forward and backward") {
   check_golden("softmax_dim0", [](const Tensor& x) { return softmax(x, 0); });
   check_golden("softmax_dim1", [](const Tensor& x) { return softmax(x, 1); });
   check_golden("softmax_dim-1", [](const Tensor& x) { return softmax(x, -1); });
@@ -150,7 +148,7 @@ REFERENCE_CASE("softmax matches PyTorch along any dimension, forward and backwar
   CHECK(max_abs_diff(softmax(tensor<float>({1000, 1000}), 0), {0.5, 0.5}) == 0);
 }
 
-REFERENCE_CASE("mean matches PyTorch over all, some and kept dimensions", "aten::mean", "aten::mean.dim") {
+TEST_CASE("mean matches PyTorch over all, some and kept dimensions") {
   check_golden("mean", [](const Tensor& x) { return mean(x); });
   check_golden("mean_dim_0_2", [](const Tensor& x) { return mean(x, {0, 2}); });
   check_golden("mean_dim_1_keepdim", [](const Tensor& x) { return mean(x, {1}, true); });
@@ -172,8 +170,7 @@ REFERENCE_CASE("mean matches PyTorch over all, some and kept dimensions", "aten:
   CHECK(mean(tensor<float>({1, 2}), ScalarType::Float64).item<double>() == 1.5);
 }
 
-REFERENCE_CASE("max, max.dim and argmax match PyTorch, with ties and NaN", "aten::max", "aten::max.dim", "aten::argmax",
-               "aten::eq.Tensor", "aten::isnan") {
+TEST_CASE("max, max.dim and argmax match PyTorch, with ties and NaN") {
   check_golden("max_ties", [](const Tensor& x) { return max(x); });
   const std::tuple<const char*, int, bool> dim_cases[] = {{"max_dim0", 0, false}, {"max_dim1_keepdim", 1, true}, {"max_dim-1", -1, false}};
   for (const auto& dim_case : dim_cases) {
@@ -243,8 +240,7 @@ TEST_CASE("max.dim and argmax over many rows split across threads give the seria
   CHECK(ok);
 }
 
-REFERENCE_CASE("embedding matches PyTorch, with padding_idx and scale_grad_by_freq", "aten::embedding",
-               "aten::embedding_dense_backward") {
+TEST_CASE("embedding matches PyTorch, with padding_idx and scale_grad_by_freq") {
   for (const char* name : {"embedding_padding_1", "embedding_scale_grad_by_freq"}) {
     const nlohmann::json& c = golden_cases().at(name);
     const Tensor idx = tensor<std::int64_t>(c["indices"].get<std::vector<std::int64_t>>(), {2, 3});
@@ -266,8 +262,7 @@ REFERENCE_CASE("embedding matches PyTorch, with padding_idx and scale_grad_by_fr
                                           false)) == std::vector<std::int64_t>{7, 3});
 }
 
-REFERENCE_CASE("dropout is the identity in eval and for p = 0, zero for p = 1, and scales what it keeps",
-               "aten::native_dropout", "aten::native_dropout_backward", "aten::bernoulli_.float") {
+TEST_CASE("dropout is the identity in eval and for p = 0, zero for p = 1, and scales what it keeps") {
   check_golden("dropout_eval", [](const Tensor& x) { return dropout(x, 0.5, false); });
   check_golden("dropout_p0", [](const Tensor& x) { return dropout(x, 0.0, true); });
   check_golden("dropout_p1", [](const Tensor& x) { return dropout(x, 1.0, true); });

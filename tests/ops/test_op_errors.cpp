@@ -27,7 +27,7 @@ TEST_CASE("matrix product errors") {
   CHECK_THROWS_WITH_AS(mm(f32({3}), f32({3, 4})), "[aten::mm] self must be a matrix", Error);
   CHECK_THROWS_WITH_AS(mm(f32({3, 4}), f32({4})), "[aten::mm] mat2 must be a matrix", Error);
   CHECK_THROWS_WITH_AS(mm(f32({2, 3}), f64({3, 4})), "[aten::mm] expected mat1 and mat2 to have the same dtype, but got: float32 != float64", Error);
-  CHECK_THROWS_WITH_AS(mm(b8({2, 3}), b8({3, 4})), "[aten::mm] \"addmm_impl_cpu_\" not implemented for 'bool'", Error);
+  CHECK_THROWS_WITH_AS(mm(b8({2, 3}), b8({3, 4})), "[aten::mm] \"addmm_impl_cpu_\" not implemented for 'Bool'", Error);
   CHECK_THROWS_WITH_AS(addmm(f32({4}), f32({8, 16}), f32({32, 4})),
                        "[aten::addmm] mat1 and mat2 shapes cannot be multiplied (8x16 and 32x4)", Error);
   CHECK_THROWS_WITH_AS(addmm(f32({4}), f32({16}), f32({16, 4})), "[aten::addmm] mat1 must be a matrix, got 1-D tensor", Error);
@@ -113,7 +113,7 @@ TEST_CASE("reduction, softmax and loss errors") {
   CHECK_THROWS_WITH_AS(sum(f32({2, 3}), {0, -2}), "[aten::sum] dim 0 appears multiple times in the list of dims", Error);
   CHECK_THROWS_WITH_AS(sum(scalar_tensor(2.0, ScalarType::Float32), {0, -1}), "[aten::sum] dim 0 appears multiple times in the list of dims", Error);
   CHECK_THROWS_WITH_AS(_log_softmax(i64({2, 3}), 1),
-                       "[aten::_log_softmax] \"log_softmax_lastdim_kernel_impl\" not implemented for 'int64'", Error);
+                       "[aten::_log_softmax] \"log_softmax_lastdim_kernel_impl\" not implemented for 'Long'", Error);
   CHECK_THROWS_WITH_AS(_log_softmax(f32({2, 3}), 2),
                        "[aten::_log_softmax] Dimension out of range (expected to be in range of [-2, 1], but got 2)", Error);
   CHECK_THROWS_WITH_AS(_log_softmax(f32({2, 3}), 1, true),
@@ -156,7 +156,7 @@ TEST_CASE("reduction, softmax and loss errors") {
 
 TEST_CASE("factory, copy and random errors") {
   CHECK_THROWS_WITH_AS(empty({2, -3}), "[aten::empty] Trying to create tensor with negative dimension -3: [2, -3]", Error);
-  CHECK_THROWS_WITH_AS(randn({2}, {.dtype = ScalarType::Int64}), "[aten::randn] \"normal_kernel_cpu\" not implemented for 'int64'", Error);
+  CHECK_THROWS_WITH_AS(randn({2}, {.dtype = ScalarType::Int64}), "[aten::randn] \"normal_kernel_cpu\" not implemented for 'Long'", Error);
   CHECK_THROWS_WITH_AS(randint(3, 3, {2}), "[aten::randint] random_ expects 'from' to be less than 'to', but got from=3 >= to=3", Error);
   CHECK_THROWS_WITH_AS(normal_(f32({2}), 0, -1), "[aten::normal_] normal expects std >= 0.0, but found std -1", Error);
   CHECK_THROWS_WITH_AS(uniform_(f32({2}), 1, 0), "[aten::uniform_] uniform_ expects to return a [from, to) range, but found from=1 > to=0", Error);
@@ -168,7 +168,7 @@ TEST_CASE("factory, copy and random errors") {
                        "to=3e+38 and from=-3e+38 which result in to-from to exceed the limit",
                        Error);
   CHECK(uniform_(f64({2}), -3e38, 3e38).defined());  // float64 can hold that width
-  CHECK_THROWS_WITH_AS(uniform_(i64({2})), "[aten::uniform_] \"uniform_kernel_cpu\" not implemented for 'int64'", Error);
+  CHECK_THROWS_WITH_AS(uniform_(i64({2})), "[aten::uniform_] \"uniform_kernel_cpu\" not implemented for 'Long'", Error);
   CHECK_THROWS_WITH_AS(copy_(f32({3}), f32({2, 3})),
                        "[aten::copy_] expand(tensor of shape [2, 3], size=[3]): the number of sizes provided (1) must be "
                        "greater or equal to the number of dimensions in the tensor (2)",
@@ -287,7 +287,7 @@ TEST_CASE("an in-place op refuses outputs that repeat a location and inputs that
   CHECK(y.to_vector<float>() == std::vector<float>{6, 8, 10, 6, 8, 10});
 }
 
-REFERENCE_CASE("record-function scopes: observers see each scope, and the exit op takes only a _RecordFunction", "profiler::_record_function_enter_new", "profiler::_record_function_exit._RecordFunction") {
+TEST_CASE("record-function scopes: observers see each scope, and the exit op takes only a _RecordFunction") {
   struct Seen final : ops::RecordFunctionObserver {
     std::vector<std::string> events;
     void on_enter(const ops::RecordFunction& r) override { events.push_back("enter " + std::string(r.name())); }
@@ -314,21 +314,21 @@ REFERENCE_CASE("record-function scopes: observers see each scope, and the exit o
 }
 
 TEST_CASE("activation, softmax, max, embedding and dropout errors") {
-  CHECK_THROWS_WITH_AS(gelu(i64({2})), "[aten::gelu] \"GeluKernelImpl\" not implemented for 'int64'", Error);
+  CHECK_THROWS_WITH_AS(gelu(i64({2})), "[aten::gelu] \"GeluKernelImpl\" not implemented for 'Long'", Error);
   CHECK_THROWS_WITH_AS(gelu(f32({2}), "erf"), "[aten::gelu] approximate argument must be either none or tanh.", Error);
   CHECK_THROWS_WITH_AS(gelu_backward(f32({2}), f32({2}), "erf"),
                        "[aten::gelu_backward] approximate argument must be either none or tanh.", Error);
   CHECK_THROWS_WITH_AS(gelu_backward(i64({2}), i64({2})),
-                       "[aten::gelu_backward] \"GeluBackwardKernelImpl\" not implemented for 'int64'", Error);
+                       "[aten::gelu_backward] \"GeluBackwardKernelImpl\" not implemented for 'Long'", Error);
   CHECK_THROWS_WITH_AS(sigmoid_backward(f32({2, 3}), f32({3, 2})),
                        "[aten::sigmoid_backward] The size of tensor a (3) must match the size of tensor b (2) at non-singleton "
                        "dimension 1",
                        Error);
-  CHECK_THROWS_WITH_AS(tanh_backward(i64({2}), b8({2})), "[aten::tanh_backward] \"tanh_backward_cpu\" not implemented for 'int64'",
+  CHECK_THROWS_WITH_AS(tanh_backward(i64({2}), b8({2})), "[aten::tanh_backward] \"tanh_backward_cpu\" not implemented for 'Long'",
                        Error);
-  CHECK_THROWS_WITH_AS(_softmax(i64({2, 3}), 1), "[aten::_softmax] \"softmax_lastdim_kernel_impl\" not implemented for 'int64'",
+  CHECK_THROWS_WITH_AS(_softmax(i64({2, 3}), 1), "[aten::_softmax] \"softmax_lastdim_kernel_impl\" not implemented for 'Long'",
                        Error);
-  CHECK_THROWS_WITH_AS(softmax(i64({2, 3}), 1), "[aten::_softmax] \"softmax_lastdim_kernel_impl\" not implemented for 'int64'",
+  CHECK_THROWS_WITH_AS(softmax(i64({2, 3}), 1), "[aten::_softmax] \"softmax_lastdim_kernel_impl\" not implemented for 'Long'",
                        Error);
   CHECK_THROWS_WITH_AS(_softmax(f32({2, 3}), -3),
                        "[aten::_softmax] Dimension out of range (expected to be in range of [-2, 1], but got -3)", Error);
@@ -358,7 +358,7 @@ TEST_CASE("activation, softmax, max, embedding and dropout errors") {
   CHECK_THROWS_WITH_AS(argmax(f32({0})), "[aten::argmax] argmax(): Expected reduction dim to be specified for input.numel() == 0.",
                        Error);
   CHECK_THROWS_WITH_AS(argmax(f32({0, 3}), 0), "[aten::argmax] argmax(): Expected reduction dim 0 to have non-zero size.", Error);
-  CHECK_THROWS_WITH_AS(argmax(b8({2})), "[aten::argmax] \"argmax_cpu\" not implemented for 'bool'", Error);
+  CHECK_THROWS_WITH_AS(argmax(b8({2})), "[aten::argmax] \"argmax_cpu\" not implemented for 'Bool'", Error);
   // max.dim's backward is a composite: its errors are the scatter's.
   CHECK_THROWS_WITH_AS(value_selecting_reduction_backward(f32({2}), 1, f32({2}), {2, 3}, false),
                        "[aten::scatter] scatter(): Expected dtype int64 for index", Error);

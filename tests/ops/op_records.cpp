@@ -1,0 +1,200 @@
+// tests/ops/op_records.cpp: reading the op records and their golden answers, and building a
+// record's arguments (Note [One record per op], tests/ops/op_records.h).
+#include "tests/ops/op_records.h"
+
+#include <algorithm>
+#include <filesystem>
+#include <regex>
+
+#include "core/generator.h"
+#include "ops/functions.h"
+#include "ops/op_table.h"
+#include "tests/test_helpers.h"
+
+namespace strata::testing {
+
+namespace {
+
+const std::regex& tensor_spec() {
+  static const std::regex spec(R"(^(T|f32|f64|i64|i8|bool|f8)\[([0-9,\s]*)\]((?::[a-z0-9]+)*)(?:\{([-+0-9.e]+),([-+0-9.e]+)\})?$)");
+  return spec;
+}
+
+bool is_tensor_spec(const nlohmann::json& v) { return v.is_string() && std::regex_match(v.get<std::string>(), tensor_spec()); }
+
+ScalarType short_dtype(const std::string& s, ScalarType under_test) {
+  if (s == "T") return under_test;
+  if (s == "f32") return ScalarType::Float32;
+  if (s == "f64") return ScalarType::Float64;
+  if (s == "i64") return ScalarType::Int64;
+  if (s == "i8") return ScalarType::Int8;
+  if (s == "bool") return ScalarType::Bool;
+  return ScalarType::Float8_e4m3fn;
+}
+
+bool is_floating(ScalarType t) {
+  return t == ScalarType::Float32 || t == ScalarType::Float64 || t == ScalarType::Float8_e4m3fn;
+}
+
+// One tensor argument, drawn from `g` as the reference script draws it.
+Tensor make_tensor(const std::string& spec, ScalarType under_test, Device device, Generator& g) {
+  std::smatch m;
+  std::regex_match(spec, m, tensor_spec());
+  const ScalarType dtype = short_dtype(m[1].str(), under_test);
+  std::vector<std::int64_t> shape;
+  std::string sizes = m[2].str();
+  std::replace(sizes.begin(), sizes.end(), ',', ' ');
+  std::istringstream in(sizes);
+  for (std::int64_t s; in >> s;) shape.push_back(s);
+  std::vector<std::string> layouts;
+  std::istringstream layout_text(m[3].str());
+  for (std::string token; std::getline(layout_text, token, ':');)
+    if (!token.empty()) layouts.push_back(token);
+  const auto has = [&](const char* l) { return std::find(layouts.begin(), layouts.end(), l) != layouts.end(); };
+  const bool transposed = has("t"), expanded = has("expand"), strided = has("step2");
+  std::vector<std::int64_t> base = shape;
+  if (transposed) std::reverse(base.begin(), base.end());
+  if (expanded) base[0] = 1;
+  if (strided) base.back() *= 2;
+  const TensorOptions f64{.dtype = ScalarType::Float64, .device = device};
+  Tensor t;
+  if (is_floating(dtype)) {
+    if (m[4].matched) {
+      const double lo = std::stod(m[4].str()), hi = std::stod(m[5].str());
+      t = add(mul(rand(base, f64, &g), Scalar(hi - lo)), Scalar(lo));
+    } else {
+      t = randn(base, f64, &g);
+    }
+  } else {
+    const std::int64_t lo = m[4].matched ? std::stoll(m[4].str()) : 0;
+    const std::int64_t hi = m[4].matched ? std::stoll(m[5].str()) : (dtype == ScalarType::Bool ? 2 : 10);
+    t = randint(lo, hi, base, {.device = device}, &g);
+  }
+  t = to(t, dtype);
+  if (transposed) t = strata::t(t);
+  if (expanded) t = expand(t, shape);
+  if (strided) t = slice(t, -1, std::nullopt, std::nullopt, 2);
+  return t;
+}
+
+IValue convert(const nlohmann::json& v, const SchemaArgument& arg, ScalarType under_test, Device device, Generator& g,
+               std::vector<Tensor>& tensors) {
+  if (v.is_null()) return IValue();
+  if (is_tensor_spec(v)) {
+    tensors.push_back(make_tensor(v.get<std::string>(), under_test, device, g));
+    return IValue(tensors.back());
+  }
+  if (v.is_array() && !v.empty() && is_tensor_spec(v[0])) {
+    std::vector<Tensor> list;
+    for (const nlohmann::json& e : v) {
+      list.push_back(make_tensor(e.get<std::string>(), under_test, device, g));
+      tensors.push_back(list.back());
+    }
+    return IValue(std::move(list));
+  }
+  using K = SchemaType::Kind;
+  switch (arg.type.kind) {
+    case K::ScalarType: return IValue(v.get<std::string>() == "T" ? under_test : dtype_named(v.get<std::string>()));
+    case K::Device: return IValue(v.get<std::string>() == "meta" ? Device::Meta : Device::CPU);
+    case K::MemoryFormat:
+      return IValue(v.get<std::string>() == "contiguous_format" ? MemoryFormat::Contiguous : MemoryFormat::Preserve);
+    case K::Str: return IValue(std::string_view(v.get_ref<const std::string&>()));
+    default: break;
+  }
+  if (v.is_boolean()) return IValue(v.get<bool>());
+  if (v.is_array()) {
+    const std::vector<std::int64_t> ints = v.get<std::vector<std::int64_t>>();
+    return IValue(IntArrayRef(ints));
+  }
+  if (v.is_number_integer()) {
+    if (arg.type.kind == K::Scalar) return IValue(Scalar(v.get<std::int64_t>()));
+    if (arg.type.kind == K::Float) return IValue(static_cast<double>(v.get<std::int64_t>()));
+    return IValue(v.get<std::int64_t>());
+  }
+  if (v.is_number()) return arg.type.kind == K::Scalar ? IValue(Scalar(v.get<double>())) : IValue(v.get<double>());
+  FAIL("cannot read the argument ", v.dump(), " for ", arg.name);
+  return IValue();
+}
+
+std::vector<OpRecord> load() {
+  ops::register_ops();
+  std::vector<std::filesystem::path> files;
+  for (const auto& entry : std::filesystem::directory_iterator(STRATA_RECORDS_DIR))
+    if (entry.path().extension() == ".json") files.push_back(entry.path());
+  std::sort(files.begin(), files.end());
+  std::vector<OpRecord> out;
+  for (const std::filesystem::path& file : files) {
+    const std::string family = file.stem().string();
+    const nlohmann::json records = nlohmann::json::parse(read_text(file.string()));
+    const nlohmann::json golden = read_golden_json("op_records/" + family + ".json");
+    for (const nlohmann::json& j : records) {
+      OpRecord r;
+      r.family = family;
+      r.op = j.at("op").get<std::string>();
+      const std::string qualified = r.op.substr(0, r.op.find('.'));
+      const std::string overload = r.op.find('.') == std::string::npos ? "" : r.op.substr(r.op.find('.') + 1);
+      r.handle = ops::op(qualified, overload);
+      const std::vector<std::string> dtypes =
+          j.value("dtypes", std::vector<std::string>{"float32", "float64"});
+      for (const nlohmann::json& s : j.value("samples", nlohmann::json::array()))
+        r.samples.push_back({s.at("args"), s.value("dtypes", dtypes), s.value("grad", true), s.value("note", ""),
+                             s.contains("sequence") ? std::optional(s.at("sequence").get<std::string>()) : std::nullopt});
+      for (const nlohmann::json& e : j.value("errors", nlohmann::json::array())) {
+        RecordError err{e.at("args"), e.value("dtype", dtypes.front()), e.at("message").get<std::string>(), std::nullopt};
+        if (e.contains("strata_only")) err.strata_only = e.at("strata_only").get<std::string>();
+        r.errors.push_back(std::move(err));
+      }
+      if (j.contains("grad")) r.grad = j.at("grad").get<bool>();
+      r.values = j.value("values", "exact");
+      r.sequence = j.value("sequence", true);
+      r.rtol = j.value("rtol", 1e-5);
+      r.atol = j.value("atol", 1e-6);
+      r.pytorch_answers = !j.contains("pytorch");
+      REQUIRE_MESSAGE(golden.contains(r.op), r.op, " has no answers in tests/golden/op_records/", family,
+                      ".json: run scripts/reference/op_records_reference.py ", family);
+      r.golden = golden.at(r.op);
+      out.push_back(std::move(r));
+    }
+  }
+  return out;
+}
+
+}  // namespace
+
+ScalarType dtype_named(const std::string& name) {
+  for (ScalarType t : {ScalarType::Float32, ScalarType::Float64, ScalarType::Int64, ScalarType::Int8, ScalarType::Bool,
+                       ScalarType::Float8_e4m3fn})
+    if (dtype_name(t) == name) return t;
+  FAIL("no dtype named ", name);
+  return ScalarType::Float32;
+}
+
+const std::vector<OpRecord>& op_records() {
+  static const std::vector<OpRecord> records = load();
+  return records;
+}
+
+BuiltCall build_call(const OpRecord& record, const nlohmann::json& args, ScalarType dtype, Device device) {
+  const FunctionSchema& schema = record.handle.schema();
+  REQUIRE_MESSAGE(args.size() <= schema.arguments().size(), record.op, ": more arguments than the schema has");
+  Generator g;
+  g.manual_seed(0);
+  BuiltCall call;
+  for (std::size_t i = 0; i < schema.arguments().size(); ++i) {
+    if (i < args.size()) call.stack.push_back(convert(args[i], schema.arguments()[i], dtype, device, g, call.tensors));
+    else call.stack.push_back(schema.default_value(i));
+  }
+  return call;
+}
+
+std::vector<Tensor> tensors_of(const Stack& stack) {
+  std::vector<Tensor> out;
+  for (const IValue& v : stack) {
+    if (v.is_tensor()) out.push_back(v.to_tensor());
+    else if (v.is_tensor_list())
+      for (const Tensor& t : v.to_tensor_list()) out.push_back(t);
+  }
+  return out;
+}
+
+}  // namespace strata::testing
