@@ -1,7 +1,18 @@
-// strata.h: everything an application uses, in one include: tensors and the dispatcher (core), the
-// ops (ops), autograd, nn, optim, the interposer for dispatch modes and tensor subclasses, and the
-// extension points (custom autograd functions, custom ops).
-// The tracer library (OpCounter, LoggingTensor, the seed experiment) has its own headers in tracer/.
+// strata.h: every public capability in one include. Apps write `#include <strata/strata.h>`; the
+// headers below, and those they reach, are what `meson install` puts under include/strata/
+// (scripts/public-headers). By layer:
+//   core         tensors, dtypes, the dispatcher and its trace, inference mode, threads, warnings,
+//                the interposer (dispatch modes, tensor subclasses, function modes)
+//   ops          the ops' front ends, detach, custom ops (Library), record_function scopes
+//   autograd     backward and grad, grad mode, hooks, graph callbacks, custom functions, gradcheck
+//   nn, optim    modules, functional, init, module hooks and ModTracker, safetensors; SGD
+//   distributed  process groups, the thread backend (spawn), functional and differentiable
+//                collectives, DistributedDataParallel
+//   modes        DebugMode, FakeTensorMode, FlopCounterMode, OpCounter, the profiler, LoggingTensor,
+//                ScaledTensor
+//   tracer       program traces (record_program), the autograd graph as DOT
+// Not here: the MPI backend (<strata/distributed/mpi_backend.h>, in libstrata_mpi so that apps
+// without it never link MPI) and the strata-trace app (tracer/cli/, never installed).
 #pragma once
 
 #include "autograd/backward.h"
@@ -9,18 +20,33 @@
 #include "autograd/grad.h"
 #include "autograd/grad_mode.h"
 #include "autograd/gradcheck.h"
+#include "autograd/graph.h"
 #include "autograd/hooks.h"
 #include "autograd/variable.h"
 #include "core/dispatch/dispatch_trace.h"
 #include "core/dispatch/dispatcher.h"
-#include "core/interpose/function_mode.h"
 #include "core/generator.h"
 #include "core/inference_mode.h"
+#include "core/interpose/function_mode.h"
 #include "core/interpose/interposer.h"
-#include "core/parallel.h"
 #include "core/interpose/subclass.h"
+#include "core/parallel.h"
 #include "core/tensor.h"
 #include "core/tensor_format.h"
+#include "core/util/warning.h"
+#include "distributed/autograd_collectives.h"
+#include "distributed/data_parallel.h"
+#include "distributed/functional_collectives.h"
+#include "distributed/process_group.h"
+#include "distributed/thread_backend.h"
+#include "modes/debug_hashes.h"
+#include "modes/debug_mode.h"
+#include "modes/fake_tensor.h"
+#include "modes/flop_counter.h"
+#include "modes/logging_tensor.h"
+#include "modes/op_counter.h"
+#include "modes/profiler.h"
+#include "modes/scaled_tensor.h"
 #include "nn/functional.h"
 #include "nn/init.h"
 #include "nn/layers.h"
@@ -32,3 +58,6 @@
 #include "ops/library.h"
 #include "ops/record_function.h"
 #include "optim/sgd.h"
+#include "tracer/autograd_dot.h"
+#include "tracer/program_trace.h"
+#include "tracer/trace_recorder.h"
