@@ -13,6 +13,7 @@
 #include "core/dispatch/dispatch_observer.h"
 #include "core/interpose/function_mode.h"
 #include "core/interpose/interposer.h"
+#include "core/util/non_copyable.h"
 #include "core/util/warning.h"
 #include "ops/functions.h"
 
@@ -282,12 +283,10 @@ struct CurrentPass {
 thread_local CurrentPass* current_pass = nullptr;
 std::atomic<std::int64_t> next_pass_id{0};
 
-class PassGuard {
+class PassGuard : NonCopyable {
  public:
   explicit PassGuard(CurrentPass& pass) : previous_(std::exchange(current_pass, &pass)) {}
   ~PassGuard() { current_pass = previous_; }
-  PassGuard(const PassGuard&) = delete;
-  PassGuard& operator=(const PassGuard&) = delete;
 
  private:
   CurrentPass* previous_;

@@ -6,6 +6,7 @@
 #include <charconv>
 
 #include "core/dtype.h"
+#include "core/util/non_copyable.h"
 #include "modes/fake_tensor.h"
 #include "io/python_repr.h"
 
@@ -341,12 +342,10 @@ ArgsKind classify(const OperatorHandle& op, const Stack& stack) {
 }
 
 // Restores the input list on every exit, a throwing op included.
-class InputsScope {
+class InputsScope : NonCopyable {
  public:
   explicit InputsScope(std::vector<const TensorImpl*>& inputs) : inputs_(inputs) {}
   ~InputsScope() { inputs_.clear(); }
-  InputsScope(const InputsScope&) = delete;
-  InputsScope& operator=(const InputsScope&) = delete;
 
  private:
   std::vector<const TensorImpl*>& inputs_;

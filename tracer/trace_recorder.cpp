@@ -12,6 +12,7 @@
 #include "autograd/grad.h"
 #include "autograd/graph.h"
 #include "core/interpose/function_mode.h"
+#include "core/util/non_copyable.h"
 #include "ops/functions.h"
 
 namespace strata::tracer {
@@ -108,12 +109,10 @@ class Recorder final : public DispatchMode {
   std::vector<Tensor> held_;  // every named value, alive until the recording ends
 };
 
-class OpenScope {  // closes the symbol it opened, also when the call throws
+class OpenScope : NonCopyable {  // closes the symbol it opened, also when the call throws
  public:
   explicit OpenScope(std::vector<BoundSymbol*>& open) : open_(open), depth_(open.size()) {}
   ~OpenScope() { open_.resize(depth_ - 1); }
-  OpenScope(const OpenScope&) = delete;
-  OpenScope& operator=(const OpenScope&) = delete;
 
  private:
   std::vector<BoundSymbol*>& open_;

@@ -5,6 +5,7 @@
 #include <charconv>
 
 #include "core/util/error.h"
+#include "core/util/non_copyable.h"
 
 namespace strata {
 
@@ -35,7 +36,7 @@ void sync_enabled() {
 }
 
 // Pops the innermost mode while its handler runs; pushes it back afterwards, also after a throw.
-class TemporaryFunctionModePop {
+class TemporaryFunctionModePop : NonCopyable {
  public:
   TemporaryFunctionModePop() : mode_(state().stack.back()) {
     state().stack.pop_back();
@@ -45,8 +46,6 @@ class TemporaryFunctionModePop {
     state().stack.push_back(mode_);
     sync_enabled();
   }
-  TemporaryFunctionModePop(const TemporaryFunctionModePop&) = delete;
-  TemporaryFunctionModePop& operator=(const TemporaryFunctionModePop&) = delete;
   FunctionMode* mode() const { return mode_; }
 
  private:

@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "../dispatch/ivalue.h"
+#include "../util/non_copyable.h"
 
 namespace strata {
 
@@ -145,12 +146,10 @@ inline bool function_modes_enabled() { return detail::tls_function_modes_enabled
 inline bool subclass_functions_enabled() { return detail::tls_subclass_functions_enabled; }
 
 // Enters a function mode for its lifetime (PyTorch's `with mode:`); modes nest, innermost first.
-class FunctionModeGuard {
+class FunctionModeGuard : NonCopyable {
  public:
   explicit FunctionModeGuard(FunctionMode& mode);
   ~FunctionModeGuard();
-  FunctionModeGuard(const FunctionModeGuard&) = delete;
-  FunctionModeGuard& operator=(const FunctionModeGuard&) = delete;
 
  private:
   FunctionMode* mode_;
@@ -158,22 +157,18 @@ class FunctionModeGuard {
 
 // PyTorch's torch._C.DisableTorchFunction: no front-end call is announced while it lives, to a mode
 // or to a subclass (the stack is kept, and seen again afterwards). Nests.
-class DisableFunctionModes {
+class DisableFunctionModes : NonCopyable {
  public:
   DisableFunctionModes();
   ~DisableFunctionModes();
-  DisableFunctionModes(const DisableFunctionModes&) = delete;
-  DisableFunctionModes& operator=(const DisableFunctionModes&) = delete;
 };
 
 // PyTorch's torch._C.DisableTorchFunctionSubclass (1.13's DisableTorchFunction): no subclass hook
 // runs while it lives; function modes still do. Nests. Entered around every subclass hook.
-class DisableSubclassFunctions {
+class DisableSubclassFunctions : NonCopyable {
  public:
   DisableSubclassFunctions();
   ~DisableSubclassFunctions();
-  DisableSubclassFunctions(const DisableSubclassFunctions&) = delete;
-  DisableSubclassFunctions& operator=(const DisableSubclassFunctions&) = delete;
 };
 
 FunctionMode* current_function_mode();  // the innermost active mode, or null
