@@ -155,21 +155,22 @@ class FunctionModeGuard : NonCopyable {
   FunctionMode* mode_;
 };
 
-// PyTorch's torch._C.DisableTorchFunction: no front-end call is announced while it lives, to a mode
-// or to a subclass (the stack is kept, and seen again afterwards). Nests.
-class DisableFunctionModes : NonCopyable {
+// What a DisableFunctions guard turns off on this thread while it lives. Guards nest.
+//  - All: PyTorch's torch._C.DisableTorchFunction: no front-end call is announced, to a mode or to
+//    a subclass (the stack is kept, and seen again afterwards).
+//  - Subclasses: PyTorch's torch._C.DisableTorchFunctionSubclass (1.13's DisableTorchFunction): no
+//    subclass hook runs; function modes still do. Entered around every subclass hook.
+enum class FunctionHooks { All, Subclasses };
+template <FunctionHooks Off>
+class DisableFunctions : NonCopyable {
  public:
-  DisableFunctionModes();
-  ~DisableFunctionModes();
+  DisableFunctions();
+  ~DisableFunctions();
 };
-
-// PyTorch's torch._C.DisableTorchFunctionSubclass (1.13's DisableTorchFunction): no subclass hook
-// runs while it lives; function modes still do. Nests. Entered around every subclass hook.
-class DisableSubclassFunctions : NonCopyable {
- public:
-  DisableSubclassFunctions();
-  ~DisableSubclassFunctions();
-};
+extern template class DisableFunctions<FunctionHooks::All>;
+extern template class DisableFunctions<FunctionHooks::Subclasses>;
+using DisableFunctionModes = DisableFunctions<FunctionHooks::All>;
+using DisableSubclassFunctions = DisableFunctions<FunctionHooks::Subclasses>;
 
 FunctionMode* current_function_mode();  // the innermost active mode, or null
 std::size_t function_mode_stack_size();
