@@ -112,7 +112,6 @@ class FakeTensor final : public TensorSubclass {
 class FakeTensorMode final : public DispatchMode, NonCopyable {
  public:
   explicit FakeTensorMode(FakeTensorModeOptions options = {});
-  ~FakeTensorMode() override;
 
   std::string_view name() const override { return "FakeTensorMode"; }
   void dispatch(const OperatorHandle& op, Stack& stack) override;
