@@ -207,7 +207,13 @@ class DebugMode final : public DispatchMode, NonCopyable {
     std::int64_t id;
     const void* data;
   };
-  struct OpInfo;  // per-op rendering facts, computed once
+  // Per-op facts, computed once (Note [DebugMode's arguments are upstream's], debug_mode.cpp).
+  struct OpInfo {
+    std::string name;  // "aten::add_.Tensor" (OpOverload.__qualname__)
+    std::vector<std::optional<IValue>> defaults;
+    std::size_t kwarg_only_start = 0;
+    bool hidden = false;  // profiler::_record_function_*
+  };
   const OpInfo& op_info(const OperatorHandle& op);
   // With ids, `fresh_id` says an output that is not an input gets a new id; without, the ids stay
   // untouched (a stored argument rendered later, as upstream's render passes no tensor memo).
