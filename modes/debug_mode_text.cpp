@@ -20,6 +20,15 @@ void append_int(std::string& out, std::int64_t v) {
   out.append(buf, res.ptr);
 }
 
+// "[8, 16]": a shape, or an int list argument.
+void append_int_list(std::string& out, IntArrayRef values) {
+  out += '[';
+  for (std::size_t i = 0; i < values.size(); ++i) {
+    if (i) out += ", ";
+    append_int(out, values[i]);
+  }
+  out += ']';
+}
 
 }  // namespace
 
@@ -123,13 +132,7 @@ void DebugMode::append_tensor(std::string& out, const Tensor& t, bool fresh_id, 
   }
   out += ": ";
   out += dtype_shorthand(t.dtype());
-  out += '[';
-  const IntArrayRef sizes = t.sizes();
-  for (std::size_t i = 0; i < sizes.size(); ++i) {
-    if (i) out += ", ";
-    append_int(out, sizes[i]);
-  }
-  out += ']';
+  append_int_list(out, t.sizes());
   if (!options_.record_tensor_attributes.empty()) {
     out += '{';
     for (std::size_t i = 0; i < options_.record_tensor_attributes.size(); ++i) {
@@ -156,16 +159,7 @@ void DebugMode::append_value(std::string& out, const IValue& v, bool fresh_ids, 
       out += v.to_memory_format() == MemoryFormat::Contiguous ? "torch.contiguous_format" : "torch.preserve_format";
       break;
     case IValue::Tag::Tensor: append_tensor(out, v.to_tensor(), fresh_ids, with_ids); break;
-    case IValue::Tag::IntList: {
-      out += '[';
-      const IntArrayRef xs = v.to_int_list();
-      for (std::size_t i = 0; i < xs.size(); ++i) {
-        if (i) out += ", ";
-        append_int(out, xs[i]);
-      }
-      out += ']';
-      break;
-    }
+    case IValue::Tag::IntList: append_int_list(out, v.to_int_list()); break;
     case IValue::Tag::TensorList: {
       out += '[';
       const auto& ts = v.to_tensor_list();
