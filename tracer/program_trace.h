@@ -101,6 +101,8 @@ std::vector<Tensor> run_trace(const Trace& trace, std::span<const Tensor> inputs
 
 // A symbol's arguments as printed, with the parentheses: "(t2, x, t1, beta=1, alpha=1)".
 std::string render_arguments(const Trace& trace, const BoundSymbol& sym);
+// A proxy's name: "t3", or "None" for -1.
+const std::string& proxy_name(const Trace& trace, int p);
 
 // Thunder's type string: "cpu f32[8, 16]", a wrapper subclass's as "LoggingTensor[cpu f32[8, 16]]".
 std::string trace_type(const Tensor& t);
