@@ -1,5 +1,5 @@
-// tracer/program_trace.cpp: a trace's text: printed as Thunder prints one, and as JSON. Replaying a
-// trace is trace_replay.cpp's.
+// tracer/program_trace.cpp: a trace's text: printed as Thunder prints one, and as JSON; and the
+// values each symbol reads and writes. Replaying a trace is trace_replay.cpp's.
 #include "tracer/program_trace.h"
 
 #include "core/device.h"
@@ -36,6 +36,27 @@ std::string trace_type(const Tensor& t) {
 const std::string& proxy_name(const Trace& trace, int p) {
   static const std::string none = "None";
   return p < 0 ? none : trace.proxies[static_cast<std::size_t>(p)].name;
+}
+
+namespace {
+
+void for_each_proxy(const TraceArg& a, const std::function<void(int)>& fn) {
+  if (a.kind == TraceArg::Kind::Proxy && a.proxy >= 0) fn(a.proxy);
+  for (int p : a.proxies)
+    if (p >= 0) fn(p);
+}
+
+}  // namespace
+
+void for_each_read(const BoundSymbol& sym, const std::function<void(int)>& fn) {
+  for (const TraceArg& a : sym.args) for_each_proxy(a, fn);
+  for (const auto& [name, a] : sym.kwargs) for_each_proxy(a, fn);
+  for (const BoundSymbol& sub : sym.subsymbols) for_each_read(sub, fn);
+}
+
+void for_each_written(const BoundSymbol& sym, const std::function<void(int)>& fn) {
+  for (const TraceArg& a : sym.outputs) for_each_proxy(a, fn);
+  for (const BoundSymbol& sub : sym.subsymbols) for_each_written(sub, fn);
 }
 
 namespace {
@@ -273,16 +294,9 @@ nlohmann::ordered_json to_json(const Trace& trace) {
   auto mark = [&](int p) {
     if (p >= 0) used[static_cast<std::size_t>(p)] = true;
   };
-  std::function<void(const BoundSymbol&)> walk = [&](const BoundSymbol& sym) {
-    for (const TraceArg& a : sym.outputs) {
-      mark(a.proxy);
-      for (int p : a.proxies) mark(p);
-    }
-    for (const BoundSymbol& sub : sym.subsymbols) walk(sub);
-  };
   for (const auto* list : {&trace.inputs, &trace.cotangents, &trace.constants})
     for (int p : *list) mark(p);
-  for (const BoundSymbol& sym : trace.symbols) walk(sym);
+  for (const BoundSymbol& sym : trace.symbols) for_each_written(sym, mark);
   for (std::size_t p = 0; p < trace.proxies.size(); ++p)
     if (used[p]) types[trace.proxies[p].name] = trace.proxies[p].type;
   j["types"] = std::move(types);
