@@ -8,7 +8,9 @@
 #include <cstdio>
 #include <cstdlib>
 #include <limits>
+#include <string_view>
 #include <system_error>
+#include <utility>
 
 #include "core/util/error.h"
 
@@ -93,6 +95,44 @@ std::vector<std::int64_t> parse_sizes(const std::string& text) {
   STRATA_CHECK(sizes.size() >= 2, "--sizes: expected at least two sizes (input and output, e.g. 16,32,4), got '",
                escape_control_chars(text), "'");
   return sizes;
+}
+
+// The flags without a value, and the option each turns on.
+constexpr std::pair<std::string_view, bool TraceOptions::*> kSwitches[] = {
+    {"--sequences", &TraceOptions::sequences},         {"--fake", &TraceOptions::fake},
+    {"--flops", &TraceOptions::flops},                 {"--json", &TraceOptions::json},
+    {"--debug", &TraceOptions::debug},                 {"--record-output", &TraceOptions::record_output},
+    {"--ids", &TraceOptions::ids},                     {"--hashes", &TraceOptions::hashes},
+    {"--explain", &TraceOptions::explain},             {"--torchfunction", &TraceOptions::torchfunction},
+    {"--nn-module", &TraceOptions::nn_module},         {"--trace", &TraceOptions::trace},
+    {"--logging", &TraceOptions::logging},             {"--scaled", &TraceOptions::scaled},
+};
+
+// The flags with a value, and how each reads it into the options.
+using ReadValue = void (*)(TraceOptions&, const std::string&);
+constexpr std::pair<std::string_view, ReadValue> kValueFlags[] = {
+    {"--seed", [](TraceOptions& o, const std::string& v) { o.config.seed = parse_seed(v); }},
+    {"--sizes", [](TraceOptions& o, const std::string& v) { o.config.sizes = parse_sizes(v); }},
+    {"--batch", [](TraceOptions& o, const std::string& v) { o.config.batch = parse_int("--batch", v, 1); }},
+    {"--lr", [](TraceOptions& o, const std::string& v) { o.config.lr = parse_lr(v); }},
+    {"--world-size",
+     [](TraceOptions& o, const std::string& v) {
+       const std::int64_t n = parse_int("--world-size", v, 1);
+       STRATA_CHECK(n <= 64, "--world-size: at most 64 ranks (threads of this process), got ", n);
+       o.config.world_size = static_cast<int>(n);
+     }},
+    {"--json-out", [](TraceOptions& o, const std::string& v) { o.json_out = v; }},
+    {"--dump-tensors", [](TraceOptions& o, const std::string& v) { o.dump_tensors = v; }},
+    {"--profile", [](TraceOptions& o, const std::string& v) { o.profile = v; }},
+    {"--graph", [](TraceOptions& o, const std::string& v) { o.graph = v; }},
+};
+
+// The table's entry for `flag`, or null.
+template <typename Entry, std::size_t N>
+const Entry* find_flag(const Entry (&table)[N], std::string_view flag) {
+  for (const Entry& entry : table)
+    if (entry.first == flag) return &entry;
+  return nullptr;
 }
 
 void check_limits(const MlpConfig& c, bool fake) {  // Note [Limits of strata-trace]
@@ -283,43 +323,14 @@ TraceOptions parse_trace_args(const std::vector<std::string>& args) {
       o.help = true;
       continue;
     }
-    if (bool* switch_flag = flag == "--sequences"       ? &o.sequences
-                            : flag == "--fake"          ? &o.fake
-                            : flag == "--flops"         ? &o.flops
-                            : flag == "--json"          ? &o.json
-                            : flag == "--debug"         ? &o.debug
-                            : flag == "--record-output" ? &o.record_output
-                            : flag == "--ids"           ? &o.ids
-                            : flag == "--hashes"        ? &o.hashes
-                            : flag == "--explain"       ? &o.explain
-                            : flag == "--torchfunction" ? &o.torchfunction
-                            : flag == "--nn-module"     ? &o.nn_module
-                            : flag == "--trace"         ? &o.trace
-                            : flag == "--logging"       ? &o.logging
-                            : flag == "--scaled"        ? &o.scaled
-                                                        : nullptr) {
-      *switch_flag = true;
+    if (const auto* on = find_flag(kSwitches, flag)) {
+      o.*on->second = true;
       continue;
     }
-    const bool takes_value = flag == "--seed" || flag == "--sizes" || flag == "--batch" || flag == "--lr" || flag == "--world-size" ||
-                             flag == "--json-out" || flag == "--dump-tensors" || flag == "--profile" ||
-                             flag == "--graph";
-    STRATA_CHECK(takes_value, "unknown argument '", escape_control_chars(flag), "' (see --help)");
+    const auto* with_value = find_flag(kValueFlags, flag);
+    STRATA_CHECK(with_value, "unknown argument '", escape_control_chars(flag), "' (see --help)");
     STRATA_CHECK(i + 1 < args.size(), flag, ": missing value");
-    const std::string& value = args[++i];
-    if (flag == "--seed") o.config.seed = parse_seed(value);
-    else if (flag == "--sizes") o.config.sizes = parse_sizes(value);
-    else if (flag == "--batch") o.config.batch = parse_int("--batch", value, 1);
-    else if (flag == "--lr") o.config.lr = parse_lr(value);
-    else if (flag == "--world-size") {
-      const std::int64_t n = parse_int("--world-size", value, 1);
-      STRATA_CHECK(n <= 64, "--world-size: at most 64 ranks (threads of this process), got ", n);
-      o.config.world_size = static_cast<int>(n);
-    }
-    else if (flag == "--json-out") o.json_out = value;
-    else if (flag == "--profile") o.profile = value;
-    else if (flag == "--graph") o.graph = value;
-    else o.dump_tensors = value;
+    with_value->second(o, args[++i]);
   }
   check_combinations(o);
   check_limits(o.config, o.fake);
