@@ -1,5 +1,5 @@
-// tests/test_helpers.h: what several test files share: golden-file paths, JSON loading, and
-// element-wise comparison of tensors with host values.
+// tests/test_helpers.h: what several test files share: golden-file paths, JSON loading, element-wise
+// comparison of tensors with host values, leaves, and small modes and subclasses.
 #pragma once
 
 #include <doctest/doctest.h>
@@ -13,6 +13,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "autograd/variable.h"
 #include "core/interpose/interposer.h"
 #include "core/tensor.h"
 
@@ -48,6 +49,13 @@ inline double max_abs_diff(const Tensor& t, const std::vector<double>& expected)
 }
 
 inline std::vector<double> json_doubles(const nlohmann::json& j) { return j.get<std::vector<double>>(); }
+
+// A float leaf that requires grad; 1-D unless `sizes` is given.
+inline Tensor leaf(std::initializer_list<float> values, std::vector<std::int64_t> sizes = {}) {
+  Tensor t = sizes.empty() ? tensor<float>(values) : tensor<float>(values, sizes);
+  requires_grad_(t);
+  return t;
+}
 
 inline std::vector<std::int64_t> sizes_of(const Tensor& t) { return {t.sizes().begin(), t.sizes().end()}; }
 inline std::vector<std::int64_t> strides_of(const Tensor& t) { return {t.strides().begin(), t.strides().end()}; }
