@@ -70,6 +70,35 @@ struct OpLog : DispatchMode {
   }
 };
 
+// The ops a dispatch mode sees while fn() runs, in order.
+template <typename Fn>
+std::vector<std::string> ops_seen(const Fn& fn) {
+  OpLog log;
+  {
+    ModeGuard mode(log);
+    fn();
+  }
+  return log.ops;
+}
+
+// Checks an op sequence against PyTorch's, printing both when they differ.
+inline void check_same_ops(const std::vector<std::string>& strata, const std::vector<std::string>& torch) {
+  CHECK_MESSAGE(strata == torch, "strata: " << nlohmann::json(strata).dump() << "\ntorch:  " << nlohmann::json(torch).dump());
+}
+
+// For each (name, case) of `cases`, check(case, entry) with the golden file's "cases" entry of that
+// name, inside an INFO naming it. The golden file must have exactly these names.
+template <typename Cases, typename Check>
+void for_each_golden_case(const std::string& golden_file, const Cases& cases, const Check& check) {
+  const nlohmann::json golden = read_golden_json(golden_file)["cases"];
+  REQUIRE(cases.size() == golden.size());
+  for (const auto& entry : cases) {  // not a structured binding: INFO captures it (clang 14)
+    INFO(entry.first);
+    REQUIRE(golden.contains(entry.first));
+    check(entry.second, golden[entry.first]);
+  }
+}
+
 // A wrapper subclass with no inner tensor: its handler only redispatches. For tests of what happens
 // when a tensor without data reaches a kernel, or of the geometry a wrapper may have.
 struct InertSubclass final : TensorSubclass {

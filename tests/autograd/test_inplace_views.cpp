@@ -17,7 +17,6 @@
 #include "tests/test_helpers.h"
 
 using namespace strata;
-using testing::OpLog;
 
 namespace {
 
@@ -198,13 +197,8 @@ TEST_CASE("a mode sees PyTorch's ops, in PyTorch's order, during a CopySlices ba
   const Tensor y = times(x, 2);
   mul_(view(y, {2, 2}), w);
   const Tensor loss = sum(y);
-  OpLog log;
-  {
-    ModeGuard mode(log);
-    backward(loss);
-  }
-  const auto expected = golden()["copy_slices_backward_ops"].get<std::vector<std::string>>();
-  CHECK_MESSAGE(log.ops == expected, "strata: " << nlohmann::json(log.ops).dump() << "\ntorch:  " << nlohmann::json(expected).dump());
+  testing::check_same_ops(testing::ops_seen([&] { backward(loss); }),
+                          golden()["copy_slices_backward_ops"].get<std::vector<std::string>>());
   check_grad(x, golden()["copy_slices_backward_grads"]["x_grad"]);
   check_grad(w, golden()["copy_slices_backward_grads"]["w_grad"]);
 }
@@ -215,17 +209,13 @@ TEST_CASE("a regenerated AsStridedBackward0 dispatches PyTorch's ops, but new_ze
   const Tensor v = view(y, {2, 2});
   times_(y, 3);
   const Tensor loss = sum(mul(v, tensor<float>({1, 2, 3, 4}, {2, 2})));
-  OpLog log;
-  {
-    ModeGuard mode(log);
-    backward(loss);
-  }
+  const std::vector<std::string> ops = testing::ops_seen([&] { backward(loss); });
   // PyTorch 1.13 shows grad.new_zeros(n) as new_empty + zero_; strata has neither new_zeros nor new_empty
   // and makes the same zeros with new_empty_strided + zero_.
   std::vector<std::string> expected = golden()["as_strided_backward_ops"].get<std::vector<std::string>>();
   REQUIRE(std::count(expected.begin(), expected.end(), "aten.new_empty.default") == 1);
   std::replace(expected.begin(), expected.end(), std::string("aten.new_empty.default"), std::string("aten.new_empty_strided.default"));
-  CHECK_MESSAGE(log.ops == expected, "strata: " << nlohmann::json(log.ops).dump() << "\ntorch:  " << nlohmann::json(expected).dump());
+  testing::check_same_ops(ops, expected);
   check_grad(x, golden()["mul_on_base"]["x_grad"]);
 }
 
