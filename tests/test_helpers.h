@@ -13,9 +13,11 @@
 
 #include <nlohmann/json.hpp>
 
+#include "autograd/backward.h"
 #include "autograd/variable.h"
 #include "core/interpose/interposer.h"
 #include "core/tensor.h"
+#include "ops/functions.h"
 
 namespace strata::testing {
 
@@ -69,6 +71,21 @@ struct OpLog : DispatchMode {
     op.call(stack);
   }
 };
+
+// PyTorch's saved view of a written base: b = relu(a), v = t(b), m = mul(v, v), then add_(b, m). The
+// write reaches v, a view of b, so the v that mul saved is out of date and backward(sum(m)) refuses
+// it. Checks v's and b's versions after the write and the error's words (PyTorch's), and returns m.
+inline Tensor write_base_of_saved_view(const Tensor& a, std::uint32_t view_version, std::uint32_t base_version,
+                                       const std::string& error) {
+  const Tensor b = relu(a);
+  const Tensor v = t(b);
+  const Tensor m = mul(v, v);
+  add_(b, m);
+  CHECK(v.impl()->version() == view_version);
+  CHECK(b.impl()->version() == base_version);
+  CHECK_THROWS_WITH_AS(backward(sum(m)), doctest::Contains(error.c_str()), Error);
+  return m;
+}
 
 // The ops a dispatch mode sees while fn() runs, in order.
 template <typename Fn>
