@@ -9,6 +9,7 @@
 #include <limits>
 #include <sstream>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include <nlohmann/json.hpp>
@@ -18,6 +19,8 @@
 #include "core/interpose/interposer.h"
 #include "core/tensor.h"
 #include "ops/functions.h"
+#include "ops/library.h"
+#include "ops/typed_operator.h"
 
 namespace strata::testing {
 
@@ -114,6 +117,20 @@ void for_each_golden_case(const std::string& golden_file, const Cases& cases, co
     REQUIRE(golden.contains(entry.first));
     check(entry.second, golden[entry.first]);
   }
+}
+
+// The user op `<ns>::<name>(Tensor x) -> Tensor` (ops/library.h), called on x. The first call defines
+// it, with the CPU kernel Cpu and, when one is given, the Meta kernel Meta.
+template <auto Cpu, auto Meta = nullptr>
+Tensor call_user_op(std::string_view ns, std::string_view name, const Tensor& x) {
+  static const TypedOperator<Tensor(const Tensor&)> op = [&] {
+    Library m(ns);
+    m.def(std::string(name) + "(Tensor x) -> Tensor");
+    m.impl<Cpu>(name, DispatchKey::CPU);
+    if constexpr (Meta != nullptr) m.impl<Meta>(name, DispatchKey::Meta);
+    return TypedOperator<Tensor(const Tensor&)>(std::string(ns) + "::" + std::string(name));
+  }();
+  return op(x);
 }
 
 // A wrapper subclass with no inner tensor: its handler only redispatches. For tests of what happens
