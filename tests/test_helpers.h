@@ -7,9 +7,11 @@
 #include <cmath>
 #include <fstream>
 #include <limits>
+#include <memory>
 #include <sstream>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include <nlohmann/json.hpp>
@@ -17,6 +19,7 @@
 #include "autograd/backward.h"
 #include "autograd/variable.h"
 #include "core/interpose/interposer.h"
+#include "core/interpose/subclass.h"
 #include "core/tensor.h"
 #include "ops/functions.h"
 #include "ops/library.h"
@@ -132,6 +135,29 @@ Tensor call_user_op(std::string_view ns, std::string_view name, const Tensor& x)
   }();
   return op(x);
 }
+
+// A non-wrapper subclass (make_subclass) named `name` whose handler logs each op and runs it below the
+// Python key on the tensors as they are; with `rewraps`, every plain tensor result becomes one too.
+class LoggingSubclass final : public TensorSubclass {
+ public:
+  LoggingSubclass(std::string name, bool rewraps) : name_(std::move(name)), rewraps_(rewraps) {}
+  std::shared_ptr<std::vector<std::string>> log = std::make_shared<std::vector<std::string>>();
+  std::string_view type_name() const override { return name_; }
+  void dispatch(const OperatorHandle& op, Stack& stack) override {
+    log->push_back(op.str());
+    call_below_python(op, stack);
+    if (!rewraps_) return;
+    for_each_return_tensor(op, stack, [&](Tensor& t) {
+      if (t.defined() && !t.subclass()) t = make_subclass(IntrusivePtr<TensorSubclass>(this), t);
+    });
+  }
+  FlattenedTensor flatten(const Tensor&) const override { return {}; }
+  Tensor unflatten(const FlattenedTensor&, IntArrayRef, IntArrayRef) const override { return Tensor(); }
+
+ private:
+  std::string name_;
+  bool rewraps_;
+};
 
 // A wrapper subclass with no inner tensor: its handler only redispatches. For tests of what happens
 // when a tensor without data reaches a kernel, or of the geometry a wrapper may have.
