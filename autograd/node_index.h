@@ -16,7 +16,7 @@ class Node;
 
 // Note [A pass finds its nodes through a flat table]
 // A backward pass looks up every node it reaches once per edge leading to it, while it walks the
-// graph (GraphTask in engine.cpp). std::unordered_map allocates a list node per entry and reduces each
+// graph (GraphTask, graph_task.h). std::unordered_map allocates a list node per entry and reduces each
 // hash modulo a prime, an integer division, in every lookup; for a graph of tens of nodes those
 // allocations and divisions were a measurable part of a training step's backward. NodeIndex is open
 // addressing with linear probing over a power-of-two array of (address, number) slots, kept at most

@@ -1,45 +1,48 @@
 // core/dtype.cpp: element type names and the floating-type check.
 #include "core/dtype.h"
 
+#include <iterator>
+
 #include "core/util/error.h"
 
 namespace strata {
 
-std::string_view dtype_name(ScalarType t) {
-  switch (t) {
-    case ScalarType::Bool: return "bool";
-    case ScalarType::Int64: return "int64";
-    case ScalarType::Float32: return "float32";
-    case ScalarType::Float64: return "float64";
-    case ScalarType::Int8: return "int8";
-    case ScalarType::Float8_e4m3fn: return "float8_e4m3fn";
-  }
-  return "?";
+namespace {
+
+// Each dtype's names, in ScalarType's order.
+struct DtypeNames {
+  ScalarType type;
+  std::string_view name;       // "float32"
+  std::string_view shorthand;  // "f32"
+  std::string_view c10_name;   // "Float"
+};
+constexpr DtypeNames kNames[] = {
+    {ScalarType::Bool, "bool", "b8", "Bool"},
+    {ScalarType::Int64, "int64", "i64", "Long"},
+    {ScalarType::Float32, "float32", "f32", "Float"},
+    {ScalarType::Float64, "float64", "f64", "Double"},
+    {ScalarType::Int8, "int8", "i8", "Char"},
+    {ScalarType::Float8_e4m3fn, "float8_e4m3fn", "f8e4m3fn", "Float8_e4m3fn"},
+};
+static_assert(std::size(kNames) == static_cast<std::size_t>(kNumScalarTypes), "a dtype without names");
+static_assert([] {
+  for (std::size_t i = 0; i < std::size(kNames); ++i)
+    if (static_cast<std::size_t>(kNames[i].type) != i) return false;
+  return true;
+}(), "kNames is not in ScalarType's order");
+
+// A value outside the enum (read from corrupt bytes) is named "?".
+const DtypeNames& names_of(ScalarType t) {
+  static constexpr DtypeNames unknown{ScalarType::Bool, "?", "?", "?"};
+  const auto i = static_cast<std::size_t>(t);
+  return i < std::size(kNames) ? kNames[i] : unknown;
 }
 
-std::string_view dtype_shorthand(ScalarType t) {
-  switch (t) {
-    case ScalarType::Bool: return "b8";
-    case ScalarType::Int64: return "i64";
-    case ScalarType::Float32: return "f32";
-    case ScalarType::Float64: return "f64";
-    case ScalarType::Int8: return "i8";
-    case ScalarType::Float8_e4m3fn: return "f8e4m3fn";
-  }
-  return "?";
-}
+}  // namespace
 
-std::string_view dtype_c10_name(ScalarType t) {
-  switch (t) {
-    case ScalarType::Bool: return "Bool";
-    case ScalarType::Int64: return "Long";
-    case ScalarType::Float32: return "Float";
-    case ScalarType::Float64: return "Double";
-    case ScalarType::Int8: return "Char";
-    case ScalarType::Float8_e4m3fn: return "Float8_e4m3fn";
-  }
-  return "?";
-}
+std::string_view dtype_name(ScalarType t) { return names_of(t).name; }
+std::string_view dtype_shorthand(ScalarType t) { return names_of(t).shorthand; }
+std::string_view dtype_c10_name(ScalarType t) { return names_of(t).c10_name; }
 
 namespace detail {
 void throw_float8_promotion(ScalarType a, ScalarType b) {

@@ -5,6 +5,7 @@
 #pragma once
 
 #include "dispatch/local_dispatch_keys.h"
+#include "util/non_copyable.h"
 
 namespace strata {
 
@@ -27,15 +28,13 @@ inline bool is_inference_mode_enabled() { return detail::tls_inference_mode; }
 // outside it. The flag lives on the storage because a version counter does (Note [Version counters
 // live in the storage]): a tensor and its views share both. InferenceMode(false) inside the guard
 // turns both flags back (grad mode on) for its scope.
-class InferenceMode {
+class InferenceMode : NonCopyable {
  public:
   explicit InferenceMode(bool enabled = true)
       : was_enabled_(detail::tls_inference_mode), grad_mode_(DispatchKey::Autograd, enabled) {
     detail::tls_inference_mode = enabled;
   }
   ~InferenceMode() { detail::tls_inference_mode = was_enabled_; }
-  InferenceMode(const InferenceMode&) = delete;
-  InferenceMode& operator=(const InferenceMode&) = delete;
 
  private:
   bool was_enabled_;

@@ -5,52 +5,23 @@
 
 namespace strata::tracer {
 
-namespace {
-
-void dump_to(const nlohmann::ordered_json& j, std::string& out) {
-  switch (j.type()) {
-    case nlohmann::ordered_json::value_t::object: {
-      out += '{';
-      bool first = true;
-      for (const auto& [key, value] : j.items()) {
-        if (!first) out += ',';
-        first = false;
-        out += nlohmann::ordered_json(key).dump();
-        out += ':';
-        dump_to(value, out);
-      }
-      out += '}';
-      return;
-    }
-    case nlohmann::ordered_json::value_t::array: {
-      out += '[';
-      bool first = true;
-      for (const auto& value : j) {
-        if (!first) out += ',';
-        first = false;
-        dump_to(value, out);
-      }
-      out += ']';
-      return;
-    }
-    case nlohmann::ordered_json::value_t::number_float: {
-      const double v = j.get<double>();
-      if (std::isnan(v)) out += "NaN";  // json.dumps(float("nan")), whatever the sign bit
-      else if (std::isinf(v)) out += v > 0 ? "Infinity" : "-Infinity";
-      else out += j.dump();
-      return;
-    }
-    default:
-      out += j.dump();
-  }
-}
-
-}  // namespace
-
 std::string dump_python_json(const nlohmann::ordered_json& j) {
-  std::string out;
-  dump_to(j, out);
-  return out;
+  if (j.is_structured()) {  // an object or an array: its items, comma separated, as nlohmann's dump
+    const bool object = j.is_object();
+    std::string out(1, object ? '{' : '[');
+    for (auto it = j.begin(); it != j.end(); ++it) {
+      if (it != j.begin()) out += ',';
+      if (object) (out += nlohmann::ordered_json(it.key()).dump()) += ':';
+      out += dump_python_json(*it);
+    }
+    return out += object ? '}' : ']';
+  }
+  if (j.is_number_float() && !std::isfinite(j.get<double>())) {
+    const double v = j.get<double>();
+    if (std::isnan(v)) return "NaN";  // json.dumps(float("nan")), whatever the sign bit
+    return v > 0 ? "Infinity" : "-Infinity";
+  }
+  return j.dump();
 }
 
 }  // namespace strata::tracer

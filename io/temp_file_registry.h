@@ -8,6 +8,8 @@
 #include <string>
 #include <vector>
 
+#include "../core/util/non_copyable.h"
+
 namespace strata::tracer {
 
 // Makes every signal whose default action terminates the process and that can be caught (SIGINT,
@@ -23,12 +25,10 @@ void install_temp_file_cleanup_on_signals();
 // Blocks every signal that the cleanup handles, for as long as it lives: a temporary
 // file is created and registered inside one, so no signal falls between the two on this thread, and
 // a handler running on another thread waits until this one is gone.
-class BlockCleanupSignals {
+class BlockCleanupSignals : NonCopyable {
  public:
   BlockCleanupSignals();
   ~BlockCleanupSignals();
-  BlockCleanupSignals(const BlockCleanupSignals&) = delete;
-  BlockCleanupSignals& operator=(const BlockCleanupSignals&) = delete;
 
  private:
   sigset_t old_;

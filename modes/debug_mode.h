@@ -21,6 +21,7 @@
 
 #include "../core/interpose/function_mode.h"
 #include "../core/interpose/interposer.h"
+#include "../core/util/non_copyable.h"
 #include "../nn/mod_tracker.h"
 
 namespace strata::tracer {
@@ -97,12 +98,10 @@ class DebugModeSubclass {
   virtual std::string debug_suffix(const Tensor&) const { return {}; }  // "| S(0)", after the shape
 };
 
-class DebugMode final : public DispatchMode {
+class DebugMode final : public DispatchMode, NonCopyable {
  public:
   explicit DebugMode(DebugModeOptions options = {});
   ~DebugMode() override;
-  DebugMode(const DebugMode&) = delete;
-  DebugMode& operator=(const DebugMode&) = delete;
 
   std::string_view name() const override { return "DebugMode"; }
   void dispatch(const OperatorHandle& op, Stack& stack) override;
@@ -137,12 +136,10 @@ class DebugMode final : public DispatchMode {
   // mode stack and on the list active_debug_modes() returns; with record_torchfunction also on the
   // function-mode stack, and with record_nn_module it tracks module calls (a ModTracker), as
   // upstream's __enter__ does.
-  class Guard {
+  class Guard : NonCopyable {
    public:
     explicit Guard(DebugMode& mode);
     ~Guard();
-    Guard(const Guard&) = delete;
-    Guard& operator=(const Guard&) = delete;
 
    private:
     // The mode's function-level half (upstream's DebugMode.__torch_function__): records each call
@@ -197,8 +194,6 @@ class DebugMode final : public DispatchMode {
         : record_(std::exchange(other.record_, false)),
           log_(std::exchange(other.log_, false)),
           reads_args_(std::exchange(other.reads_args_, false)) {}
-    HooksGuard(const HooksGuard&) = delete;
-    HooksGuard& operator=(const HooksGuard&) = delete;
 
    private:
     bool record_, log_, reads_args_;
@@ -212,7 +207,13 @@ class DebugMode final : public DispatchMode {
     std::int64_t id;
     const void* data;
   };
-  struct OpInfo;  // per-op rendering facts, computed once
+  // Per-op facts, computed once (Note [DebugMode's arguments are upstream's], debug_mode.cpp).
+  struct OpInfo {
+    std::string name;  // "aten::add_.Tensor" (OpOverload.__qualname__)
+    std::vector<std::optional<IValue>> defaults;
+    std::size_t kwarg_only_start = 0;
+    bool hidden = false;  // profiler::_record_function_*
+  };
   const OpInfo& op_info(const OperatorHandle& op);
   // With ids, `fresh_id` says an output that is not an input gets a new id; without, the ids stay
   // untouched (a stored argument rendered later, as upstream's render passes no tensor memo).

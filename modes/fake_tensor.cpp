@@ -257,8 +257,6 @@ std::string FakeTensor::repr(const Tensor& self) const {
 FakeTensorMode::FakeTensorMode(FakeTensorModeOptions options)
     : payload_(FakeTensor::make_payload({next_mode_id(), options})) {}
 
-FakeTensorMode::~FakeTensorMode() = default;
-
 const FakeTensorModeOptions& FakeTensorMode::options() const { return payload_->owner().options; }
 
 void FakeTensorMode::dispatch(const OperatorHandle& op, Stack& stack) { run_fake(payload_, this, op, stack); }

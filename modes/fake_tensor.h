@@ -10,6 +10,7 @@
 #include <utility>
 
 #include "../core/interpose/interposer.h"
+#include "../core/util/non_copyable.h"
 
 namespace strata::tracer {
 
@@ -108,12 +109,9 @@ class FakeTensor final : public TensorSubclass {
   Owner owner_;
 };
 
-class FakeTensorMode final : public DispatchMode {
+class FakeTensorMode final : public DispatchMode, NonCopyable {
  public:
   explicit FakeTensorMode(FakeTensorModeOptions options = {});
-  ~FakeTensorMode() override;
-  FakeTensorMode(const FakeTensorMode&) = delete;
-  FakeTensorMode& operator=(const FakeTensorMode&) = delete;
 
   std::string_view name() const override { return "FakeTensorMode"; }
   void dispatch(const OperatorHandle& op, Stack& stack) override;

@@ -15,6 +15,7 @@
 #include <nlohmann/json.hpp>
 
 #include "../core/interpose/interposer.h"
+#include "../core/util/non_copyable.h"
 #include "../nn/mod_tracker.h"
 
 namespace strata::tracer {
@@ -56,12 +57,10 @@ class FlopCounterMode final : public DispatchMode {
 
   // `with FlopCounterMode() as m:`: clears the counts, enters the tracker, then the mode; leaves them
   // in the reverse order (upstream's __enter__ and __exit__).
-  class Guard {
+  class Guard : NonCopyable {
    public:
     explicit Guard(FlopCounterMode& mode);
     ~Guard();
-    Guard(const Guard&) = delete;
-    Guard& operator=(const Guard&) = delete;
 
    private:
     FlopCounterMode& mode_;

@@ -12,6 +12,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "../core/util/non_copyable.h"
 #include "../ops/record_function.h"
 
 namespace strata::profiler {
@@ -74,12 +75,10 @@ nlohmann::ordered_json chrome_trace(const std::vector<Event>& events);
 // stops finishes it harmlessly (its event ends at the stop). Events are recorded under one mutex;
 // each thread keeps its own stack of open events, so an event's parent is the innermost event open
 // on its thread, and self time (total minus the children's totals) never mixes threads.
-class Profiler {
+class Profiler : NonCopyable {
  public:
   explicit Profiler(ProfilerOptions options = {});
   ~Profiler();
-  Profiler(const Profiler&) = delete;
-  Profiler& operator=(const Profiler&) = delete;
 
   // Ends the recording (idempotent); events() and the rest read what was recorded until then.
   void stop();

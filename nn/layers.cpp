@@ -11,8 +11,7 @@
 
 namespace strata::nn {
 
-Linear::Linear(std::int64_t in_features, std::int64_t out_features, bool bias)
-    : in_features_(in_features), out_features_(out_features) {
+Linear::Linear(std::int64_t in_features, std::int64_t out_features, bool bias) {
   weight_ = register_parameter("weight", empty({out_features, in_features}));
   if (bias) bias_ = register_parameter("bias", empty({out_features}));
   init::kaiming_uniform_(weight_, std::sqrt(5.0));
@@ -26,15 +25,14 @@ Linear::Linear(std::int64_t in_features, std::int64_t out_features, bool bias)
 Tensor Linear::forward(const Tensor& input) { return functional::linear(input, weight_, bias_); }
 
 std::string Linear::extra_repr() const {
-  return "in_features=" + std::to_string(in_features_) + ", out_features=" + std::to_string(out_features_) +
+  return "in_features=" + std::to_string(weight_.size(1)) + ", out_features=" + std::to_string(weight_.size(0)) +
          ", bias=" + (bias_.defined() ? "True" : "False");
 }
 
 Tensor ReLU::forward(const Tensor& input) { return functional::relu(input); }
 
 Embedding::Embedding(std::int64_t num_embeddings, std::int64_t embedding_dim, std::optional<std::int64_t> padding_idx)
-    : num_embeddings_(num_embeddings), embedding_dim_(embedding_dim),
-      padding_idx_(functional::embedding_padding_idx(padding_idx, num_embeddings)) {
+    : padding_idx_(functional::embedding_padding_idx(padding_idx, num_embeddings)) {
   weight_ = register_parameter("weight", empty({num_embeddings, embedding_dim}));
   autograd::NoGradGuard no_grad;
   normal_(weight_);
@@ -44,7 +42,7 @@ Embedding::Embedding(std::int64_t num_embeddings, std::int64_t embedding_dim, st
 Tensor Embedding::forward(const Tensor& indices) { return functional::embedding(indices, weight_, padding_idx_); }
 
 std::string Embedding::extra_repr() const {
-  std::string s = std::to_string(num_embeddings_) + ", " + std::to_string(embedding_dim_);
+  std::string s = std::to_string(weight_.size(0)) + ", " + std::to_string(weight_.size(1));
   if (padding_idx_) s += ", padding_idx=" + std::to_string(*padding_idx_);
   return s;
 }

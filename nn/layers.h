@@ -10,6 +10,7 @@
 
 namespace strata::nn {
 
+// in_features and out_features are the weight's sizes, which repr() reads.
 class Linear final : public Module {
  public:
   // weight [out, in] ~ kaiming_uniform_(a=sqrt(5)); bias [out] ~ U(-1/sqrt(in), 1/sqrt(in)).
@@ -23,7 +24,6 @@ class Linear final : public Module {
   std::string extra_repr() const override;
 
  private:
-  std::int64_t in_features_, out_features_;
   Tensor weight_, bias_;
 };
 
@@ -37,6 +37,7 @@ class ReLU final : public Module {
 
 // A lookup table: weight [num_embeddings, embedding_dim] ~ N(0, 1), with the padding_idx row zero
 // (a negative padding_idx counts from the end, as PyTorch's); forward(indices) = F::embedding.
+// num_embeddings and embedding_dim are the weight's sizes, which repr() reads.
 class Embedding final : public Module {
  public:
   Embedding(std::int64_t num_embeddings, std::int64_t embedding_dim, std::optional<std::int64_t> padding_idx = std::nullopt);
@@ -48,7 +49,6 @@ class Embedding final : public Module {
   std::string extra_repr() const override;
 
  private:
-  std::int64_t num_embeddings_, embedding_dim_;
   std::optional<std::int64_t> padding_idx_;
   Tensor weight_;
 };

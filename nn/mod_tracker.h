@@ -11,6 +11,7 @@
 #include <span>
 #include <string>
 
+#include "../core/util/non_copyable.h"
 #include "module_hooks.h"
 
 namespace strata::nn {
@@ -40,7 +41,7 @@ namespace strata::nn {
 // tracker registered (none stays on a graph that is kept) and drops queued leavings. The hooks and
 // callbacks share the tracker's state, not the tracker. One thread at a time: forward hooks and
 // backward hooks of one tracker must not run concurrently.
-class ModTracker {
+class ModTracker : NonCopyable {
  public:
   using PreHook = std::function<void(Module& module, const Tensor& input)>;
   using PostHook = std::function<void(Module& module, const Tensor& input, const Tensor& output)>;
@@ -51,8 +52,6 @@ class ModTracker {
 
   ModTracker();
   ~ModTracker() { exit(); }
-  ModTracker(const ModTracker&) = delete;
-  ModTracker& operator=(const ModTracker&) = delete;
 
   // `with tracker:` registers the global hooks (the post hook always_call), exit() removes them and
   // every gradient hook the tracker registered.

@@ -2,7 +2,7 @@
 // little-endian header length N, N bytes of JSON {name: {dtype, shape, data_offsets}, "__metadata__":
 // {str: str}} padded with spaces to a multiple of 8, then the data). Files are written as the
 // safetensors crate writes them, byte for byte, and loaded by mapping the file (Note [Loading maps the
-// file], safetensors.cpp).
+// file], safetensors_load.cpp).
 #pragma once
 
 #include <cstddef>

@@ -10,6 +10,7 @@
 #include <string_view>
 
 #include "../core/dispatch/ivalue.h"
+#include "../core/util/non_copyable.h"
 #include "../core/util/small_object_pool.h"
 
 namespace strata::ops {
@@ -53,14 +54,12 @@ void remove_record_function_observer(RecordFunctionObserver* observer);
 
 // Opens a scope on construction; exit() closes it (and may throw, like any op). The destructor closes
 // a scope that is still open, and swallows errors only while an exception is already unwinding.
-class RecordFunctionScope {
+class RecordFunctionScope : NonCopyable {
  public:
   explicit RecordFunctionScope(std::string_view name) : RecordFunctionScope(IValue(name)) {}
   // `name` is a boxed string; callers that open the same scope often keep one and pass it.
   explicit RecordFunctionScope(const IValue& name);
   ~RecordFunctionScope() noexcept(false);
-  RecordFunctionScope(const RecordFunctionScope&) = delete;
-  RecordFunctionScope& operator=(const RecordFunctionScope&) = delete;
   void exit();
 
  private:

@@ -6,6 +6,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <span>
@@ -101,6 +102,13 @@ std::vector<Tensor> run_trace(const Trace& trace, std::span<const Tensor> inputs
 
 // A symbol's arguments as printed, with the parentheses: "(t2, x, t1, beta=1, alpha=1)".
 std::string render_arguments(const Trace& trace, const BoundSymbol& sym);
+// A proxy's name: "t3", or "None" for -1.
+const std::string& proxy_name(const Trace& trace, int p);
+
+// Calls fn(proxy) for each value the symbol reads (its arguments) or writes (its outputs), its
+// sub-symbols' included, in order; None is skipped, and a value is visited as often as it appears.
+void for_each_read(const BoundSymbol& sym, const std::function<void(int)>& fn);
+void for_each_written(const BoundSymbol& sym, const std::function<void(int)>& fn);
 
 // Thunder's type string: "cpu f32[8, 16]", a wrapper subclass's as "LoggingTensor[cpu f32[8, 16]]".
 std::string trace_type(const Tensor& t);

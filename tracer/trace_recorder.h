@@ -11,6 +11,7 @@
 #include <string_view>
 #include <vector>
 
+#include "../core/util/non_copyable.h"
 #include "../nn/module.h"
 #include "program_trace.h"
 
@@ -64,12 +65,10 @@ RecordedProgram record_program(const TracedProgram& program, std::vector<TraceIn
 // a captured constant, and an autograd pass run meanwhile shows as node groups. finish() leaves the
 // modes and gives the trace (to print or export; it has no outputs). Guards entered after it must
 // be left before it.
-class TraceRecording {
+class TraceRecording : NonCopyable {
  public:
   explicit TraceRecording(std::string_view what);
   ~TraceRecording();
-  TraceRecording(const TraceRecording&) = delete;
-  TraceRecording& operator=(const TraceRecording&) = delete;
   Trace finish();
 
  private:

@@ -7,6 +7,8 @@
 #include <span>
 #include <string_view>
 
+#include "../util/non_copyable.h"
+
 namespace strata {
 
 class IValue;
@@ -39,12 +41,10 @@ void set_dispatch_observer(DispatchObserver* observer);
 DispatchObserver* dispatch_observer();  // the installed observer, or null
 
 // Opens a named scope for its lifetime on this thread when an observer is installed.
-class ObservedScope {
+class ObservedScope : NonCopyable {
  public:
   explicit ObservedScope(std::string_view name);
   ~ObservedScope();
-  ObservedScope(const ObservedScope&) = delete;
-  ObservedScope& operator=(const ObservedScope&) = delete;
 
  private:
   DispatchObserver* observer_;

@@ -11,6 +11,8 @@
 #include <string>
 #include <string_view>
 
+#include "../util/non_copyable.h"
+
 namespace strata {
 
 // Note [Tracing is per thread]
@@ -60,12 +62,10 @@ int& dispatch_trace_depth();
 }  // namespace detail
 
 // This thread traces into `out` for the guard's lifetime, then goes back to what it did before.
-class DispatchTraceGuard {
+class DispatchTraceGuard : NonCopyable {
  public:
   explicit DispatchTraceGuard(std::ostream& out);
   ~DispatchTraceGuard();
-  DispatchTraceGuard(const DispatchTraceGuard&) = delete;
-  DispatchTraceGuard& operator=(const DispatchTraceGuard&) = delete;
 
  private:
   std::ostream* saved_;

@@ -9,6 +9,7 @@
 #include "core/dispatch/dispatch_observer.h"
 #include "core/dispatch/dispatch_trace.h"
 #include "core/shape.h"
+#include "core/util/non_copyable.h"
 #include "core/util/small_vector.h"
 
 
@@ -35,7 +36,7 @@ thread_local SmallVector<Step, 16> slow_steps;
 
 // Tells the observer about a call for the step's lifetime, unless the step is a redispatch of the
 // step around it (or a profiler-namespace op, or no observer is installed).
-class ObservedStep {
+class ObservedStep : NonCopyable {
  public:
   ObservedStep(const OperatorHandle& op, DispatchKey key, const Stack& stack) {
     DispatchObserver* observer = dispatch_observer();
@@ -51,8 +52,6 @@ class ObservedStep {
     slow_steps.pop_back();
     if (observer_) observer_->on_op_exit();
   }
-  ObservedStep(const ObservedStep&) = delete;
-  ObservedStep& operator=(const ObservedStep&) = delete;
 
  private:
   DispatchObserver* observer_ = nullptr;

@@ -3,6 +3,7 @@
 // The guards are inline: the autograd handler enters one on every recorded op.
 #pragma once
 
+#include "../util/non_copyable.h"
 #include "dispatch_key.h"
 
 namespace strata {
@@ -24,7 +25,7 @@ extern constinit thread_local LocalDispatchKeys tls_local_dispatch_keys;
 
 // Sets one bit of `set` for the guard's lifetime, then restores that bit (and only that bit).
 template <DispatchKeySet LocalDispatchKeys::*Field>
-class KeyBitGuard {
+class KeyBitGuard : NonCopyable {
  public:
   KeyBitGuard(DispatchKey key, bool on) : key_(key) {
     DispatchKeySet& set = tls_local_dispatch_keys.*Field;
@@ -35,8 +36,6 @@ class KeyBitGuard {
     DispatchKeySet& set = tls_local_dispatch_keys.*Field;
     set = was_on_ ? set.add(key_) : set.remove(key_);
   }
-  KeyBitGuard(const KeyBitGuard&) = delete;
-  KeyBitGuard& operator=(const KeyBitGuard&) = delete;
 
  private:
   DispatchKey key_;

@@ -5,6 +5,7 @@
 #include <charconv>
 
 #include "core/util/error.h"
+#include "core/util/non_copyable.h"
 
 namespace strata {
 
@@ -27,6 +28,9 @@ FunctionModeState& state() {
   return s;
 }
 
+// The live DisableFunctions guards of one kind on this thread.
+int& disabled_count(FunctionHooks off) { return off == FunctionHooks::All ? state().disabled : state().subclass_disabled; }
+
 // Note [One test per call]: the flags follow the stack and the guards.
 void sync_enabled() {
   const FunctionModeState& s = state();
@@ -35,7 +39,7 @@ void sync_enabled() {
 }
 
 // Pops the innermost mode while its handler runs; pushes it back afterwards, also after a throw.
-class TemporaryFunctionModePop {
+class TemporaryFunctionModePop : NonCopyable {
  public:
   TemporaryFunctionModePop() : mode_(state().stack.back()) {
     state().stack.pop_back();
@@ -45,8 +49,6 @@ class TemporaryFunctionModePop {
     state().stack.push_back(mode_);
     sync_enabled();
   }
-  TemporaryFunctionModePop(const TemporaryFunctionModePop&) = delete;
-  TemporaryFunctionModePop& operator=(const TemporaryFunctionModePop&) = delete;
   FunctionMode* mode() const { return mode_; }
 
  private:
@@ -161,25 +163,20 @@ FunctionModeGuard::~FunctionModeGuard() {
   sync_enabled();
 }
 
-DisableFunctionModes::DisableFunctionModes() {
-  ++state().disabled;
+template <FunctionHooks Off>
+DisableFunctions<Off>::DisableFunctions() {
+  ++disabled_count(Off);
   sync_enabled();
 }
 
-DisableFunctionModes::~DisableFunctionModes() {
-  --state().disabled;
+template <FunctionHooks Off>
+DisableFunctions<Off>::~DisableFunctions() {
+  --disabled_count(Off);
   sync_enabled();
 }
 
-DisableSubclassFunctions::DisableSubclassFunctions() {
-  ++state().subclass_disabled;
-  sync_enabled();
-}
-
-DisableSubclassFunctions::~DisableSubclassFunctions() {
-  --state().subclass_disabled;
-  sync_enabled();
-}
+template class DisableFunctions<FunctionHooks::All>;
+template class DisableFunctions<FunctionHooks::Subclasses>;
 
 FunctionMode* current_function_mode() { return state().stack.empty() ? nullptr : state().stack.back(); }
 std::size_t function_mode_stack_size() { return state().stack.size(); }

@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "../dispatch/ivalue.h"
+#include "../util/non_copyable.h"
 
 namespace strata {
 
@@ -145,36 +146,31 @@ inline bool function_modes_enabled() { return detail::tls_function_modes_enabled
 inline bool subclass_functions_enabled() { return detail::tls_subclass_functions_enabled; }
 
 // Enters a function mode for its lifetime (PyTorch's `with mode:`); modes nest, innermost first.
-class FunctionModeGuard {
+class FunctionModeGuard : NonCopyable {
  public:
   explicit FunctionModeGuard(FunctionMode& mode);
   ~FunctionModeGuard();
-  FunctionModeGuard(const FunctionModeGuard&) = delete;
-  FunctionModeGuard& operator=(const FunctionModeGuard&) = delete;
 
  private:
   FunctionMode* mode_;
 };
 
-// PyTorch's torch._C.DisableTorchFunction: no front-end call is announced while it lives, to a mode
-// or to a subclass (the stack is kept, and seen again afterwards). Nests.
-class DisableFunctionModes {
+// What a DisableFunctions guard turns off on this thread while it lives. Guards nest.
+//  - All: PyTorch's torch._C.DisableTorchFunction: no front-end call is announced, to a mode or to
+//    a subclass (the stack is kept, and seen again afterwards).
+//  - Subclasses: PyTorch's torch._C.DisableTorchFunctionSubclass (1.13's DisableTorchFunction): no
+//    subclass hook runs; function modes still do. Entered around every subclass hook.
+enum class FunctionHooks { All, Subclasses };
+template <FunctionHooks Off>
+class DisableFunctions : NonCopyable {
  public:
-  DisableFunctionModes();
-  ~DisableFunctionModes();
-  DisableFunctionModes(const DisableFunctionModes&) = delete;
-  DisableFunctionModes& operator=(const DisableFunctionModes&) = delete;
+  DisableFunctions();
+  ~DisableFunctions();
 };
-
-// PyTorch's torch._C.DisableTorchFunctionSubclass (1.13's DisableTorchFunction): no subclass hook
-// runs while it lives; function modes still do. Nests. Entered around every subclass hook.
-class DisableSubclassFunctions {
- public:
-  DisableSubclassFunctions();
-  ~DisableSubclassFunctions();
-  DisableSubclassFunctions(const DisableSubclassFunctions&) = delete;
-  DisableSubclassFunctions& operator=(const DisableSubclassFunctions&) = delete;
-};
+extern template class DisableFunctions<FunctionHooks::All>;
+extern template class DisableFunctions<FunctionHooks::Subclasses>;
+using DisableFunctionModes = DisableFunctions<FunctionHooks::All>;
+using DisableSubclassFunctions = DisableFunctions<FunctionHooks::Subclasses>;
 
 FunctionMode* current_function_mode();  // the innermost active mode, or null
 std::size_t function_mode_stack_size();

@@ -25,7 +25,7 @@ void sync_python_key() { sync_python_key(mode_stack()); }
 
 // Pops the innermost mode of `modes` (this thread's mode_stack(), which is not empty) while its
 // handler runs and pushes it back afterwards, also after a throw.
-class TemporaryModePop {
+class TemporaryModePop : NonCopyable {
  public:
   explicit TemporaryModePop(std::vector<DispatchMode*>& modes) : modes_(modes), mode_(modes.back()) {
     modes_.pop_back();
@@ -35,8 +35,6 @@ class TemporaryModePop {
     modes_.push_back(mode_);
     sync_python_key(modes_);
   }
-  TemporaryModePop(const TemporaryModePop&) = delete;
-  TemporaryModePop& operator=(const TemporaryModePop&) = delete;
   DispatchMode* mode() const { return mode_; }
 
  private:

@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "../dispatch/dispatcher.h"
+#include "../util/non_copyable.h"
 #include "function_mode.h"
 #include "../util/small_object_pool.h"
 #include "../util/small_vector.h"
@@ -59,12 +60,10 @@ void return_not_implemented();
 // recomputed from the stack whenever the stack changes, so it cannot drift from it.
 
 // Enters a mode for its lifetime (PyTorch's `with mode:`); modes nest, the innermost runs first.
-class ModeGuard {
+class ModeGuard : NonCopyable {
  public:
   explicit ModeGuard(DispatchMode& mode);
   ~ModeGuard();
-  ModeGuard(const ModeGuard&) = delete;
-  ModeGuard& operator=(const ModeGuard&) = delete;
 
  private:
   DispatchMode* mode_;

@@ -38,12 +38,7 @@ class SmallVector {
   SmallVector(const SmallVector& other) {
     if constexpr (std::is_trivially_copyable_v<T>) {
       if (other.size_ <= N) {  // one fixed-size copy; a heap buffer holds at least 2N elements
-#pragma GCC diagnostic push
-#ifndef __clang__  // a gcc-only warning
-#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
-#endif
-        std::memcpy(inline_, other.data_, sizeof(inline_));
-#pragma GCC diagnostic pop
+        copy_inline_bytes(other.data_);
         size_ = other.size_;
         return;
       }
@@ -181,19 +176,23 @@ class SmallVector {
     data_ = inline_data();
     capacity_ = N;
   }
+  // Fills the inline buffer from N elements' worth of bytes at `source`, for a trivially copyable T:
+  // fixed size, no loop or branch. Bytes past the source's size are copied but never read: copying
+  // indeterminate bytes as unsigned char is defined behaviour.
+  void copy_inline_bytes(const void* source) noexcept {
+#pragma GCC diagnostic push
+#ifndef __clang__  // a gcc-only warning
+#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+#endif
+    std::memcpy(inline_, source, sizeof(inline_));
+#pragma GCC diagnostic pop
+  }
   void take(SmallVector&& other) noexcept {
     if (other.is_inline()) {
       data_ = inline_data();
       capacity_ = N;
       if constexpr (std::is_trivially_copyable_v<T>) {
-        // Fixed size, no loop or branch. Bytes past other's size are copied but never read: copying
-        // indeterminate bytes as unsigned char is defined behaviour.
-#pragma GCC diagnostic push
-#ifndef __clang__  // a gcc-only warning
-#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
-#endif
-        std::memcpy(inline_, other.inline_, sizeof(inline_));
-#pragma GCC diagnostic pop
+        copy_inline_bytes(other.inline_);
         size_ = other.size_;
         other.clear();
       } else {

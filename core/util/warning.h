@@ -8,6 +8,7 @@
 #include <string>
 
 #include "error.h"
+#include "non_copyable.h"
 
 namespace strata {
 
@@ -43,12 +44,10 @@ WarningHandler* get_warning_handler() noexcept;
 void set_warning_handler(WarningHandler* handler) noexcept;
 
 // Installs a handler on this thread for its scope (c10's WarningHandlerGuard).
-class WarningHandlerGuard {
+class WarningHandlerGuard : NonCopyable {
  public:
   explicit WarningHandlerGuard(WarningHandler* handler) : previous_(get_warning_handler()) { set_warning_handler(handler); }
   ~WarningHandlerGuard() { set_warning_handler(previous_); }
-  WarningHandlerGuard(const WarningHandlerGuard&) = delete;
-  WarningHandlerGuard& operator=(const WarningHandlerGuard&) = delete;
 
  private:
   WarningHandler* previous_;

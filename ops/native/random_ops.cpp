@@ -77,41 +77,47 @@ TensorSpec floating_factory_spec(IntArrayRef size, std::optional<ScalarType> dty
   return {DimVector(size), t, {}};
 }
 
-// ---- randn / randn.generator ----
-TensorSpec randn_meta(IntArrayRef size, std::optional<ScalarType> dtype, std::optional<Layout>, std::optional<Device>,
-                      std::optional<bool>) {
-  return floating_factory_spec(size, dtype, "\"normal_kernel_cpu\"");
+// ---- randn, rand (each with and without .generator): a standard normal N(0, 1) or uniform U[0, 1) ----
+// The four overloads of one distribution differ only in that and in the generator argument.
+enum class Standard { Normal, Uniform };
+
+constexpr const char* kernel_name(Standard d) {
+  return d == Standard::Normal ? "\"normal_kernel_cpu\"" : "\"uniform_kernel_cpu\"";
 }
-void randn_cpu(const Tensor& out, IntArrayRef, std::optional<ScalarType>, std::optional<Layout>, std::optional<Device>,
-               std::optional<bool>) {
-  normal_into(out, 0.0, 1.0, nullptr);
-}
-TensorSpec randn_generator_meta(IntArrayRef size, GeneratorImpl*, std::optional<ScalarType> dtype,
-                                std::optional<Layout>, std::optional<Device>, std::optional<bool>) {
-  return floating_factory_spec(size, dtype, "\"normal_kernel_cpu\"");
-}
-void randn_generator_cpu(const Tensor& out, IntArrayRef, GeneratorImpl* g, std::optional<ScalarType>,
-                         std::optional<Layout>, std::optional<Device>, std::optional<bool>) {
-  normal_into(out, 0.0, 1.0, g);
+void fill_standard(Standard d, const Tensor& out, GeneratorImpl* g) {
+  if (d == Standard::Normal) normal_into(out, 0.0, 1.0, g);
+  else uniform_into(out, 0.0, 1.0, g);
 }
 
-// ---- rand / rand.generator ----
-TensorSpec rand_meta(IntArrayRef size, std::optional<ScalarType> dtype, std::optional<Layout>, std::optional<Device>,
-                     std::optional<bool>) {
-  return floating_factory_spec(size, dtype, "\"uniform_kernel_cpu\"");
+template <Standard D>
+TensorSpec standard_meta(IntArrayRef size, std::optional<ScalarType> dtype, std::optional<Layout>, std::optional<Device>,
+                         std::optional<bool>) {
+  return floating_factory_spec(size, dtype, kernel_name(D));
 }
-void rand_cpu(const Tensor& out, IntArrayRef, std::optional<ScalarType>, std::optional<Layout>, std::optional<Device>,
-              std::optional<bool>) {
-  uniform_into(out, 0.0, 1.0, nullptr);
+template <Standard D>
+void standard_cpu(const Tensor& out, IntArrayRef, std::optional<ScalarType>, std::optional<Layout>, std::optional<Device>,
+                  std::optional<bool>) {
+  fill_standard(D, out, nullptr);
 }
-TensorSpec rand_generator_meta(IntArrayRef size, GeneratorImpl*, std::optional<ScalarType> dtype,
-                               std::optional<Layout>, std::optional<Device>, std::optional<bool>) {
-  return floating_factory_spec(size, dtype, "\"uniform_kernel_cpu\"");
+template <Standard D>
+TensorSpec standard_generator_meta(IntArrayRef size, GeneratorImpl*, std::optional<ScalarType> dtype,
+                                   std::optional<Layout>, std::optional<Device>, std::optional<bool>) {
+  return floating_factory_spec(size, dtype, kernel_name(D));
 }
-void rand_generator_cpu(const Tensor& out, IntArrayRef, GeneratorImpl* g, std::optional<ScalarType>,
-                        std::optional<Layout>, std::optional<Device>, std::optional<bool>) {
-  uniform_into(out, 0.0, 1.0, g);
+template <Standard D>
+void standard_generator_cpu(const Tensor& out, IntArrayRef, GeneratorImpl* g, std::optional<ScalarType>,
+                            std::optional<Layout>, std::optional<Device>, std::optional<bool>) {
+  fill_standard(D, out, g);
 }
+
+constexpr auto randn_meta = standard_meta<Standard::Normal>;
+constexpr auto randn_cpu = standard_cpu<Standard::Normal>;
+constexpr auto randn_generator_meta = standard_generator_meta<Standard::Normal>;
+constexpr auto randn_generator_cpu = standard_generator_cpu<Standard::Normal>;
+constexpr auto rand_meta = standard_meta<Standard::Uniform>;
+constexpr auto rand_cpu = standard_cpu<Standard::Uniform>;
+constexpr auto rand_generator_meta = standard_generator_meta<Standard::Uniform>;
+constexpr auto rand_generator_cpu = standard_generator_cpu<Standard::Uniform>;
 
 // ---- randint.low_generator and the overloads that default low and/or the generator ----
 TensorSpec randint_low_generator_meta(std::int64_t low, std::int64_t high, IntArrayRef size, GeneratorImpl*,

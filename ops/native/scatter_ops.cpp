@@ -105,29 +105,30 @@ void scatter_into(const Tensor& out, const Tensor& self, std::int64_t dim, const
   for_each_index(index, d, out, other, [&](std::int64_t, std::int64_t at_out, std::int64_t at_other) { write(o[at_out], at_other); });
 }
 
-TensorSpec scatter_src_meta(const Tensor& self, std::int64_t dim, const Tensor& index, const Tensor& src) {
-  check_scatter("scatter", self, wrap_dim(dim, self.dim()), index, &src);
+// scatter.src writes src's element at each indexed place, scatter_add adds it: the same op but for that.
+enum class Combine { Assign, Add };
+
+template <Combine C>
+TensorSpec scatter_with_src_meta(const Tensor& self, std::int64_t dim, const Tensor& index, const Tensor& src) {
+  check_scatter(C == Combine::Assign ? "scatter" : "scatter_add", self, wrap_dim(dim, self.dim()), index, &src);
   return {DimVector(self.sizes()), self.dtype(), {}};
 }
-void scatter_src_cpu(const Tensor& out, const Tensor& self, std::int64_t dim, const Tensor& index, const Tensor& src) {
+template <Combine C>
+void scatter_with_src_cpu(const Tensor& out, const Tensor& self, std::int64_t dim, const Tensor& index, const Tensor& src) {
   visit_dtype(out.dtype(), [&](auto zero) {
     using T = decltype(zero);
     const T* s = data_of<T>(src);
-    scatter_into<T>(out, self, dim, index, src, [s](T& o, std::int64_t at) { o = load_element(s + at); });
+    scatter_into<T>(out, self, dim, index, src, [s](T& o, std::int64_t at) {
+      if constexpr (C == Combine::Assign) o = load_element(s + at);
+      else o = static_cast<T>(o + load_element(s + at));
+    });
   });
 }
 
-TensorSpec scatter_add_meta(const Tensor& self, std::int64_t dim, const Tensor& index, const Tensor& src) {
-  check_scatter("scatter_add", self, wrap_dim(dim, self.dim()), index, &src);
-  return {DimVector(self.sizes()), self.dtype(), {}};
-}
-void scatter_add_cpu(const Tensor& out, const Tensor& self, std::int64_t dim, const Tensor& index, const Tensor& src) {
-  visit_dtype(out.dtype(), [&](auto zero) {
-    using T = decltype(zero);
-    const T* s = data_of<T>(src);
-    scatter_into<T>(out, self, dim, index, src, [s](T& o, std::int64_t at) { o = static_cast<T>(o + load_element(s + at)); });
-  });
-}
+constexpr auto scatter_src_meta = scatter_with_src_meta<Combine::Assign>;
+constexpr auto scatter_src_cpu = scatter_with_src_cpu<Combine::Assign>;
+constexpr auto scatter_add_meta = scatter_with_src_meta<Combine::Add>;
+constexpr auto scatter_add_cpu = scatter_with_src_cpu<Combine::Add>;
 
 TensorSpec scatter_value_meta(const Tensor& self, std::int64_t dim, const Tensor& index, Scalar value) {
   (void)value;

@@ -3,6 +3,7 @@
 // contiguous first. Row maxima are subtracted before exp, as PyTorch does, so large logits are safe.
 #include <Eigen/Core>
 #include <cmath>
+#include <string>
 
 #include "ops/boxing.h"
 #include "ops/native/operand.h"
@@ -15,6 +16,8 @@ namespace {
 
 struct SoftmaxShape {
   std::int64_t outer = 1, n = 1, inner = 1;
+  // Where row `row` (rows numbered outer-major) starts; its n elements are `inner` apart.
+  std::int64_t row_start(std::int64_t row) const { return (row / inner) * n * inner + row % inner; }
 };
 
 SoftmaxShape softmax_shape(const Tensor& t, std::int64_t dim) {
@@ -121,150 +124,163 @@ void log_softmax_backward_lastdim(T* o, const T* g, const T* y, std::int64_t row
   with_row_width(n, [&](auto width) { log_softmax_backward_rows<width()>(o, g, y, rows, n); });
 }
 
-// The row walker of all four kernels: fn(o, a, b, s, begin, end) over the rows [begin, end) of
-// contiguous views of `a` (whose shape gives the rows) and `b` (null when not given), blocks of rows
-// split across threads. out has a's shape and dtype.
-template <typename Fn>
-void for_each_row_block(const Tensor& out, const Tensor& a, const Tensor& b, std::int64_t dim, std::string_view name,
-                        const Fn& fn) {
+// ---- the four ops ----
+// Each op is a struct: its names, and static functions over its rows: row() takes one row of n
+// elements `stride` apart; an op whose rows along the last dimension are worth taking a block at a
+// time (Note [Softmax rows take exp a block at a time]) also has lastdim(), over `rows` contiguous
+// rows of n. Their operands: the output o, a (the forward's x, the backward's output y) and b (the
+// backward's grad_output g; null for a forward).
+
+// The largest of n elements `stride` apart.
+template <typename T>
+T row_max(const T* x, std::int64_t n, std::int64_t stride) {
+  T max = -std::numeric_limits<T>::infinity();
+  for (std::int64_t i = 0; i < n; ++i) max = std::max(max, x[i * stride]);
+  return max;
+}
+
+// _log_softmax: o = x - max - log(sum(exp(x - max)))
+struct LogSoftmaxRows {
+  static constexpr const char* kOp = "_log_softmax";
+  static constexpr const char* kKernel = "\"log_softmax_lastdim_kernel_impl\"";
+  static constexpr const char* kHalfToFloatError =
+      "conversion from half to float is only supported on CUDA (half_to_float=True)";
+  static constexpr bool kBlocks = true;
+  template <typename T>
+  static void row(T* o, const T* x, const T*, std::int64_t n, std::int64_t stride) {
+    const T max = row_max(x, n, stride);
+    T sum = 0;
+    for (std::int64_t i = 0; i < n; ++i) sum += std::exp(x[i * stride] - max);
+    const T log_sum = std::log(sum);
+    for (std::int64_t i = 0; i < n; ++i) o[i * stride] = x[i * stride] - max - log_sum;
+  }
+  template <typename T>
+  static void lastdim(T* o, const T* x, const T*, std::int64_t rows, std::int64_t n) {
+    log_softmax_lastdim(o, x, rows, n);
+  }
+};
+
+// _log_softmax_backward_data: o = g - exp(y) * sum(g)
+struct LogSoftmaxBackwardRows {
+  static constexpr const char* kOp = "_log_softmax_backward_data";
+  static constexpr const char* kKernel = "\"log_softmax_backward_lastdim\"";
+  static std::string shape_error(const Tensor& grad_output, const Tensor& output) {
+    return strata::detail::str_cat("grad_output and output must have the same shape, but got ", shape_str(grad_output.sizes()),
+                           " and ", shape_str(output.sizes()));
+  }
+  static constexpr bool kBlocks = true;
+  template <typename T>
+  static void row(T* o, const T* y, const T* g, std::int64_t n, std::int64_t stride) {
+    T sum = 0;
+    for (std::int64_t i = 0; i < n; ++i) sum += g[i * stride];
+    for (std::int64_t i = 0; i < n; ++i) o[i * stride] = g[i * stride] - std::exp(y[i * stride]) * sum;
+  }
+  template <typename T>
+  static void lastdim(T* o, const T* y, const T* g, std::int64_t rows, std::int64_t n) {
+    log_softmax_backward_lastdim(o, g, y, rows, n);
+  }
+};
+
+// _softmax: o = exp(x - max) / sum(exp(x - max))
+struct SoftmaxRows {
+  static constexpr const char* kOp = "_softmax";
+  static constexpr const char* kKernel = "\"softmax_lastdim_kernel_impl\"";
+  static constexpr const char* kHalfToFloatError = "softmax with half to float conversion is not supported on CPU";
+  static constexpr bool kBlocks = false;
+  template <typename T>
+  static void row(T* o, const T* x, const T*, std::int64_t n, std::int64_t stride) {
+    const T max = row_max(x, n, stride);
+    T sum = 0;
+    for (std::int64_t i = 0; i < n; ++i) {
+      const T e = std::exp(x[i * stride] - max);
+      o[i * stride] = e;
+      sum += e;
+    }
+    const T inverse = T(1) / sum;
+    for (std::int64_t i = 0; i < n; ++i) o[i * stride] *= inverse;
+  }
+};
+
+// _softmax_backward_data: o = y * (g - sum(g * y))
+struct SoftmaxBackwardRows {
+  static constexpr const char* kOp = "_softmax_backward_data";
+  static constexpr const char* kKernel = "\"softmax_backward_lastdim\"";
+  static std::string shape_error(const Tensor& grad_output, const Tensor& output) {
+    return strata::detail::str_cat("Expected tensor for argument #1 'grad' to have same size as tensor for argument #2 'output'; but ",
+                           shape_str(grad_output.sizes()), " does not equal ", shape_str(output.sizes()),
+                           " (while checking arguments for softmax_backward)");
+  }
+  static constexpr bool kBlocks = false;
+  template <typename T>
+  static void row(T* o, const T* y, const T* g, std::int64_t n, std::int64_t stride) {
+    T dot = 0;
+    for (std::int64_t i = 0; i < n; ++i) dot += g[i * stride] * y[i * stride];
+    for (std::int64_t i = 0; i < n; ++i) o[i * stride] = y[i * stride] * (g[i * stride] - dot);
+  }
+};
+
+// Runs an op's rows over contiguous views of `a` (whose shape gives the rows) and `b` (undefined for
+// a forward), blocks of rows split across threads. out has a's shape and dtype.
+template <typename Rows>
+void run_rows(const Tensor& out, const Tensor& a, const Tensor& b, std::int64_t dim) {
   if (out.numel() == 0) return;  // Note [An empty tensor's kernel returns at once]
   const SoftmaxShape s = softmax_shape(a, dim);
   const Operand ac = Operand::contiguous(a), bc = Operand::contiguous(b);  // Note [Operands are read where they are]
-  visit_floating(out.dtype(), name, [&](auto zero) {
+  visit_floating(out.dtype(), Rows::kOp, [&](auto zero) {
     using T = decltype(zero);
     const T* ap = data_of<T>(*ac);
     const T* bp = b.defined() ? data_of<T>(*bc) : nullptr;
     T* o = data_of<T>(out);
-    parallel_for(0, s.outer * s.inner, 256, [&](std::int64_t begin, std::int64_t end) { fn(o, ap, bp, s, begin, end); });
+    auto b_at = [bp](std::int64_t offset) { return bp ? bp + offset : nullptr; };
+    parallel_for(0, s.outer * s.inner, 256, [&](std::int64_t begin, std::int64_t end) {
+      if constexpr (Rows::kBlocks)
+        if (s.inner == 1) return Rows::lastdim(o + begin * s.n, ap + begin * s.n, b_at(begin * s.n), end - begin, s.n);
+      for (std::int64_t row = begin; row < end; ++row) {
+        const std::int64_t at = s.row_start(row);
+        Rows::row(o + at, ap + at, b_at(at), s.n, s.inner);
+      }
+    });
   });
 }
 
-// ---- _log_softmax: out = x - max - log(sum(exp(x - max))) ----
-TensorSpec log_softmax_meta(const Tensor& self, std::int64_t dim, bool half_to_float) {
-  STRATA_CHECK(!half_to_float, "conversion from half to float is only supported on CUDA (half_to_float=True)");
+// _log_softmax and _softmax.
+template <typename Rows>
+TensorSpec forward_meta(const Tensor& self, std::int64_t dim, bool half_to_float) {
+  STRATA_CHECK(!half_to_float, Rows::kHalfToFloatError);
   wrap_dim(dim, self.dim());
-  check_floating(self.dtype(), "\"log_softmax_lastdim_kernel_impl\"");
+  check_floating(self.dtype(), Rows::kKernel);
   return {{}, self.dtype(), {}, &self};
 }
-
-void log_softmax_cpu(const Tensor& out, const Tensor& self, std::int64_t dim, bool) {
-  for_each_row_block(out, self, Tensor(), dim, "_log_softmax",
-                     [](auto* o, const auto* x, const auto*, const SoftmaxShape& s, std::int64_t begin, std::int64_t end) {
-                       using T = std::remove_pointer_t<decltype(o)>;
-                       if (s.inner == 1) return log_softmax_lastdim(o + begin * s.n, x + begin * s.n, end - begin, s.n);
-                       for (std::int64_t row = begin; row < end; ++row) {
-                         const std::int64_t base = (row / s.inner) * s.n * s.inner + row % s.inner;
-                         T max = -std::numeric_limits<T>::infinity();
-                         for (std::int64_t i = 0; i < s.n; ++i) max = std::max(max, x[base + i * s.inner]);
-                         T sum = 0;
-                         for (std::int64_t i = 0; i < s.n; ++i) sum += std::exp(x[base + i * s.inner] - max);
-                         const T log_sum = std::log(sum);
-                         for (std::int64_t i = 0; i < s.n; ++i) o[base + i * s.inner] = x[base + i * s.inner] - max - log_sum;
-                       }
-                     });
+template <typename Rows>
+void forward_cpu(const Tensor& out, const Tensor& self, std::int64_t dim, bool) {
+  run_rows<Rows>(out, self, Tensor(), dim);
 }
 
-// ---- _log_softmax_backward_data: grad_input = grad - exp(output) * sum(grad) ----
-TensorSpec log_softmax_backward_meta(const Tensor& grad_output, const Tensor& output, std::int64_t dim,
-                                     ScalarType input_dtype) {
-  STRATA_CHECK(std::equal(grad_output.sizes().begin(), grad_output.sizes().end(), output.sizes().begin(),
-                          output.sizes().end()),
-               "grad_output and output must have the same shape, but got ", shape_str(grad_output.sizes()), " and ",
-               shape_str(output.sizes()));
+// _log_softmax_backward_data and _softmax_backward_data. PyTorch's CPU meta functions give the
+// gradient grad_output's dtype: input_dtype only turns a float gradient into half, for CUDA, and
+// strata has no half.
+template <typename Rows>
+TensorSpec backward_meta(const Tensor& grad_output, const Tensor& output, std::int64_t dim, ScalarType) {
+  STRATA_CHECK(grad_output.sizes() == output.sizes(), Rows::shape_error(grad_output, output));
   STRATA_CHECK(grad_output.dtype() == output.dtype(), "grad_output and output must have the same dtype, but got ",
                grad_output.dtype(), " and ", output.dtype());
   wrap_dim(dim, output.dim());
-  check_floating(output.dtype(), "\"log_softmax_backward_lastdim\"");
-  // PyTorch's CPU meta function gives the gradient grad_output's dtype: input_dtype only turns a float
-  // gradient into half, for CUDA, and strata has no half.
-  (void)input_dtype;
+  check_floating(output.dtype(), Rows::kKernel);
   return {{}, grad_output.dtype(), {}, &output};
 }
-
-void log_softmax_backward_cpu(const Tensor& out, const Tensor& grad_output, const Tensor& output, std::int64_t dim,
-                              ScalarType) {
-  for_each_row_block(out, output, grad_output, dim, "_log_softmax_backward_data",
-                     [](auto* o, const auto* yp, const auto* gp, const SoftmaxShape& s, std::int64_t begin, std::int64_t end) {
-                       using T = std::remove_pointer_t<decltype(o)>;
-                       if (s.inner == 1)
-                         return log_softmax_backward_lastdim(o + begin * s.n, gp + begin * s.n, yp + begin * s.n, end - begin, s.n);
-                       for (std::int64_t row = begin; row < end; ++row) {
-                         const std::int64_t base = (row / s.inner) * s.n * s.inner + row % s.inner;
-                         T sum = 0;
-                         for (std::int64_t i = 0; i < s.n; ++i) sum += gp[base + i * s.inner];
-                         for (std::int64_t i = 0; i < s.n; ++i) {
-                           const std::int64_t k = base + i * s.inner;
-                           o[k] = gp[k] - std::exp(yp[k]) * sum;
-                         }
-                       }
-                     });
+template <typename Rows>
+void backward_cpu(const Tensor& out, const Tensor& grad_output, const Tensor& output, std::int64_t dim, ScalarType) {
+  run_rows<Rows>(out, output, grad_output, dim);
 }
 
-// ---- _softmax: out = exp(x - max) / sum(exp(x - max)) ----
-TensorSpec softmax_meta(const Tensor& self, std::int64_t dim, bool half_to_float) {
-  STRATA_CHECK(!half_to_float, "softmax with half to float conversion is not supported on CPU");
-  wrap_dim(dim, self.dim());
-  check_floating(self.dtype(), "\"softmax_lastdim_kernel_impl\"");
-  return {{}, self.dtype(), {}, &self};
-}
-
-// One row of n elements `stride` apart (the last dimension has stride 1).
-template <typename T>
-void softmax_row(T* o, const T* x, std::int64_t n, std::int64_t stride) {
-  T max = -std::numeric_limits<T>::infinity();
-  for (std::int64_t i = 0; i < n; ++i) max = std::max(max, x[i * stride]);
-  T sum = 0;
-  for (std::int64_t i = 0; i < n; ++i) {
-    const T e = std::exp(x[i * stride] - max);
-    o[i * stride] = e;
-    sum += e;
-  }
-  const T inverse = T(1) / sum;
-  for (std::int64_t i = 0; i < n; ++i) o[i * stride] *= inverse;
-}
-
-void softmax_cpu(const Tensor& out, const Tensor& self, std::int64_t dim, bool) {
-  for_each_row_block(out, self, Tensor(), dim, "_softmax",
-                     [](auto* o, const auto* x, const auto*, const SoftmaxShape& s, std::int64_t begin, std::int64_t end) {
-                       for (std::int64_t row = begin; row < end; ++row) {
-                         const std::int64_t base = (row / s.inner) * s.n * s.inner + row % s.inner;
-                         softmax_row(o + base, x + base, s.n, s.inner);
-                       }
-                     });
-}
-
-// ---- _softmax_backward_data: grad_input = output * (grad - sum(grad * output)) ----
-TensorSpec softmax_backward_meta(const Tensor& grad_output, const Tensor& output, std::int64_t dim,
-                                 ScalarType input_dtype) {
-  STRATA_CHECK(std::equal(grad_output.sizes().begin(), grad_output.sizes().end(), output.sizes().begin(),
-                          output.sizes().end()),
-               "Expected tensor for argument #1 'grad' to have same size as tensor for argument #2 'output'; but ",
-               shape_str(grad_output.sizes()), " does not equal ", shape_str(output.sizes()),
-               " (while checking arguments for softmax_backward)");
-  STRATA_CHECK(grad_output.dtype() == output.dtype(), "grad_output and output must have the same dtype, but got ",
-               grad_output.dtype(), " and ", output.dtype());
-  wrap_dim(dim, output.dim());
-  check_floating(output.dtype(), "\"softmax_backward_lastdim\"");
-  (void)input_dtype;  // as _log_softmax_backward_data: only a CUDA half gradient reads it
-  return {{}, grad_output.dtype(), {}, &output};
-}
-
-void softmax_backward_cpu(const Tensor& out, const Tensor& grad_output, const Tensor& output, std::int64_t dim,
-                          ScalarType) {
-  for_each_row_block(out, output, grad_output, dim, "_softmax_backward_data",
-                     [](auto* o, const auto* yp, const auto* gp, const SoftmaxShape& s, std::int64_t begin, std::int64_t end) {
-                       using T = std::remove_pointer_t<decltype(o)>;
-                       for (std::int64_t row = begin; row < end; ++row) {
-                         const std::int64_t base = (row / s.inner) * s.n * s.inner + row % s.inner;
-                         T dot = 0;
-                         for (std::int64_t i = 0; i < s.n; ++i) dot += gp[base + i * s.inner] * yp[base + i * s.inner];
-                         for (std::int64_t i = 0; i < s.n; ++i) {
-                           const std::int64_t k = base + i * s.inner;
-                           o[k] = yp[k] * (gp[k] - dot);
-                         }
-                       }
-                     });
-}
+constexpr auto log_softmax_meta = forward_meta<LogSoftmaxRows>;
+constexpr auto log_softmax_cpu = forward_cpu<LogSoftmaxRows>;
+constexpr auto log_softmax_backward_meta = backward_meta<LogSoftmaxBackwardRows>;
+constexpr auto log_softmax_backward_cpu = backward_cpu<LogSoftmaxBackwardRows>;
+constexpr auto softmax_meta = forward_meta<SoftmaxRows>;
+constexpr auto softmax_cpu = forward_cpu<SoftmaxRows>;
+constexpr auto softmax_backward_meta = backward_meta<SoftmaxBackwardRows>;
+constexpr auto softmax_backward_cpu = backward_cpu<SoftmaxBackwardRows>;
 
 }  // namespace
 

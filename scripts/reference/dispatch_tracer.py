@@ -122,19 +122,26 @@ def plain_step(seed: int):
     return logits.detach(), grads, [p.detach().clone() for p in model.parameters()]
 
 
+def step_in_phases(recorder, model, x, y, opt):
+    """One SGD step with ``recorder`` (a dispatch or function mode) entered, its ``phase`` set to
+    "forward", "backward" and "optimizer" as the step reaches each; returns the logits."""
+    with recorder:
+        recorder.phase = "forward"
+        logits = model(x)
+        loss = F.cross_entropy(logits, y)
+        recorder.phase = "backward"
+        loss.backward()
+        recorder.phase = "optimizer"
+        opt.step()
+    return logits
+
+
 def traced_step(seed: int):
     model = make_model(seed)
     x, y = make_batch(seed + 1)
     opt = torch.optim.SGD(model.parameters(), lr=0.1)
     counter = OpCounter()
-    with counter:
-        counter.phase = "forward"
-        logits = model(x)
-        loss = F.cross_entropy(logits, y)
-        counter.phase = "backward"
-        loss.backward()
-        counter.phase = "optimizer"
-        opt.step()
+    logits = step_in_phases(counter, model, x, y, opt)
     params = [p.detach().clone() for p in model.parameters()]
     return logits.detach(), counter.counts, params
 

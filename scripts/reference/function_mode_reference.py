@@ -30,6 +30,8 @@ import torch.nn as nn
 import torch.nn.functional as F
 from torch.overrides import TorchFunctionMode, resolve_name
 
+from dispatch_tracer import step_in_phases  # this script's folder is on sys.path
+
 ABBR = {torch.float32: "f32", torch.float64: "f64", torch.int64: "i64", torch.bool: "b8", torch.uint8: "u8"}
 
 
@@ -95,16 +97,8 @@ def make_all(seed):
 
 
 def seed_step():
-    model, x, y, opt = make_all(0)
     rec = Recorder()
-    with rec:
-        rec.phase = "forward"
-        logits = model(x)
-        loss = F.cross_entropy(logits, y)
-        rec.phase = "backward"
-        loss.backward()
-        rec.phase = "optimizer"
-        opt.step()
+    step_in_phases(rec, *make_all(0))
     return rec.calls
 
 

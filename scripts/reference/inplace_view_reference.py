@@ -28,6 +28,16 @@ def leaf(values):
     return torch.tensor(values, dtype=torch.float32).requires_grad_()
 
 
+def view_multiplied_in_place():
+    """Leaves x (4 elements) and w (2x2); y = x * 2; v = y.view(2, 2), then v.mul_(w)."""
+    x = leaf([1.0, 2.0, 3.0, 4.0])
+    w = leaf([[1.0, -1.0], [0.5, 2.0]])
+    y = x * 2
+    v = y.view(2, 2)
+    v.mul_(w)
+    return x, w, y, v
+
+
 def name(t):
     return type(t.grad_fn).__name__ if t.grad_fn is not None else None
 
@@ -113,11 +123,7 @@ def main():
     out["mul_on_as_strided_view"] = case
 
     # Two in-place ops on one view, a loss through both the base and the view; retain_graph.
-    x = leaf([1.0, 2.0, 3.0, 4.0])
-    w = leaf([[1.0, -1.0], [0.5, 2.0]])
-    y = x * 2
-    v = y.view(2, 2)
-    v.mul_(w)
+    x, w, y, v = view_multiplied_in_place()
     v.add_(w, alpha=2)
     case = {"y": name(y), "v": name(v), "y_next": type(y.grad_fn.next_functions[0][0]).__name__}
     loss = (y * torch.tensor([1.0, 2.0, 3.0, 4.0])).sum() + (v * c).sum()
@@ -140,11 +146,7 @@ def main():
     out["base_with_offset"] = case
 
     # The ops a mode sees during a CopySlices backward.
-    x = leaf([1.0, 2.0, 3.0, 4.0])
-    w = leaf([[1.0, -1.0], [0.5, 2.0]])
-    y = x * 2
-    v = y.view(2, 2)
-    v.mul_(w)
+    x, w, y, v = view_multiplied_in_place()
     out["copy_slices_backward_ops"] = logged_backward(y.sum())
     out["copy_slices_backward_grads"] = {"x_grad": x.grad.tolist(), "w_grad": w.grad.tolist()}
 

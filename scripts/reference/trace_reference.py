@@ -13,7 +13,7 @@ import torch.nn.functional as F
 import torch.autograd.profiler as profiler
 from torch.utils._python_dispatch import TorchDispatchMode
 
-from dispatch_tracer import MM_LIKE, LoggingTensor  # the seed's own wrapper subclass
+from dispatch_tracer import MM_LIKE, LoggingTensor, step_in_phases  # the seed's own wrapper subclass
 from numerics_reference import make_batch, make_model, parse_step_args
 
 
@@ -54,13 +54,7 @@ def main():
     x, y = make_batch(a.seed + 1, a.batch, sizes[0], sizes[-1])
     opt = torch.optim.SGD(model.parameters(), lr=a.lr)
     rec = Recorder()
-    with rec:
-        logits = model(x)
-        loss = F.cross_entropy(logits, y)
-        rec.phase = "backward"
-        loss.backward()
-        rec.phase = "optimizer"
-        opt.step()
+    step_in_phases(rec, model, x, y, opt)
 
     model2 = make_model(a.seed, sizes)
     log = []

@@ -12,7 +12,6 @@
 #include "tests/test_helpers.h"
 
 using namespace strata;
-using strata::testing::read_golden_json;
 
 namespace {
 
@@ -46,21 +45,8 @@ std::map<std::string, std::function<Tensor()>> cases() {
 }  // namespace
 
 TEST_CASE("each backward dispatches PyTorch's ops in PyTorch's order") {
-  const nlohmann::json golden = read_golden_json("backward_order_torch.json")["cases"];
-  const auto all = cases();
-  REQUIRE(all.size() == golden.size());
-  for (const auto& entry : all) {
-    const auto& [name, build] = entry;
-    INFO(entry.first);  // INFO's lambda may not capture a structured binding (clang 14)
-    REQUIRE(golden.contains(name));
+  testing::for_each_golden_case("backward_order_torch.json", cases(), [](const auto& build, const nlohmann::json& torch_ops) {
     const Tensor loss = sum(build());
-    testing::OpLog log;
-    {
-      ModeGuard mode(log);
-      backward(loss);
-    }
-    const std::vector<std::string> expected = golden[name].get<std::vector<std::string>>();
-    const std::vector<std::string>& got = log.ops;
-    CHECK_MESSAGE(got == expected, "strata: " << nlohmann::json(got).dump() << "\ntorch:  " << nlohmann::json(expected).dump());
-  }
+    testing::check_same_ops(testing::ops_seen([&] { backward(loss); }), torch_ops.get<std::vector<std::string>>());
+  });
 }

@@ -17,7 +17,6 @@
 #include "tests/test_helpers.h"
 
 using namespace strata;
-using testing::OpLog;
 
 namespace {
 
@@ -48,6 +47,16 @@ const Tensor& times_(const Tensor& x, float k) { return mul_(x, tensor<float>({k
 
 std::string name_of(const Tensor& t) { return t.grad_fn() ? std::string(t.grad_fn()->name()) : "None"; }
 std::string next_name(const Tensor& t) { return std::string(t.grad_fn()->next_edge(0).function->name()); }
+
+// The reference's view_multiplied_in_place(): leaves x (4 elements) and w (2x2), y = x * 2,
+// v = y.view(2, 2), then v.mul_(w), in that order (the order gives the nodes their sequence numbers).
+struct ViewMultipliedInPlace {
+  Tensor x = leaf({1, 2, 3, 4});
+  Tensor w = leaf({1, -1, 0.5f, 2}, {2, 2});
+  Tensor y = times(x, 2);
+  Tensor v = view(y, {2, 2});
+  ViewMultipliedInPlace() { mul_(v, w); }
+};
 
 void check_grad(const Tensor& t, const nlohmann::json& expected) {
   REQUIRE(t.grad().defined());
@@ -172,11 +181,7 @@ TEST_CASE("an in-place op on an as_strided view") {
 
 TEST_CASE("two in-place ops on one view chain two CopySlices; retain_graph runs them twice") {
   const nlohmann::json& g = golden()["two_inplace_ops_on_a_view"];
-  const Tensor x = leaf({1, 2, 3, 4});
-  const Tensor w = leaf({1, -1, 0.5f, 2}, {2, 2});
-  const Tensor y = times(x, 2);
-  const Tensor v = view(y, {2, 2});
-  mul_(v, w);
+  const auto [x, w, y, v] = ViewMultipliedInPlace();
   add_(v, w, 2);
   CHECK(name_of(y) == g["y"]);
   CHECK(name_of(v) == g["v"]);
@@ -193,18 +198,10 @@ TEST_CASE("two in-place ops on one view chain two CopySlices; retain_graph runs 
 }
 
 TEST_CASE("a mode sees PyTorch's ops, in PyTorch's order, during a CopySlices backward") {
-  const Tensor x = leaf({1, 2, 3, 4});
-  const Tensor w = leaf({1, -1, 0.5f, 2}, {2, 2});
-  const Tensor y = times(x, 2);
-  mul_(view(y, {2, 2}), w);
+  const auto [x, w, y, v] = ViewMultipliedInPlace();
   const Tensor loss = sum(y);
-  OpLog log;
-  {
-    ModeGuard mode(log);
-    backward(loss);
-  }
-  const auto expected = golden()["copy_slices_backward_ops"].get<std::vector<std::string>>();
-  CHECK_MESSAGE(log.ops == expected, "strata: " << nlohmann::json(log.ops).dump() << "\ntorch:  " << nlohmann::json(expected).dump());
+  testing::check_same_ops(testing::ops_seen([&] { backward(loss); }),
+                          golden()["copy_slices_backward_ops"].get<std::vector<std::string>>());
   check_grad(x, golden()["copy_slices_backward_grads"]["x_grad"]);
   check_grad(w, golden()["copy_slices_backward_grads"]["w_grad"]);
 }
@@ -215,17 +212,13 @@ TEST_CASE("a regenerated AsStridedBackward0 dispatches PyTorch's ops, but new_ze
   const Tensor v = view(y, {2, 2});
   times_(y, 3);
   const Tensor loss = sum(mul(v, tensor<float>({1, 2, 3, 4}, {2, 2})));
-  OpLog log;
-  {
-    ModeGuard mode(log);
-    backward(loss);
-  }
+  const std::vector<std::string> ops = testing::ops_seen([&] { backward(loss); });
   // PyTorch 1.13 shows grad.new_zeros(n) as new_empty + zero_; strata has neither new_zeros nor new_empty
   // and makes the same zeros with new_empty_strided + zero_.
   std::vector<std::string> expected = golden()["as_strided_backward_ops"].get<std::vector<std::string>>();
   REQUIRE(std::count(expected.begin(), expected.end(), "aten.new_empty.default") == 1);
   std::replace(expected.begin(), expected.end(), std::string("aten.new_empty.default"), std::string("aten.new_empty_strided.default"));
-  CHECK_MESSAGE(log.ops == expected, "strata: " << nlohmann::json(log.ops).dump() << "\ntorch:  " << nlohmann::json(expected).dump());
+  testing::check_same_ops(ops, expected);
   check_grad(x, golden()["mul_on_base"]["x_grad"]);
 }
 
@@ -338,14 +331,8 @@ TEST_CASE("a view saved before its base was written counts the write, on cpu and
     CAPTURE(device);
     const Tensor a = zeros_like(empty({3, 3}, {.dtype = ScalarType::Float32, .device = device}));
     requires_grad_(a);
-    const Tensor b = relu(a);
-    const Tensor v = t(b);
-    const Tensor m = mul(v, v);
-    add_(b, m);
-    CHECK(v.impl()->version() == ref["v_version"].get<std::uint32_t>());
-    CHECK(b.impl()->version() == ref["b_version"].get<std::uint32_t>());
-    const std::string error = ref["error"].get<std::string>();
-    CHECK_THROWS_WITH_AS(backward(sum(m)), doctest::Contains(error.c_str()), Error);
+    const Tensor m = testing::write_base_of_saved_view(a, ref["v_version"].get<std::uint32_t>(),
+                                                       ref["b_version"].get<std::uint32_t>(), ref["error"].get<std::string>());
     // b's history now reaches mul's node, which holds v, whose base is b: the cycle PyTorch builds
     // and never frees. A backward would free what mul saved; this one failed, so free it here.
     m.grad_fn()->release_variables();

@@ -13,7 +13,6 @@
 #include "tests/test_helpers.h"
 
 using namespace strata;
-using strata::testing::read_golden_json;
 
 namespace {
 
@@ -28,15 +27,6 @@ Tensor b() { return leaf({2, 1, 4, 3, 6, 5}, {2, 3}); }
 Tensor x() { return leaf({1, 5, 3, 4, 2, 6}, {2, 3}); }
 Tensor ones6() { return leaf({1, 1, 1, 1, 1, 1}, {2, 3}); }
 
-std::vector<std::string> logged(const std::function<void()>& fn) {
-  testing::OpLog log;
-  {
-    ModeGuard mode(log);
-    fn();
-  }
-  return log.ops;
-}
-
 using Inputs = std::vector<Tensor>;
 using Phases = std::map<std::string, std::vector<std::string>>;
 
@@ -44,9 +34,9 @@ using Phases = std::map<std::string, std::vector<std::string>>;
 Phases forward_backward(const Inputs& inputs, const std::function<Tensor(const Inputs&)>& forward) {
   Tensor y;
   Phases out;
-  out["forward"] = logged([&] { y = forward(inputs); });
+  out["forward"] = testing::ops_seen([&] { y = forward(inputs); });
   const Tensor loss = sum(y);
-  out["backward"] = logged([&] { backward(loss); });
+  out["backward"] = testing::ops_seen([&] { backward(loss); });
   return out;
 }
 
@@ -58,9 +48,9 @@ Phases max_dim_double_backward(bool keepdim) {
   const Tensor weights = view(arange(6.0), {2, 3});
   Tensor gx;
   Phases out;
-  out["backward"] = logged([&] { gx = autograd::grad({values}, {in}, {go}, std::nullopt, /*create_graph=*/true)[0]; });
+  out["backward"] = testing::ops_seen([&] { gx = autograd::grad({values}, {in}, {go}, std::nullopt, /*create_graph=*/true)[0]; });
   const Tensor loss = sum(mul(gx, weights));
-  out["double_backward"] = logged([&] { backward(loss); });
+  out["double_backward"] = testing::ops_seen([&] { backward(loss); });
   return out;
 }
 
@@ -84,22 +74,13 @@ std::map<std::string, std::function<Phases()>> cases() {
 }  // namespace
 
 TEST_CASE("stack, max.dim and dropout dispatch PyTorch's ops, forward, backward and double backward") {
-  const nlohmann::json golden = read_golden_json("op_sequences_torch.json")["cases"];
-  const auto all = cases();
-  REQUIRE(all.size() == golden.size());
-  for (const auto& entry : all) {
-    const auto& [name, run] = entry;
-    INFO(entry.first);  // INFO's lambda may not capture a structured binding (clang 14)
-    REQUIRE(golden.contains(name));
+  testing::for_each_golden_case("op_sequences_torch.json", cases(), [](const auto& run, const nlohmann::json& torch_phases) {
     const Phases got = run();
-    REQUIRE(got.size() == golden[name].size());
+    REQUIRE(got.size() == torch_phases.size());
     for (const auto& phase_ops : got) {
-      const auto& phase = phase_ops.first;  // references, not bindings: INFO captures them (clang 14)
-      const auto& ops = phase_ops.second;
-      INFO(phase);
-      REQUIRE(golden[name].contains(phase));
-      const std::vector<std::string> expected = golden[name][phase].get<std::vector<std::string>>();
-      CHECK_MESSAGE(ops == expected, "strata: " << nlohmann::json(ops).dump() << "\ntorch:  " << nlohmann::json(expected).dump());
+      INFO(phase_ops.first);
+      REQUIRE(torch_phases.contains(phase_ops.first));
+      testing::check_same_ops(phase_ops.second, torch_phases[phase_ops.first].get<std::vector<std::string>>());
     }
-  }
+  });
 }

@@ -14,27 +14,13 @@ using namespace strata;
 using testing::OpLog;
 
 namespace {
-// Logs each op, runs it on the tensors as they are, and makes every tensor result a Tagged too.
-struct Tagged final : TensorSubclass {
-  std::shared_ptr<std::vector<std::string>> log = std::make_shared<std::vector<std::string>>();
-  std::string_view type_name() const override { return "Tagged"; }
-  void dispatch(const OperatorHandle& op, Stack& stack) override {
-    log->push_back(op.str());
-    call_below_python(op, stack);
-    for_each_return_tensor(op, stack, [&](Tensor& t) {
-      if (t.defined() && !t.subclass()) t = make_subclass(IntrusivePtr<TensorSubclass>(this), t);
-    });
-  }
-  FlattenedTensor flatten(const Tensor&) const override { return {}; }
-  Tensor unflatten(const FlattenedTensor&, IntArrayRef, IntArrayRef) const override { return Tensor(); }
-};
-
+// A Tagged tensor over `data`: its ops are logged, and their results are Tagged too.
 struct Made {
   Tensor tensor;
   std::shared_ptr<std::vector<std::string>> log;
 };
 Made tagged(const Tensor& data) {
-  auto* payload = new Tagged();
+  auto* payload = new testing::LoggingSubclass("Tagged", /*rewraps=*/true);
   return {make_subclass(IntrusivePtr<TensorSubclass>(payload), data), payload->log};
 }
 }  // namespace
@@ -91,7 +77,7 @@ TEST_CASE("make_subclass: a mode sees the op first; autograd runs above the hand
 }
 
 TEST_CASE("make_subclass: refuses what is not a plain tensor with data") {
-  auto payload = IntrusivePtr<TensorSubclass>(new Tagged());
+  auto payload = IntrusivePtr<TensorSubclass>(new testing::LoggingSubclass("Tagged", /*rewraps=*/true));
   CHECK_THROWS_WITH_AS(make_subclass(payload, Tensor()), "make_subclass: data is an undefined tensor", Error);
   Made x = tagged(tensor<float>({1.0f}));
   CHECK_THROWS_WITH_AS(make_subclass(payload, x.tensor), "make_subclass: data is already a Tagged tensor; pass a plain tensor",

@@ -11,22 +11,9 @@
 #include "core/interpose/subclass.h"
 #include "ops/functions.h"
 #include "modes/fake_tensor.h"
+#include "tests/test_helpers.h"
 
 using namespace strata;
-
-namespace {
-// Logs each op and runs it on the tensors as they are.
-struct Logged final : TensorSubclass {
-  std::shared_ptr<std::vector<std::string>> log = std::make_shared<std::vector<std::string>>();
-  std::string_view type_name() const override { return "Logged"; }
-  void dispatch(const OperatorHandle& op, Stack& stack) override {
-    log->push_back(op.str());
-    call_below_python(op, stack);
-  }
-  FlattenedTensor flatten(const Tensor&) const override { return {}; }
-  Tensor unflatten(const FlattenedTensor&, IntArrayRef, IntArrayRef) const override { return Tensor(); }
-};
-}  // namespace
 
 TEST_CASE("a fake made before any mode was entered runs ops outside the mode") {
   tracer::FakeTensorMode mode;
@@ -37,7 +24,7 @@ TEST_CASE("a fake made before any mode was entered runs ops outside the mode") {
 }
 
 TEST_CASE("a make_subclass tensor made before any wrapper or mode reaches its handler") {
-  auto* payload = new Logged();
+  auto* payload = new testing::LoggingSubclass("Logged", /*rewraps=*/false);
   const std::shared_ptr<std::vector<std::string>> log = payload->log;
   const Tensor x = make_subclass(IntrusivePtr<TensorSubclass>(payload), tensor<float>({1, -2}));
   CHECK(relu(x).to_vector<float>() == std::vector<float>{1, 0});

@@ -64,6 +64,20 @@ std::optional<ScalarType> optional_dtype(ByteReader& r) {
   return dtype_value(b / 3);
 }
 
+// The arguments of a reduction over dims (mean.dim, sum.dim_IntList), read in this order.
+struct DimsReduction {
+  DimVector dims;
+  bool keepdim = false;
+  std::optional<ScalarType> dtype;
+};
+DimsReduction dims_reduction(ByteReader& r) {
+  DimsReduction out;
+  for (std::size_t n = r.pick(3); n > 0; --n) out.dims.push_back(int_value(r));
+  out.keepdim = r.u8() & 1;
+  out.dtype = optional_dtype(r);
+  return out;
+}
+
 nn::functional::LossOptions loss_options(World& w, ByteReader& r) {
   nn::functional::LossOptions options;
   const std::uint8_t b = r.u8();
@@ -116,11 +130,8 @@ Composite read_inference_composite(ByteReader& r, std::uint8_t kind) {
               }};
     }
     case 6: {
-      DimVector dims;
-      for (std::size_t n = r.pick(3); n > 0; --n) dims.push_back(int_value(r));
-      const bool keepdim = r.u8() & 1;
-      const auto dtype = optional_dtype(r);
-      return {"mean (dims)", 1, [dims, keepdim, dtype](const Inputs& in) { return Inputs{mean(in[0], dims, keepdim, dtype)}; }};
+      const DimsReduction a = dims_reduction(r);
+      return {"mean (dims)", 1, [a](const Inputs& in) { return Inputs{mean(in[0], a.dims, a.keepdim, a.dtype)}; }};
     }
     default: {
       const std::uint8_t b = r.u8();
@@ -192,11 +203,8 @@ Composite read_composite(World& w, ByteReader& r, const Tensor& x) {
       return {"addmm", 3, [beta, alpha](const Inputs& in) { return Inputs{addmm(in[0], in[1], in[2], beta, alpha)}; }};
     }
     case 22: {
-      DimVector dims;
-      for (std::size_t n = r.pick(3); n > 0; --n) dims.push_back(int_value(r));
-      const bool keepdim = r.u8() & 1;
-      const auto dtype = optional_dtype(r);
-      return {"sum (dims)", 1, [dims, keepdim, dtype](const Inputs& in) { return Inputs{sum(in[0], dims, keepdim, dtype)}; }};
+      const DimsReduction a = dims_reduction(r);
+      return {"sum (dims)", 1, [a](const Inputs& in) { return Inputs{sum(in[0], a.dims, a.keepdim, a.dtype)}; }};
     }
     case 23: {
       const std::int64_t dim = int_value(r);

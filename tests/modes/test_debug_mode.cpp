@@ -277,12 +277,9 @@ class Sharded final : public TensorSubclass, public DebugModeSubclass {
 }  // namespace
 
 TEST_CASE("a DebugMode entered with record_nn_module and record_torchfunction sees the step's modules and calls") {
-  MlpConfig config;
-  config.sizes = {3, 4, 2};
-  config.batch = 2;
+  const MlpConfig config{.sizes = {3, 4, 2}, .batch = 2};
   // The modules' calls hold the ops their forward ran; the loss and backward run outside any module.
-  const auto modules = debug_step(config, {.record_nn_module = true, .record_output = false});
-  const std::string module_log = modules->debug_string();
+  const std::string module_log = debug_step(config, {.record_nn_module = true, .record_output = false})->debug_string();
   CHECK(module_log.starts_with("    [nn.Mod] Sequential\n"
                                "      [nn.Mod] Sequential.0\n"
                                "        aten::t(t: f32[4, 3])\n"
@@ -295,8 +292,7 @@ TEST_CASE("a DebugMode entered with record_nn_module and record_torchfunction se
                                "        aten::addmm(t: f32[2], t: f32[2, 4], t: f32[4, 2])\n"
                                "    aten::_log_softmax(t: f32[2, 2], 1, False)\n"));
   // Function calls as written, with the ops they decomposed into one level deeper.
-  const auto functions = debug_step(config, {.record_torchfunction = true, .record_output = false});
-  const std::string function_log = functions->debug_string();
+  const std::string function_log = debug_step(config, {.record_torchfunction = true, .record_output = false})->debug_string();
   CHECK(function_log.starts_with("  torch._C._nn.linear(t: f32[2, 3], t: f32[4, 3], t: f32[4])\n"
                                  "      aten::t(t: f32[4, 3])\n"
                                  "      aten::addmm(t: f32[4], t: f32[2, 3], t: f32[3, 4])\n"

@@ -82,9 +82,7 @@ TEST_CASE("store_original_args keeps the values and writes them when printed, wi
 }
 
 TEST_CASE("record_stack_trace: the module and function calls around each op, printed above each group") {
-  MlpConfig config;
-  config.sizes = {3, 4, 2};
-  config.batch = 2;
+  const MlpConfig config{.sizes = {3, 4, 2}, .batch = 2};
   const auto mode = debug_step(config, {.record_output = false, .record_stack_trace = true});
   const std::string log = mode->debug_string();
   CHECK(log.starts_with("    # Sequential > Sequential.0 > torch.nn.functional.linear\n"

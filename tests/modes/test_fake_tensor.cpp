@@ -9,7 +9,6 @@
 #include "autograd/variable.h"
 #include "core/generator.h"
 #include "ops/functions.h"
-#include "ops/library.h"
 #include "ops/native/type_promotion.h"
 #include "ops/typed_operator.h"
 #include "tests/test_helpers.h"
@@ -270,21 +269,10 @@ TEST_CASE("ops on fakes outside the mode run as under it (FakeTensor.__torch_dis
 namespace {
 // A Meta kernel that allocates on its input's device(): real data for a fake, which reports cpu.
 Tensor pad_on_input_device(const Tensor& x) { return empty({x.size(0) + 1}, {.dtype = x.dtype(), .device = x.device()}); }
-Tensor pad(const Tensor& x) {
-  static const TypedOperator<Tensor(const Tensor&)> op("faketest_pad::pad");
-  return op(x);
-}
+Tensor pad(const Tensor& x) { return testing::call_user_op<&pad_on_input_device, &pad_on_input_device>("faketest_pad", "pad", x); }
 }  // namespace
 
 TEST_CASE("a Meta kernel that makes a real result under the mode is a clear error naming it") {
-  static const bool once = [] {
-    Library m("faketest_pad");
-    m.def("pad(Tensor x) -> Tensor");
-    m.impl<&pad_on_input_device>("pad", DispatchKey::CPU);
-    m.impl<&pad_on_input_device>("pad", DispatchKey::Meta);
-    return true;
-  }();
-  (void)once;
   CHECK(pad(empty({2}, {.device = Device::Meta})).is_meta());  // on a plain meta tensor it is right
   FakeTensorMode mode;
   const Tensor f = mode.from_tensor(randn({2}));
@@ -319,20 +307,10 @@ TEST_CASE("below the mode, a tensor with data mixed with a fake is refused, neve
 
 namespace {
 Tensor cpu_only_cpu(const Tensor& x) { return clone(x); }
-Tensor cpu_only(const Tensor& x) {
-  static const TypedOperator<Tensor(const Tensor&)> op("faketest::cpu_only");
-  return op(x);
-}
+Tensor cpu_only(const Tensor& x) { return testing::call_user_op<&cpu_only_cpu>("faketest", "cpu_only", x); }
 }  // namespace
 
 TEST_CASE("an op without a meta kernel is a clear error naming it") {
-  static const bool once = [] {
-    Library m("faketest");
-    m.def("cpu_only(Tensor x) -> Tensor");
-    m.impl<&cpu_only_cpu>("cpu_only", DispatchKey::CPU);
-    return true;
-  }();
-  (void)once;
   CHECK(cpu_only(tensor<float>({1, 2})).to_vector<float>() == std::vector<float>{1, 2});
   FakeTensorMode mode;
   const Tensor f = mode.from_tensor(randn({2}));

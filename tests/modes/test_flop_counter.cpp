@@ -10,7 +10,6 @@
 #include "core/autograd_meta.h"
 #include "nn/layers.h"
 #include "ops/functions.h"
-#include "ops/library.h"
 #include "ops/typed_operator.h"
 #include "tests/test_helpers.h"
 #include "modes/flop_counter.h"
@@ -245,21 +244,10 @@ TEST_CASE("the table's suffix and number formats: none below 10^4, 1.01e9 as 101
 namespace {
 Tensor twice_cpu(const Tensor& x) { return add(x, x); }
 Tensor twice_meta(const Tensor& x) { return empty_like(x); }
-Tensor twice(const Tensor& x) {
-  static const TypedOperator<Tensor(const Tensor&)> op("flopstest::twice");
-  return op(x);
-}
+Tensor twice(const Tensor& x) { return testing::call_user_op<&twice_cpu, &twice_meta>("flopstest", "twice", x); }
 }  // namespace
 
 TEST_CASE("register_flop_formula counts a user's op, keyed without its overload") {
-  static const bool once = [] {
-    Library m("flopstest");
-    m.def("twice(Tensor x) -> Tensor");
-    m.impl<&twice_cpu>("twice", DispatchKey::CPU);
-    m.impl<&twice_meta>("twice", DispatchKey::Meta);
-    return true;
-  }();
-  (void)once;
   FlopCounterMode before;
   {
     ModeGuard guard(before);

@@ -6,18 +6,17 @@
 
 #include "core/dispatch/dispatch_trace.h"
 #include "core/interpose/function_mode.h"
+#include "core/util/non_copyable.h"
 #include "nn/mod_tracker.h"
 
 namespace strata::tracer {
 
 namespace {
 // Lines written while it lives are indented one level deeper.
-class TraceIndent {
+class TraceIndent : NonCopyable {
  public:
   TraceIndent() { ++detail::dispatch_trace_depth(); }
   ~TraceIndent() { --detail::dispatch_trace_depth(); }
-  TraceIndent(const TraceIndent&) = delete;
-  TraceIndent& operator=(const TraceIndent&) = delete;
 };
 
 // Writes each call a function mode sees as a trace line, and what it ran below it.

@@ -1,5 +1,5 @@
 // tests/tracer/cli/cli_test_helpers.h: what the strata-trace tests share: running the CLI in-process,
-// scratch directories, and looking at what a run left in them.
+// checking what it refuses, scratch directories, and looking at what a run left in them.
 #pragma once
 
 #include <fcntl.h>
@@ -10,6 +10,7 @@
 #include <fstream>
 #include <sstream>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "tests/test_helpers.h"
@@ -26,6 +27,23 @@ inline CliRun run_cli(const std::vector<std::string>& args) {
   std::ostringstream out, err;
   const int code = tracer::run_trace_cli(args, out, err);
   return {code, out.str(), err.str()};
+}
+
+// strata-trace's arguments, each with the error it must be refused with.
+using RefusedArgs = std::vector<std::pair<std::vector<std::string>, std::string>>;
+
+// Runs each case and checks that it is refused as every error is: exit code 2, nothing on stdout, and
+// "strata-trace: error: <message>" as the one line on stderr.
+inline void check_refused(const RefusedArgs& cases) {
+  for (const auto& c : cases) {  // not a structured binding: INFO captures it (clang 14)
+    std::string args;
+    for (const std::string& a : c.first) args += (args.empty() ? "" : " ") + a;
+    INFO(args);
+    const CliRun r = run_cli(c.first);
+    CHECK(r.code == 2);
+    CHECK(r.out.empty());
+    CHECK(r.err == "strata-trace: error: " + c.second + "\n");
+  }
 }
 
 // A new empty directory under the system's temporary directory, unique to this process and call.

@@ -84,24 +84,16 @@ TEST_CASE("--fake lifts the parameter and activation limits to 2^40: a 10^9-para
 }
 
 TEST_CASE("combinations that make no sense give one line on stderr and exit code 2") {
-  const std::vector<std::pair<std::vector<std::string>, std::string>> cases = {
-      {{"--json"}, "strata-trace: error: --json: only with --flops, --debug or --trace (the report is JSON already)\n"},
-      {{"--fake", "--json"}, "strata-trace: error: --json: only with --flops, --debug or --trace (the report is JSON already)\n"},
+  testing::check_refused({
+      {{"--json"}, "--json: only with --flops, --debug or --trace (the report is JSON already)"},
+      {{"--fake", "--json"}, "--json: only with --flops, --debug or --trace (the report is JSON already)"},
       {{"--flops", "--sequences"},
-       "strata-trace: error: --sequences: not with --flops (the FLOP table has no op sequences)\n"},
+       "--sequences: not with --flops (the FLOP table has no op sequences)"},
       {{"--flops", "--json-out", "x.json"},
-       "strata-trace: error: --json-out: with --flops, only with --json (the table is not JSON)\n"},
+       "--json-out: with --flops, only with --json (the table is not JSON)"},
       {{"--fake", "--dump-tensors", "t.json"},
-       "strata-trace: error: --dump-tensors: not with --fake (fake tensors have no values to dump)\n"},
-  };
-  for (const auto& c : cases) {
-    const auto& [args, message] = c;
-    INFO(c.first[0], " ", c.first[1 % c.first.size()]);  // not the bindings: clang 14
-    const Run r = run(args);
-    CHECK(r.code == 2);
-    CHECK(r.err == message);
-    CHECK(r.out.empty());
-  }
+       "--dump-tensors: not with --fake (fake tensors have no values to dump)"},
+  });
   const TraceOptions o = parse_trace_args({"--fake", "--flops", "--json", "--sizes", "5,7,2", "--batch", "3"});
   CHECK((o.fake && o.flops && o.json));
   CHECK(trace_usage().find("--fake") != std::string::npos);
@@ -140,18 +132,13 @@ TEST_CASE("--explain prints the plain step's dispatch trace under its module and
 }
 
 TEST_CASE("--explain is a view of its own: other views' flags are refused") {
-  for (const auto& [args, message] : std::vector<std::pair<std::vector<std::string>, std::string>>{
-           {{"--explain", "--flops"}, "--flops: not with --explain (it prints the dispatch trace of the plain step)"},
-           {{"--explain", "--fake"}, "--fake: not with --explain (it prints the dispatch trace of the plain step)"},
-           {{"--explain", "--sequences"}, "--sequences: not with --explain (it prints the dispatch trace of the plain step)"},
-           {{"--explain", "--json-out", "x.json"}, "--json-out: not with --explain (it prints the dispatch trace of the plain step)"},
-           {{"--explain", "--json"}, "--json: only with --flops, --debug or --trace (the report is JSON already)"},
-       }) {
-    const Run r = run(args);
-    CHECK(r.code == 2);
-    CHECK(r.out.empty());
-    CHECK(r.err == "strata-trace: error: " + message + "\n");
-  }
+  testing::check_refused({
+      {{"--explain", "--flops"}, "--flops: not with --explain (it prints the dispatch trace of the plain step)"},
+      {{"--explain", "--fake"}, "--fake: not with --explain (it prints the dispatch trace of the plain step)"},
+      {{"--explain", "--sequences"}, "--sequences: not with --explain (it prints the dispatch trace of the plain step)"},
+      {{"--explain", "--json-out", "x.json"}, "--json-out: not with --explain (it prints the dispatch trace of the plain step)"},
+      {{"--explain", "--json"}, "--json: only with --flops, --debug or --trace (the report is JSON already)"},
+  });
 }
 
 TEST_CASE("--trace prints the seed loss's forward and backward traces; --json and --logging shape them") {
@@ -176,20 +163,15 @@ TEST_CASE("--trace prints the seed loss's forward and backward traces; --json an
 }
 
 TEST_CASE("--trace is a view of its own: other views' flags are refused") {
-  for (const auto& [args, message] : std::vector<std::pair<std::vector<std::string>, std::string>>{
-           {{"--trace", "--fake"}, "--fake: not with --trace (it prints the program traces instead of the report)"},
-           {{"--trace", "--debug"}, "--debug: not with --trace (it prints the program traces instead of the report)"},
-           {{"--trace", "--sequences"}, "--sequences: not with --trace (it prints the program traces instead of the report)"},
-           {{"--trace", "--profile", "p.json"}, "--profile: not with --trace (it prints the program traces instead of the report)"},
-           {{"--logging"}, "--logging: only with --trace"},
-           {{"--scaled"}, "--scaled: only with --trace"},
-           {{"--trace", "--scaled", "--logging"}, "--scaled: not with --logging (one subclass at a time)"},
-       }) {
-    const Run r = run(args);
-    CHECK(r.code == 2);
-    CHECK(r.out.empty());
-    CHECK(r.err == "strata-trace: error: " + message + "\n");
-  }
+  testing::check_refused({
+      {{"--trace", "--fake"}, "--fake: not with --trace (it prints the program traces instead of the report)"},
+      {{"--trace", "--debug"}, "--debug: not with --trace (it prints the program traces instead of the report)"},
+      {{"--trace", "--sequences"}, "--sequences: not with --trace (it prints the program traces instead of the report)"},
+      {{"--trace", "--profile", "p.json"}, "--profile: not with --trace (it prints the program traces instead of the report)"},
+      {{"--logging"}, "--logging: only with --trace"},
+      {{"--scaled"}, "--scaled: only with --trace"},
+      {{"--trace", "--scaled", "--logging"}, "--scaled: not with --logging (one subclass at a time)"},
+  });
 }
 
 TEST_CASE("--world-size runs the traced step data-parallel: its collectives are counted, its result is the one-process step's") {
@@ -208,15 +190,11 @@ TEST_CASE("--world-size runs the traced step data-parallel: its collectives are 
       for (const char* key : {"forward_seq", "backward_seq", "optimizer_seq"}) CHECK(j[key] == golden[key]);
     }
   }
-  for (const auto& [args, message] : std::vector<std::pair<std::vector<std::string>, std::string>>{
-           {{"--world-size", "3"}, "--world-size: the batch (8) must be divisible by the world size (3)"},
-           {{"--world-size", "0"}, "--world-size: expected an integer >= 1, got 0"},
-           {{"--world-size", "65"}, "--world-size: at most 64 ranks (threads of this process), got 65"},
-           {{"--world-size", "2", "--fake"}, "--world-size: not with --fake (only the report's traced step runs on several ranks)"},
-           {{"--world-size", "2", "--trace"}, "--world-size: not with --trace (only the report's traced step runs on several ranks)"},
-       }) {
-    const Run r = run(args);
-    CHECK(r.code == 2);
-    CHECK(r.err == "strata-trace: error: " + message + "\n");
-  }
+  testing::check_refused({
+      {{"--world-size", "3"}, "--world-size: the batch (8) must be divisible by the world size (3)"},
+      {{"--world-size", "0"}, "--world-size: expected an integer >= 1, got 0"},
+      {{"--world-size", "65"}, "--world-size: at most 64 ranks (threads of this process), got 65"},
+      {{"--world-size", "2", "--fake"}, "--world-size: not with --fake (only the report's traced step runs on several ranks)"},
+      {{"--world-size", "2", "--trace"}, "--world-size: not with --trace (only the report's traced step runs on several ranks)"},
+  });
 }

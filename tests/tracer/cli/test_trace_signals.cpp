@@ -54,6 +54,21 @@ ChildExit in_child(Body body) {
   return wait_child(pid, std::chrono::seconds(60));
 }
 
+// Runs body(dir) in a child (in_child) with the cleanup installed, `dir` a fresh scratch directory,
+// and checks that the child died by `sig` and left `dir` empty.
+template <typename Body>
+void check_dies_leaving_nothing(int sig, Body body) {
+  const fs::path dir = scratch_dir();
+  const ChildExit e = in_child([&] {
+    tracer::install_temp_file_cleanup_on_signals();
+    body(dir);
+  });
+  CHECK(!e.timed_out);
+  CHECK(died_by(e, sig));
+  CHECK(fs::is_empty(dir));
+  fs::remove_all(dir);
+}
+
 int recurse(int depth, int limit) {  // a stack overflow for any realistic limit
   volatile char frame[4096];
   frame[0] = static_cast<char>(depth);
@@ -63,12 +78,10 @@ volatile int g_depth_limit = 1 << 30;
 }  // namespace
 
 TEST_CASE("a crash removes the temporary files, then crashes as it would have") {
-  const fs::path dir = scratch_dir();
   for (const char* kind : {"fault", "stack overflow", "installed twice, then SIGUSR1"}) {
     INFO(kind);
     const std::string what = kind;
-    const ChildExit e = in_child([&] {
-      tracer::install_temp_file_cleanup_on_signals();
+    check_dies_leaving_nothing(what[0] == 'i' ? SIGUSR1 : SIGSEGV, [&](const fs::path& dir) {
       if (what[0] == 'i') tracer::install_temp_file_cleanup_on_signals();  // must not chain to itself (a hang)
       tracer::AtomicFile file((dir / "o.json").string());
       file.write("partial");
@@ -81,18 +94,13 @@ TEST_CASE("a crash removes the temporary files, then crashes as it would have") 
         ::raise(SIGUSR1);
       }
     });
-    CHECK(died_by(e, what[0] == 'i' ? SIGUSR1 : SIGSEGV));
-    CHECK(fs::is_empty(dir));
   }
-  fs::remove_all(dir);
 }
 
 TEST_CASE("a signal taken by another thread while a temporary file is being registered still removes it") {
   // The signal goes to the only thread that does not block it, an idle one, while the main thread has
   // created its file and not yet registered it: the handler must wait for the registration.
-  const fs::path dir = scratch_dir();
-  const ChildExit e = in_child([&] {
-    tracer::install_temp_file_cleanup_on_signals();
+  check_dies_leaving_nothing(SIGTERM, [](const fs::path& dir) {
     std::thread idle([] { std::this_thread::sleep_for(std::chrono::seconds(30)); });
     {
       tracer::BlockCleanupSignals registering;
@@ -105,26 +113,18 @@ TEST_CASE("a signal taken by another thread while a temporary file is being regi
     }
     idle.join();
   });
-  CHECK(died_by(e, SIGTERM));
-  CHECK(fs::is_empty(dir));
-  fs::remove_all(dir);
 }
 
 TEST_CASE("a fault signal sent to the registering thread waits for the registration, then cleans up") {
   // SIGTRAP (as SIGSYS, SIGSEGV...) sent by kill() to the thread that is registering a file: were it
   // not blocked there, its handler would wait for the registration it interrupted, forever.
-  const fs::path dir = scratch_dir();
-  const ChildExit e = in_child([&] {
-    tracer::install_temp_file_cleanup_on_signals();
+  // The registered file is removed all the same.
+  check_dies_leaving_nothing(SIGTRAP, [](const fs::path& dir) {
     tracer::AtomicFile earlier((dir / "o.json").string());
     earlier.write("partial");
     tracer::BlockCleanupSignals registering;
     ::raise(SIGTRAP);
   });
-  CHECK(!e.timed_out);
-  CHECK(died_by(e, SIGTRAP));
-  CHECK(fs::is_empty(dir));  // the registered file is removed all the same
-  fs::remove_all(dir);
 }
 
 #ifdef STRATA_TRACE_EXE

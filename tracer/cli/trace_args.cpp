@@ -1,0 +1,340 @@
+// tracer/cli/trace_args.cpp: strata-trace's command line: the flags, their values and limits, the
+// combinations refused, the usage text, and errors kept to one line. Running what was asked is
+// trace_cli.cpp's.
+#include "tracer/cli/trace_cli.h"
+
+#include <charconv>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <limits>
+#include <string_view>
+#include <system_error>
+#include <utility>
+
+#include "core/util/error.h"
+
+namespace strata::tracer {
+
+namespace {
+
+// Note [Limits of strata-trace]
+// Every flag value is checked before anything is allocated, so a typo like --batch 1000000000 is an
+// error, not minutes of swapping. The limits are on what grows with the flags: layers (65 sizes),
+// parameters in total (weights and biases: 2^26 float32 values are 256 MB, and a run holds a few
+// copies: parameters, gradients, clones before and after the step), and activations: --batch times
+// the sum of --sizes is every layer's input or output for the whole batch, 2^26 elements again.
+// The default MLP (16,32,4, batch 8) is 676 parameters and 416 activations.
+// Under --fake no tensor has data, so parameters and activations may reach 2^40 each (a 10^9-
+// parameter model fits; int64 sizes and FLOP counts stay far from overflowing in the meta
+// functions, and the FLOP formulas check theirs).
+constexpr std::int64_t kMaxLayers = 64;
+constexpr std::int64_t kMaxParameters = std::int64_t{1} << 26;
+constexpr std::int64_t kMaxActivations = std::int64_t{1} << 26;
+constexpr std::int64_t kMaxFake = std::int64_t{1} << 40;
+constexpr std::int64_t kSaturated = std::numeric_limits<std::int64_t>::max();
+
+std::int64_t add_sat(std::int64_t a, std::int64_t b) {
+  std::int64_t r = 0;
+  return __builtin_add_overflow(a, b, &r) ? kSaturated : r;
+}
+std::int64_t mul_sat(std::int64_t a, std::int64_t b) {
+  std::int64_t r = 0;
+  return __builtin_mul_overflow(a, b, &r) ? kSaturated : r;
+}
+std::string count_text(std::int64_t n) { return n == kSaturated ? "more than 2^63" : std::to_string(n); }
+
+std::int64_t parse_int(const std::string& flag, const std::string& text, std::int64_t min) {
+  std::int64_t v = 0;
+  const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), v);
+  const bool syntax_ok = !text.empty() && end == text.data() + text.size() &&
+                         (ec == std::errc() || ec == std::errc::result_out_of_range);
+  STRATA_CHECK(syntax_ok, flag, ": expected an integer, got '", escape_control_chars(text), "'");
+  STRATA_CHECK(ec == std::errc(), flag, ": '", text, "' is out of range (integers up to ",
+               std::numeric_limits<std::int64_t>::max(), ")");
+  STRATA_CHECK(v >= min, flag, ": expected an integer >= ", min, ", got ", v);
+  return v;
+}
+
+std::uint64_t parse_seed(const std::string& text) {
+  std::uint64_t v = 0;
+  const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), v);
+  STRATA_CHECK(ec == std::errc() && end == text.data() + text.size() && !text.empty(),
+               "--seed: expected an integer from 0 to 18446744073709551615, got '", escape_control_chars(text), "'");
+  return v;
+}
+
+// Note [Parsing --lr]
+// std::from_chars, not strtod: no leading space or '+', no hex floats, no locale. It also reads "nan"
+// and "inf", which are then rejected as not finite, like anything out of range (1e400). A value too
+// small for a double (1e-400) is 0, as Python's float() makes it, and so is lr=0 for PyTorch's SGD. A
+// negative lr is refused, as PyTorch's SGD does ("Invalid learning rate: -0.1"); -0.0 is not negative.
+double parse_lr(const std::string& text) {
+  double v = 0;
+  const char* const last = text.data() + text.size();
+  auto [end, ec] = std::from_chars(text.data(), last, v);
+  if (ec == std::errc::result_out_of_range && end == last) {
+    char* strtod_end = nullptr;  // overflow or underflow? strtod says which (from_chars checked the syntax)
+    const double r = std::strtod(text.c_str(), &strtod_end);
+    if (strtod_end == last && r == 0) ec = std::errc(), v = r;
+  }
+  STRATA_CHECK(!text.empty() && ec == std::errc() && end == last && std::isfinite(v) && v >= 0,
+               "--lr: expected a finite number >= 0, got '", escape_control_chars(text), "'");
+  return v;
+}
+
+std::vector<std::int64_t> parse_sizes(const std::string& text) {
+  std::vector<std::int64_t> sizes;
+  std::size_t start = 0;
+  while (true) {
+    const std::size_t comma = text.find(',', start);
+    sizes.push_back(parse_int("--sizes", text.substr(start, comma - start), 1));
+    if (comma == std::string::npos) break;
+    start = comma + 1;
+  }
+  STRATA_CHECK(sizes.size() >= 2, "--sizes: expected at least two sizes (input and output, e.g. 16,32,4), got '",
+               escape_control_chars(text), "'");
+  return sizes;
+}
+
+// The flags without a value, and the option each turns on.
+constexpr std::pair<std::string_view, bool TraceOptions::*> kSwitches[] = {
+    {"--sequences", &TraceOptions::sequences},         {"--fake", &TraceOptions::fake},
+    {"--flops", &TraceOptions::flops},                 {"--json", &TraceOptions::json},
+    {"--debug", &TraceOptions::debug},                 {"--record-output", &TraceOptions::record_output},
+    {"--ids", &TraceOptions::ids},                     {"--hashes", &TraceOptions::hashes},
+    {"--explain", &TraceOptions::explain},             {"--torchfunction", &TraceOptions::torchfunction},
+    {"--nn-module", &TraceOptions::nn_module},         {"--trace", &TraceOptions::trace},
+    {"--logging", &TraceOptions::logging},             {"--scaled", &TraceOptions::scaled},
+};
+
+// The flags with a value, and how each reads it into the options.
+using ReadValue = void (*)(TraceOptions&, const std::string&);
+constexpr std::pair<std::string_view, ReadValue> kValueFlags[] = {
+    {"--seed", [](TraceOptions& o, const std::string& v) { o.config.seed = parse_seed(v); }},
+    {"--sizes", [](TraceOptions& o, const std::string& v) { o.config.sizes = parse_sizes(v); }},
+    {"--batch", [](TraceOptions& o, const std::string& v) { o.config.batch = parse_int("--batch", v, 1); }},
+    {"--lr", [](TraceOptions& o, const std::string& v) { o.config.lr = parse_lr(v); }},
+    {"--world-size",
+     [](TraceOptions& o, const std::string& v) {
+       const std::int64_t n = parse_int("--world-size", v, 1);
+       STRATA_CHECK(n <= 64, "--world-size: at most 64 ranks (threads of this process), got ", n);
+       o.config.world_size = static_cast<int>(n);
+     }},
+    {"--json-out", [](TraceOptions& o, const std::string& v) { o.json_out = v; }},
+    {"--dump-tensors", [](TraceOptions& o, const std::string& v) { o.dump_tensors = v; }},
+    {"--profile", [](TraceOptions& o, const std::string& v) { o.profile = v; }},
+    {"--graph", [](TraceOptions& o, const std::string& v) { o.graph = v; }},
+};
+
+// The table's entry for `flag`, or null.
+template <typename Entry, std::size_t N>
+const Entry* find_flag(const Entry (&table)[N], std::string_view flag) {
+  for (const Entry& entry : table)
+    if (entry.first == flag) return &entry;
+  return nullptr;
+}
+
+void check_limits(const MlpConfig& c, bool fake) {  // Note [Limits of strata-trace]
+  const std::int64_t max_parameters = fake ? kMaxFake : kMaxParameters;
+  const std::int64_t max_activations = fake ? kMaxFake : kMaxActivations;
+  const char* const power = fake ? "2^40" : "2^26";
+  const auto layers = static_cast<std::int64_t>(c.sizes.size()) - 1;
+  STRATA_CHECK(layers <= kMaxLayers, "--sizes: ", c.sizes.size(), " sizes make ", layers,
+               " layers, over strata-trace's limit of ", kMaxLayers, " layers");
+  std::int64_t parameters = 0, widths = 0;
+  for (std::size_t i = 0; i + 1 < c.sizes.size(); ++i)
+    parameters = add_sat(parameters, mul_sat(add_sat(c.sizes[i], 1), c.sizes[i + 1]));  // weight and bias
+  for (std::int64_t s : c.sizes) widths = add_sat(widths, s);
+  STRATA_CHECK(parameters <= max_parameters, "--sizes: ", count_text(parameters),
+               " parameters, over strata-trace's limit of ", max_parameters, " (", power, ") in total");
+  const std::int64_t activations = mul_sat(c.batch, widths);
+  STRATA_CHECK(activations <= max_activations, "--batch: ", c.batch, " x ", widths, " (the sum of --sizes) = ",
+               count_text(activations), " activations, over strata-trace's limit of ", max_activations, " (", power, ")");
+}
+
+// Note [Views of strata-trace]
+// strata-trace prints one view: the experiment's report (JSON), --flops' tables, --debug's log, or
+// --explain's dispatch trace (of the plain step, printed alone); --fake
+// changes what the report or --flops runs on. Flags that only make sense for another view are
+// refused, naming the first flag at fault, so a typo does not silently print something else:
+// --json shapes --flops' or --debug's output (the report is JSON already); --record-output, --ids,
+// --hashes, --torchfunction and --nn-module shape the DebugMode log; --sequences belongs to the report; --json-out writes the JSON
+// printed, so with --flops it needs --json, and --debug prints to stdout only; --dump-tensors writes
+// the values of a plain run, which neither --fake nor --debug prints. --debug --fake logs the fake
+// step (its tensors print as `ft`); --hashes reads data, so not under --fake. --profile (the profiled
+// step's table on stdout, its trace in the file) and --graph (a file only) replace the report, and
+// may go together; nothing that shapes another view goes with them. --trace prints the program
+// traces (--logging and --json shape them) and takes only the model's shape with it.
+void check_combinations(const TraceOptions& o) {
+  STRATA_CHECK(!(o.flops && o.debug), "--flops: not with --debug (one view at a time)");
+  if (o.explain) {
+    // (Not a structured binding: clang before 16 cannot capture one in STRATA_CHECK's lambda.)
+    for (const std::pair<bool, const char*>& flag :
+         {std::pair{o.debug, "--debug"}, std::pair{o.flops, "--flops"}, std::pair{o.fake, "--fake"},
+          std::pair{o.sequences, "--sequences"}, std::pair{o.json_out.has_value(), "--json-out"},
+          std::pair{o.dump_tensors.has_value(), "--dump-tensors"}})
+      STRATA_CHECK(!flag.first, flag.second, ": not with --explain (it prints the dispatch trace of the plain step)");
+  }
+  if (o.profile || o.graph) {
+    const char* const view = o.profile ? "--profile" : "--graph";
+    for (const std::pair<bool, const char*>& flag :
+         {std::pair{o.debug, "--debug"}, std::pair{o.explain, "--explain"}, std::pair{o.flops, "--flops"},
+          std::pair{o.fake, "--fake"}, std::pair{o.sequences, "--sequences"}, std::pair{o.json, "--json"},
+          std::pair{o.json_out.has_value(), "--json-out"}, std::pair{o.dump_tensors.has_value(), "--dump-tensors"}})
+      STRATA_CHECK(!flag.first, flag.second, ": not with ", view, " (it writes its own file instead of the report)");
+  }
+  if (o.trace) {
+    for (const std::pair<bool, const char*>& flag :
+         {std::pair{o.debug, "--debug"}, std::pair{o.explain, "--explain"}, std::pair{o.flops, "--flops"},
+          std::pair{o.fake, "--fake"}, std::pair{o.sequences, "--sequences"}, std::pair{o.json_out.has_value(), "--json-out"},
+          std::pair{o.dump_tensors.has_value(), "--dump-tensors"}, std::pair{o.profile.has_value(), "--profile"},
+          std::pair{o.graph.has_value(), "--graph"}})
+      STRATA_CHECK(!flag.first, flag.second, ": not with --trace (it prints the program traces instead of the report)");
+  }
+  STRATA_CHECK(!o.logging || o.trace, "--logging: only with --trace");
+  STRATA_CHECK(!o.scaled || o.trace, "--scaled: only with --trace");
+  STRATA_CHECK(!(o.scaled && o.logging), "--scaled: not with --logging (one subclass at a time)");
+  if (o.config.world_size > 1) {
+    for (const std::pair<bool, const char*>& flag :
+         {std::pair{o.debug, "--debug"}, std::pair{o.explain, "--explain"}, std::pair{o.flops, "--flops"},
+          std::pair{o.fake, "--fake"}, std::pair{o.trace, "--trace"}, std::pair{o.profile.has_value(), "--profile"},
+          std::pair{o.graph.has_value(), "--graph"}, std::pair{o.dump_tensors.has_value(), "--dump-tensors"}})
+      STRATA_CHECK(!flag.first, "--world-size: not with ", flag.second, " (only the report's traced step runs on several ranks)");
+    STRATA_CHECK(o.config.batch % o.config.world_size == 0, "--world-size: the batch (", o.config.batch,
+                 ") must be divisible by the world size (", o.config.world_size, ")");
+  }
+  STRATA_CHECK(!o.json || o.flops || o.debug || o.trace,
+               "--json: only with --flops, --debug or --trace (the report is JSON already)");
+  for (const std::pair<bool, const char*>& flag :
+       {std::pair{o.record_output, "--record-output"}, std::pair{o.ids, "--ids"}, std::pair{o.hashes, "--hashes"},
+        std::pair{o.torchfunction, "--torchfunction"}, std::pair{o.nn_module, "--nn-module"}})
+    STRATA_CHECK(!flag.first || o.debug, flag.second, ": only with --debug");
+  if (o.debug) {
+    STRATA_CHECK(!(o.fake && o.hashes), "--hashes: not with --fake (fake tensors have no values to hash)");
+    STRATA_CHECK(!o.sequences, "--sequences: not with --debug (it adds to the report, which --debug replaces)");
+    STRATA_CHECK(!o.json_out, "--json-out: not with --debug (redirect standard output instead)");
+    STRATA_CHECK(!o.dump_tensors, "--dump-tensors: not with --debug (run without --debug for the tensors)");
+  }
+  STRATA_CHECK(!o.sequences || !o.flops, "--sequences: not with --flops (the FLOP table has no op sequences)");
+  STRATA_CHECK(!o.json_out || !o.flops || o.json, "--json-out: with --flops, only with --json (the table is not JSON)");
+  STRATA_CHECK(!o.dump_tensors || !o.fake, "--dump-tensors: not with --fake (fake tensors have no values to dump)");
+}
+
+}  // namespace
+
+// Note [One line per error]
+// Values are echoed in errors so the user sees what was parsed, but a value may hold a newline or an
+// escape sequence ($'1\n2', a pasted path): control characters are written as \n, \t, \r or \xHH, so an
+// error is one line whatever was typed. Other bytes (UTF-8 included) and the backslash stay as typed:
+// escaping is then idempotent, and run_trace_cli applies it once more to the whole message, which
+// covers messages from elsewhere (file names in AtomicFile's errors).
+std::string escape_control_chars(std::string_view text) {
+  std::string out;
+  out.reserve(text.size());
+  for (const char ch : text) {
+    const auto c = static_cast<unsigned char>(ch);
+    if (c == '\n') out += "\\n";
+    else if (c == '\t') out += "\\t";
+    else if (c == '\r') out += "\\r";
+    else if (c < 0x20 || c == 0x7f) {
+      char buf[8];
+      std::snprintf(buf, sizeof buf, "\\x%02x", c);
+      out += buf;
+    } else out += ch;
+  }
+  return out;
+}
+
+std::string trace_usage() {
+  return "usage: strata-trace [--seed N] [--sizes A,B,...] [--batch N] [--lr X] [--sequences] [--world-size N]\n"
+         "                    [--fake] [--flops [--json]] [--json-out FILE] [--dump-tensors FILE] [--help]\n"
+         "       strata-trace --debug [--record-output] [--ids] [--hashes | --fake] [--torchfunction] [--nn-module]\n"
+         "                    [--json] [--seed N] [--sizes A,B,...] [--batch N] [--lr X]\n"
+         "       strata-trace --explain [--seed N] [--sizes A,B,...] [--batch N] [--lr X]\n"
+         "       strata-trace [--profile FILE] [--graph FILE] [--seed N] [--sizes A,B,...] [--batch N] [--lr X]\n"
+         "       strata-trace --trace [--logging | --scaled] [--json] [--seed N] [--sizes A,B,...] [--batch N]\n"
+         "\n"
+         "Runs one SGD step of an MLP (Linear -> ReLU -> ... -> Linear, cross-entropy) three ways on\n"
+         "strata's dispatcher: eager, under an op-counting dispatch mode (per phase), and with\n"
+         "LoggingTensor wrapper-subclass parameters; prints the dispatch-tracer experiment's JSON.\n"
+         "\n"
+         "  --seed N             parameters from manual_seed(N), batch from Generator(N + 1) [0];\n"
+         "                       N is an integer from 0 to 2^64-1 (N + 1 wraps to 0). torch.manual_seed\n"
+         "                       wraps a negative seed: PyTorch's seed -k is --seed 2^64-k here\n"
+         "  --sizes A,B,...      layer widths, at least two [16,32,4]\n"
+         "  --batch N            batch size [8]\n"
+         "  --lr X               SGD learning rate, a finite number >= 0 [0.1]\n"
+         "  --sequences          add forward_seq, backward_seq, optimizer_seq and subclass_log\n"
+         "  --fake               run the steps under FakeTensorMode: the same ops on tensors without data;\n"
+         "                       the *_matches fields, which compare values, are null; with --debug, the\n"
+         "                       fake step's log (its tensors print as ft: f32[8, 16])\n"
+         "  --flops              print FlopCounterMode's table (per module and op, forward and backward)\n"
+         "                       and a table per phase\n"
+         "  --json               with --flops: per-phase, per-op and per-module FLOP totals as JSON (each\n"
+         "                       module's split by phase);\n"
+         "                       with --debug: the log as JSON (schema strata.debug_mode, docs/debug-mode.md);\n"
+         "                       with --trace: both traces as JSON (format strata.trace, docs/traces.md)\n"
+         "  --json-out FILE      also write the JSON to FILE\n"
+         "  --dump-tensors FILE  write x, y, init_params, logits, loss, grads, params_after to FILE, as\n"
+         "                       Python's json.dumps does (NaN, Infinity and -Infinity for non-finite values)\n"
+         "  --debug              print the step's DebugMode log instead (forward, backward, SGD; one op\n"
+         "                       a line, as PyTorch's torch.utils._debug_mode prints it)\n"
+         "  --record-output      with --debug: each op's outputs (  ->  t: f32[8, 32])\n"
+         "  --ids                with --debug: an id per tensor (t$0)\n"
+         "  --hashes             with --debug: the L1 norm of each op's outputs (  # {'hash': ...})\n"
+         "  --torchfunction      with --debug: the calls as written (torch._C._nn.linear(...)), ops below\n"
+         "  --nn-module          with --debug: module calls ([nn.Mod] Sequential.0), their calls below\n"
+         "  --explain            print the dispatch trace of the plain step instead: each op's path through\n"
+         "                       the keys, and whether autograd recorded a node\n"
+         "  --profile FILE       profile the step (forward, backward, SGD; after one unprofiled warm-up\n"
+         "                       step) instead: write its Chrome trace (traceEvents JSON, for Perfetto or\n"
+         "                       chrome://tracing) to FILE and print the table of PyTorch's\n"
+         "                       key_averages().table(), by self CPU time\n"
+         "  --graph FILE         write the autograd graph of the step's loss to FILE as Graphviz DOT\n"
+         "                       (render it with dot -Tsvg FILE); with --profile, both\n"
+         "  --trace              print the program traces of the loss instead (forward, then backward, as\n"
+         "                       Lightning Thunder prints traces: each call with the ops it ran below it)\n"
+         "  --logging            with --trace: every input a LoggingTensor, its __torch_dispatch__ unrolled\n"
+         "                       between flatten_tensor_subclass and unflatten_tensor_subclass\n"
+         "  --scaled             with --trace: every Linear weight a float8 ScaledTensor, its matrix products\n"
+         "                       unrolled into torchao's t, clone, t, reciprocal, reciprocal, _scaled_mm\n"
+         "  --world-size N       run the traced step data-parallel on N thread ranks (DistributedDataParallel,\n"
+         "                       each rank on batch/N rows; the counts are rank 0's and include the\n"
+         "                       collectives; traced_step_matches compares with the one-process step) [1]\n"
+         "  --help               show this help\n"
+         "\n"
+         "Limits, to bound memory: at most 64 layers (65 sizes); at most 2^26 = 67108864 parameters\n"
+         "(weights and biases) in total; --batch times the sum of --sizes at most 2^26 activations.\n"
+         "With --fake (no tensor data) both limits are 2^40.\n"
+         "\n"
+         "Output files are written whole or not at all, with the permissions open() would give them.\n"
+         "Every JSON output starts with a \"header\" object: strata's version, the build (type,\n"
+         "optimization, NDEBUG, -march=native, sanitizers, compiler), the thread count and the seed.\n"
+         "Exit status: 0 on success; 2 on any error (a bad flag or value, an unwritable output), which\n"
+         "is reported as one line on stderr.\n";
+}
+
+TraceOptions parse_trace_args(const std::vector<std::string>& args) {
+  TraceOptions o;
+  for (std::size_t i = 0; i < args.size(); ++i) {
+    const std::string& flag = args[i];
+    if (flag == "--help" || flag == "-h") {
+      o.help = true;
+      continue;
+    }
+    if (const auto* on = find_flag(kSwitches, flag)) {
+      o.*on->second = true;
+      continue;
+    }
+    const auto* with_value = find_flag(kValueFlags, flag);
+    STRATA_CHECK(with_value, "unknown argument '", escape_control_chars(flag), "' (see --help)");
+    STRATA_CHECK(i + 1 < args.size(), flag, ": missing value");
+    with_value->second(o, args[++i]);
+  }
+  check_combinations(o);
+  check_limits(o.config, o.fake);
+  return o;
+}
+
+}  // namespace strata::tracer
