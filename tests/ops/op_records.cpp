@@ -51,7 +51,8 @@ Tensor make_tensor(const std::string& spec, ScalarType under_test, Device device
   for (std::string token; std::getline(layout_text, token, ':');)
     if (!token.empty()) layouts.push_back(token);
   const auto has = [&](const char* l) { return std::find(layouts.begin(), layouts.end(), l) != layouts.end(); };
-  const bool transposed = has("t"), expanded = has("expand"), strided = has("step2");
+  const bool transposed = has("t"), expanded = has("expand"), strided = has("step2"), offset = has("offset");
+  if (offset) ++shape[0];
   std::vector<std::int64_t> base = shape;
   if (transposed) std::reverse(base.begin(), base.end());
   if (expanded) base[0] = 1;
@@ -74,6 +75,7 @@ Tensor make_tensor(const std::string& spec, ScalarType under_test, Device device
   if (transposed) t = strata::t(t);
   if (expanded) t = expand(t, shape);
   if (strided) t = slice(t, -1, std::nullopt, std::nullopt, 2);
+  if (offset) t = slice(t, 0, 1, std::nullopt, 1);
   return t;
 }
 
