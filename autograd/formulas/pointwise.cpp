@@ -64,8 +64,11 @@ std::vector<DerivativeRow> pointwise_rows() {
       {.op = "aten::reciprocal",
        .formulas = {{"self", {"result"},
                      [](C c) {
-                       // PyTorch runs it first: Note [An op's operands are dispatched in a written order]
-                       const Tensor square = mul(c.saved("result"), c.saved("result"));
+                       // The saved result is unpacked once, as PyTorch's generated code does (each unpack
+                       // is a detach a mode sees). PyTorch runs the square first: Note [An op's operands
+                       // are dispatched in a written order]
+                       const Tensor result = c.saved("result");
+                       const Tensor square = mul(result, result);
                        return mul(neg(c.grad()), square);
                      }}}},
       // - name: neg(Tensor self)  self: grad.neg()

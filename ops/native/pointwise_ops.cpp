@@ -228,9 +228,11 @@ void relu_cpu(const Tensor& out, const Tensor& self) {
 }
 
 // ---- threshold_backward: grad where self > threshold, else 0 ----
+// PyTorch's TensorIterator takes self before grad_output (its meta adds them in that order), so a
+// shape mismatch names self's size first ("tensor a") and the output follows self's layout first.
 [[gnu::always_inline]] inline TensorSpec threshold_backward_meta(const Tensor& grad_output, const Tensor& self, Scalar threshold) {
   (void)threshold;
-  return binary_spec(grad_output, self, result_type(grad_output, self));
+  return binary_spec(self, grad_output, result_type(self, grad_output));
 }
 void threshold_backward_cpu(const Tensor& out, const Tensor& grad_output, const Tensor& self, Scalar threshold) {
   visit_dtype(out.dtype(), [&](auto zero) {
