@@ -33,7 +33,7 @@ DTYPES = {
     "float32": torch.float32, "float64": torch.float64, "int64": torch.int64, "bool": torch.bool, "int8": torch.int8,
 }
 SHORT = {"f32": "float32", "f64": "float64", "i64": "int64", "bool": "bool", "i8": "int8", "f8": "float8_e4m3fn"}
-SPEC = re.compile(r"^(T|f32|f64|i64|i8|bool|f8)\[([0-9,\s]*)\]((?::[a-z0-9]+)*)(?:\{([-+0-9.e]+),([-+0-9.e]+)\})?$")
+SPEC = re.compile(r"^(T|f32|f64|i64|i8|bool|f8)\[([0-9,\s]*)\]((?::[a-z0-9]+)*)(?:\{([-+0-9.e]+|[-+]?inf|nan),([-+0-9.e]+|[-+]?inf|nan)\})?$")
 # 1.13's autograd.grad checks a given gradient's shape with this op; 2.8's does not dispatch one.
 NOT_IN_28 = {"aten.is_same_size.default"}
 # 1.13's reshape of a viewable tensor dispatches _reshape_alias; 2.8's dispatches view for a contiguous

@@ -16,7 +16,7 @@ namespace strata::testing {
 namespace {
 
 const std::regex& tensor_spec() {
-  static const std::regex spec(R"(^(T|f32|f64|i64|i8|bool|f8)\[([0-9,\s]*)\]((?::[a-z0-9]+)*)(?:\{([-+0-9.e]+),([-+0-9.e]+)\})?$)");
+  static const std::regex spec(R"(^(T|f32|f64|i64|i8|bool|f8)\[([0-9,\s]*)\]((?::[a-z0-9]+)*)(?:\{([-+0-9.e]+|[-+]?inf|nan),([-+0-9.e]+|[-+]?inf|nan)\})?$)");
   return spec;
 }
 

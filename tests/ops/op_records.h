@@ -39,8 +39,9 @@ namespace strata::testing {
 // ":offset" (made as if its first dimension were one longer, then the first index dropped: a view
 // with a storage offset; applied after the others). A list
 // of tensor strings is a Tensor[]. Values come from one generator seeded with 0, each tensor drawn in
-// argument order in float64 (randn, or rand scaled into {lo,hi}) or int64 (randint in [lo, hi),
-// default [0, 10), [0, 2) for bool), then converted: PyTorch draws the same numbers.
+// argument order in float64 (randn, or rand scaled into {lo,hi}: rand * (hi - lo) + lo, so {nan,nan}
+// gives NaNs) or int64 (randint in [lo, hi), default [0, 10),
+// [0, 2) for bool), then converted: PyTorch draws the same numbers.
 // Every op of the op table has exactly one record; an error's message is the one PyTorch gives
 // (the golden file keeps PyTorch's, and the test checks that it contains the record's), unless the
 // error says why it is strata's own ("strata_only").
