@@ -48,7 +48,7 @@ Tensor mean_backward(const Tensor& grad, IntArrayRef sizes, std::optional<IntArr
   } else if (!sizes.empty()) {
     for (std::int64_t d : *dims) n *= sizes[static_cast<std::size_t>(wrap_dim(d, static_cast<std::int64_t>(sizes.size())))];
   }
-  return div(sum_backward(grad, sizes, dims, keepdim), ops::wrapped_scalar_tensor(n));  // grad / n: div.Scalar's decomposition
+  return div(sum_backward(grad, sizes, dims, keepdim), Scalar(n));  // PyTorch's grad / n, C++'s Tensor / SymInt: div.Scalar
 }
 
 // PyTorch's CPU form reads value.isnan() with item() and fills a zeros tensor through the mask; this

@@ -115,7 +115,7 @@ std::vector<DerivativeRow> inference_rows() {
        .formulas = {{"self",
                      [](C c) {
                        const IntArrayRef sizes = c.sizes("self");
-                       return div(expand(c.grad(), sizes), ops::wrapped_scalar_tensor(numel_of(sizes)));
+                       return div(expand(c.grad(), sizes), Scalar(numel_of(sizes)));  // Tensor / SymInt: div.Scalar
                      }}},
        .geometry = {"self"}},
       // - name: mean.dim(Tensor self, int[1]? dim, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor

@@ -241,6 +241,12 @@ Tensor div(const Tensor& self, const Tensor& other) {
   return op(self, other);
 }
 
+Tensor div(const Tensor& self, const Scalar& other) {
+  STRATA_TORCH_FUNCTION(div, "torch.div", "input, other", self, other);
+  static const TypedOperator<Tensor(const Tensor&, Scalar)> op("aten::div", "Scalar");
+  return op(self, other);
+}
+
 const Tensor& div_(const Tensor& self, const Scalar& other) {
   STRATA_TORCH_FUNCTION(div_, "torch.Tensor.div_", "self, other", self, other);
   static const TypedOperator<void(const Tensor&, Scalar)> op("aten::div_", "Scalar");

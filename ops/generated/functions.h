@@ -118,6 +118,8 @@ Tensor mul(const Tensor& self, const Scalar& other);
 Tensor add(const Tensor& self, const Scalar& other, const Scalar& alpha = 1);
 // aten::div.Tensor(Tensor self, Tensor other) -> Tensor
 Tensor div(const Tensor& self, const Tensor& other);
+// aten::div.Scalar(Tensor self, Scalar other) -> Tensor
+Tensor div(const Tensor& self, const Scalar& other);
 // aten::div_.Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!)
 const Tensor& div_(const Tensor& self, const Scalar& other);
 // aten::neg(Tensor self) -> Tensor
