@@ -94,7 +94,8 @@ def convert(value, arg_type, dtype_name, g):
         return [make_tensor(v, dtype_name, g) for v in value]
     if is_tensor_spec(value):
         return make_tensor(value, dtype_name, g)
-    if isinstance(value, str) and "ScalarType" in arg_type:
+    # 1.13's schema objects print a ScalarType argument as int ("Optional[int]"): a string there is a dtype
+    if isinstance(value, str) and ("ScalarType" in arg_type or arg_type in ("int", "Optional[int]")):
         return DTYPES[dtype_name if value == "T" else value]
     if isinstance(value, str) and "MemoryFormat" in arg_type:
         return getattr(torch, value)
