@@ -67,6 +67,19 @@ Tensor isnan(const Tensor& self) {
   return op(self);
 }
 
+Tensor logical_and(const Tensor& self, const Tensor& other) {
+  STRATA_TORCH_FUNCTION(logical_and, "torch.logical_and", "input, other", self, other);
+  static const TypedOperator<Tensor(const Tensor&, const Tensor&)> op("aten::logical_and");
+  return op(self, other);
+}
+
+const Tensor& logical_or_(const Tensor& self, const Tensor& other) {
+  STRATA_TORCH_FUNCTION(logical_or_, "torch.Tensor.logical_or_", "self, other", self, other);
+  static const TypedOperator<void(const Tensor&, const Tensor&)> op("aten::logical_or_");
+  op(self, other);
+  return self;
+}
+
 // ---- ops/native/dropout_ops.cpp ----
 
 Tensor native_dropout_backward(const Tensor& grad_output, const Tensor& mask, double scale) {
