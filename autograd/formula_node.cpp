@@ -42,15 +42,15 @@ FormulaNode::FormulaNode(const ResolvedRow& row, const IValue* args)
   for (std::uint8_t i : row.recorded_args) args_.emplace_back(args[i]);
   for (std::uint8_t i : row.geometry_args) geometry_.emplace_back(args[i].to_tensor());
   // Inputs are saved as themselves, except what only a formula that will not run reads, and `self`
-  // of an in-place op, which is saved as it was: a clone, made below Autograd (PyTorch's
-  // original_self). Note [A formula declares the tensors it reads].
+  // of an in-place op, which is saved as it was: a clone, made through Autograd as PyTorch's
+  // original_self = self.clone() is, so a self that requires grad keeps its history in it and the
+  // formula's own gradient (create_graph) reaches self. Note [A formula declares the tensors it reads].
   for (std::size_t k = 0; k < row.saved_args.size(); ++k) {
     const std::int8_t arg = row.saved_args[k];
     const std::int8_t guard = row.saved_guards[k];
     if (arg < 0 || !args[arg].is_tensor() || (guard >= 0 && !should_compute_output(static_cast<std::size_t>(guard)))) {
       saved_.emplace_back();  // an output (saved after the call), None, or not needed
     } else if (arg == 0 && row.inplace) {
-      const ExcludeKeyGuard below(DispatchKey::Autograd);
       saved_.emplace_back(clone(args[0].to_tensor()), false);
     } else if (Tensor seen; row.inplace && (seen = seen_through_write(args[arg].to_tensor(), args[0].to_tensor())).defined()) {
       saved_.emplace_back().save_written(seen);

@@ -31,8 +31,8 @@ class FormulaNode final : public Node {
   // Records the forward call `args` of the row's op: edges to the gradient edges of the row's inputs,
   // the non-tensor arguments, the geometry the row names, and the input tensors it saves (outputs are
   // saved later, by save_outputs, in the slots this leaves for them), each only if a formula that will
-  // run reads it. An in-place row saves self as it was, a clone (PyTorch's original_self), made below
-  // Autograd (Note [A formula declares the tensors it reads]).
+  // run reads it. An in-place row saves self as it was, a clone (PyTorch's original_self), made through
+  // Autograd as PyTorch's is (Note [A formula declares the tensors it reads]).
   FormulaNode(const ResolvedRow& row, const IValue* args);
   std::string_view name() const override { return row_.row->node_name; }
   variable_list apply(std::span<Tensor> grads) override;

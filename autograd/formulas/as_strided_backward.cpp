@@ -32,8 +32,16 @@ std::int64_t min_storage_size(IntArrayRef sizes, IntArrayRef strides, std::int64
   return size;
 }
 
-// zeros(sizes) in grad's dtype and device (PyTorch's at::zeros_symint(sizes, grad.options())).
+// zeros(sizes) in grad's dtype and device: PyTorch's at::zeros_symint(sizes, grad.options()), which a
+// mode sees as aten::zeros.
 Tensor zeros_shaped(const Tensor& grad, IntArrayRef sizes) {
+  return zeros(sizes, {.dtype = grad.dtype(), .device = grad.device()});
+}
+
+// PyTorch's grad.new_zeros({size}); strata has no new_zeros op, so a mode sees new_empty_strided and
+// zero_ where PyTorch 2.8's sees aten::new_zeros.
+Tensor new_zeros_1d(const Tensor& grad, std::int64_t size) {
+  const IntArrayRef sizes(&size, 1);
   Tensor out = new_empty_strided(grad, sizes, contiguous_strides(sizes));
   zero_(out);
   return out;
@@ -82,8 +90,7 @@ Tensor as_strided_backward(Tensor grad, IntArrayRef input_sizes, IntArrayRef inp
   const std::int64_t out_offset = offset - shared_offset;
   const std::int64_t base_size =
       std::max(min_storage_size(in_sizes, in_strides, in_offset), min_storage_size(out_sizes, out_strides, out_offset));
-  // PyTorch's grad.new_zeros({base_size}); strata has no new_zeros op, so a mode sees its two halves.
-  const Tensor storage = zeros_shaped(grad, IntArrayRef(&base_size, 1));
+  const Tensor storage = new_zeros_1d(grad, base_size);
   copy_(as_strided(storage, out_sizes, out_strides, out_offset), grad);
   return as_strided(storage, input_sizes, input_strides, in_offset);
 }

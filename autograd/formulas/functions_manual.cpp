@@ -48,16 +48,20 @@ Tensor mean_backward(const Tensor& grad, IntArrayRef sizes, std::optional<IntArr
   } else if (!sizes.empty()) {
     for (std::int64_t d : *dims) n *= sizes[static_cast<std::size_t>(wrap_dim(d, static_cast<std::int64_t>(sizes.size())))];
   }
-  return div(sum_backward(grad, sizes, dims, keepdim), ops::wrapped_scalar_tensor(n));  // grad / n: div.Scalar's decomposition
+  return div(sum_backward(grad, sizes, dims, keepdim), Scalar(n));  // PyTorch's grad / n, C++'s Tensor / SymInt: div.Scalar
 }
 
-// PyTorch's CPU form reads value.isnan() with item() and fills a zeros tensor through the mask; this
-// is its other form (for subclasses), mask * (grad / mask.sum()), which gives the same values and
-// also runs where there is no data to read (meta tensors: there the NaN case is not distinguished).
+// PyTorch's form for subclasses, modes and CUDA, which is the one a mode or a wrapper sees:
+//   mask = (input == value).logical_or_(input.isnan().logical_and(value.isnan())); mask * (grad / mask.sum())
+// (its plain-CPU form reads value.isnan() with item() and fills new_zeros through the mask, to the same
+// values; nothing but a mode could tell them apart). It needs no data, so it also runs on meta tensors.
+// The right operand of each call runs first: Note [An op's operands are dispatched in a written order].
 Tensor evenly_distribute_backward(const Tensor& grad, const Tensor& input, const Tensor& value) {
-  const bool value_is_nan = value.impl()->has_data() && isnan(value).item<bool>();
-  const Tensor mask = value_is_nan ? isnan(input) : eq(input, value);
-  return mul(mask, div(grad, sum(mask)));
+  const Tensor value_nan = isnan(value);
+  const Tensor input_and_value_nan = logical_and(isnan(input), value_nan);
+  const Tensor mask = logical_or_(eq(input, value), input_and_value_nan);
+  const Tensor count = sum(mask);
+  return mul(mask, div(grad, count));
 }
 
 Tensor softmax_double_backward(const Tensor& grad, const Tensor& grad_output, std::int64_t dim, const Tensor& output) {

@@ -115,7 +115,7 @@ std::vector<DerivativeRow> inference_rows() {
        .formulas = {{"self",
                      [](C c) {
                        const IntArrayRef sizes = c.sizes("self");
-                       return div(expand(c.grad(), sizes), ops::wrapped_scalar_tensor(numel_of(sizes)));
+                       return div(expand(c.grad(), sizes), Scalar(numel_of(sizes)));  // Tensor / SymInt: div.Scalar
                      }}},
        .geometry = {"self"}},
       // - name: mean.dim(Tensor self, int[1]? dim, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor
@@ -168,10 +168,13 @@ std::vector<DerivativeRow> inference_rows() {
        .formulas = {{"self", identity},
                     {"src", {"index"}, [](C c) { return gather(c.grad(), c.integer("dim"), c.saved("index")); }}},
        .non_differentiable = {"index"}},
-      // argmax, eq and isnan return integers and bools: output_differentiability [False].
+      // argmax, eq, isnan, logical_and and logical_or_ return integers and bools:
+      // output_differentiability [False].
       {.op = "aten::argmax", .kind = D::NonDifferentiable},
       {.op = "aten::eq", .overload = "Tensor", .kind = D::NonDifferentiable},
       {.op = "aten::isnan", .kind = D::NonDifferentiable},
+      {.op = "aten::logical_and", .kind = D::NonDifferentiable},
+      {.op = "aten::logical_or_", .kind = D::NonDifferentiable},
       // - name: embedding(Tensor weight, Tensor indices, SymInt padding_idx=-1, bool scale_grad_by_freq=False, bool sparse=False)
       //   indices: non_differentiable
       //   weight: embedding_backward_symint(grad, indices, weight.sym_size(0), padding_idx, scale_grad_by_freq, sparse)

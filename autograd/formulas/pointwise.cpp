@@ -53,10 +53,12 @@ std::vector<DerivativeRow> pointwise_rows() {
                        return mul(neg(c.grad()), ratio);
                      }}}},
       // - name: div.Scalar(Tensor self, Scalar other)   self: div_tensor_self_backward(grad, other, self.scalar_type())
-      // div_.Scalar takes div.Scalar's row (DivBackward1); grad / other is div.Tensor of a wrapped number
-      // here, which is what PyTorch's div.Scalar dispatches.
+      // div_tensor_self_backward<Scalar> is grad / other, C++'s Tensor / Scalar: div.Scalar. div_.Scalar
+      // takes the same row (DivBackward1).
+      {.op = "aten::div", .overload = "Scalar", .node_name = "DivBackward1",
+       .formulas = {{"self", [](C c) { return div(c.grad(), c.scalar("other")); }}}},
       {.op = "aten::div_", .overload = "Scalar", .node_name = "DivBackward1",
-       .formulas = {{"self", [](C c) { return c.grad() / c.scalar("other"); }}}},
+       .formulas = {{"self", [](C c) { return div(c.grad(), c.scalar("other")); }}}},
       // - name: exp(Tensor self)  self: grad * result.conj()
       {.op = "aten::exp",
        .formulas = {{"self", {"result"}, [](C c) { return mul(c.grad(), c.saved("result")); }}}},
@@ -64,8 +66,11 @@ std::vector<DerivativeRow> pointwise_rows() {
       {.op = "aten::reciprocal",
        .formulas = {{"self", {"result"},
                      [](C c) {
-                       // PyTorch runs it first: Note [An op's operands are dispatched in a written order]
-                       const Tensor square = mul(c.saved("result"), c.saved("result"));
+                       // The saved result is unpacked once, as PyTorch's generated code does (each unpack
+                       // is a detach a mode sees). PyTorch runs the square first: Note [An op's operands
+                       // are dispatched in a written order]
+                       const Tensor result = c.saved("result");
+                       const Tensor square = mul(result, result);
                        return mul(neg(c.grad()), square);
                      }}}},
       // - name: neg(Tensor self)  self: grad.neg()

@@ -67,6 +67,19 @@ Tensor isnan(const Tensor& self) {
   return op(self);
 }
 
+Tensor logical_and(const Tensor& self, const Tensor& other) {
+  STRATA_TORCH_FUNCTION(logical_and, "torch.logical_and", "input, other", self, other);
+  static const TypedOperator<Tensor(const Tensor&, const Tensor&)> op("aten::logical_and");
+  return op(self, other);
+}
+
+const Tensor& logical_or_(const Tensor& self, const Tensor& other) {
+  STRATA_TORCH_FUNCTION(logical_or_, "torch.Tensor.logical_or_", "self, other", self, other);
+  static const TypedOperator<void(const Tensor&, const Tensor&)> op("aten::logical_or_");
+  op(self, other);
+  return self;
+}
+
 // ---- ops/native/dropout_ops.cpp ----
 
 Tensor native_dropout_backward(const Tensor& grad_output, const Tensor& mask, double scale) {
@@ -238,6 +251,12 @@ Tensor add(const Tensor& self, const Scalar& other, const Scalar& alpha) {
 Tensor div(const Tensor& self, const Tensor& other) {
   STRATA_TORCH_FUNCTION(div, "torch.div", "input, other", self, other);
   static const TypedOperator<Tensor(const Tensor&, const Tensor&)> op("aten::div", "Tensor");
+  return op(self, other);
+}
+
+Tensor div(const Tensor& self, const Scalar& other) {
+  STRATA_TORCH_FUNCTION(div, "torch.div", "input, other", self, other);
+  static const TypedOperator<Tensor(const Tensor&, Scalar)> op("aten::div", "Scalar");
   return op(self, other);
 }
 

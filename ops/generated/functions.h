@@ -38,6 +38,12 @@ Tensor gelu_backward(const Tensor& grad_output, const Tensor& self, std::string_
 Tensor eq(const Tensor& self, const Tensor& other);
 // aten::isnan(Tensor self) -> Tensor
 Tensor isnan(const Tensor& self);
+// Whether both elements are nonzero, as bools.
+// aten::logical_and(Tensor self, Tensor other) -> Tensor
+Tensor logical_and(const Tensor& self, const Tensor& other);
+// self = whether either element is nonzero, in self's dtype.
+// aten::logical_or_(Tensor(a!) self, Tensor other) -> Tensor(a!)
+const Tensor& logical_or_(const Tensor& self, const Tensor& other);
 
 // ---- ops/native/dropout_ops.cpp ----
 // aten::native_dropout_backward(Tensor grad_output, Tensor mask, float scale) -> Tensor
@@ -118,6 +124,8 @@ Tensor mul(const Tensor& self, const Scalar& other);
 Tensor add(const Tensor& self, const Scalar& other, const Scalar& alpha = 1);
 // aten::div.Tensor(Tensor self, Tensor other) -> Tensor
 Tensor div(const Tensor& self, const Tensor& other);
+// aten::div.Scalar(Tensor self, Scalar other) -> Tensor
+Tensor div(const Tensor& self, const Scalar& other);
 // aten::div_.Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!)
 const Tensor& div_(const Tensor& self, const Scalar& other);
 // aten::neg(Tensor self) -> Tensor

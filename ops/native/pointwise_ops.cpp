@@ -1,5 +1,5 @@
 // ops/native/pointwise_ops.cpp: elementwise arithmetic with broadcasting and type promotion:
-// add / add_ / sub (alpha), mul / mul_, div / div_.Scalar (true division), neg, exp, relu, threshold_backward.
+// add / add_ / sub (alpha), mul / mul_, div / div.Scalar / div_.Scalar (true division), neg, exp, relu, threshold_backward.
 // Each op is a meta function (validate, output shape and dtype) and a CPU function (compute only).
 #include <cmath>
 
@@ -167,6 +167,19 @@ void div_cpu(const Tensor& out, const Tensor& self, const Tensor& other) {
   });
 }
 
+// ---- div.Scalar: self / a C++ number, true division (what C++ formulas such as mean's backward
+// dispatch: PyTorch's `grad / n` with n a number) ----
+[[gnu::always_inline]] inline TensorSpec div_scalar_meta(const Tensor& self, Scalar other) {
+  return unary_spec(self, to_float_dtype(result_type(self, other)));
+}
+void div_scalar_cpu(const Tensor& out, const Tensor& self, Scalar other) {
+  visit_floating(out.dtype(), "div", [&](auto zero) {
+    using T = decltype(zero);
+    const T s = other.to<T>();
+    unary_loop<T>(out, Operand::in_dtype(self, out.dtype()), [s](T x) { return x / s; });
+  });
+}
+
 // ---- div_.Scalar: self /= a C++ number, in self's (floating) dtype; dropout's noise.div_(1 - p) ----
 void div__scalar_check(const Tensor& self, Scalar other) {
   assert_no_internal_overlap(self);
@@ -228,9 +241,11 @@ void relu_cpu(const Tensor& out, const Tensor& self) {
 }
 
 // ---- threshold_backward: grad where self > threshold, else 0 ----
+// PyTorch's TensorIterator takes self before grad_output (its meta adds them in that order), so a
+// shape mismatch names self's size first ("tensor a") and the output follows self's layout first.
 [[gnu::always_inline]] inline TensorSpec threshold_backward_meta(const Tensor& grad_output, const Tensor& self, Scalar threshold) {
   (void)threshold;
-  return binary_spec(grad_output, self, result_type(grad_output, self));
+  return binary_spec(self, grad_output, result_type(self, grad_output));
 }
 void threshold_backward_cpu(const Tensor& out, const Tensor& grad_output, const Tensor& self, Scalar threshold) {
   visit_dtype(out.dtype(), [&](auto zero) {
@@ -269,6 +284,9 @@ void register_pointwise_ops(Dispatcher& d) {
       FrontEnd::python("torch.add", "input, other, *, alpha"));
   def_functional<div_meta, div_cpu>(
       d, "aten", "div.Tensor(Tensor self, Tensor other) -> Tensor",
+      FrontEnd::python("torch.div"));
+  def_functional<div_scalar_meta, div_scalar_cpu>(
+      d, "aten", "div.Scalar(Tensor self, Scalar other) -> Tensor",
       FrontEnd::python("torch.div"));
   def_inplace<div__scalar_check, div__scalar_cpu>(
       d, "aten", "div_.Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!)",

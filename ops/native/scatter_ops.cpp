@@ -81,12 +81,18 @@ void check_scatter(const char* op, const Tensor& self, std::int64_t d, const Ten
   if (src) STRATA_CHECK(self.dtype() == src->dtype(), op, "(): Expected self.dtype to be equal to src.dtype");
   if (index.numel() == 0) return;
   STRATA_CHECK(nonempty_dim(self) == nonempty_dim(index), "Index tensor must have the same number of dimensions as self tensor");
-  if (src) STRATA_CHECK(nonempty_dim(*src) == nonempty_dim(index), "Index tensor must have the same number of dimensions as src tensor");
   bool wrong = false;
-  for (std::int64_t i = 0; i < nonempty_dim(self); ++i) {
+  for (std::int64_t i = 0; i < nonempty_dim(self); ++i)
     if (i != d && nonempty_size(index, i) > nonempty_size(self, i)) wrong = true;
-    if (src && nonempty_size(index, i) > nonempty_size(*src, i)) wrong = true;
+  // PyTorch compares src's sizes before its number of dimensions: a src with fewer dimensions than
+  // self fails there, with src.size(i)'s "Dimension out of range".
+  if (src && !wrong) {
+    for (std::int64_t i = 0; i < nonempty_dim(self); ++i) {
+      if (src->dim() > 0) (void)wrap_dim(i, src->dim());
+      if (nonempty_size(index, i) > nonempty_size(*src, i)) wrong = true;
+    }
   }
+  if (src) STRATA_CHECK(nonempty_dim(*src) == nonempty_dim(index), "Index tensor must have the same number of dimensions as src tensor");
   if (src)
     STRATA_CHECK(!wrong, "Expected index ", shape_str(index.sizes()), " to be smaller than self ", shape_str(self.sizes()),
                  " apart from dimension ", d, " and to be smaller size than src ", shape_str(src->sizes()));
@@ -110,7 +116,7 @@ enum class Combine { Assign, Add };
 
 template <Combine C>
 TensorSpec scatter_with_src_meta(const Tensor& self, std::int64_t dim, const Tensor& index, const Tensor& src) {
-  check_scatter(C == Combine::Assign ? "scatter" : "scatter_add", self, wrap_dim(dim, self.dim()), index, &src);
+  check_scatter("scatter", self, wrap_dim(dim, self.dim()), index, &src);  // PyTorch's scatter_meta_impl says "scatter" for both
   return {DimVector(self.sizes()), self.dtype(), {}};
 }
 template <Combine C>

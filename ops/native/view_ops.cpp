@@ -62,6 +62,14 @@ ReshapedGeometry view_geometry(const Tensor& self, IntArrayRef size) {
 // ---- expand ----
 ViewSpec expand_geometry(const Tensor& self, IntArrayRef size, bool implicit) {
   (void)implicit;
+  // PyTorch's words, with the legacy type name its Python error shows ("torch.FloatTensor" on cpu,
+  // "MetaFloatType" on meta, as autograd/saved_variable.cpp's message).
+  if (size.size() < static_cast<std::size_t>(self.dim())) [[unlikely]] {
+    const std::string_view scalar = dtype_c10_name(self.dtype());
+    STRATA_CHECK(false, "expand(", self.is_meta() ? "Meta" : "torch.", scalar, self.is_meta() ? "Type" : "Tensor", "{",
+                 shape_str(self.sizes()), "}, size=", shape_str(size), "): the number of sizes provided (", size.size(),
+                 ") must be greater or equal to the number of dimensions in the tensor (", self.dim(), ")");
+  }
   ExpandedGeometry g = strata::expand_geometry(self.sizes(), self.strides(), size);
   return {std::move(g.sizes), std::move(g.strides), self.storage_offset()};
 }
@@ -198,10 +206,12 @@ ViewSpec slice_geometry(const Tensor& self, std::int64_t dim, std::optional<std:
 }
 
 // select_backward, slice_backward: zeros of the input's sizes with the gradient copied into the part
-// the forward op viewed (PyTorch's zeros + select/slice + copy_).
-void check_backward_grad(const char* op, const Tensor& grad_output, IntArrayRef expected) {
-  STRATA_CHECK(grad_output.sizes() == expected, op, ": expected grad_output of size ", shape_str(expected), ", but got ",
-               shape_str(grad_output.sizes()));
+// the forward op viewed (PyTorch's zeros + select/slice + copy_). copy_ broadcasts: the gradient may
+// be any shape that broadcasts to the part's, and copy_'s TensorIterator words the errors.
+void check_backward_grad(const Tensor& grad_output, IntArrayRef part) {
+  const DimVector shape = broadcast_shapes(part, grad_output.sizes());
+  STRATA_CHECK(IntArrayRef(shape) == part, "output with shape ", shape_str(part), " doesn't match the broadcast shape ",
+               shape_str(shape));
 }
 void zero_and_copy_into(const Tensor& out, ViewSpec&& part, const Tensor& grad_output) {
   if (out.numel() > 0) std::memset(out.raw_data(), 0, static_cast<std::size_t>(out.numel()) * element_size(out.dtype()));
@@ -210,7 +220,7 @@ void zero_and_copy_into(const Tensor& out, ViewSpec&& part, const Tensor& grad_o
 
 TensorSpec select_backward_meta(const Tensor& grad_output, IntArrayRef input_sizes, std::int64_t dim, std::int64_t index) {
   check_size_nonnegative(input_sizes);
-  check_backward_grad("select_backward", grad_output, without_dim(input_sizes, select_dim(input_sizes, dim, index).dim));
+  check_backward_grad(grad_output, without_dim(input_sizes, select_dim(input_sizes, dim, index).dim));
   return {DimVector(input_sizes), grad_output.dtype(), {}};
 }
 void select_backward_cpu(const Tensor& out, const Tensor& grad_output, IntArrayRef, std::int64_t dim, std::int64_t index) {
@@ -220,7 +230,7 @@ void select_backward_cpu(const Tensor& out, const Tensor& grad_output, IntArrayR
 TensorSpec slice_backward_meta(const Tensor& grad_output, IntArrayRef input_sizes, std::int64_t dim, std::int64_t start,
                                std::int64_t end, std::int64_t step) {
   check_size_nonnegative(input_sizes);
-  check_backward_grad("slice_backward", grad_output, sliced_sizes(input_sizes, slice_dim(input_sizes, dim, start, end, step)));
+  check_backward_grad(grad_output, sliced_sizes(input_sizes, slice_dim(input_sizes, dim, start, end, step)));
   return {DimVector(input_sizes), grad_output.dtype(), {}};
 }
 void slice_backward_cpu(const Tensor& out, const Tensor& grad_output, IntArrayRef, std::int64_t dim, std::int64_t start,

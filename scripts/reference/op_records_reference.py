@@ -13,8 +13,8 @@ wrapper logs for the same two, and the gradients of the floating inputs; for eve
 PyTorch's own message.
 
 PyTorch 1.13 (Debian's python3-torch) answers for 2.8 here: where they differ for these calls (1.13's
-autograd.grad checks the gradient's shape with aten.is_same_size, 2.8 does not) the difference is
-removed and said below.
+autograd.grad checks the gradient's shape with aten.is_same_size, 2.8 does not; 1.13's reshape
+dispatches _reshape_alias where 2.8's dispatches view) the difference is removed and said below.
 
 Run with Debian's python3-torch:  /usr/bin/python3 scripts/reference/op_records_reference.py [family ...]
 """
@@ -33,9 +33,13 @@ DTYPES = {
     "float32": torch.float32, "float64": torch.float64, "int64": torch.int64, "bool": torch.bool, "int8": torch.int8,
 }
 SHORT = {"f32": "float32", "f64": "float64", "i64": "int64", "bool": "bool", "i8": "int8", "f8": "float8_e4m3fn"}
-SPEC = re.compile(r"^(T|f32|f64|i64|i8|bool|f8)\[([0-9,\s]*)\]((?::[a-z0-9]+)*)(?:\{([-+0-9.e]+),([-+0-9.e]+)\})?$")
+SPEC = re.compile(r"^(T|f32|f64|i64|i8|bool|f8)\[([0-9,\s]*)\]((?::[a-z0-9]+)*)(?:\{([-+0-9.e]+|[-+]?inf|nan),([-+0-9.e]+|[-+]?inf|nan)\})?$")
 # 1.13's autograd.grad checks a given gradient's shape with this op; 2.8's does not dispatch one.
 NOT_IN_28 = {"aten.is_same_size.default"}
+# 1.13's reshape of a viewable tensor dispatches _reshape_alias; 2.8's dispatches view for a contiguous
+# one, and for any tensor while a mode is on or a wrapper's key is set (isTensorSubclassLike), which is
+# every call logged here.
+AS_IN_28 = {"aten._reshape_alias.default": "aten.view.default"}
 
 
 def is_tensor_spec(value):
@@ -47,6 +51,8 @@ def make_tensor(spec, dtype_name, g):
     kind = dtype_name if m.group(1) == "T" else SHORT[m.group(1)]
     shape = [int(s) for s in m.group(2).replace(" ", "").split(",") if s]
     layouts = [x for x in m.group(3).split(":") if x]
+    if "offset" in layouts:
+        shape[0] += 1
     base = list(shape)
     if "t" in layouts:
         base = base[::-1]
@@ -71,6 +77,8 @@ def make_tensor(spec, dtype_name, g):
         t = t.expand(shape)
     if "step2" in layouts:
         t = t[..., ::2]
+    if "offset" in layouts:
+        t = t[1:]
     return t
 
 
@@ -86,7 +94,8 @@ def convert(value, arg_type, dtype_name, g):
         return [make_tensor(v, dtype_name, g) for v in value]
     if is_tensor_spec(value):
         return make_tensor(value, dtype_name, g)
-    if isinstance(value, str) and "ScalarType" in arg_type:
+    # 1.13's schema objects print a ScalarType argument as int ("Optional[int]"): a string there is a dtype
+    if isinstance(value, str) and ("ScalarType" in arg_type or arg_type in ("int", "Optional[int]")):
         return DTYPES[dtype_name if value == "T" else value]
     if isinstance(value, str) and "MemoryFormat" in arg_type:
         return getattr(torch, value)
@@ -211,6 +220,7 @@ def run_sequences(record, sample, dtype_name, wrapped):
         with mode:
             out = op(*args, **kwargs)
         forward = mode.ops
+    forward = [AS_IN_28.get(o, o) for o in forward]
     outs = [t for t in tensors_of(out) if t.requires_grad]
     if not outs or not leaves:
         return forward, None, None
@@ -224,8 +234,10 @@ def run_sequences(record, sample, dtype_name, wrapped):
         with mode:
             grads = torch.autograd.grad(outs, leaves, ones, allow_unused=True)
         backward = mode.ops
-    backward = [o for o in backward if o not in NOT_IN_28]
-    grads = [described(g.elem if isinstance(g, LoggingTensor) else g) if g is not None else None for g in grads]
+    backward = [AS_IN_28.get(o, o) for o in backward if o not in NOT_IN_28]
+    if wrapped:  # only the mode's gradients are compared; 1.13 hands a view's back as a LoggingTensor without elem
+        return forward, backward, None
+    grads = [described(g) if g is not None else None for g in grads]
     return forward, backward, grads
 
 

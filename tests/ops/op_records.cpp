@@ -16,7 +16,7 @@ namespace strata::testing {
 namespace {
 
 const std::regex& tensor_spec() {
-  static const std::regex spec(R"(^(T|f32|f64|i64|i8|bool|f8)\[([0-9,\s]*)\]((?::[a-z0-9]+)*)(?:\{([-+0-9.e]+),([-+0-9.e]+)\})?$)");
+  static const std::regex spec(R"(^(T|f32|f64|i64|i8|bool|f8)\[([0-9,\s]*)\]((?::[a-z0-9]+)*)(?:\{([-+0-9.e]+|[-+]?inf|nan),([-+0-9.e]+|[-+]?inf|nan)\})?$)");
   return spec;
 }
 
@@ -51,7 +51,8 @@ Tensor make_tensor(const std::string& spec, ScalarType under_test, Device device
   for (std::string token; std::getline(layout_text, token, ':');)
     if (!token.empty()) layouts.push_back(token);
   const auto has = [&](const char* l) { return std::find(layouts.begin(), layouts.end(), l) != layouts.end(); };
-  const bool transposed = has("t"), expanded = has("expand"), strided = has("step2");
+  const bool transposed = has("t"), expanded = has("expand"), strided = has("step2"), offset = has("offset");
+  if (offset) ++shape[0];
   std::vector<std::int64_t> base = shape;
   if (transposed) std::reverse(base.begin(), base.end());
   if (expanded) base[0] = 1;
@@ -74,6 +75,7 @@ Tensor make_tensor(const std::string& spec, ScalarType under_test, Device device
   if (transposed) t = strata::t(t);
   if (expanded) t = expand(t, shape);
   if (strided) t = slice(t, -1, std::nullopt, std::nullopt, 2);
+  if (offset) t = slice(t, 0, 1, std::nullopt, 1);
   return t;
 }
 

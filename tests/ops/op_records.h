@@ -35,10 +35,13 @@ namespace strata::testing {
 // null, list of ints, string (str, or a dtype name for a ScalarType argument, "T" for the dtype under
 // test), or a tensor: "T[3,4]" (the dtype under test), "f32[2]", "i64[5]{0,3}", "bool[2,2]" (also f64, i8, f8: float8_e4m3fn), with
 // a layout: "T[3,4]:t" (made as [4,3], then transposed), ":expand" (its first dimension made as 1,
-// then expanded), ":step2" (its last dimension made twice as long, then every other element). A list
+// then expanded), ":step2" (its last dimension made twice as long, then every other element),
+// ":offset" (made as if its first dimension were one longer, then the first index dropped: a view
+// with a storage offset; applied after the others). A list
 // of tensor strings is a Tensor[]. Values come from one generator seeded with 0, each tensor drawn in
-// argument order in float64 (randn, or rand scaled into {lo,hi}) or int64 (randint in [lo, hi),
-// default [0, 10), [0, 2) for bool), then converted: PyTorch draws the same numbers.
+// argument order in float64 (randn, or rand scaled into {lo,hi}: rand * (hi - lo) + lo, so {nan,nan}
+// gives NaNs) or int64 (randint in [lo, hi), default [0, 10),
+// [0, 2) for bool), then converted: PyTorch draws the same numbers.
 // Every op of the op table has exactly one record; an error's message is the one PyTorch gives
 // (the golden file keeps PyTorch's, and the test checks that it contains the record's), unless the
 // error says why it is strata's own ("strata_only").

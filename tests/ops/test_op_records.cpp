@@ -154,7 +154,7 @@ std::vector<std::string> strings_of(const nlohmann::json& j) {
 std::string joined(const std::vector<std::string>& ops) { return nlohmann::json(ops).dump(); }
 
 void check_sequence(const char* what, const std::vector<std::string>& seen, const nlohmann::json& expected) {
-  CHECK_MESSAGE(seen == strings_of(expected), what, ": strata ", joined(seen), ", PyTorch ", expected.dump());
+  CHECK_MESSAGE(seen == strings_of(expected), std::string(what), ": strata ", joined(seen), ", PyTorch ", expected.dump());
 }
 
 }  // namespace

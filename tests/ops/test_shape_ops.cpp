@@ -217,7 +217,9 @@ TEST_CASE("narrow and undefined inputs: PyTorch 2.8's errors") {
   // Mixing CPU and meta tensors in one list is refused.
   CHECK_THROWS_AS(cat({x, empty({3}, {.device = Device::Meta})}), Error);
   CHECK_THROWS_WITH_AS(select_backward(x, {2, 2}, 0, 0),
-                       "[aten::select_backward] select_backward: expected grad_output of size [2], but got [3]", Error);
+                       "[aten::select_backward] The size of tensor a (2) must match the size of tensor b (3) at non-singleton "
+                       "dimension 0",
+                       Error);
 }
 
 TEST_CASE("select, slice and narrow are views: writes reach the base, versions are shared, autograd follows") {
