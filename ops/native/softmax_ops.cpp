@@ -44,7 +44,9 @@ auto block_of(T* p, std::int64_t len) {
 // grain; a serial call over more rows takes several blocks, which also keeps each block in cache
 // across its three passes). Each block starts a multiple of 256 rows in, so Eigen's exp splits its
 // elements into packets exactly as over the whole run: results do not depend on the blocking. The
-// arithmetic is x - (max + log(sum)), with the sum added left to right.
+// arithmetic is (x - max) - log(sum), with the sum added left to right: PyTorch keeps that order
+// (its kernel's comment cites pytorch/pytorch#11752), since max + log(sum) rounds log(sum) away when
+// the logits are large and the sum is close to 1.
 inline constexpr std::int64_t kSoftmaxBlockRows = 256;
 
 // Note [Short softmax rows have a fixed width]
@@ -88,12 +90,12 @@ void log_softmax_lastdim_block(T* __restrict o, const T* __restrict x, std::int6
     const T* __restrict xr = x + r * n;
     T sum = 0;
     for (std::int64_t i = 0; i < n; ++i) sum += orow[i];
-    const T shift = maxes[r] + std::log(sum);
-    for (std::int64_t i = 0; i < n; ++i) orow[i] = xr[i] - shift;
+    const T max = maxes[r], log_sum = std::log(sum);
+    for (std::int64_t i = 0; i < n; ++i) orow[i] = (xr[i] - max) - log_sum;
   }
 }
 
-// o[row] = x[row] - (max + log(sum(exp(x[row] - max)))) for `rows` contiguous rows of n
+// o[row] = (x[row] - max) - log(sum(exp(x[row] - max))) for `rows` contiguous rows of n
 // (Note [A softmax row's maximum is found once], Note [Short softmax rows have a fixed width]).
 template <typename T>
 void log_softmax_lastdim(T* o, const T* x, std::int64_t rows, std::int64_t n) {
@@ -139,11 +141,18 @@ void for_each_row_block(const Tensor& out, const Tensor& a, const Tensor& b, std
   });
 }
 
+// Whether PyTorch runs its last-dimension kernel (a 0-d tensor is viewed as one element); checks
+// `dim` first.
+bool along_last_dim(const Tensor& self, std::int64_t dim) {
+  const std::int64_t d = wrap_dim(dim, self.dim());
+  return self.dim() == 0 || d == self.dim() - 1;
+}
+
 // ---- _log_softmax: out = x - max - log(sum(exp(x - max))) ----
 TensorSpec log_softmax_meta(const Tensor& self, std::int64_t dim, bool half_to_float) {
-  STRATA_CHECK(!half_to_float, "conversion from half to float is only supported on CUDA (half_to_float=True)");
-  wrap_dim(dim, self.dim());
-  check_floating(self.dtype(), "\"log_softmax_lastdim_kernel_impl\"");
+  STRATA_CHECK(!half_to_float, "softmax with half to float conversion is not supported on CPU");  // PyTorch's words for both
+  // PyTorch's kernel names: the other-dimension kernel of log_softmax is also "softmax_kernel_impl".
+  check_floating(self.dtype(), along_last_dim(self, dim) ? "\"log_softmax_lastdim_kernel_impl\"" : "\"softmax_kernel_impl\"");
   return {{}, self.dtype(), {}, &self};
 }
 
@@ -203,8 +212,7 @@ void log_softmax_backward_cpu(const Tensor& out, const Tensor& grad_output, cons
 // ---- _softmax: out = exp(x - max) / sum(exp(x - max)) ----
 TensorSpec softmax_meta(const Tensor& self, std::int64_t dim, bool half_to_float) {
   STRATA_CHECK(!half_to_float, "softmax with half to float conversion is not supported on CPU");
-  wrap_dim(dim, self.dim());
-  check_floating(self.dtype(), "\"softmax_lastdim_kernel_impl\"");
+  check_floating(self.dtype(), along_last_dim(self, dim) ? "\"softmax_lastdim_kernel_impl\"" : "\"softmax_kernel_impl\"");
   return {{}, self.dtype(), {}, &self};
 }
 
