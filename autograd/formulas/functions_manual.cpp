@@ -64,10 +64,13 @@ Tensor evenly_distribute_backward(const Tensor& grad, const Tensor& input, const
   return mul(mask, div(grad, count));
 }
 
+// grad_output * grad - (output * grad_output).sum(dim, true) * grad - grad_output * (output * grad).sum(dim, true):
+// PyTorch's binary runs the operands of a - b - c right to left, so the last term first
+// (Note [An op's operands are dispatched in a written order]).
 Tensor softmax_double_backward(const Tensor& grad, const Tensor& grad_output, std::int64_t dim, const Tensor& output) {
-  const Tensor first = mul(grad_output, grad);
-  const Tensor second = mul(sum(mul(output, grad_output), {dim}, true), grad);
   const Tensor third = mul(grad_output, sum(mul(output, grad), {dim}, true));
+  const Tensor second = mul(sum(mul(output, grad_output), {dim}, true), grad);
+  const Tensor first = mul(grad_output, grad);
   return sub(sub(first, second), third);
 }
 

@@ -1,4 +1,5 @@
-// ops/native/dropout_ops.cpp: native_dropout (output and a bool keep-mask) and native_dropout_backward.
+// ops/native/dropout_ops.cpp: native_dropout (output and a bool keep-mask, both with the input's
+// layout; an empty input's mask has its dtype, as PyTorch's) and native_dropout_backward.
 // In training each element is kept with probability 1 - p, drawn from the default generator in
 // memory order under its lock, and kept elements are scaled by 1 / (1 - p) (0 when p = 1); with
 // train=False the output is a copy and the mask all true. The draw is a uniform below 1 - p, not
@@ -11,6 +12,7 @@
 #include "ops/native/elementwise.h"
 #include "ops/op_table.h"
 #include "ops/native/operand.h"
+#include "ops/native/output_layout.h"
 #include "ops/native/type_promotion.h"
 
 namespace strata::ops {
@@ -21,12 +23,17 @@ bool trains(std::optional<bool> train) { return !train || *train; }
 
 // ---- native_dropout ----
 std::array<TensorSpec, 2> native_dropout_meta(const Tensor& input, double p, std::optional<bool> train) {
+  // Both outputs follow the input's layout (empty_like, and input.mul(mask) or clone).
+  const DimVector strides = output_strides(input.sizes(), {&input});
+  // PyTorch's CPU kernel returns an empty input at once, with empty_like(input) as the mask: the
+  // input's dtype, not bool, and nothing checked.
+  if (input.numel() == 0) return {TensorSpec{{}, input.dtype(), strides, &input}, TensorSpec{{}, input.dtype(), strides, &input}};
   if (trains(train)) {
     STRATA_CHECK(p >= 0 && p <= 1, "bernoulli_ expects p to be in [0, 1], but got p=", 1 - p);
     STRATA_CHECK(is_floating_point(input.dtype()), "result type float32 can't be cast to the desired output type ",
                  input.dtype());
   }
-  return {TensorSpec{{}, input.dtype(), {}, &input}, TensorSpec{{}, ScalarType::Bool, {}, &input}};
+  return {TensorSpec{{}, input.dtype(), strides, &input}, TensorSpec{{}, ScalarType::Bool, strides, &input}};
 }
 
 void native_dropout_cpu(const Tensor& output, const Tensor& mask, const Tensor& input, double p, std::optional<bool> train) {
@@ -38,19 +45,31 @@ void native_dropout_cpu(const Tensor& output, const Tensor& mask, const Tensor& 
     return;
   }
   const double keep = 1 - p;
-  const Operand x_t = Operand::contiguous(input);  // Note [Operands are read where they are]
+  // The outputs have the input's layout. A dense input is read in memory order, as they are written;
+  // any other is read as a contiguous copy, into contiguous outputs that are then copied back when
+  // their layout is permuted (Note [Operands are read where they are]).
+  const bool same_layout = input.is_non_overlapping_and_dense() && input.strides() == output.strides();
+  const bool via_copy = !same_layout && !output.is_contiguous();
+  const Tensor out = via_copy ? strata::detail::make_contiguous_tensor(output.sizes(), output.dtype(), Device::CPU) : output;
+  const Tensor out_mask = via_copy ? strata::detail::make_contiguous_tensor(mask.sizes(), ScalarType::Bool, Device::CPU) : mask;
+  const Operand x_t = same_layout ? Operand::contiguous(Tensor()) : Operand::contiguous(input);
   visit_floating(input.dtype(), "native_dropout", [&](auto zero) {
     using T = decltype(zero);
     const T scale = static_cast<T>(keep == 0 ? 0.0 : 1.0 / keep);
-    const T* x = data_of<T>(*x_t);
-    T* o = data_of<T>(output);
+    const T* x = same_layout ? data_of<T>(input) : data_of<T>(*x_t);
+    T* o = data_of<T>(out);
+    bool* kept = data_of<bool>(out_mask);
     {
       GeneratorImpl& g = *default_generator().impl();
       std::lock_guard<std::mutex> lock(g.mutex());
-      for (std::int64_t i = 0; i < mask.numel(); ++i) m[i] = uniform_real<double>(g, 0.0, 1.0) < keep;
+      for (std::int64_t i = 0; i < out_mask.numel(); ++i) kept[i] = uniform_real<double>(g, 0.0, 1.0) < keep;
     }
-    for (std::int64_t i = 0; i < output.numel(); ++i) o[i] = (x[i] * T(m[i])) * scale;  // input.mul(mask).mul_(scale)
+    for (std::int64_t i = 0; i < out.numel(); ++i) o[i] = (x[i] * T(kept[i])) * scale;  // input.mul(mask).mul_(scale)
   });
+  if (via_copy) {
+    copy_elements(output, out);
+    copy_elements(mask, out_mask);
+  }
 }
 
 // ---- native_dropout_backward: grad_output * mask * scale ----

@@ -18,8 +18,21 @@ namespace {
 
 // The strides a preserve_format copy of `self` gets (empty: contiguous): its own when it is dense,
 // else dense ones in its dimension order (PyTorch's infer_dense_strides).
+// A contiguous tensor whose size-1 dimensions have other strides keeps them too, as PyTorch's
+// empty_like copies a dense tensor's strides as they are.
+bool has_contiguous_strides(const Tensor& self) {
+  std::int64_t expected = 1;
+  for (std::int64_t d = self.dim() - 1; d >= 0; --d) {
+    const auto i = static_cast<std::size_t>(d);
+    if (self.strides()[i] != expected) return false;
+    expected *= std::max<std::int64_t>(self.sizes()[i], 1);
+  }
+  return true;
+}
+
 DimVector preserved_strides(const Tensor& self, std::optional<MemoryFormat> format) {
-  if (format.value_or(MemoryFormat::Preserve) != MemoryFormat::Preserve || self.is_contiguous()) return {};
+  if (format.value_or(MemoryFormat::Preserve) != MemoryFormat::Preserve) return {};
+  if (self.is_contiguous() && has_contiguous_strides(self)) return {};
   if (self.is_non_overlapping_and_dense()) return DimVector(self.strides());
   return output_strides(self.sizes(), {&self});
 }
@@ -179,7 +192,8 @@ TensorSpec new_empty_strided_meta(const Tensor& self, IntArrayRef size, IntArray
                                   std::optional<ScalarType> dtype, std::optional<Layout>, std::optional<Device> device,
                                   std::optional<bool>) {
   check_same_device(self, device);
-  STRATA_CHECK(size.size() == stride.size(), "mismatch in length of strides and shape");
+  STRATA_CHECK(size.size() == stride.size(), "dimensionality of sizes (", size.size(),
+               ") must match dimensionality of strides (", stride.size(), ")");  // empty_strided's words
   for (std::int64_t s : stride) STRATA_CHECK(s >= 0, "Negative strides are not supported, got strides: ", shape_str(stride));
   for (std::int64_t s : size) STRATA_CHECK(s >= 0, "Trying to create tensor with negative dimension ", s, ": ", shape_str(size));
   return {DimVector(size), dtype.value_or(self.dtype()), DimVector(stride)};
@@ -227,7 +241,12 @@ void copy__check(const Tensor& self, const Tensor& src, bool non_blocking) {
   if (self.is_same(src)) return;
   assert_no_internal_overlap(self);
   assert_no_partial_overlap(self, src);
-  expand_geometry(src.sizes(), src.strides(), self.sizes());  // PyTorch's expand error if src does not fit
+  // PyTorch's TensorIterator errors (resize_outputs(false)): src must broadcast to exactly self's shape.
+  if (self.sizes() == src.sizes()) return;
+  const DimVector shape = broadcast_shapes(self.sizes(), src.sizes());
+  STRATA_CHECK(IntArrayRef(shape).size() == self.sizes().size() && std::equal(shape.begin(), shape.end(), self.sizes().begin()),
+               "output with shape ", shape_str(self.sizes()),
+               " doesn't match the broadcast shape ", shape_str(shape));
 }
 void copy__cpu(const Tensor& self, const Tensor& src, bool) {
   if (self.is_same(src)) return;

@@ -14,23 +14,25 @@ namespace {
 
 constexpr std::int64_t kReductionNone = 0, kReductionMean = 1;
 
-void check_nll_inputs(const Tensor& self, const Tensor& target, const Tensor& weight, std::int64_t reduction) {
+// PyTorch's nll_loss_forward and nll_loss_backward meta functions, in their order. Any reduction but
+// none (0) and mean (1) sums, as PyTorch's kernels do (its Python front end names the three).
+void check_nll_shapes(const Tensor& self, const Tensor& target) {
   STRATA_CHECK(self.dim() > 0 && self.dim() <= 2, "input tensor should be 1D or 2D");
   STRATA_CHECK(target.dim() <= 1, "0D or 1D target tensor expected, multi-target not supported");
   const bool no_batch_dim = self.dim() == 1 && target.dim() == 0;
-  STRATA_CHECK(no_batch_dim || (target.dim() == 1 && self.sizes()[0] == target.sizes()[0]), "size mismatch (got input: ",
+  // PyTorch reads target.size(0) before it words the mismatch: a 0-d target raises size()'s error.
+  STRATA_CHECK(no_batch_dim || target.dim() > 0, "Dimension specified as 0 but tensor has no dimensions");
+  STRATA_CHECK(no_batch_dim || self.sizes()[0] == target.sizes()[0], "size mismatch (got input: ",
                shape_str(self.sizes()), ", target: ", shape_str(target.sizes()), ")");
-  check_floating(self.dtype(), "\"nll_loss_out_frame\"");
-  // PyTorch's kernels raise these from reading the data as int64 (target) and the input's type (weight):
-  // data_ptr's "expected scalar type Long but found Float", with strata's dtype names.
-  STRATA_CHECK(target.dtype() == ScalarType::Int64, "expected scalar type int64 but found ", target.dtype());
-  const std::int64_t n_classes = self.sizes().back();
-  STRATA_CHECK(!weight.defined() || (weight.dim() <= 1 && weight.numel() == n_classes),
-               "weight tensor should be defined either for all ", n_classes,
-               " classes or no classes but got weight tensor of shape: ", shape_str(weight.sizes()));
+}
+
+// The kernels' dtype errors: AT_DISPATCH's for self, data_ptr's "expected scalar type Long but found
+// Float" for the others (in strata's dtype names).
+void check_nll_dtypes(const Tensor& self, const Tensor& target, const Tensor& weight, const char* kernel) {
+  check_floating(self.dtype(), kernel);
   STRATA_CHECK(!weight.defined() || weight.dtype() == self.dtype(), "expected scalar type ", self.dtype(), " but found ",
                weight.dtype());
-  STRATA_CHECK(reduction >= 0 && reduction <= 2, "reduction must be 0 (none), 1 (mean) or 2 (sum), but got ", reduction);
+  STRATA_CHECK(target.dtype() == ScalarType::Int64, "expected scalar type int64 but found ", target.dtype());
 }
 
 // The rows of a [N, C] or [C] input, with the target class of each.
@@ -62,7 +64,12 @@ std::int64_t checked_target(std::int64_t t, std::int64_t classes) {
 std::array<TensorSpec, 2> nll_loss_forward_meta(const Tensor& self, const Tensor& target, const Tensor& weight,
                                                 std::int64_t reduction, std::int64_t ignore_index) {
   (void)ignore_index;
-  check_nll_inputs(self, target, weight, reduction);
+  check_nll_shapes(self, target);
+  const std::int64_t n_classes = self.sizes().back();
+  STRATA_CHECK(!weight.defined() || (weight.dim() == 1 && weight.numel() == n_classes),
+               "weight tensor should be defined either for all ", n_classes,
+               " classes or no classes but got weight tensor of shape: ", shape_str(weight.sizes()));
+  check_nll_dtypes(self, target, weight, "\"nll_loss_out_frame\"");
   DimVector out_sizes;
   if (reduction == kReductionNone && self.dim() == 2) out_sizes.push_back(self.sizes()[0]);
   return {TensorSpec{out_sizes, self.dtype(), {}}, TensorSpec{{}, self.dtype(), {}}};
@@ -113,18 +120,26 @@ TensorSpec nll_loss_backward_meta(const Tensor& grad_output, const Tensor& self,
                                   const Tensor& weight, std::int64_t reduction, std::int64_t ignore_index,
                                   const Tensor& total_weight) {
   (void)ignore_index;
-  check_nll_inputs(self, target, weight, reduction);
-  STRATA_CHECK(total_weight.numel() == 1, "expected total_weight to be a single element tensor, got: ",
+  check_nll_shapes(self, target);
+  STRATA_CHECK(total_weight.numel() == 1, "expected total_weight to be a  single element tensor, got: ",  // PyTorch's two spaces
                shape_str(total_weight.sizes()), " (", total_weight.numel(), " elements)");
+  STRATA_CHECK(!weight.defined() || weight.numel() == self.sizes().back(),
+               "weight tensor should be defined either for all or no classes");
   if (reduction == kReductionNone && self.dim() == 2) {
+    // check_dim_size's words; it reads grad_output.size(0) for them, which a 0-d tensor does not have
+    STRATA_CHECK(grad_output.dim() > 0, "Dimension specified as 0 but tensor has no dimensions");
     STRATA_CHECK(grad_output.dim() == 1 && grad_output.sizes()[0] == self.sizes()[0],
                  "Expected a tensor of dimension 1 and tensor.size[0] == ", self.sizes()[0], " but got: dimension ",
-                 grad_output.dim(), " and tensor.size[0] == ", grad_output.dim() > 0 ? grad_output.sizes()[0] : 1);
+                 grad_output.dim(), " and tensor.size[0] = ", grad_output.sizes()[0]);
   } else {
-    STRATA_CHECK(grad_output.numel() == 1, "Expected a single element grad_output tensor, but got: ",
-                 shape_str(grad_output.sizes()));
+    STRATA_CHECK(grad_output.dim() <= 1 && grad_output.numel() == 1,
+                 "Expected a single element grad_output tensor, but got: ", shape_str(grad_output.sizes()));
   }
-  STRATA_CHECK(grad_output.dtype() == self.dtype(), "expected grad_output to have dtype ", self.dtype(), " but got ",
+  check_floating(self.dtype(), "\"nll_loss_backward_out_frame\"");
+  STRATA_CHECK(target.dtype() == ScalarType::Int64, "expected scalar type int64 but found ", target.dtype());
+  STRATA_CHECK(!weight.defined() || weight.dtype() == self.dtype(), "expected scalar type ", self.dtype(), " but found ",
+               weight.dtype());
+  STRATA_CHECK(grad_output.dtype() == self.dtype(), "expected scalar type ", self.dtype(), " but found ",
                grad_output.dtype());
   return {{}, self.dtype(), {}, &self};
 }

@@ -3,8 +3,11 @@
 // normal_, uniform_ and bernoulli_.float. Elements are drawn in memory order under the generator's
 // lock, using the transforms in ops/native/distributions.h, which is what makes the numbers equal PyTorch's
 // (except bernoulli_'s: see its kernel).
+#include <algorithm>
 #include <limits>
 #include <mutex>
+#include <numeric>
+#include <vector>
 #include <optional>
 
 #include "ops/boxing.h"
@@ -19,15 +22,26 @@ namespace {
 
 GeneratorImpl& generator_or_default(GeneratorImpl* g) { return g ? *g : *default_generator().impl(); }
 
-// Calls fn(element&) for each element of `t` in memory order (fresh tensors are contiguous).
+// Calls fn(element&) for each element of `t` in memory order, as PyTorch's TensorIterator visits
+// them (it orders the dimensions by stride): a transposed self is filled as it lies in memory, so
+// it draws the numbers a contiguous one does, where they sit.
 template <typename T, typename Fn>
 void for_each_element(const Tensor& t, const Fn& fn) {
   T* p = data_of<T>(t);
-  if (t.is_contiguous()) {
+  if (t.is_contiguous() || t.is_non_overlapping_and_dense()) {
     for (std::int64_t i = 0; i < t.numel(); ++i) fn(p[i]);
     return;
   }
-  StridedLoop<1> loop(t.sizes(), {DimVector(t.strides())});
+  // Outermost dimension first: strides from largest to smallest, ties in their own order.
+  std::vector<std::size_t> order(static_cast<std::size_t>(t.dim()));
+  std::iota(order.begin(), order.end(), std::size_t{0});
+  std::stable_sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) { return t.strides()[a] > t.strides()[b]; });
+  DimVector sizes, strides;
+  for (std::size_t d : order) {
+    sizes.push_back(t.sizes()[d]);
+    strides.push_back(t.strides()[d]);
+  }
+  StridedLoop<1> loop(sizes, {strides});
   loop.for_each_serial([&](const std::array<std::int64_t, 1>& off) { fn(p[off[0]]); });
 }
 
@@ -47,7 +61,7 @@ void normal_into(const Tensor& t, double mean, double stdv, GeneratorImpl* gen) 
 void uniform_into(const Tensor& t, double from, double to, GeneratorImpl* gen) {
   GeneratorImpl& g = generator_or_default(gen);
   std::lock_guard<std::mutex> lock(g.mutex());
-  visit_floating(t.dtype(), "\"uniform_kernel_cpu\"", [&](auto zero) {
+  visit_floating(t.dtype(), "\"check_uniform_bounds\"", [&](auto zero) {
     using T = decltype(zero);
     const T lo = static_cast<T>(from), hi = static_cast<T>(to);
     for_each_element<T>(t, [&](T& x) { x = uniform_real<T>(g, lo, hi); });
@@ -82,7 +96,7 @@ TensorSpec floating_factory_spec(IntArrayRef size, std::optional<ScalarType> dty
 enum class Standard { Normal, Uniform };
 
 constexpr const char* kernel_name(Standard d) {
-  return d == Standard::Normal ? "\"normal_kernel_cpu\"" : "\"uniform_kernel_cpu\"";
+  return d == Standard::Normal ? "\"normal_kernel_cpu\"" : "\"check_uniform_bounds\"";
 }
 void fill_standard(Standard d, const Tensor& out, GeneratorImpl* g) {
   if (d == Standard::Normal) normal_into(out, 0.0, 1.0, g);
@@ -166,7 +180,7 @@ void normal__check(const Tensor& self, double mean, double stdv, GeneratorImpl*)
 void normal__cpu(const Tensor& self, double mean, double stdv, GeneratorImpl* g) { normal_into(self, mean, stdv, g); }
 
 void uniform__check(const Tensor& self, double from, double to, GeneratorImpl*) {
-  check_floating(self.dtype(), "\"uniform_kernel_cpu\"");
+  check_floating(self.dtype(), "\"check_uniform_bounds\"");
   // PyTorch's bounds: both ends finite in self's dtype, and a width the dtype can represent.
   const double max = self.dtype() == ScalarType::Float32 ? std::numeric_limits<float>::max() : std::numeric_limits<double>::max();
   STRATA_CHECK(from >= -max && from <= max, "from is out of bounds for ", self.dtype());

@@ -47,7 +47,9 @@ auto block_of(T* p, std::int64_t len) {
 // grain; a serial call over more rows takes several blocks, which also keeps each block in cache
 // across its three passes). Each block starts a multiple of 256 rows in, so Eigen's exp splits its
 // elements into packets exactly as over the whole run: results do not depend on the blocking. The
-// arithmetic is x - (max + log(sum)), with the sum added left to right.
+// arithmetic is (x - max) - log(sum), with the sum added left to right: PyTorch keeps that order
+// (its kernel's comment cites pytorch/pytorch#11752), since max + log(sum) rounds log(sum) away when
+// the logits are large and the sum is close to 1.
 inline constexpr std::int64_t kSoftmaxBlockRows = 256;
 
 // Note [Short softmax rows have a fixed width]
@@ -91,12 +93,12 @@ void log_softmax_lastdim_block(T* __restrict o, const T* __restrict x, std::int6
     const T* __restrict xr = x + r * n;
     T sum = 0;
     for (std::int64_t i = 0; i < n; ++i) sum += orow[i];
-    const T shift = maxes[r] + std::log(sum);
-    for (std::int64_t i = 0; i < n; ++i) orow[i] = xr[i] - shift;
+    const T max = maxes[r], log_sum = std::log(sum);
+    for (std::int64_t i = 0; i < n; ++i) orow[i] = (xr[i] - max) - log_sum;
   }
 }
 
-// o[row] = x[row] - (max + log(sum(exp(x[row] - max)))) for `rows` contiguous rows of n
+// o[row] = (x[row] - max) - log(sum(exp(x[row] - max))) for `rows` contiguous rows of n
 // (Note [A softmax row's maximum is found once], Note [Short softmax rows have a fixed width]).
 template <typename T>
 void log_softmax_lastdim(T* o, const T* x, std::int64_t rows, std::int64_t n) {
@@ -139,12 +141,10 @@ T row_max(const T* x, std::int64_t n, std::int64_t stride) {
   return max;
 }
 
-// _log_softmax: o = x - max - log(sum(exp(x - max)))
+// _log_softmax: o = (x - max) - log(sum(exp(x - max)))
 struct LogSoftmaxRows {
   static constexpr const char* kOp = "_log_softmax";
   static constexpr const char* kKernel = "\"log_softmax_lastdim_kernel_impl\"";
-  static constexpr const char* kHalfToFloatError =
-      "conversion from half to float is only supported on CUDA (half_to_float=True)";
   static constexpr bool kBlocks = true;
   template <typename T>
   static void row(T* o, const T* x, const T*, std::int64_t n, std::int64_t stride) {
@@ -185,7 +185,6 @@ struct LogSoftmaxBackwardRows {
 struct SoftmaxRows {
   static constexpr const char* kOp = "_softmax";
   static constexpr const char* kKernel = "\"softmax_lastdim_kernel_impl\"";
-  static constexpr const char* kHalfToFloatError = "softmax with half to float conversion is not supported on CPU";
   static constexpr bool kBlocks = false;
   template <typename T>
   static void row(T* o, const T* x, const T*, std::int64_t n, std::int64_t stride) {
@@ -243,12 +242,14 @@ void run_rows(const Tensor& out, const Tensor& a, const Tensor& b, std::int64_t 
   });
 }
 
-// _log_softmax and _softmax.
+// _log_softmax and _softmax. PyTorch names its last-dimension kernel (Rows::kKernel; a 0-d tensor
+// is one element along its last dimension) or, along another, softmax_kernel_impl for both ops.
 template <typename Rows>
 TensorSpec forward_meta(const Tensor& self, std::int64_t dim, bool half_to_float) {
-  STRATA_CHECK(!half_to_float, Rows::kHalfToFloatError);
-  wrap_dim(dim, self.dim());
-  check_floating(self.dtype(), Rows::kKernel);
+  STRATA_CHECK(!half_to_float, "softmax with half to float conversion is not supported on CPU");  // PyTorch's words for both
+  const std::int64_t d = wrap_dim(dim, self.dim());
+  const bool last = self.dim() == 0 || d == self.dim() - 1;
+  check_floating(self.dtype(), last ? Rows::kKernel : "\"softmax_kernel_impl\"");
   return {{}, self.dtype(), {}, &self};
 }
 template <typename Rows>

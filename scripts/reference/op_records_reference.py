@@ -79,6 +79,10 @@ def make_tensor(spec, dtype_name, g):
         t = t[..., ::2]
     if "offset" in layouts:
         t = t[1:]
+    if "meta" in layouts:
+        t = t.to("meta")
+    if "nograd" in layouts:  # not differentiated for (gradcheck and the backward leave it alone)
+        t.record_nograd = True
     return t
 
 
@@ -94,6 +98,8 @@ def convert(value, arg_type, dtype_name, g):
         return [make_tensor(v, dtype_name, g) for v in value]
     if is_tensor_spec(value):
         return make_tensor(value, dtype_name, g)
+    if value in ("inf", "-inf", "nan") and arg_type.rstrip("?") in ("float", "Scalar"):
+        return float(value)  # a float JSON cannot hold
     # 1.13's schema objects print a ScalarType argument as int ("Optional[int]"): a string there is a dtype
     if isinstance(value, str) and ("ScalarType" in arg_type or arg_type in ("int", "Optional[int]")):
         return DTYPES[dtype_name if value == "T" else value]
@@ -101,7 +107,26 @@ def convert(value, arg_type, dtype_name, g):
         return getattr(torch, value)
     if isinstance(value, str) and "Device" in arg_type:
         return torch.device(value)
+    if isinstance(value, str) and "Layout" in arg_type:
+        return getattr(torch, value)
+    if isinstance(value, str) and "_RecordFunction" in arg_type:  # a scope opened before the call
+        return torch.ops.profiler._record_function_enter_new(value, None)
     return value
+
+
+def declared_types(schema):
+    """The arguments' types as the schema declares them ("ScalarType?", "MemoryFormat?"): 1.13's
+    arg.type names a ScalarType, Layout or MemoryFormat argument "int"."""
+    text = str(schema)
+    text = text[text.index("(") + 1:text.rindex(") ->")]
+    parts, depth, start = [], 0, 0
+    for i, c in enumerate(text):
+        depth += c in "[(" and 1 or (c in "])" and -1 or 0)
+        if c == "," and depth == 0:
+            parts.append(text[start:i])
+            start = i + 1
+    parts.append(text[start:])
+    return [p.strip().split(" ")[0] for p in parts if p.strip() and p.strip() != "*"]
 
 
 def build_call(record, sample_args, dtype_name):
@@ -109,8 +134,8 @@ def build_call(record, sample_args, dtype_name):
     schema = op._schema
     g = torch.Generator().manual_seed(0)
     args, kwargs = [], {}
-    for arg, value in zip(schema.arguments, sample_args):
-        v = convert(value, str(arg.type), dtype_name, g)
+    for arg, declared, value in zip(schema.arguments, declared_types(schema), sample_args):
+        v = convert(value, declared, dtype_name, g)
         if arg.kwarg_only:
             kwargs[arg.name] = v
         else:
@@ -132,11 +157,14 @@ def number(x):
     return x
 
 
-def described(t):
+def described(t, strides=False):
     values = t.detach().reshape(-1).tolist()
     if t.dtype == torch.bool:
         values = [int(v) for v in values]
-    return {"shape": list(t.shape), "dtype": str(t.dtype).replace("torch.", ""), "values": [number(v) for v in values]}
+    out = {"shape": list(t.shape), "dtype": str(t.dtype).replace("torch.", ""), "values": [number(v) for v in values]}
+    if strides:  # the record's "strides": the test compares them too
+        out["strides"] = list(t.stride())
+    return out
 
 
 class OpLog(TorchDispatchMode):
@@ -191,7 +219,8 @@ def run_sequences(record, sample, dtype_name, wrapped):
     LoggingTensor arguments (wrapped=True); gives (forward ops, backward ops, input gradients)."""
     op, schema, args, kwargs = build_call(record, sample["args"], dtype_name)
     grad = record.get("grad", True) and sample.get("grad", True)
-    leaves = [t for t in tensors_of((args, kwargs)) if differentiable(t)] if grad else []
+    leaves = [t for t in tensors_of((args, kwargs))
+              if differentiable(t) and not getattr(t, "record_nograd", False)] if grad else []
     for t in leaves:
         t.requires_grad_()
     log = []
@@ -249,7 +278,7 @@ def answer(record, sample, dtype_name, first_dtype):
     if writes_first(op._schema):
         args[0] = args[0].clone()
     out = op(*args, **kwargs)
-    result = {"outputs": [described(t) for t in tensors_of(out)]}
+    result = {"outputs": [described(t, record.get("strides", False)) for t in tensors_of(out)]}
     if first_dtype and record.get("sequence", True):
         torch.manual_seed(0)
         forward, backward, grads = run_sequences(record, sample, dtype_name, wrapped=False)
@@ -269,8 +298,9 @@ def error_of(record, case):
         op(*args, **kwargs)
     except Exception as e:  # noqa: BLE001 (any error PyTorch raises is its answer)
         message = str(e).split("\n")[0]
-        if case.get("strata_only") is None and case["message"] not in str(e):
-            print(f"{record['op']}: PyTorch says {message!r}, the record expects {case['message']!r}", file=sys.stderr)
+        words = case.get("pytorch_message", case["message"])  # PyTorch's words where strata's differ by a choice
+        if case.get("strata_only") is None and words not in str(e):
+            print(f"{record['op']}: PyTorch says {message!r}, the record expects {words!r}", file=sys.stderr)
         return message
     if case.get("strata_only") is None:
         print(f"{record['op']}: PyTorch accepts {case['args']}; the record expects an error", file=sys.stderr)

@@ -3,6 +3,7 @@
 #include "tests/ops/op_records.h"
 
 #include <algorithm>
+#include <cmath>
 #include <filesystem>
 #include <regex>
 
@@ -36,6 +37,22 @@ bool is_floating(ScalarType t) {
   return t == ScalarType::Float32 || t == ScalarType::Float64 || t == ScalarType::Float8_e4m3fn;
 }
 
+// The layout and flag tokens of a tensor spec ("t", "expand", "step2", "nograd", "meta").
+std::vector<std::string> tokens_of(const std::string& spec) {
+  std::smatch m;
+  std::regex_match(spec, m, tensor_spec());
+  std::vector<std::string> tokens;
+  std::istringstream text(m[3].str());
+  for (std::string token; std::getline(text, token, ':');)
+    if (!token.empty()) tokens.push_back(token);
+  return tokens;
+}
+
+bool has_token(const std::string& spec, const char* token) {
+  const std::vector<std::string> tokens = tokens_of(spec);
+  return std::find(tokens.begin(), tokens.end(), token) != tokens.end();
+}
+
 // One tensor argument, drawn from `g` as the reference script draws it.
 Tensor make_tensor(const std::string& spec, ScalarType under_test, Device device, Generator& g) {
   std::smatch m;
@@ -46,13 +63,10 @@ Tensor make_tensor(const std::string& spec, ScalarType under_test, Device device
   std::replace(sizes.begin(), sizes.end(), ',', ' ');
   std::istringstream in(sizes);
   for (std::int64_t s; in >> s;) shape.push_back(s);
-  std::vector<std::string> layouts;
-  std::istringstream layout_text(m[3].str());
-  for (std::string token; std::getline(layout_text, token, ':');)
-    if (!token.empty()) layouts.push_back(token);
-  const auto has = [&](const char* l) { return std::find(layouts.begin(), layouts.end(), l) != layouts.end(); };
+  const auto has = [&](const char* token) { return has_token(spec, token); };
   const bool transposed = has("t"), expanded = has("expand"), strided = has("step2"), offset = has("offset");
   if (offset) ++shape[0];
+  if (has("meta")) device = Device::Meta;
   std::vector<std::int64_t> base = shape;
   if (transposed) std::reverse(base.begin(), base.end());
   if (expanded) base[0] = 1;
@@ -79,28 +93,52 @@ Tensor make_tensor(const std::string& spec, ScalarType under_test, Device device
   return t;
 }
 
+// The handle profiler::_record_function_enter_new returns for a scope named `name`.
+IValue record_function_handle(const std::string& name) {
+  Stack stack{IValue(std::string_view(name)), IValue()};
+  ops::op("profiler::_record_function_enter_new").call(stack);
+  return stack.back();
+}
+
 IValue convert(const nlohmann::json& v, const SchemaArgument& arg, ScalarType under_test, Device device, Generator& g,
-               std::vector<Tensor>& tensors) {
+               BuiltCall& call) {
+  using K = SchemaType::Kind;
+  // On Meta a factory's device is meta too (Note [One record per op]).
+  if (arg.type.kind == K::Device && device == Device::Meta && (v.is_null() || v == "cpu")) return IValue(Device::Meta);
   if (v.is_null()) return IValue();
   if (is_tensor_spec(v)) {
-    tensors.push_back(make_tensor(v.get<std::string>(), under_test, device, g));
-    return IValue(tensors.back());
+    call.tensors.push_back(make_tensor(v.get<std::string>(), under_test, device, g));
+    call.nograd.push_back(has_token(v.get<std::string>(), "nograd"));
+    return IValue(call.tensors.back());
   }
   if (v.is_array() && !v.empty() && is_tensor_spec(v[0])) {
     std::vector<Tensor> list;
     for (const nlohmann::json& e : v) {
       list.push_back(make_tensor(e.get<std::string>(), under_test, device, g));
-      tensors.push_back(list.back());
+      call.tensors.push_back(list.back());
+      call.nograd.push_back(has_token(e.get<std::string>(), "nograd"));
     }
     return IValue(std::move(list));
   }
-  using K = SchemaType::Kind;
+  // A float the JSON cannot hold: "inf", "-inf", "nan", as the golden files write them.
+  if (v.is_string() && (arg.type.kind == K::Float || arg.type.kind == K::Scalar) &&
+      (v == "inf" || v == "-inf" || v == "nan")) {
+    const double x = v == "nan" ? std::nan("") : (v == "inf" ? INFINITY : -INFINITY);
+    return arg.type.kind == K::Scalar ? IValue(Scalar(x)) : IValue(x);
+  }
   switch (arg.type.kind) {
     case K::ScalarType: return IValue(v.get<std::string>() == "T" ? under_test : dtype_named(v.get<std::string>()));
     case K::Device: return IValue(v.get<std::string>() == "meta" ? Device::Meta : Device::CPU);
+    case K::Layout:
+      REQUIRE_MESSAGE(v == "strided", "strata has only the strided layout, not ", v.dump());
+      return IValue(Layout::Strided);
     case K::MemoryFormat:
       return IValue(v.get<std::string>() == "contiguous_format" ? MemoryFormat::Contiguous : MemoryFormat::Preserve);
     case K::Str: return IValue(std::string_view(v.get_ref<const std::string&>()));
+    case K::Custom:
+      REQUIRE_MESSAGE(arg.type.custom == "__torch__.torch.classes.profiler._RecordFunction",
+                      "no record argument makes a ", arg.type.custom);
+      return record_function_handle(v.get<std::string>());
     default: break;
   }
   if (v.is_boolean()) return IValue(v.get<bool>());
@@ -138,16 +176,22 @@ std::vector<OpRecord> load() {
       r.handle = ops::op(qualified, overload);
       const std::vector<std::string> dtypes =
           j.value("dtypes", std::vector<std::string>{"float32", "float64"});
+      const auto optional_string = [](const nlohmann::json& o, const char* key) {
+        return o.contains(key) ? std::optional(o.at(key).get<std::string>()) : std::nullopt;
+      };
       for (const nlohmann::json& s : j.value("samples", nlohmann::json::array()))
         r.samples.push_back({s.at("args"), s.value("dtypes", dtypes), s.value("grad", true), s.value("note", ""),
-                             s.contains("sequence") ? std::optional(s.at("sequence").get<std::string>()) : std::nullopt});
+                             optional_string(s, "sequence"), optional_string(s, "values")});
       for (const nlohmann::json& e : j.value("errors", nlohmann::json::array())) {
-        RecordError err{e.at("args"), e.value("dtype", dtypes.front()), e.at("message").get<std::string>(), std::nullopt};
-        if (e.contains("strata_only")) err.strata_only = e.at("strata_only").get<std::string>();
+        RecordError err{e.at("args"), e.value("dtype", dtypes.front()), e.at("message").get<std::string>(),
+                        optional_string(e, "strata_only"), optional_string(e, "pytorch_message"), e.value("differs", "")};
+        REQUIRE_MESSAGE((!err.pytorch_message || !err.differs.empty()), r.op, ": an error's \"pytorch_message\" needs "
+                        "\"differs\", the choice that makes strata's words differ");
         r.errors.push_back(std::move(err));
       }
       if (j.contains("grad")) r.grad = j.at("grad").get<bool>();
       r.values = j.value("values", "exact");
+      r.strides = j.value("strides", false);
       r.sequence = j.value("sequence", true);
       r.rtol = j.value("rtol", 1e-5);
       r.atol = j.value("atol", 1e-6);
@@ -171,6 +215,10 @@ ScalarType dtype_named(const std::string& name) {
   return ScalarType::Float32;
 }
 
+const std::string& values_of(const OpRecord& record, const RecordSample& sample) {
+  return sample.values ? *sample.values : record.values;
+}
+
 const std::vector<OpRecord>& op_records() {
   static const std::vector<OpRecord> records = load();
   return records;
@@ -183,7 +231,9 @@ BuiltCall build_call(const OpRecord& record, const nlohmann::json& args, ScalarT
   g.manual_seed(0);
   BuiltCall call;
   for (std::size_t i = 0; i < schema.arguments().size(); ++i) {
-    if (i < args.size()) call.stack.push_back(convert(args[i], schema.arguments()[i], dtype, device, g, call.tensors));
+    if (i < args.size()) call.stack.push_back(convert(args[i], schema.arguments()[i], dtype, device, g, call));
+    else if (schema.arguments()[i].type.kind == SchemaType::Kind::Device && device == Device::Meta)
+      call.stack.push_back(convert(nullptr, schema.arguments()[i], dtype, device, g, call));
     else call.stack.push_back(schema.default_value(i));
   }
   return call;
