@@ -2,8 +2,8 @@
 """tests/docs/check_docs.py: the `docs` test. Every C++ program in strata's Markdown documents is
 built and run as a reader would build and run it, against an installed strata.
 
-usage: check_docs.py --build BUILD --source SOURCE [--jobs N] [--pkg-config-path DIR] DOC.md [DOC.md ...]
-       (DOCs relative to SOURCE)
+usage: check_docs.py --build BUILD --source SOURCE [--jobs N] [--pkg-config-path DIR] [DOC.md ...]
+       (DOCs relative to SOURCE; without any, README.md and every docs/*.md)
 
 1. Installs BUILD (already built: --no-rebuild) into a temporary prefix with `meson install
    --destdir`, and points PKG_CONFIG_PATH at its strata.pc, as tests/install/test_install.sh does.
@@ -150,9 +150,11 @@ def main():
     parser.add_argument("--source", type=Path, required=True)
     parser.add_argument("--jobs", type=int, default=2)
     parser.add_argument("--pkg-config-path", type=Path)
-    parser.add_argument("docs", nargs="+")
+    parser.add_argument("docs", nargs="*")
     args = parser.parse_args()
     source = args.source.resolve()
+    if not args.docs:  # every document, so that a new page cannot escape the test
+        args.docs = ["README.md"] + sorted(str(d.relative_to(source)) for d in (source / "docs").glob("*.md"))
 
     failures = []
     programs = []
