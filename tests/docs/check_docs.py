@@ -12,7 +12,7 @@ usage: check_docs.py --build BUILD --source SOURCE [--jobs N] [--pkg-config-path
    keeps GitHub's highlighting):
      ```cpp                  a whole program: its includes (<strata/...>) and an `int main()`
      ```cpp excerpt FILE     code quoted from the source file FILE: FILE must still contain it,
-                             verbatim up to whitespace
+                             verbatim up to whitespace (```json excerpt FILE and the like too)
      ```text output          what the program before it prints on standard output, exactly
      ```text output not compared: REASON
                              what it prints, shown but not compared (timings); REASON says why
@@ -68,13 +68,13 @@ def read_doc(source, doc):
     for info, line, code in fenced_blocks((source / doc).read_text(encoding="utf-8")):
         words = info.split()
         lang = words[0] if words else ""
-        if lang == "cpp":
-            if len(words) >= 2 and words[1] == "excerpt":
-                if len(words) != 3:
-                    raise DocError(f"line {line - 1}: an excerpt names one source file: ```cpp excerpt path/to/file.cpp")
-                excerpts.append((line, words[2], code))
-                last = None
-            elif len(words) == 1:
+        if len(words) >= 2 and words[1] == "excerpt":  # ```cpp excerpt FILE, ```json excerpt FILE, ...
+            if len(words) != 3:
+                raise DocError(f"line {line - 1}: an excerpt names one source file: ```{lang} excerpt path/to/file")
+            excerpts.append((line, words[2], code))
+            last = None
+        elif lang == "cpp":
+            if len(words) == 1:
                 if not re.search(r"\bint\s+main\s*\(", code):
                     raise DocError(f"line {line - 1}: a ```cpp block is a whole program (with its includes and "
                                    "int main()) or an excerpt (```cpp excerpt FILE); put a fragment in ```text")
