@@ -113,7 +113,7 @@ def install(build, tmp):
     return found[0].parent
 
 
-def check_program(doc, program, n, work, flags):
+def check_program(doc, program, n, work, flags, env):
     """Builds and runs one program; returns (ok, message, seconds)."""
     start = time.monotonic()
     where = f"{doc}:{program['line'] - 1}"
@@ -121,14 +121,14 @@ def check_program(doc, program, n, work, flags):
     src = stem.with_suffix(".cpp")
     src.write_text(f'#line {program["line"]} "{doc}"\n' + program["code"] + "\n", encoding="utf-8")
     compile_cmd = ["g++", "-std=c++20", "-O0", str(src), "-o", str(stem)] + flags
-    built = subprocess.run(compile_cmd, capture_output=True, text=True)
+    built = subprocess.run(compile_cmd, capture_output=True, text=True, env=env)
     if built.returncode != 0:
         return False, f"{where}: the program does not compile:\n  {shlex.join(compile_cmd)}\n{built.stderr}", 0
     run_dir = Path(str(stem) + ".run")
     run_dir.mkdir()
     try:
         ran = subprocess.run([str(stem)], cwd=run_dir, capture_output=True, text=True, timeout=120,
-                             stdin=subprocess.DEVNULL)
+                             stdin=subprocess.DEVNULL, env=env)
     except subprocess.TimeoutExpired:
         return False, f"{where}: the program ran for more than 120 s", 0
     seconds = time.monotonic() - start
@@ -180,6 +180,7 @@ def main():
         tmp = Path(tmp_name)
         pc_dir = args.pkg_config_path.resolve() if args.pkg_config_path else install(args.build.resolve(), tmp)
         env = dict(os.environ, PKG_CONFIG_PATH=str(pc_dir))
+        env.pop("LD_LIBRARY_PATH", None)  # meson test points it at the build; a reader's program finds the install
         pkg = lambda *a: subprocess.run(["pkg-config", *a, "strata"], env=env, check=True, capture_output=True,
                                         text=True).stdout.split()
         flags = pkg("--cflags", "--libs") + ["-Wl,-rpath," + pkg("--variable=libdir")[0]]
@@ -191,7 +192,7 @@ def main():
             jobs = []
             for doc, program in programs:
                 counts[doc] = counts.get(doc, 0) + 1
-                jobs.append(pool.submit(check_program, doc, program, counts[doc], work, flags))
+                jobs.append(pool.submit(check_program, doc, program, counts[doc], work, flags, env))
             for job in jobs:
                 ok, message, _ = job.result()
                 print(message) if ok else failures.append(message)
