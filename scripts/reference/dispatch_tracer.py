@@ -16,7 +16,7 @@ Part (c): both runs are compared with a plain eager run of the same step.
 Op names and counts are those of PyTorch 2.8 CPU kernels; other versions or
 backends may decompose differently.
 
-This is the experiment strata-trace reproduces in C++ (docs/seed-experiment.md). It needs
+This is the experiment strata-trace reproduces in C++ (docs/mlp-experiment.md). It needs
 PyTorch 2.x; on Debian's PyTorch 1.13 use trace_reference.py beside it, which patches the one
 difference. Run: python3 scripts/reference/dispatch_tracer.py [--seed N] [--json-out FILE]
 """

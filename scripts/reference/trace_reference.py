@@ -1,7 +1,7 @@
 """Reference aten-op traces from real PyTorch for one SGD step of an MLP (the seed's experiment, generalised).
 
 Runs on Debian's PyTorch 1.13 with torch.autograd.profiler.record_function replaced by its 2.x form, which is
-the one difference found between 1.13 and 2.8 for this step (docs/seed-experiment.md, "Which PyTorch"). Prints the seed script's
+the one difference found between 1.13 and 2.8 for this step (docs/mlp-experiment.md, "Which PyTorch"). Prints the seed script's
 JSON plus the ordered per-phase sequences and the LoggingTensor log.
 
 Usage: /usr/bin/python3 scripts/reference/trace_reference.py --seed 0 --sizes 16,32,4 --batch 8
