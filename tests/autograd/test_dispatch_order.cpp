@@ -5,6 +5,7 @@
 // Unlike the *_torch.json goldens these come from strata, not PyTorch: they pin every formula's
 // order, where those pin PyTorch's on a few. Regenerate from a gcc build, after checking each change:
 //   STRATA_WRITE_DISPATCH_ORDER=tests/golden/dispatch_order_strata.json build/tests/test_autograd -tc='*strata*'
+#include <algorithm>
 #include <cstdlib>
 #include <fstream>
 #include <functional>
@@ -18,7 +19,7 @@
 #include "ops/detach.h"
 #include "ops/functions.h"
 #include "optim/sgd.h"
-#include "tests/autograd/gradcheck_cases.h"
+#include "tests/ops/op_records.h"
 #include "tests/test_helpers.h"
 
 using namespace strata;
@@ -144,14 +145,27 @@ std::vector<std::pair<std::string, std::function<Phases()>>> composite_cases() {
   };
 }
 
-// Every case: the derivative-table cases (named "op variant"), then the composites.
+// Every case: each differentiable op's record (its first float64 sample that gradchecks, named after
+// the op), then the composites.
 std::map<std::string, Phases> record_all() {
   std::map<std::string, Phases> all;
-  for (const testing::GradcheckCase& c : testing::gradcheck_cases()) {
+  for (const testing::OpRecord& r : testing::op_records()) {
+    if (!testing::differentiable(r)) continue;
+    // The first float64 sample that gradchecks: the op, its backward, and its backward with create_graph.
+    const auto sample = std::find_if(r.samples.begin(), r.samples.end(), [](const testing::RecordSample& s) {
+      return s.grad && std::find(s.dtypes.begin(), s.dtypes.end(), "float64") != s.dtypes.end();
+    });
+    if (sample == r.samples.end()) continue;
+    const testing::BuiltCall built = testing::build_call(r, sample->args, ScalarType::Float64, Device::CPU);
+    for (std::size_t i = 0; i < built.tensors.size(); ++i)
+      if (testing::is_floating(built.tensors[i]) && !built.nograd[i]) requires_grad_(built.tensors[i]);
     manual_seed(3);
-    const std::string name = c.variant.empty() ? c.op : c.op + " " + c.variant;
-    REQUIRE_MESSAGE(all.count(name) == 0, "two cases named ", name);
-    all[name] = forward_backward(c.inputs(), c.fn);
+    all[r.op] = forward_backward(built.tensors, [&](const Inputs& xs) {
+      manual_seed(0);
+      for (const Tensor& out : testing::call(r, testing::substituted(built.stack, xs)))
+        if (testing::is_floating(out)) return out;
+      return Tensor();
+    });
   }
   for (const auto& entry : composite_cases()) {
     manual_seed(3);

@@ -11,6 +11,8 @@ usage: check_docs.py --build BUILD --source SOURCE [--jobs N] [--pkg-config-path
 2. Reads the fenced blocks of each document. A block's info string says what it is (the first word
    keeps GitHub's highlighting):
      ```cpp                  a whole program: its includes (<strata/...>) and an `int main()`
+     ```cpp mpi              a whole program on the MPI backend: built with strata-mpi.pc and run
+                             under `mpirun -np 2` (skipped, and said, where strata-mpi is not installed)
      ```cpp excerpt FILE     code quoted from the source file FILE: FILE must still contain it,
                              verbatim up to whitespace (```json excerpt FILE and the like too)
      ```text output          what the program before it prints on standard output, exactly
@@ -30,6 +32,7 @@ import difflib
 import os
 import re
 import shlex
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -74,11 +77,11 @@ def read_doc(source, doc):
             excerpts.append((line, words[2], code))
             last = None
         elif lang == "cpp":
-            if len(words) == 1:
+            if len(words) == 1 or words[1:] == ["mpi"]:
                 if not re.search(r"\bint\s+main\s*\(", code):
                     raise DocError(f"line {line - 1}: a ```cpp block is a whole program (with its includes and "
                                    "int main()) or an excerpt (```cpp excerpt FILE); put a fragment in ```text")
-                last = {"line": line, "code": code, "output": None, "compared": True}
+                last = {"line": line, "code": code, "output": None, "compared": True, "mpi": len(words) == 2}
                 programs.append(last)
             else:
                 raise DocError(f"line {line - 1}: unknown ```cpp block '{info}' (a program is plain ```cpp)")
@@ -113,10 +116,21 @@ def install(build, tmp):
     return found[0].parent
 
 
+# How an MPI program runs here: as root, on one machine, as tests/meson.build runs the MPI tests.
+MPIRUN = ["mpirun", "--allow-run-as-root", "--oversubscribe", "-np", "2"]
+MPI_ENV = {"OMPI_MCA_btl": "self,vader", "OMPI_MCA_rmaps_base_oversubscribe": "1"}
+
+
 def check_program(doc, program, n, work, flags, env):
     """Builds and runs one program; returns (ok, message, seconds)."""
     start = time.monotonic()
     where = f"{doc}:{program['line'] - 1}"
+    if program["mpi"]:
+        if flags.get("mpi") is None:
+            return True, f"{where}: skipped (an MPI program, and strata-mpi is not installed)", 0
+        flags, env = flags["mpi"], dict(env, **MPI_ENV)
+    else:
+        flags = flags["plain"]
     stem = work / f"{re.sub(r'[^A-Za-z0-9]', '_', doc)}_{n}"
     src = stem.with_suffix(".cpp")
     src.write_text(f'#line {program["line"]} "{doc}"\n' + program["code"] + "\n", encoding="utf-8")
@@ -127,7 +141,7 @@ def check_program(doc, program, n, work, flags, env):
     run_dir = Path(str(stem) + ".run")
     run_dir.mkdir()
     try:
-        ran = subprocess.run([str(stem)], cwd=run_dir, capture_output=True, text=True, timeout=120,
+        ran = subprocess.run((MPIRUN if program["mpi"] else []) + [str(stem)], cwd=run_dir, capture_output=True, text=True, timeout=120,
                              stdin=subprocess.DEVNULL, env=env)
     except subprocess.TimeoutExpired:
         return False, f"{where}: the program ran for more than 120 s", 0
@@ -181,10 +195,14 @@ def main():
         pc_dir = args.pkg_config_path.resolve() if args.pkg_config_path else install(args.build.resolve(), tmp)
         env = dict(os.environ, PKG_CONFIG_PATH=str(pc_dir))
         env.pop("LD_LIBRARY_PATH", None)  # meson test points it at the build; a reader's program finds the install
-        pkg = lambda *a: subprocess.run(["pkg-config", *a, "strata"], env=env, check=True, capture_output=True,
-                                        text=True).stdout.split()
-        flags = pkg("--cflags", "--libs") + ["-Wl,-rpath," + pkg("--variable=libdir")[0]]
-        print(f"{len(programs)} programs, built with g++ -std=c++20 -O0 ... {' '.join(flags)}")
+        pkg = lambda module, *a: subprocess.run(["pkg-config", *a, module], env=env, check=True, capture_output=True,
+                                                text=True).stdout.split()
+        rpath = ["-Wl,-rpath," + pkg("strata", "--variable=libdir")[0]]
+        flags = {"plain": pkg("strata", "--cflags", "--libs") + rpath, "mpi": None}
+        has_mpi = subprocess.run(["pkg-config", "--exists", "strata-mpi"], env=env).returncode == 0
+        if has_mpi and shutil.which("mpirun"):
+            flags["mpi"] = pkg("strata-mpi", "--cflags", "--libs") + rpath
+        print(f"{len(programs)} programs, built with g++ -std=c++20 -O0 ... {' '.join(flags['plain'])}")
         work = tmp / "programs"
         work.mkdir()
         counts = {}

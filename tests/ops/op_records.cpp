@@ -7,6 +7,8 @@
 #include <filesystem>
 #include <regex>
 
+#include "autograd/derivative_table.h"
+#include "autograd/registration.h"
 #include "core/generator.h"
 #include "ops/functions.h"
 #include "ops/op_table.h"
@@ -237,6 +239,49 @@ BuiltCall build_call(const OpRecord& record, const nlohmann::json& args, ScalarT
     else call.stack.push_back(schema.default_value(i));
   }
   return call;
+}
+
+bool is_floating(const Tensor& t) { return t.dtype() == ScalarType::Float32 || t.dtype() == ScalarType::Float64; }
+
+bool repeats_memory(const Tensor& t) {
+  for (std::int64_t d = 0; d < t.dim(); ++d)
+    if (t.sizes()[static_cast<std::size_t>(d)] > 1 && t.strides()[static_cast<std::size_t>(d)] == 0) return true;
+  return false;
+}
+
+bool writes_first(const OpRecord& r) {
+  const auto& args = r.handle.schema().arguments();
+  return !args.empty() && args[0].type.is_write();
+}
+
+std::vector<Tensor> call(const OpRecord& r, Stack stack) {
+  if (writes_first(r)) stack[0] = IValue(clone(stack[0].to_tensor()));
+  r.handle.call(stack);
+  return tensors_of(stack);
+}
+
+Stack substituted(const Stack& stack, const std::vector<Tensor>& xs) {
+  Stack out;
+  std::size_t next = 0;
+  for (const IValue& v : stack) {
+    if (v.is_tensor()) {
+      out.push_back(IValue(xs[next++]));
+    } else if (v.is_tensor_list()) {
+      std::vector<Tensor> list;
+      for (std::size_t i = 0; i < v.to_tensor_list().size(); ++i) list.push_back(xs[next++]);
+      out.push_back(IValue(std::move(list)));
+    } else {
+      out.push_back(v);
+    }
+  }
+  return out;
+}
+
+bool differentiable(const OpRecord& r) {
+  if (r.grad) return *r.grad;
+  autograd::register_autograd();
+  const autograd::ResolvedRow* row = autograd::derivative_table().find(r.handle);
+  return row && row->kind != autograd::Differentiability::NonDifferentiable;
 }
 
 std::vector<Tensor> tensors_of(const Stack& stack) {

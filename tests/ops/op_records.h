@@ -116,6 +116,16 @@ BuiltCall build_call(const OpRecord& record, const nlohmann::json& args, ScalarT
 // The values a sample's outputs are compared by: its own "values", else its record's.
 const std::string& values_of(const OpRecord& record, const RecordSample& sample);
 
+// Running a record's op. call: on a built stack (an in-place op writes a copy of its first argument);
+// substituted: the stack with its tensors replaced, in order, by `xs` (a Tensor[] takes as many as it
+// holds); differentiable: the record's "grad", else whether its derivative row has formulas.
+bool is_floating(const Tensor& t);
+bool repeats_memory(const Tensor& t);  // some elements share memory (a stride-0 dimension of more than one)
+bool writes_first(const OpRecord& r);
+std::vector<Tensor> call(const OpRecord& r, Stack stack);
+Stack substituted(const Stack& stack, const std::vector<Tensor>& xs);
+bool differentiable(const OpRecord& r);
+
 // "float32" -> ScalarType::Float32.
 ScalarType dtype_named(const std::string& name);
 
