@@ -201,20 +201,18 @@ void register_collective_ops() {
     const char* ns = "_c10d_functional";
     // Their front ends are written by hand below (a collective resolves its group first).
     def_functional<all_reduce_meta, all_reduce_cpu>(
-        d, ns, "all_reduce(Tensor input, str reduce_op, str group_name) -> Tensor", FrontEnd::manual());
+        d, ns, "all_reduce(Tensor input, str reduce_op, str group_name) -> Tensor");
     def_inplace<all_reduce__check, all_reduce__cpu>(
-        d, ns, "all_reduce_(Tensor(a!) input, str reduce_op, str group_name) -> Tensor(a!)", FrontEnd::manual());
+        d, ns, "all_reduce_(Tensor(a!) input, str reduce_op, str group_name) -> Tensor(a!)");
     def_functional<all_gather_meta, all_gather_cpu>(
-        d, ns, "all_gather_into_tensor(Tensor input, int group_size, str group_name) -> Tensor", FrontEnd::manual());
+        d, ns, "all_gather_into_tensor(Tensor input, int group_size, str group_name) -> Tensor");
     def_functional<reduce_scatter_meta, reduce_scatter_cpu>(
-        d, ns, "reduce_scatter_tensor(Tensor input, str reduce_op, int group_size, str group_name) -> Tensor",
-        FrontEnd::manual());
+        d, ns, "reduce_scatter_tensor(Tensor input, str reduce_op, int group_size, str group_name) -> Tensor");
     def_functional<all_to_all_meta, all_to_all_cpu>(
         d, ns,
-        "all_to_all_single(Tensor input, SymInt[] output_split_sizes, SymInt[] input_split_sizes, str group_name) -> Tensor",
-        FrontEnd::manual());
+        "all_to_all_single(Tensor input, SymInt[] output_split_sizes, SymInt[] input_split_sizes, str group_name) -> Tensor");
     def_functional<broadcast_meta, broadcast_cpu>(
-        d, ns, "broadcast(Tensor input, int src, str group_name) -> Tensor", FrontEnd::manual());
+        d, ns, "broadcast(Tensor input, int src, str group_name) -> Tensor");
     const OperatorHandle wait = d.def(ns, "wait_tensor(Tensor tensor) -> Tensor", KernelFunction{&wait_tensor_kernel<true>, "wait_tensor"},
                                       KernelFunction{&wait_tensor_kernel<false>, "meta (wait_tensor)"});
     d.register_kernel(wait, DispatchKey::Autograd, KernelFunction{&wait_tensor_autograd, "wait_tensor (Autograd)"});

@@ -78,62 +78,34 @@ struct SwappedDims {
 }
 
 // ---- unboxing: IValue -> the C++ parameter type --------------------------------------------------
-template <typename T>
-struct Unbox;
-template <>
-struct Unbox<const Tensor&> {  // Tensor and Tensor? (None becomes an undefined tensor)
-  static const Tensor& get(const IValue& v) { return v.is_none() ? strata::detail::undefined_tensor : v.to_tensor(); }
-};
-template <>
-struct Unbox<Scalar> {
-  static Scalar get(const IValue& v) { return v.to_scalar(); }
-};
-template <>
-struct Unbox<std::int64_t> {
-  static std::int64_t get(const IValue& v) { return v.to_int(); }
-};
-template <>
-struct Unbox<double> {
-  static double get(const IValue& v) { return v.to_double(); }
-};
-template <>
-struct Unbox<bool> {
-  static bool get(const IValue& v) { return v.to_bool(); }
-};
-template <>
-struct Unbox<IntArrayRef> {
-  static IntArrayRef get(const IValue& v) { return v.to_int_list(); }
-};
-template <>
-struct Unbox<TensorList> {  // Tensor[]: a view of the list the IValue holds
-  static TensorList get(const IValue& v) {
-    const std::vector<Tensor>& list = v.to_tensor_list();
-    return TensorList(list.data(), list.size());
+// A parameter of type T is read by the IValue accessor that returns T (to_int for std::int64_t,
+// to_scalar for Scalar, ...); the three types no accessor returns are handled first.
+template <typename T, auto Accessor, auto... Rest>
+T call_accessor_returning(const IValue& v) {
+  if constexpr (std::is_same_v<std::invoke_result_t<decltype(Accessor), const IValue&>, T>) {
+    return (v.*Accessor)();
+  } else {
+    static_assert(sizeof...(Rest) > 0, "a kernel parameter of a type no schema argument unboxes to");
+    if constexpr (sizeof...(Rest) > 0) return call_accessor_returning<T, Rest...>(v);
   }
-};
-template <>
-struct Unbox<ScalarType> {
-  static ScalarType get(const IValue& v) { return v.to_scalar_type(); }
-};
-template <>
-struct Unbox<Device> {
-  static Device get(const IValue& v) { return v.to_device(); }
-};
-template <>
-struct Unbox<MemoryFormat> {
-  static MemoryFormat get(const IValue& v) { return v.to_memory_format(); }
-};
-template <>
-struct Unbox<Layout> {
-  static Layout get(const IValue&) { return Layout::Strided; }
-};
-template <>
-struct Unbox<GeneratorImpl*> {
-  static GeneratorImpl* get(const IValue& v) { return v.to_generator(); }
-};
-template <>
-struct Unbox<std::string_view> {
-  static std::string_view get(const IValue& v) { return v.to_string_view(); }
+}
+
+template <typename T>
+struct Unbox {
+  static T get(const IValue& v) {
+    if constexpr (std::is_same_v<T, const Tensor&>) {  // Tensor and Tensor? (None becomes an undefined tensor)
+      return v.is_none() ? strata::detail::undefined_tensor : v.to_tensor();
+    } else if constexpr (std::is_same_v<T, TensorList>) {  // Tensor[]: a view of the list the IValue holds
+      const std::vector<Tensor>& list = v.to_tensor_list();
+      return TensorList(list.data(), list.size());
+    } else if constexpr (std::is_same_v<T, Layout>) {  // strided is the only layout
+      return Layout::Strided;
+    } else {
+      return call_accessor_returning<T, &IValue::to_scalar, &IValue::to_int, &IValue::to_double, &IValue::to_bool,
+                                     &IValue::to_int_list, &IValue::to_scalar_type, &IValue::to_device,
+                                     &IValue::to_memory_format, &IValue::to_generator, &IValue::to_string_view>(v);
+    }
+  }
 };
 template <typename T>
 struct Unbox<std::optional<T>> {
@@ -278,38 +250,42 @@ void inplace_kernel(const OperatorHandle& op, DispatchKeySet keys, Stack& stack)
 }
 
 // The unboxed CPU forms (Note [Unboxed fast path]): the same meta and compute, called with typed
-// arguments. The parameter types are the meta (or check) function's, so the signature is the schema's.
-template <auto Meta, auto Compute, typename Args = typename FnTraits<decltype(Meta)>::Args>
-struct UnboxedFunctional;
-template <auto Meta, auto Compute, typename... A>
-struct UnboxedFunctional<Meta, Compute, std::tuple<A...>> {
-  static Tensor call(A... args) {
+// arguments. Each is a Body run through WithParameters, whose call() has exactly the parameter list of
+// the meta (or geometry, or check) function, so the signature is the schema's.
+template <typename Body, typename Args>
+struct WithParameters;
+template <typename Body, typename... A>
+struct WithParameters<Body, std::tuple<A...>> {
+  static decltype(auto) call(A... args) { return Body::run(args...); }
+};
+template <typename Body, auto Sig>
+inline constexpr auto unboxed_cpu = &WithParameters<Body, typename FnTraits<decltype(Sig)>::Args>::call;
+
+template <auto Meta, auto Compute>
+struct FunctionalBody {
+  template <typename... A>
+  static Tensor run(const A&... args) {
     Tensor out = allocate(Meta(args...), Device::CPU);
     Compute(out, args...);
     return out;
   }
 };
-
-template <auto Geometry, ViewKind Kind, typename Args = typename FnTraits<decltype(Geometry)>::Args>
-struct UnboxedView;
-template <auto Geometry, ViewKind Kind, typename... A>
-struct UnboxedView<Geometry, Kind, std::tuple<A...>> {
-  static Tensor call(A... args) {
-    const Tensor& base = std::get<0>(std::forward_as_tuple(args...));
-    Tensor out = make_view_of(base, Geometry(args...));
+template <auto Geometry, ViewKind Kind>
+struct ViewBody {
+  template <typename Base, typename... A>
+  static Tensor run(const Base& base, const A&... args) {
+    Tensor out = make_view_of(base, Geometry(base, args...));
     if constexpr (Kind == ViewKind::Differentiable) track_view(base, out);
     return out;
   }
 };
-
-template <auto Check, auto Compute, typename Args = typename FnTraits<decltype(Check)>::Args>
-struct UnboxedInplace;
-template <auto Check, auto Compute, typename... A>
-struct UnboxedInplace<Check, Compute, std::tuple<A...>> {
-  static void call(A... args) {
-    Check(args...);
-    Compute(args...);
-    std::get<0>(std::forward_as_tuple(args...)).impl()->bump_version();
+template <auto Check, auto Compute>
+struct InplaceBody {
+  template <typename Self, typename... A>
+  static void run(const Self& self, const A&... args) {
+    Check(self, args...);
+    Compute(self, args...);
+    self.impl()->bump_version();
   }
 };
 
@@ -317,54 +293,55 @@ struct UnboxedInplace<Check, Compute, std::tuple<A...>> {
 
 // ---- rows -----------------------------------------------------------------------------------------
 // Note [A row holds its op's facts]
-// An op is written in one place: its meta and CPU functions and, below them, its row, which holds its
-// schema (copied from native_functions.yaml) and how users call it. Everything else about the op is
-// derived from the row: its kernels' display name (the schema's name: "kernel relu" in a dispatch
-// trace), and, by scripts/gen-ops, its front-end function (ops/generated/functions.{h,cpp}), the
-// golden op list (tests/golden/schemas.txt) and the op index in docs/ops.md. gen-ops reads the
-// FrontEnd from the row's text; the registration does not read it (it is a typed value so that a
-// misspelt one does not compile):
-//   FrontEnd::python("torch.sigmoid")   a generated function that announces itself to function modes
-//                                       under PyTorch's name; its parameters are the schema's, with
-//                                       `self` named `input` unless the name is a method
-//                                       ("torch.Tensor.add_"); a second argument overrides them
-//   FrontEnd::internal()                a generated function that announces nothing (ops PyTorch
-//                                       exposes as no torch function: the *_backward ops)
-//   FrontEnd::manual()                  nothing generated: the front end is written in ops/functions.cpp
-//                                       (factories with TensorOptions, ops with two outputs, C++
-//                                       defaults the schema does not have)
-struct FrontEnd {
-  static constexpr FrontEnd python(std::string_view name, std::string_view params = {}) { return {name, params, true}; }
-  static constexpr FrontEnd internal() { return {{}, {}, true}; }
-  static constexpr FrontEnd manual() { return {{}, {}, false}; }
-  std::string_view python_name;
-  std::string_view params;
-  bool generated;
-};
+// An op is written in two places: its meta and CPU functions in ops/native/<family>.cpp, and its row
+// in ops/native/<family>.yaml beside it, as PyTorch's native_functions.yaml holds its rows:
+//   - func: silu(Tensor self) -> Tensor         the schema, copied from native_functions.yaml
+//     functional: silu_meta, silu_cpu           the kernels: functional (meta, CPU), inplace (check,
+//                                               CPU) or view (geometry; `untracked: true` for a view
+//                                               autograd treats as a new tensor)
+//     front_end: torch.nn.functional.silu       how users call it (below)
+// Everything else about the op is derived from the row. scripts/gen-ops writes, at build time, the
+// family's register_<family>() (calls of the def_* below) and the front-end functions; checked in,
+// their declarations (ops/generated/functions.h), the golden op list (tests/golden/schemas.txt) and
+// the op index (docs/ops.md). At registration, the kernels' display name ("kernel relu" in a dispatch
+// trace) and the autograd node's name come from the schema. The front end is one of:
+//   a torch name ("torch.sigmoid")   a generated function that announces itself to function modes
+//                                    under that name; its parameters are the schema's, with `self`
+//                                    named `input` unless the name is a method ("torch.Tensor.add_");
+//                                    `python_params:` overrides them
+//   internal                         a generated function that announces nothing (ops PyTorch exposes
+//                                    as no torch function: the *_backward ops)
+//   manual                           nothing generated: the front end is written in ops/functions.cpp
+//                                    (factories with TensorOptions, ops with two outputs, C++ defaults
+//                                    the schema does not have)
+// Rows are data, not code, because everything in them is read by more than the compiler (the
+// generator, the docs, the reference scripts' op names), while the kernels they name are still
+// checked by it: a row naming a function that does not exist does not build, and a front end whose
+// schema-derived signature differs from its kernel's fails when first called (TypedOperator).
 
 template <auto Meta, auto Compute>
-OperatorHandle def_functional(Dispatcher& d, std::string_view ns, std::string_view schema, FrontEnd) {
+OperatorHandle def_functional(Dispatcher& d, std::string_view ns, std::string_view schema) {
   const OperatorHandle op = d.def(ns, schema, KernelFunction{&detail::functional_kernel<Meta, Compute, Device::CPU>},
                                   KernelFunction{&detail::functional_kernel<Meta, Compute, Device::Meta>, "meta"});
   if constexpr (std::is_same_v<typename FnTraits<decltype(Meta)>::Return, TensorSpec>)
-    d.register_unboxed_cpu(op, &detail::UnboxedFunctional<Meta, Compute>::call);
+    d.register_unboxed_cpu(op, detail::unboxed_cpu<detail::FunctionalBody<Meta, Compute>, Meta>);
   return op;
 }
 
 template <auto Geometry, ViewKind Kind = ViewKind::Differentiable>
-OperatorHandle def_view(Dispatcher& d, std::string_view ns, std::string_view schema, FrontEnd) {
+OperatorHandle def_view(Dispatcher& d, std::string_view ns, std::string_view schema) {
   const OperatorHandle op = d.def(ns, schema, KernelFunction{&detail::view_kernel<Geometry, Kind>},
                                   KernelFunction{&detail::view_kernel<Geometry, Kind>, "meta (view)"});
   if constexpr (Kind == ViewKind::Differentiable) detail::check_differentiable_view_schema(op);
-  d.register_unboxed_cpu(op, &detail::UnboxedView<Geometry, Kind>::call);
+  d.register_unboxed_cpu(op, detail::unboxed_cpu<detail::ViewBody<Geometry, Kind>, Geometry>);
   return op;
 }
 
 template <auto Check, auto Compute>
-OperatorHandle def_inplace(Dispatcher& d, std::string_view ns, std::string_view schema, FrontEnd) {
+OperatorHandle def_inplace(Dispatcher& d, std::string_view ns, std::string_view schema) {
   const OperatorHandle op = d.def(ns, schema, KernelFunction{&detail::inplace_kernel<Check, Compute, Device::CPU>},
                                   KernelFunction{&detail::inplace_kernel<Check, Compute, Device::Meta>, "meta"});
-  d.register_unboxed_cpu(op, &detail::UnboxedInplace<Check, Compute>::call);
+  d.register_unboxed_cpu(op, detail::unboxed_cpu<detail::InplaceBody<Check, Compute>, Check>);
   return op;
 }
 

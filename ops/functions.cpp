@@ -1,5 +1,5 @@
 // ops/functions.cpp: the front-end functions written by hand for ops (ops/functions.h says which and
-// why); the rest are generated (ops/generated/functions.cpp). Each TypedOperator's signature is its
+// why); the rest are generated from the op rows at build time. Each TypedOperator's signature is its
 // op's schema in C++ (the parameter list of the op's meta function in ops/native/).
 #include "ops/functions.h"
 

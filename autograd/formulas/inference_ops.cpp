@@ -27,9 +27,6 @@ Tensor infinitely_differentiable_silu_backward(const Tensor& grad_output, const 
   return mul(scaled, factor);
 }
 
-[[noreturn]] Tensor silu_backward_not_implemented(C) {
-  throw Error("derivative for aten::silu_backward is not implemented");
-}
 }  // namespace
 
 std::vector<DerivativeRow> inference_rows() {
@@ -69,7 +66,7 @@ std::vector<DerivativeRow> inference_rows() {
                      }}}},
       // silu_backward has no derivatives.yaml entry: a NotImplemented node, whose backward fails.
       {.op = "aten::silu_backward", .node_name = "NotImplemented",
-       .formulas = {{"grad_output", silu_backward_not_implemented}, {"self", silu_backward_not_implemented}}},
+       .formulas = {{"grad_output", not_implemented_node<"aten::silu_backward">}, {"self", not_implemented_node<"aten::silu_backward">}}},
       // - name: gelu(Tensor self, *, str approximate='none') -> Tensor
       //   self: gelu_backward(grad, self, approximate)
       {.op = "aten::gelu",
@@ -88,10 +85,7 @@ std::vector<DerivativeRow> inference_rows() {
                      }}}},
       // - name: _softmax(Tensor self, int dim, bool half_to_float) -> Tensor
       //   self: _softmax_backward_data(grad, result, dim, self.scalar_type())
-      {.op = "aten::_softmax",
-       .formulas = {{"self", {"result"},
-                     [](C c) { return _softmax_backward_data(c.grad(), c.saved("result"), c.integer("dim"), c.dtype("self")); }}},
-       .geometry = {"self"}},
+      softmax_row<_softmax_backward_data>("aten::_softmax"),
       // - name: _softmax_backward_data(Tensor grad_output, Tensor output, int dim, ScalarType input_dtype) -> Tensor
       //   grad_output: _softmax_backward_data(grad.to(output.dtype()), output, dim, input_dtype)
       //   output: softmax_double_backward(grad.to(output.dtype()), grad_output, dim, output).to(output.dtype())

@@ -13,16 +13,6 @@
 
 namespace strata::autograd::formulas {
 
-namespace {
-
-// PyTorch's NotImplemented node (torch/csrc/autograd/functions/basic_ops.h): what its generated code
-// records for an op without a derivatives.yaml entry whose inputs require grad.
-[[noreturn]] Tensor scaled_mm_not_implemented(C) {
-  throw Error("derivative for _scaled_mm is not implemented");
-}
-
-}  // namespace
-
 std::vector<DerivativeRow> linalg_and_reduction_rows() {
   return {
       // - name: mm(Tensor self, Tensor mat2)
@@ -49,12 +39,12 @@ std::vector<DerivativeRow> linalg_and_reduction_rows() {
       // _scaled_mm has no derivatives.yaml entry: the forward runs and records a NotImplemented node,
       // whose backward fails, as PyTorch's generated code does.
       {.op = "aten::_scaled_mm", .node_name = "NotImplemented",
-       .formulas = {{"bias", scaled_mm_not_implemented},
-                    {"mat2", scaled_mm_not_implemented},
-                    {"scale_a", scaled_mm_not_implemented},
-                    {"scale_b", scaled_mm_not_implemented},
-                    {"scale_result", scaled_mm_not_implemented},
-                    {"self", scaled_mm_not_implemented}}},
+       .formulas = {{"bias", not_implemented_node<"_scaled_mm">},
+                    {"mat2", not_implemented_node<"_scaled_mm">},
+                    {"scale_a", not_implemented_node<"_scaled_mm">},
+                    {"scale_b", not_implemented_node<"_scaled_mm">},
+                    {"scale_result", not_implemented_node<"_scaled_mm">},
+                    {"self", not_implemented_node<"_scaled_mm">}}},
       // - name: sum.dim_IntList(...)   self: sum_backward(grad, self.sym_sizes(), dim, keepdim)
       {.op = "aten::sum", .overload = "dim_IntList", .node_name = "SumBackward1",
        .formulas = {{"self",

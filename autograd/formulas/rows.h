@@ -3,7 +3,10 @@
 // (autograd/derivative_table.cpp) gathers them.
 #pragma once
 
+#include <algorithm>
+#include <cstddef>
 #include <optional>
+#include <string_view>
 #include <vector>
 
 #include "../derivative_table.h"
@@ -32,6 +35,27 @@ using C = const BackwardContext&;
 inline Tensor identity(C c) { return c.grad(); }
 // `self: zeros_like(grad)` (ops that overwrite self, so no gradient reaches its old value).
 inline Tensor zeros_like_grad(C c) { return zeros_like(c.grad()); }
+// PyTorch's NotImplemented node (torch/csrc/autograd/functions/basic_ops.h): what its generated code
+// records for an op without a derivatives.yaml entry whose inputs require grad. `not_implemented_node<"mm">`.
+template <std::size_t N>
+struct OpName {
+  char text[N];
+  constexpr OpName(const char (&name)[N]) { std::copy_n(name, N, text); }
+};
+template <OpName Name>
+[[noreturn]] Tensor not_implemented_node(C) {
+  throw Error(strata::detail::str_cat("derivative for ", Name.text, " is not implemented"));
+}
+// The row of _softmax or _log_softmax, whose derivatives.yaml entries are one formula with its own
+// backward op: `self: _softmax_backward_data(grad, result, dim, self.scalar_type())`. BackwardData is
+// that op's front end.
+template <auto BackwardData>
+DerivativeRow softmax_row(std::string_view op) {
+  return {.op = op,
+          .formulas = {{"self", {"result"},
+                        [](C c) { return BackwardData(c.grad(), c.saved("result"), c.integer("dim"), c.dtype("self")); }}},
+          .geometry = {"self"}};
+}
 // An `int[]?` argument as the C++ front ends take it.
 inline std::optional<IntArrayRef> optional_ints(const IValue& v) {
   if (v.is_none()) return std::nullopt;

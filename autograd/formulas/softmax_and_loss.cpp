@@ -16,10 +16,7 @@ namespace strata::autograd::formulas {
 std::vector<DerivativeRow> softmax_and_loss_rows() {
   return {
       // - name: _log_softmax(...)   self: _log_softmax_backward_data(grad, result, dim, self.scalar_type())
-      {.op = "aten::_log_softmax",
-       .formulas = {{"self", {"result"},
-                     [](C c) { return _log_softmax_backward_data(c.grad(), c.saved("result"), c.integer("dim"), c.dtype("self")); }}},
-       .geometry = {"self"}},
+      softmax_row<_log_softmax_backward_data>("aten::_log_softmax"),
       // - name: _log_softmax_backward_data(Tensor grad_output, Tensor output, int dim, ScalarType input_dtype)
       //   grad_output: grad.to(output.dtype()) - (grad.to(output.dtype()) * output.exp()).sum(dim, true)
       //   output: (-grad_output.sum(dim, true) * output.exp() * grad.to(output.dtype())).to(output.dtype())

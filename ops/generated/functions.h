@@ -1,8 +1,9 @@
-// ops/generated/functions.h: written by scripts/gen-ops from the op rows of ops/native/ (Note [A row
-// holds its op's facts], ops/boxing.h); do not edit. One front-end function per row whose FrontEnd is
-// python(...) or internal(): it announces itself to function modes under PyTorch's name (python), then
-// calls its TypedOperator (ops/typed_operator.h). ops/functions.h includes this file and declares the
-// functions written by hand.
+// ops/generated/functions.h: written by scripts/gen-ops from the op rows, ops/native/*_ops.yaml
+// (Note [A row holds its op's facts], ops/boxing.h); do not edit. One front-end function per row
+// whose front_end is a torch name or internal: it announces itself to function modes under PyTorch's
+// name (a torch name), then calls its TypedOperator (ops/typed_operator.h); the definitions are
+// written at build time (<build>/ops/generated/functions.cpp). ops/functions.h includes this file and
+// declares the functions written by hand.
 #pragma once
 
 #include <optional>
@@ -13,7 +14,7 @@
 
 namespace strata {
 
-// ---- ops/native/activation_ops.cpp ----
+// ---- ops/native/activation_ops.yaml ----
 // aten::sigmoid(Tensor self) -> Tensor
 Tensor sigmoid(const Tensor& self);
 // aten::sigmoid_backward(Tensor grad_output, Tensor output) -> Tensor
@@ -33,7 +34,7 @@ Tensor gelu(const Tensor& self, std::string_view approximate = "none");
 // aten::gelu_backward(Tensor grad_output, Tensor self, *, str approximate='none') -> Tensor
 Tensor gelu_backward(const Tensor& grad_output, const Tensor& self, std::string_view approximate = "none");
 
-// ---- ops/native/compare_ops.cpp ----
+// ---- ops/native/compare_ops.yaml ----
 // aten::eq.Tensor(Tensor self, Tensor other) -> Tensor
 Tensor eq(const Tensor& self, const Tensor& other);
 // aten::isnan(Tensor self) -> Tensor
@@ -45,11 +46,11 @@ Tensor logical_and(const Tensor& self, const Tensor& other);
 // aten::logical_or_(Tensor(a!) self, Tensor other) -> Tensor(a!)
 const Tensor& logical_or_(const Tensor& self, const Tensor& other);
 
-// ---- ops/native/dropout_ops.cpp ----
+// ---- ops/native/dropout_ops.yaml ----
 // aten::native_dropout_backward(Tensor grad_output, Tensor mask, float scale) -> Tensor
 Tensor native_dropout_backward(const Tensor& grad_output, const Tensor& mask, double scale);
 
-// ---- ops/native/embedding_ops.cpp ----
+// ---- ops/native/embedding_ops.yaml ----
 // aten::embedding(Tensor weight, Tensor indices, SymInt padding_idx=-1, bool scale_grad_by_freq=False,
 //   bool sparse=False) -> Tensor
 Tensor embedding(const Tensor& weight, const Tensor& indices, std::int64_t padding_idx = -1,
@@ -59,7 +60,7 @@ Tensor embedding(const Tensor& weight, const Tensor& indices, std::int64_t paddi
 Tensor embedding_dense_backward(const Tensor& grad_output, const Tensor& indices, std::int64_t num_weights,
                                 std::int64_t padding_idx, bool scale_grad_by_freq);
 
-// ---- ops/native/factory_ops.cpp ----
+// ---- ops/native/factory_ops.yaml ----
 // aten::clone(Tensor self, *, MemoryFormat? memory_format=None) -> Tensor
 Tensor clone(const Tensor& self, std::optional<MemoryFormat> memory_format = std::nullopt);
 // aten::fill_.Scalar(Tensor(a!) self, Scalar value) -> Tensor(a!)
@@ -69,7 +70,7 @@ const Tensor& zero_(const Tensor& self);
 // aten::copy_(Tensor(a!) self, Tensor src, bool non_blocking=False) -> Tensor(a!)
 const Tensor& copy_(const Tensor& self, const Tensor& src, bool non_blocking = false);
 
-// ---- ops/native/join_ops.cpp ----
+// ---- ops/native/join_ops.yaml ----
 // The tensors joined along `dim` into a new tensor of their promoted dtype; 1-D empty tensors are
 // skipped (PyTorch's legacy rule). cat({a, b}, 1).
 // aten::cat(Tensor[] tensors, int dim=0) -> Tensor
@@ -78,7 +79,7 @@ Tensor cat(TensorList tensors, std::int64_t dim = 0);
 // aten::stack(Tensor[] tensors, int dim=0) -> Tensor
 Tensor stack(TensorList tensors, std::int64_t dim = 0);
 
-// ---- ops/native/linalg_ops.cpp ----
+// ---- ops/native/linalg_ops.yaml ----
 // aten::mm(Tensor self, Tensor mat2) -> Tensor
 Tensor mm(const Tensor& self, const Tensor& mat2);
 // aten::addmm(Tensor self, Tensor mat1, Tensor mat2, *, Scalar beta=1, Scalar alpha=1) -> Tensor
@@ -93,19 +94,19 @@ Tensor _scaled_mm(const Tensor& self, const Tensor& mat2, const Tensor& scale_a,
                   const Tensor& bias = {}, const Tensor& scale_result = {},
                   std::optional<ScalarType> out_dtype = std::nullopt, bool use_fast_accum = false);
 
-// ---- ops/native/loss_ops.cpp ----
+// ---- ops/native/loss_ops.yaml ----
 // aten::nll_loss_backward(Tensor grad_output, Tensor self, Tensor target, Tensor? weight, int reduction,
 //   SymInt ignore_index, Tensor total_weight) -> Tensor
 Tensor nll_loss_backward(const Tensor& grad_output, const Tensor& self, const Tensor& target, const Tensor& weight,
                          std::int64_t reduction, std::int64_t ignore_index, const Tensor& total_weight);
 
-// ---- ops/native/max_ops.cpp ----
+// ---- ops/native/max_ops.yaml ----
 // aten::max(Tensor self) -> Tensor
 Tensor max(const Tensor& self);
 // aten::argmax(Tensor self, int? dim=None, bool keepdim=False) -> Tensor
 Tensor argmax(const Tensor& self, std::optional<std::int64_t> dim = std::nullopt, bool keepdim = false);
 
-// ---- ops/native/pointwise_ops.cpp ----
+// ---- ops/native/pointwise_ops.yaml ----
 // aten::add.Tensor(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor
 Tensor add(const Tensor& self, const Tensor& other, const Scalar& alpha = 1);
 // aten::add_.Tensor(Tensor(a!) self, Tensor other, *, Scalar alpha=1) -> Tensor(a!)
@@ -139,7 +140,7 @@ Tensor relu(const Tensor& self);
 // aten::threshold_backward(Tensor grad_output, Tensor self, Scalar threshold) -> Tensor
 Tensor threshold_backward(const Tensor& grad_output, const Tensor& self, const Scalar& threshold);
 
-// ---- ops/native/random_ops.cpp ----
+// ---- ops/native/random_ops.yaml ----
 // aten::normal_(Tensor(a!) self, float mean=0, float std=1, *, Generator? generator=None) -> Tensor(a!)
 const Tensor& normal_(const Tensor& self, double mean = 0, double std = 1, const Generator* generator = nullptr);
 // Each element of self becomes 1 with probability p, else 0 (the default generator unless one is
@@ -149,7 +150,7 @@ const Tensor& bernoulli_(const Tensor& self, double p = 0.5, const Generator* ge
 // aten::uniform_(Tensor(a!) self, float from=0, float to=1, *, Generator? generator=None) -> Tensor(a!)
 const Tensor& uniform_(const Tensor& self, double from = 0, double to = 1, const Generator* generator = nullptr);
 
-// ---- ops/native/reduction_ops.cpp ----
+// ---- ops/native/reduction_ops.yaml ----
 // aten::sum.dim_IntList(Tensor self, int[1]? dim, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor
 Tensor sum(const Tensor& self, IntArrayRef dim, bool keepdim = false, std::optional<ScalarType> dtype = std::nullopt);
 // aten::sum(Tensor self, *, ScalarType? dtype=None) -> Tensor
@@ -159,7 +160,7 @@ Tensor mean(const Tensor& self, IntArrayRef dim, bool keepdim = false, std::opti
 // aten::mean(Tensor self, *, ScalarType? dtype=None) -> Tensor
 Tensor mean(const Tensor& self, std::optional<ScalarType> dtype = std::nullopt);
 
-// ---- ops/native/scatter_ops.cpp ----
+// ---- ops/native/scatter_ops.yaml ----
 // self's elements at `index` along dim.
 // aten::gather(Tensor self, int dim, Tensor index, *, bool sparse_grad=False) -> Tensor
 Tensor gather(const Tensor& self, std::int64_t dim, const Tensor& index, bool sparse_grad = false);
@@ -173,7 +174,7 @@ Tensor scatter(const Tensor& self, std::int64_t dim, const Tensor& index, const 
 // aten::scatter_add(Tensor self, int dim, Tensor index, Tensor src) -> Tensor
 Tensor scatter_add(const Tensor& self, std::int64_t dim, const Tensor& index, const Tensor& src);
 
-// ---- ops/native/softmax_ops.cpp ----
+// ---- ops/native/softmax_ops.yaml ----
 // aten::_log_softmax_backward_data(Tensor grad_output, Tensor output, int dim, ScalarType input_dtype) -> Tensor
 Tensor _log_softmax_backward_data(const Tensor& grad_output, const Tensor& output, std::int64_t dim,
                                   ScalarType input_dtype);
@@ -181,17 +182,16 @@ Tensor _log_softmax_backward_data(const Tensor& grad_output, const Tensor& outpu
 Tensor _softmax_backward_data(const Tensor& grad_output, const Tensor& output, std::int64_t dim,
                               ScalarType input_dtype);
 
-// ---- ops/native/view_ops.cpp ----
+// ---- ops/native/view_ops.yaml ----
 // aten::t(Tensor(a) self) -> Tensor(a)
 Tensor t(const Tensor& self);
 // aten::transpose.int(Tensor(a) self, int dim0, int dim1) -> Tensor(a)
 Tensor transpose(const Tensor& self, std::int64_t dim0, std::int64_t dim1);
 // aten::view(Tensor(a) self, SymInt[] size) -> Tensor(a)
 Tensor view(const Tensor& self, IntArrayRef size);
-// view's kernel under a schema that declares no alias: autograd records it as a plain op
-// (UnsafeViewBackward0, never a differentiable view), as PyTorch does for a view of a fresh result
-// (matmul's N-D output, reshape's copy).
-// A view of a tensor nothing else aliases (a fresh result), which autograd treats as a new tensor.
+// A view of a tensor nothing else aliases (a fresh result: matmul's N-D output, reshape's copy),
+// under a schema that declares no alias: autograd records it as a plain op (UnsafeViewBackward0),
+// never as a differentiable view.
 // aten::_unsafe_view(Tensor self, SymInt[] size) -> Tensor
 Tensor _unsafe_view(const Tensor& self, IntArrayRef size);
 // aten::expand(Tensor(a) self, SymInt[] size, *, bool implicit=False) -> Tensor(a)

@@ -159,31 +159,7 @@ void gelu_backward_cpu(const Tensor& out, const Tensor& grad_output, const Tenso
 
 }  // namespace
 
-void register_activation_ops(Dispatcher& d) {
-  def_functional<sigmoid_meta, sigmoid_cpu>(
-      d, "aten", "sigmoid(Tensor self) -> Tensor",
-      FrontEnd::python("torch.sigmoid"));
-  def_functional<sigmoid_backward_meta, sigmoid_backward_cpu>(
-      d, "aten", "sigmoid_backward(Tensor grad_output, Tensor output) -> Tensor",
-      FrontEnd::internal());
-  // x * sigmoid(x), the activation of Llama's feed-forward layers.
-  def_functional<silu_meta, silu_cpu>(
-      d, "aten", "silu(Tensor self) -> Tensor",
-      FrontEnd::python("torch.nn.functional.silu"));
-  def_functional<silu_backward_meta, silu_backward_cpu>(
-      d, "aten", "silu_backward(Tensor grad_output, Tensor self) -> Tensor",
-      FrontEnd::internal());
-  def_functional<tanh_meta, tanh_cpu>(d, "aten", "tanh(Tensor self) -> Tensor", FrontEnd::python("torch.tanh"));
-  def_functional<tanh_backward_meta, tanh_backward_cpu>(
-      d, "aten", "tanh_backward(Tensor grad_output, Tensor output) -> Tensor",
-      FrontEnd::internal());
-  // approximate: "none" (the exact erf form) or "tanh".
-  def_functional<gelu_meta, gelu_cpu>(
-      d, "aten", "gelu(Tensor self, *, str approximate='none') -> Tensor",
-      FrontEnd::python("torch._C._nn.gelu", "input, approximate"));
-  def_functional<gelu_backward_meta, gelu_backward_cpu>(
-      d, "aten", "gelu_backward(Tensor grad_output, Tensor self, *, str approximate='none') -> Tensor",
-      FrontEnd::internal());
-}
+// register_activation_ops(): the rows of activation_ops.yaml, which scripts/gen-ops writes as C++ at build time.
+#include "ops/generated/activation_ops_rows.inc"
 
 }  // namespace strata::ops

@@ -15,42 +15,44 @@ namespace strata::ops {
 
 namespace {
 
+// Calls fn(offset in out, a's element, b's element) over out's elements, self and other promoted to
+// their common dtype and broadcast to out; `Serial` for the ops that need no thread team.
+template <bool Serial, typename Fn>
+void for_each_promoted_pair(const Tensor& out, const Tensor& self, const Tensor& other, const Fn& fn) {
+  const ScalarType common = result_type(self, other);
+  const Operand a = Operand::in_dtype(self, common), b = Operand::in_dtype(other, common);
+  visit_dtype(common, [&](auto zero) {
+    using T = decltype(zero);
+    const T* x = data_of<T>(*a);
+    const T* y = data_of<T>(*b);
+    const StridedLoop<3> loop(out.sizes(), {broadcast_strides(*a, out.sizes()), broadcast_strides(*b, out.sizes()),
+                                            DimVector(out.strides())});
+    const auto element = [&](const std::array<std::int64_t, 3>& off) {
+      fn(off[2], load_element(x + off[0]), load_element(y + off[1]));
+    };
+    if constexpr (Serial) loop.for_each_serial(element);
+    else loop.for_each(element);
+  });
+}
+
 // ---- eq.Tensor ----
 TensorSpec eq_meta(const Tensor& self, const Tensor& other) {
   (void)result_type(self, other);
   return {broadcast_shapes(self.sizes(), other.sizes()), ScalarType::Bool, {}};
 }
 void eq_cpu(const Tensor& out, const Tensor& self, const Tensor& other) {
-  const ScalarType common = result_type(self, other);
-  const Operand a = Operand::in_dtype(self, common), b = Operand::in_dtype(other, common);
   bool* o = data_of<bool>(out);
-  visit_dtype(common, [&](auto zero) {
-    using T = decltype(zero);
-    const T* x = data_of<T>(*a);
-    const T* y = data_of<T>(*b);
-    const StridedLoop<3> loop(out.sizes(), {broadcast_strides(*a, out.sizes()), broadcast_strides(*b, out.sizes()),
-                                            DimVector(out.strides())});
-    loop.for_each([&](const std::array<std::int64_t, 3>& off) { o[off[2]] = load_element(x + off[0]) == load_element(y + off[1]); });
-  });
+  for_each_promoted_pair<false>(out, self, other, [o](std::int64_t at, auto x, auto y) { o[at] = x == y; });
 }
 
 // ---- logical_and, logical_or_: the truth (x != 0) of each operand, in their promoted dtype ----
 // Both are there for max()'s derivative as PyTorch writes it for subclasses and modes
 // (evenly_distribute_backward: (input == value).logical_or_(input.isnan().logical_and(value.isnan()))).
-// Calls fn(offset of a, offset of b, offset of out, a's truth, b's truth) over out's elements.
+// Calls fn(offset of out, a's truth, b's truth) over out's elements.
 template <typename Fn>
 void for_each_truth(const Tensor& out, const Tensor& self, const Tensor& other, const Fn& fn) {
-  const ScalarType common = result_type(self, other);
-  const Operand a = Operand::in_dtype(self, common), b = Operand::in_dtype(other, common);
-  visit_dtype(common, [&](auto zero) {
-    using T = decltype(zero);
-    const T* x = data_of<T>(*a);
-    const T* y = data_of<T>(*b);
-    const StridedLoop<3> loop(out.sizes(), {broadcast_strides(*a, out.sizes()), broadcast_strides(*b, out.sizes()),
-                                            DimVector(out.strides())});
-    loop.for_each_serial([&](const std::array<std::int64_t, 3>& off) {
-      fn(off[2], load_element(x + off[0]) != T(0), load_element(y + off[1]) != T(0));
-    });
+  for_each_promoted_pair<true>(out, self, other, [&fn](std::int64_t at, auto x, auto y) {
+    fn(at, x != decltype(x)(0), y != decltype(y)(0));
   });
 }
 
@@ -98,19 +100,7 @@ void isnan_cpu(const Tensor& out, const Tensor& self) {
 
 }  // namespace
 
-void register_compare_ops(Dispatcher& d) {
-  def_functional<eq_meta, eq_cpu>(
-      d, "aten", "eq.Tensor(Tensor self, Tensor other) -> Tensor",
-      FrontEnd::python("torch.eq"));
-  def_functional<isnan_meta, isnan_cpu>(d, "aten", "isnan(Tensor self) -> Tensor", FrontEnd::python("torch.isnan"));
-  // Whether both elements are nonzero, as bools.
-  def_functional<logical_and_meta, logical_and_cpu>(
-      d, "aten", "logical_and(Tensor self, Tensor other) -> Tensor",
-      FrontEnd::python("torch.logical_and"));
-  // self = whether either element is nonzero, in self's dtype.
-  def_inplace<logical_or__check, logical_or__cpu>(
-      d, "aten", "logical_or_(Tensor(a!) self, Tensor other) -> Tensor(a!)",
-      FrontEnd::python("torch.Tensor.logical_or_"));
-}
+// register_compare_ops(): the rows of compare_ops.yaml, which scripts/gen-ops writes as C++ at build time.
+#include "ops/generated/compare_ops_rows.inc"
 
 }  // namespace strata::ops

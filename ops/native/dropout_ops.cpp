@@ -90,13 +90,7 @@ void native_dropout_backward_cpu(const Tensor& out, const Tensor& grad_output, c
 
 }  // namespace
 
-void register_dropout_ops(Dispatcher& d) {
-  def_functional<native_dropout_meta, native_dropout_cpu>(
-      d, "aten", "native_dropout(Tensor input, float p, bool? train) -> (Tensor, Tensor)",
-      FrontEnd::manual());
-  def_functional<native_dropout_backward_meta, native_dropout_backward_cpu>(
-      d, "aten", "native_dropout_backward(Tensor grad_output, Tensor mask, float scale) -> Tensor",
-      FrontEnd::internal());
-}
+// register_dropout_ops(): the rows of dropout_ops.yaml, which scripts/gen-ops writes as C++ at build time.
+#include "ops/generated/dropout_ops_rows.inc"
 
 }  // namespace strata::ops

@@ -110,17 +110,7 @@ void embedding_dense_backward_cpu(const Tensor& out, const Tensor& grad_output, 
 
 }  // namespace
 
-void register_embedding_ops(Dispatcher& d) {
-  def_functional<embedding_meta, embedding_cpu>(
-      d, "aten",
-      "embedding(Tensor weight, Tensor indices, SymInt padding_idx=-1, bool scale_grad_by_freq=False, "
-      "bool sparse=False) -> Tensor",
-      FrontEnd::python("torch.embedding"));
-  def_functional<embedding_dense_backward_meta, embedding_dense_backward_cpu>(
-      d, "aten",
-      "embedding_dense_backward(Tensor grad_output, Tensor indices, SymInt num_weights, "
-      "SymInt padding_idx, bool scale_grad_by_freq) -> Tensor",
-      FrontEnd::internal());
-}
+// register_embedding_ops(): the rows of embedding_ops.yaml, which scripts/gen-ops writes as C++ at build time.
+#include "ops/generated/embedding_ops_rows.inc"
 
 }  // namespace strata::ops

@@ -97,16 +97,7 @@ void stack_cpu(const Tensor& out, TensorList tensors, std::int64_t dim) {
 
 }  // namespace
 
-void register_join_ops(Dispatcher& d) {
-  // The tensors joined along `dim` into a new tensor of their promoted dtype; 1-D empty tensors are
-  // skipped (PyTorch's legacy rule). cat({a, b}, 1).
-  def_functional<cat_meta, cat_cpu>(
-      d, "aten", "cat(Tensor[] tensors, int dim=0) -> Tensor",
-      FrontEnd::python("torch.cat"));
-  // The tensors, all of one size, joined along a new dimension `dim`: cat of their unsqueezes.
-  def_functional<stack_meta, stack_cpu>(
-      d, "aten", "stack(Tensor[] tensors, int dim=0) -> Tensor",
-      FrontEnd::python("torch.stack"));
-}
+// register_join_ops(): the rows of join_ops.yaml, which scripts/gen-ops writes as C++ at build time.
+#include "ops/generated/join_ops_rows.inc"
 
 }  // namespace strata::ops

@@ -311,19 +311,7 @@ void scaled_mm_cpu(const Tensor& out, const Tensor& self, const Tensor& mat2, co
 
 }  // namespace
 
-void register_linalg_ops(Dispatcher& d) {
-  def_functional<mm_meta, mm_cpu>(d, "aten", "mm(Tensor self, Tensor mat2) -> Tensor", FrontEnd::python("torch.mm"));
-  def_functional<addmm_meta, addmm_cpu>(
-      d, "aten", "addmm(Tensor self, Tensor mat1, Tensor mat2, *, Scalar beta=1, Scalar alpha=1) -> Tensor",
-      FrontEnd::python("torch.addmm"));
-  // (float(self) * scale_a) @ (float(mat2) * scale_b) + bias, as out_dtype (default self's): float8 or
-  // int8 operands, float32 one-element scales (Note [_scaled_mm on CPU]). An undefined bias or
-  // scale_result is None.
-  def_functional<scaled_mm_meta, scaled_mm_cpu>(
-      d, "aten",
-      "_scaled_mm(Tensor self, Tensor mat2, Tensor scale_a, Tensor scale_b, Tensor? bias=None, "
-      "Tensor? scale_result=None, ScalarType? out_dtype=None, bool use_fast_accum=False) -> Tensor",
-      FrontEnd::python("torch._scaled_mm"));
-}
+// register_linalg_ops(): the rows of linalg_ops.yaml, which scripts/gen-ops writes as C++ at build time.
+#include "ops/generated/linalg_ops_rows.inc"
 
 }  // namespace strata::ops

@@ -173,17 +173,7 @@ void nll_loss_backward_cpu(const Tensor& grad_input, const Tensor& grad_output, 
 
 }  // namespace
 
-void register_loss_ops(Dispatcher& d) {
-  def_functional<nll_loss_forward_meta, nll_loss_forward_cpu>(
-      d, "aten",
-      "nll_loss_forward(Tensor self, Tensor target, Tensor? weight, int reduction, "
-      "SymInt ignore_index) -> (Tensor output, Tensor total_weight)",
-      FrontEnd::manual());
-  def_functional<nll_loss_backward_meta, nll_loss_backward_cpu>(
-      d, "aten",
-      "nll_loss_backward(Tensor grad_output, Tensor self, Tensor target, Tensor? weight, int reduction, "
-      "SymInt ignore_index, Tensor total_weight) -> Tensor",
-      FrontEnd::internal());
-}
+// register_loss_ops(): the rows of loss_ops.yaml, which scripts/gen-ops writes as C++ at build time.
+#include "ops/generated/loss_ops_rows.inc"
 
 }  // namespace strata::ops

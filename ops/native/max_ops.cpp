@@ -133,14 +133,7 @@ void argmax_cpu(const Tensor& out, const Tensor& self, std::optional<std::int64_
 
 }  // namespace
 
-void register_max_ops(Dispatcher& d) {
-  def_functional<max_meta, max_cpu>(d, "aten", "max(Tensor self) -> Tensor", FrontEnd::python("torch.max"));
-  def_functional<max_dim_meta, max_dim_cpu>(
-      d, "aten", "max.dim(Tensor self, int dim, bool keepdim=False) -> (Tensor values, Tensor indices)",
-      FrontEnd::manual());
-  def_functional<argmax_meta, argmax_cpu>(
-      d, "aten", "argmax(Tensor self, int? dim=None, bool keepdim=False) -> Tensor",
-      FrontEnd::python("torch.argmax"));
-}
+// register_max_ops(): the rows of max_ops.yaml, which scripts/gen-ops writes as C++ at build time.
+#include "ops/generated/max_ops_rows.inc"
 
 }  // namespace strata::ops

@@ -257,49 +257,7 @@ void threshold_backward_cpu(const Tensor& out, const Tensor& grad_output, const 
 
 }  // namespace
 
-void register_pointwise_ops(Dispatcher& d) {
-  def_functional<add_meta, add_cpu>(
-      d, "aten", "add.Tensor(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor",
-      FrontEnd::python("torch.add"));
-  def_inplace<add__check, add__cpu>(
-      d, "aten", "add_.Tensor(Tensor(a!) self, Tensor other, *, Scalar alpha=1) -> Tensor(a!)",
-      FrontEnd::python("torch.Tensor.add_"));
-  def_functional<sub_meta, sub_cpu>(
-      d, "aten", "sub.Tensor(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor",
-      FrontEnd::python("torch.sub"));
-  def_inplace<sub__check, sub__cpu>(
-      d, "aten", "sub_.Tensor(Tensor(a!) self, Tensor other, *, Scalar alpha=1) -> Tensor(a!)",
-      FrontEnd::python("torch.Tensor.sub_"));
-  def_functional<mul_meta, mul_cpu>(
-      d, "aten", "mul.Tensor(Tensor self, Tensor other) -> Tensor",
-      FrontEnd::python("torch.mul"));
-  def_inplace<mul__check, mul__cpu>(
-      d, "aten", "mul_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)",
-      FrontEnd::python("torch.Tensor.mul_"));
-  def_functional<mul_scalar_meta, mul_scalar_cpu>(
-      d, "aten", "mul.Scalar(Tensor self, Scalar other) -> Tensor",
-      FrontEnd::python("torch.mul"));
-  def_functional<add_scalar_meta, add_scalar_cpu>(
-      d, "aten", "add.Scalar(Tensor self, Scalar other, Scalar alpha=1) -> Tensor",
-      FrontEnd::python("torch.add", "input, other, *, alpha"));
-  def_functional<div_meta, div_cpu>(
-      d, "aten", "div.Tensor(Tensor self, Tensor other) -> Tensor",
-      FrontEnd::python("torch.div"));
-  def_functional<div_scalar_meta, div_scalar_cpu>(
-      d, "aten", "div.Scalar(Tensor self, Scalar other) -> Tensor",
-      FrontEnd::python("torch.div"));
-  def_inplace<div__scalar_check, div__scalar_cpu>(
-      d, "aten", "div_.Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!)",
-      FrontEnd::python("torch.Tensor.div_"));
-  def_functional<neg_meta, neg_cpu>(d, "aten", "neg(Tensor self) -> Tensor", FrontEnd::python("torch.neg"));
-  def_functional<exp_meta, exp_cpu>(d, "aten", "exp(Tensor self) -> Tensor", FrontEnd::python("torch.exp"));
-  def_functional<exp_meta, reciprocal_cpu>(
-      d, "aten", "reciprocal(Tensor self) -> Tensor",
-      FrontEnd::python("torch.reciprocal"));
-  def_functional<relu_meta, relu_cpu>(d, "aten", "relu(Tensor self) -> Tensor", FrontEnd::python("torch.relu"));
-  def_functional<threshold_backward_meta, threshold_backward_cpu>(
-      d, "aten", "threshold_backward(Tensor grad_output, Tensor self, Scalar threshold) -> Tensor",
-      FrontEnd::internal());
-}
+// register_pointwise_ops(): the rows of pointwise_ops.yaml, which scripts/gen-ops writes as C++ at build time.
+#include "ops/generated/pointwise_ops_rows.inc"
 
 }  // namespace strata::ops

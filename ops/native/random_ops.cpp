@@ -209,58 +209,7 @@ void bernoulli__cpu(const Tensor& self, double p, GeneratorImpl* gen) {
 
 }  // namespace
 
-void register_random_ops(Dispatcher& d) {
-  def_functional<randn_meta, randn_cpu>(
-      d, "aten",
-      "randn(SymInt[] size, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, "
-      "bool? pin_memory=None) -> Tensor",
-      FrontEnd::manual());
-  def_functional<randn_generator_meta, randn_generator_cpu>(
-      d, "aten",
-      "randn.generator(SymInt[] size, *, Generator? generator, ScalarType? dtype=None, "
-      "Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor",
-      FrontEnd::manual());
-  def_functional<rand_meta, rand_cpu>(
-      d, "aten",
-      "rand(SymInt[] size, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, "
-      "bool? pin_memory=None) -> Tensor",
-      FrontEnd::manual());
-  def_functional<rand_generator_meta, rand_generator_cpu>(
-      d, "aten",
-      "rand.generator(SymInt[] size, *, Generator? generator, ScalarType? dtype=None, Layout? layout=None, "
-      "Device? device=None, bool? pin_memory=None) -> Tensor",
-      FrontEnd::manual());
-  def_functional<randint_meta, randint_cpu>(
-      d, "aten",
-      "randint(SymInt high, SymInt[] size, *, ScalarType? dtype=long, Layout? layout=None, "
-      "Device? device=None, bool? pin_memory=None) -> Tensor",
-      FrontEnd::manual());
-  def_functional<randint_generator_meta, randint_generator_cpu>(
-      d, "aten",
-      "randint.generator(SymInt high, SymInt[] size, *, Generator? generator, ScalarType? dtype=long, "
-      "Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor",
-      FrontEnd::manual());
-  def_functional<randint_low_meta, randint_low_cpu>(
-      d, "aten",
-      "randint.low(SymInt low, SymInt high, SymInt[] size, *, ScalarType? dtype=long, Layout? layout=None, "
-      "Device? device=None, bool? pin_memory=None) -> Tensor",
-      FrontEnd::manual());
-  def_functional<randint_low_generator_meta, randint_low_generator_cpu>(
-      d, "aten",
-      "randint.low_generator(SymInt low, SymInt high, SymInt[] size, *, Generator? generator, "
-      "ScalarType? dtype=long, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor",
-      FrontEnd::manual());
-  def_inplace<normal__check, normal__cpu>(
-      d, "aten", "normal_(Tensor(a!) self, float mean=0, float std=1, *, Generator? generator=None) -> Tensor(a!)",
-      FrontEnd::python("torch.Tensor.normal_"));
-  // Each element of self becomes 1 with probability p, else 0 (the default generator unless one is
-  // given; ops/native/distributions.h).
-  def_inplace<bernoulli__check, bernoulli__cpu>(
-      d, "aten", "bernoulli_.float(Tensor(a!) self, float p=0.5, *, Generator? generator=None) -> Tensor(a!)",
-      FrontEnd::python("torch.Tensor.bernoulli_"));
-  def_inplace<uniform__check, uniform__cpu>(
-      d, "aten", "uniform_(Tensor(a!) self, float from=0, float to=1, *, Generator? generator=None) -> Tensor(a!)",
-      FrontEnd::python("torch.Tensor.uniform_"));
-}
+// register_random_ops(): the rows of random_ops.yaml, which scripts/gen-ops writes as C++ at build time.
+#include "ops/generated/random_ops_rows.inc"
 
 }  // namespace strata::ops

@@ -196,19 +196,7 @@ void mean_cpu(const Tensor& out, const Tensor& self, std::optional<ScalarType> d
 
 }  // namespace
 
-void register_reduction_ops(Dispatcher& d) {
-  def_functional<sum_dim_meta, sum_dim_cpu>(
-      d, "aten", "sum.dim_IntList(Tensor self, int[1]? dim, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor",
-      FrontEnd::python("torch.sum"));
-  def_functional<sum_meta, sum_cpu>(
-      d, "aten", "sum(Tensor self, *, ScalarType? dtype=None) -> Tensor",
-      FrontEnd::python("torch.sum"));
-  def_functional<mean_dim_meta, mean_dim_cpu>(
-      d, "aten", "mean.dim(Tensor self, int[1]? dim, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor",
-      FrontEnd::python("torch.mean"));
-  def_functional<mean_meta, mean_cpu>(
-      d, "aten", "mean(Tensor self, *, ScalarType? dtype=None) -> Tensor",
-      FrontEnd::python("torch.mean"));
-}
+// register_reduction_ops(): the rows of reduction_ops.yaml, which scripts/gen-ops writes as C++ at build time.
+#include "ops/generated/reduction_ops_rows.inc"
 
 }  // namespace strata::ops

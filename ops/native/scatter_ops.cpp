@@ -151,23 +151,7 @@ void scatter_value_cpu(const Tensor& out, const Tensor& self, std::int64_t dim, 
 
 }  // namespace
 
-void register_scatter_ops(Dispatcher& d) {
-  // self's elements at `index` along dim.
-  def_functional<gather_meta, gather_cpu>(
-      d, "aten", "gather(Tensor self, int dim, Tensor index, *, bool sparse_grad=False) -> Tensor",
-      FrontEnd::python("torch.gather"));
-  // A copy of self with src written at `index` along dim.
-  def_functional<scatter_src_meta, scatter_src_cpu>(
-      d, "aten", "scatter.src(Tensor self, int dim, Tensor index, Tensor src) -> Tensor",
-      FrontEnd::python("torch.scatter"));
-  // A copy of self with value written at `index` along dim.
-  def_functional<scatter_value_meta, scatter_value_cpu>(
-      d, "aten", "scatter.value(Tensor self, int dim, Tensor index, Scalar value) -> Tensor",
-      FrontEnd::python("torch.scatter"));
-  // A copy of self with src added at `index` along dim.
-  def_functional<scatter_add_meta, scatter_add_cpu>(
-      d, "aten", "scatter_add(Tensor self, int dim, Tensor index, Tensor src) -> Tensor",
-      FrontEnd::python("torch.scatter_add"));
-}
+// register_scatter_ops(): the rows of scatter_ops.yaml, which scripts/gen-ops writes as C++ at build time.
+#include "ops/generated/scatter_ops_rows.inc"
 
 }  // namespace strata::ops

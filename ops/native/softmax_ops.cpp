@@ -4,6 +4,7 @@
 #include <Eigen/Core>
 #include <cmath>
 #include <string>
+#include <utility>
 
 #include "ops/boxing.h"
 #include "ops/native/operand.h"
@@ -133,32 +134,48 @@ void log_softmax_backward_lastdim(T* o, const T* g, const T* y, std::int64_t row
 // rows of n. Their operands: the output o, a (the forward's x, the backward's output y) and b (the
 // backward's grad_output g; null for a forward).
 
-// The largest of n elements `stride` apart.
-template <typename T>
-T row_max(const T* x, std::int64_t n, std::int64_t stride) {
+// The largest of n elements `stride` apart, and the sum of exp(x - max) over them; each(i, e) sees
+// every exp(x_i - max) as it is summed.
+template <typename T, typename Each>
+std::pair<T, T> row_max_and_exp_sum(const T* x, std::int64_t n, std::int64_t stride, const Each& each) {
   T max = -std::numeric_limits<T>::infinity();
   for (std::int64_t i = 0; i < n; ++i) max = std::max(max, x[i * stride]);
-  return max;
+  T sum = 0;
+  for (std::int64_t i = 0; i < n; ++i) {
+    const T e = std::exp(x[i * stride] - max);
+    each(i, e);
+    sum += e;
+  }
+  return {max, sum};
 }
 
-// _log_softmax: o = (x - max) - log(sum(exp(x - max)))
-struct LogSoftmaxRows {
-  static constexpr const char* kOp = "_log_softmax";
-  static constexpr const char* kKernel = "\"log_softmax_lastdim_kernel_impl\"";
-  static constexpr bool kBlocks = true;
+// _log_softmax (Log): o = (x - max) - log(sum(exp(x - max)));
+// _softmax:           o = exp(x - max) / sum(exp(x - max)).
+// Only _log_softmax takes its last-dimension rows a block at a time.
+template <bool Log>
+struct ForwardRows {
+  static constexpr const char* kOp = Log ? "_log_softmax" : "_softmax";
+  static constexpr const char* kKernel = Log ? "\"log_softmax_lastdim_kernel_impl\"" : "\"softmax_lastdim_kernel_impl\"";
+  static constexpr bool kBlocks = Log;
   template <typename T>
   static void row(T* o, const T* x, const T*, std::int64_t n, std::int64_t stride) {
-    const T max = row_max(x, n, stride);
-    T sum = 0;
-    for (std::int64_t i = 0; i < n; ++i) sum += std::exp(x[i * stride] - max);
-    const T log_sum = std::log(sum);
-    for (std::int64_t i = 0; i < n; ++i) o[i * stride] = x[i * stride] - max - log_sum;
+    if constexpr (Log) {
+      const auto [max, sum] = row_max_and_exp_sum(x, n, stride, [](std::int64_t, T) {});
+      const T log_sum = std::log(sum);
+      for (std::int64_t i = 0; i < n; ++i) o[i * stride] = x[i * stride] - max - log_sum;
+    } else {
+      const T sum = row_max_and_exp_sum(x, n, stride, [&](std::int64_t i, T e) { o[i * stride] = e; }).second;
+      const T inverse = T(1) / sum;
+      for (std::int64_t i = 0; i < n; ++i) o[i * stride] *= inverse;
+    }
   }
   template <typename T>
   static void lastdim(T* o, const T* x, const T*, std::int64_t rows, std::int64_t n) {
     log_softmax_lastdim(o, x, rows, n);
   }
 };
+using LogSoftmaxRows = ForwardRows<true>;
+using SoftmaxRows = ForwardRows<false>;
 
 // _log_softmax_backward_data: o = g - exp(y) * sum(g)
 struct LogSoftmaxBackwardRows {
@@ -178,25 +195,6 @@ struct LogSoftmaxBackwardRows {
   template <typename T>
   static void lastdim(T* o, const T* y, const T* g, std::int64_t rows, std::int64_t n) {
     log_softmax_backward_lastdim(o, g, y, rows, n);
-  }
-};
-
-// _softmax: o = exp(x - max) / sum(exp(x - max))
-struct SoftmaxRows {
-  static constexpr const char* kOp = "_softmax";
-  static constexpr const char* kKernel = "\"softmax_lastdim_kernel_impl\"";
-  static constexpr bool kBlocks = false;
-  template <typename T>
-  static void row(T* o, const T* x, const T*, std::int64_t n, std::int64_t stride) {
-    const T max = row_max(x, n, stride);
-    T sum = 0;
-    for (std::int64_t i = 0; i < n; ++i) {
-      const T e = std::exp(x[i * stride] - max);
-      o[i * stride] = e;
-      sum += e;
-    }
-    const T inverse = T(1) / sum;
-    for (std::int64_t i = 0; i < n; ++i) o[i * stride] *= inverse;
   }
 };
 
@@ -285,21 +283,7 @@ constexpr auto softmax_backward_cpu = backward_cpu<SoftmaxBackwardRows>;
 
 }  // namespace
 
-void register_softmax_ops(Dispatcher& d) {
-  def_functional<log_softmax_meta, log_softmax_cpu>(
-      d, "aten", "_log_softmax(Tensor self, int dim, bool half_to_float) -> Tensor",
-      FrontEnd::manual());
-  def_functional<log_softmax_backward_meta, log_softmax_backward_cpu>(
-      d, "aten",
-      "_log_softmax_backward_data(Tensor grad_output, Tensor output, int dim, "
-      "ScalarType input_dtype) -> Tensor",
-      FrontEnd::python("torch._log_softmax_backward_data"));
-  def_functional<softmax_meta, softmax_cpu>(
-      d, "aten", "_softmax(Tensor self, int dim, bool half_to_float) -> Tensor",
-      FrontEnd::manual());
-  def_functional<softmax_backward_meta, softmax_backward_cpu>(
-      d, "aten", "_softmax_backward_data(Tensor grad_output, Tensor output, int dim, ScalarType input_dtype) -> Tensor",
-      FrontEnd::python("torch._softmax_backward_data"));
-}
+// register_softmax_ops(): the rows of softmax_ops.yaml, which scripts/gen-ops writes as C++ at build time.
+#include "ops/generated/softmax_ops_rows.inc"
 
 }  // namespace strata::ops

@@ -243,60 +243,7 @@ SameGeometry detach_geometry(const Tensor&) { return {}; }
 
 }  // namespace
 
-void register_view_ops(Dispatcher& d) {
-  def_view<t_geometry>(d, "aten", "t(Tensor(a) self) -> Tensor(a)", FrontEnd::python("torch.t"));
-  def_view<transpose_geometry>(
-      d, "aten", "transpose.int(Tensor(a) self, int dim0, int dim1) -> Tensor(a)",
-      FrontEnd::python("torch.transpose"));
-  def_view<view_geometry>(
-      d, "aten", "view(Tensor(a) self, SymInt[] size) -> Tensor(a)",
-      FrontEnd::python("torch.Tensor.view"));
-  // view's kernel under a schema that declares no alias: autograd records it as a plain op
-  // (UnsafeViewBackward0, never a differentiable view), as PyTorch does for a view of a fresh result
-  // (matmul's N-D output, reshape's copy).
-  // A view of a tensor nothing else aliases (a fresh result), which autograd treats as a new tensor.
-  def_view<view_geometry, ViewKind::Untracked>(
-      d, "aten", "_unsafe_view(Tensor self, SymInt[] size) -> Tensor",
-      FrontEnd::internal());
-  def_view<expand_geometry>(
-      d, "aten", "expand(Tensor(a) self, SymInt[] size, *, bool implicit=False) -> Tensor(a)",
-      FrontEnd::python("torch.Tensor.expand"));
-  def_view<as_strided_geometry>(
-      d, "aten", "as_strided(Tensor(a) self, SymInt[] size, SymInt[] stride, SymInt? storage_offset=None) -> Tensor(a)",
-      FrontEnd::python("torch.as_strided"));
-  const OperatorHandle detach =
-      def_view<detach_geometry, ViewKind::Untracked>(
-          d, "aten", "detach(Tensor(a) self) -> Tensor(a)",
-          FrontEnd::manual());
-  d.register_kernel(detach, DispatchKey::Autograd, KernelFunction{&detach_autograd_kernel, "ADInplaceOrView detach"});
-  def_view<unsqueeze_geometry>(
-      d, "aten", "unsqueeze(Tensor(a) self, int dim) -> Tensor(a)",
-      FrontEnd::python("torch.unsqueeze"));
-  def_view<squeeze_dim_geometry>(
-      d, "aten", "squeeze.dim(Tensor(a) self, int dim) -> Tensor(a)",
-      FrontEnd::python("torch.squeeze"));
-  // self's slice at `index` of dimension `dim`, which it drops (x[1], x[:, -1]); negative dim and
-  // index wrap.
-  def_view<select_geometry>(
-      d, "aten", "select.int(Tensor(a) self, int dim, SymInt index) -> Tensor(a)",
-      FrontEnd::python("torch.select"));
-  // Python's x[start:end:step] along `dim`: start and end wrap once and are clamped to the size;
-  // step > 0.
-  def_view<slice_geometry>(
-      d, "aten",
-      "slice.Tensor(Tensor(a) self, int dim=0, SymInt? start=None, SymInt? end=None, "
-      "SymInt step=1) -> Tensor(a)",
-      FrontEnd::internal());
-  // The gradient of select: zeros of `input_sizes` with `grad_output` in the selected part.
-  def_functional<select_backward_meta, select_backward_cpu>(
-      d, "aten", "select_backward(Tensor grad_output, SymInt[] input_sizes, int dim, SymInt index) -> Tensor",
-      FrontEnd::internal());
-  // The gradient of slice: zeros of `input_sizes` with `grad_output` in the sliced part.
-  def_functional<slice_backward_meta, slice_backward_cpu>(
-      d, "aten",
-      "slice_backward(Tensor grad_output, SymInt[] input_sizes, int dim, SymInt start, SymInt end, "
-      "SymInt step) -> Tensor",
-      FrontEnd::internal());
-}
+// register_view_ops(): the rows of view_ops.yaml, which scripts/gen-ops writes as C++ at build time.
+#include "ops/generated/view_ops_rows.inc"
 
 }  // namespace strata::ops

@@ -26,7 +26,9 @@ import re
 import sys
 
 import torch
-from torch.utils._python_dispatch import TorchDispatchMode
+
+from backward_order_reference import OpLog  # a TorchDispatchMode that logs each op
+from dispatch_tracer import LoggingTensor  # the experiment's own wrapper subclass
 
 ROOT = os.path.normpath(os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", ".."))
 DTYPES = {
@@ -165,44 +167,6 @@ def described(t, strides=False):
     if strides:  # the record's "strides": the test compares them too
         out["strides"] = list(t.stride())
     return out
-
-
-class OpLog(TorchDispatchMode):
-    def __init__(self):
-        super().__init__()
-        self.ops = []
-
-    def __torch_dispatch__(self, func, types, args=(), kwargs=None):
-        self.ops.append(str(func))
-        return func(*args, **(kwargs or {}))
-
-
-class LoggingTensor(torch.Tensor):
-    """The wrapper subclass of the dispatch-tracer experiment: logs every op it reaches."""
-
-    @staticmethod
-    def __new__(cls, elem, log, requires_grad=False):
-        r = torch.Tensor._make_wrapper_subclass(cls, elem.size(), strides=elem.stride(),
-                                                storage_offset=elem.storage_offset(), dtype=elem.dtype,
-                                                device=elem.device, requires_grad=requires_grad)
-        r.elem = elem
-        r.log = log
-        return r
-
-    @classmethod
-    def __torch_dispatch__(cls, func, types, args=(), kwargs=None):
-        log = None
-
-        def unwrap(t):
-            nonlocal log
-            if isinstance(t, LoggingTensor):
-                log = t.log
-                return t.elem
-            return t
-
-        out = func(*torch.utils._pytree.tree_map(unwrap, args), **torch.utils._pytree.tree_map(unwrap, kwargs or {}))
-        log.append(str(func))
-        return torch.utils._pytree.tree_map(lambda t: LoggingTensor(t, log) if isinstance(t, torch.Tensor) else t, out)
 
 
 def writes_first(schema):

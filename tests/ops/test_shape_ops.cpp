@@ -85,13 +85,21 @@ void backward_weighted(const Tensor& out) {
 
 std::vector<double> flat(const Tensor& t) { return contiguous(t).to_vector<double>(); }
 
+// Runs check(case, op) on each case of one section of shape_ops_torch.json, the case printed when a
+// check on it fails.
+template <typename Check>
+void for_each_case(const char* section, const Check& check) {
+  const json golden = testing::read_golden_json("shape_ops_torch.json");
+  for (const json& c : golden[section]) {
+    INFO(c.dump());
+    check(c, c["op"].get<std::string>());
+  }
+}
+
 }  // namespace
 
 TEST_CASE("select, slice and narrow: PyTorch's geometry, values and gradients") {
-  const json golden = testing::read_golden_json("shape_ops_torch.json");
-  for (const json& c : golden["views"]) {
-    const std::string op = c["op"];
-    INFO(c.dump());
+  for_each_case("views", [](const json& c, const std::string& op) {
     const Tensor leaf = source(ints(c["shape"]), c["transposed"]);
     CHECK(strides_of(leaf) == ints(c["source_strides"]));
     const Tensor x = detach(leaf);
@@ -111,7 +119,7 @@ TEST_CASE("select, slice and narrow: PyTorch's geometry, values and gradients") 
     CHECK(sizes_of(m) == ints(c["sizes"]));
     CHECK(strides_of(m) == ints(c["strides"]));
     CHECK(m.storage_offset() == c["storage_offset"].get<std::int64_t>());
-  }
+  });
   // The backward ops themselves, on CPU and meta.
   const Tensor g = tensor<float>({1, 2, 3});
   CHECK(select_backward(g, {2, 3}, 0, -1).to_vector<float>() == std::vector<float>{0, 0, 0, 1, 2, 3});
@@ -121,10 +129,7 @@ TEST_CASE("select, slice and narrow: PyTorch's geometry, values and gradients") 
 }
 
 TEST_CASE("cat and stack: PyTorch's sizes, dtypes, values and gradients") {
-  const json golden = testing::read_golden_json("shape_ops_torch.json");
-  for (const json& c : golden["joins"]) {
-    INFO(c.dump());
-    const std::string op = c["op"];
+  for_each_case("joins", [](const json& c, const std::string& op) {
     const std::int64_t dim = c["dim"];
     std::vector<Tensor> xs = join_inputs(c["inputs"]);
     for (Tensor& x : xs)
@@ -147,7 +152,7 @@ TEST_CASE("cat and stack: PyTorch's sizes, dtypes, values and gradients") {
     CHECK(m.is_meta());
     CHECK(sizes_of(m) == ints(c["sizes"]));
     CHECK(m.dtype() == dtype_named(c["dtype"]));
-  }
+  });
   // A braced list, non-contiguous inputs, and the node's name.
   const Tensor a = tensor<float>({1, 2, 3, 4}, {2, 2});
   CHECK(cat({t(a), a}, 1).to_vector<float>() == std::vector<float>{1, 3, 1, 2, 2, 4, 3, 4});
@@ -169,10 +174,7 @@ TEST_CASE("cat and stack: PyTorch's sizes, dtypes, values and gradients") {
 }
 
 TEST_CASE("select, slice, cat and stack give PyTorch's errors") {
-  const json golden = testing::read_golden_json("shape_ops_torch.json");
-  for (const json& c : golden["errors"]) {
-    INFO(c.dump());
-    const std::string op = c["op"];
+  for_each_case("errors", [](const json& c, const std::string& op) {
     const std::string expected = c["message"];
     try {
       if (c.contains("shape")) {
@@ -186,7 +188,7 @@ TEST_CASE("select, slice, cat and stack give PyTorch's errors") {
     } catch (const Error& e) {
       CHECK(std::string(e.what()) == "[aten::" + op + "] " + expected);
     }
-  }
+  });
 }
 
 TEST_CASE("narrow and undefined inputs: PyTorch 2.8's errors") {
