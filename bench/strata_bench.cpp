@@ -153,7 +153,7 @@ bench::RowMatrix to_eigen(const Tensor& t) {
   return Eigen::Map<const bench::RowMatrix>(v.data(), t.size(0), t.size(1));
 }
 
-// The seed step data-parallel on 2 thread ranks (DistributedDataParallel, each rank on half the
+// The MLP step data-parallel on 2 thread ranks (DistributedDataParallel, each rank on half the
 // batch), beside the one-process step in the same run. The ranks step in lockstep (their collectives
 // meet), so both run a fixed number of steps; rank 0's median is the figure.
 void data_parallel_benchmark(nlohmann::ordered_json& out, double one_process_us) {

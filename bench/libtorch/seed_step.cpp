@@ -1,4 +1,4 @@
-// bench/libtorch/seed_step.cpp: the seed step (16-32-4 MLP, batch 8, cross_entropy, SGD), its no-grad
+// bench/libtorch/seed_step.cpp: the MLP step (16-32-4 MLP, batch 8, cross_entropy, SGD), its no-grad
 // forward and a 1-element add, plain and recorded, in LibTorch, timed as strata-bench times them
 // (median of repeated batches, one thread). Built and run only by scripts/compare-libtorch, against
 // Debian's LibTorch (1.13, package libtorch-dev); strata's build and tests never need it.

@@ -13,7 +13,7 @@ tensor hook) and the engine's queue_callback. The hooks fire where 1.13's own en
 the mm/addmm FLOPs (2*m*k*n, addmm counting its product only) are counted by a TorchDispatchMode, so the
 numbers come from PyTorch's backward order, not from strata's.
 
-Cases: the seed step (16,32,4, batch 8: cross_entropy, backward, SGD step) and a nested model
+Cases: the MLP step (16,32,4, batch 8: cross_entropy, backward, SGD step) and a nested model
 Sequential(Sequential(Linear(6,8), ReLU), Linear(8,3)) on a batch of 5 that requires grad, loss sum().
 Each gives {phase: {module: {op: flops}}}, the backward's module entries and exits in order ("> name" /
 "< name" with the sorted parents after entering or before leaving), and the tables

@@ -65,7 +65,7 @@ def table(counts, depth=2):
 
 
 CASES = {
-    # the seed step (16,32,4, batch 8): forward addmm 8*32*2*16 + 8*4*2*32, backward mm 2048+2048+8192;
+    # the MLP step (16,32,4, batch 8): forward addmm 8*32*2*16 + 8*4*2*32, backward mm 2048+2048+8192;
     # each Linear's backward mms count for it (flop_modules_reference.py checks these against 1.13's
     # engine): Sequential.0 addmm 8192 and its weight's mm 8192, Sequential.2 addmm 2048 and two mms
     "seed": ({"Global": [("aten.addmm", 10240), ("aten.mm", 12288)],

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """The calls a TorchFunctionMode sees in PyTorch, for tests/golden/function_modes_torch.json.
 
-"seed_step": the seed experiment's step (scripts/reference/dispatch_tracer.py, sizes 16-32-4, batch 8,
+"seed_step": the MLP experiment's step (scripts/reference/dispatch_tracer.py, sizes 16-32-4, batch 8,
 seed 0) with the mode entered after the model, batch and SGD are made, as its traced_step enters its
 OpCounter: every call with its phase, PyTorch's name (torch.overrides.resolve_name, except torch.mm,
 which 1.13 resolves to its alias torch.spmm), the name upstream DebugMode prints, and its positional

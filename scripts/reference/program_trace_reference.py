@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""The ops a program trace's leaves must equal, from real PyTorch: the seed MLP's loss recorded under a
+"""The ops a program trace's leaves must equal, from real PyTorch: the MLP experiment's loss recorded under a
 TorchDispatchMode, then torch.autograd.grad(loss, params, ones_like(loss)) under the same mode (the
 backward a strata backward trace records: no AccumulateGrad, the cotangent made beforehand). With
 `wrapped`, every input is a LoggingTensor-style wrapper that unwraps, runs the op and rewraps, and the

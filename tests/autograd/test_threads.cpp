@@ -31,7 +31,7 @@ Tensor leaf(std::vector<std::int64_t> sizes, int seed) {
   return t;
 }
 
-// The four leaves of a two-layer perceptron, as in the seed step. Every value is a small non-negative
+// The four leaves of a two-layer perceptron, as in the MLP step. Every value is a small non-negative
 // integer, so every activation is non-negative (relu passes it) and every product and sum a backward
 // pass makes, and every sum of those over all passes, is an integer below 2^24: exact in float32,
 // whatever order the gradients are added in. Leaves of a few thousand elements keep each in-place

@@ -258,7 +258,7 @@ TEST_CASE("bad input: world sizes, group names, group sizes, ranks, splits and d
 
 namespace {
 
-// The seed MLP trained `steps` SGD steps: in one process on the whole batch, or data-parallel on
+// The MLP experiment's model trained `steps` SGD steps: in one process on the whole batch, or data-parallel on
 // `world` thread ranks, each on its slice of the batch. Returns the parameters after (rank 0's; every
 // rank's must be equal).
 std::vector<Tensor> train_seed(int world, int steps, std::int64_t bucket_cap_bytes = std::int64_t{25} << 20,

@@ -1,4 +1,4 @@
-// tests/modes/test_debug_mode.cpp: DebugMode's log of the seed step against a reference made with
+// tests/modes/test_debug_mode.cpp: DebugMode's log of the MLP step against a reference made with
 // PyTorch (scripts/reference/debug_mode_reference.py), its JSON, the hash comparison, the function
 // and module records the function layer and module hooks will make, tensor kinds, nesting, and
 // what a throwing hook or mode leaves behind.
@@ -110,7 +110,7 @@ TEST_CASE("a string argument that is not UTF-8 is logged escaped, and the log du
   CHECK_NOTHROW((void)mode.to_json().dump());
 }
 
-TEST_CASE("the seed step's DebugMode log is PyTorch's, line for line") {
+TEST_CASE("the MLP step's DebugMode log is PyTorch's, line for line") {
   MlpConfig config;
   SUBCASE("plain") {
     const auto mode = debug_step(config, {.record_output = false});
@@ -139,7 +139,7 @@ TEST_CASE("the seed step's DebugMode log is PyTorch's, line for line") {
   }
 }
 
-TEST_CASE("the seed step's DebugMode JSON matches its golden file, and each line PyTorch's") {
+TEST_CASE("the MLP step's DebugMode JSON matches its golden file, and each line PyTorch's") {
   MlpConfig config;
   const auto mode = debug_step(config, {.record_output = true, .record_ids = true});
   const nlohmann::ordered_json got = mode->to_json();

@@ -1,4 +1,4 @@
-// tests/modes/test_fake_tensor.cpp: FakeTensorMode (torch/_subclasses/fake_tensor.py): the seed step
+// tests/modes/test_fake_tensor.cpp: FakeTensorMode (torch/_subclasses/fake_tensor.py): the MLP step
 // under it dispatches the real step's op sequence with fakes everywhere; from_tensor, factories, the
 // rules for real and foreign inputs and their errors, random ops, and ops on fakes outside the mode.
 #include <doctest/doctest.h>
@@ -34,7 +34,7 @@ void check_all_fake(const std::vector<Tensor>& ts) {
 }
 }  // namespace
 
-TEST_CASE("the fake seed step dispatches the real step's ops, in order, for several depths, sizes and batches") {
+TEST_CASE("the fake MLP step dispatches the real step's ops, in order, for several depths, sizes and batches") {
   for (const MlpConfig& config : kConfigs) {
     INFO("sizes ", nlohmann::json(config.sizes).dump(), " batch ", config.batch);
     const TracedStep real = traced_step(config);
@@ -56,7 +56,7 @@ TEST_CASE("the fake seed step dispatches the real step's ops, in order, for seve
   }
 }
 
-TEST_CASE("the fake seed report has the plain report's counts and log, and null where values are compared") {
+TEST_CASE("the fake MLP-step report has the plain report's counts and log, and null where values are compared") {
   const MlpConfig config;
   const nlohmann::ordered_json real = experiment_report(config, true);
   const nlohmann::ordered_json fake = experiment_report(config, true, /*fake=*/true);

@@ -1,4 +1,4 @@
-// tests/modes/test_flop_counter.cpp: FlopCounterMode (torch/utils/flop_counter.py): the seed step's
+// tests/modes/test_flop_counter.cpp: FlopCounterMode (torch/utils/flop_counter.py): the MLP step's
 // FLOPs per phase and op, a second configuration worked out by hand, per-module totals, get_table()
 // against tabulate's output (tests/golden/flop_tables_torch.json, scripts/reference/
 // flop_table_reference.py), JSON, user formulas, and counting under FakeTensorMode.
@@ -49,7 +49,7 @@ void check_against_torch(const FlopCounterMode& flops, const char* name) {
 }
 }  // namespace
 
-TEST_CASE("the seed step: forward 10,240 FLOPs (addmm), backward 12,288 (mm), optimizer 0") {
+TEST_CASE("the MLP step: forward 10,240 FLOPs (addmm), backward 12,288 (mm), optimizer 0") {
   // forward: addmm(b, 8x16, 16x32) = 8*32*2*16 = 8192 and addmm(b, 8x32, 32x4) = 8*4*2*32 = 2048.
   // backward: layer 2's grad_input (8x4)@(4x32) = 2048 and grad_weight (4x8)@(8x32) = 2048; layer 1's
   // grad_weight (32x8)@(8x16) = 8192 (the input does not require grad: no grad_input mm).

@@ -123,7 +123,7 @@ TEST_CASE("self time is total minus the children's totals; children fit in their
   CHECK(total_sum >= self_sum);
 }
 
-TEST_CASE("the seed step's op counts: each op an OpCounter counts is called as often under the profiler") {
+TEST_CASE("the MLP step's op counts: each op an OpCounter counts is called as often under the profiler") {
   const tracer::TracedStep traced = tracer::traced_step(tracer::MlpConfig{});
   const std::vector<Event> events = profile_step(tracer::MlpConfig{});
   std::map<std::string, std::int64_t> profiled;

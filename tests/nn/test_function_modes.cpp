@@ -115,7 +115,7 @@ Seed make_seed(FunctionMode* construction_mode = nullptr) {
   return s;
 }
 
-TEST_CASE("function modes: the seed step announces what PyTorch's TorchFunctionMode sees") {
+TEST_CASE("function modes: the MLP step announces what PyTorch's TorchFunctionMode sees") {
   Seed s = make_seed();
   Recorder rec;
   {

@@ -38,7 +38,7 @@ Job make_job(std::uint64_t seed) {
   return job;
 }
 
-// Training steps as the seed experiment runs them: forward, cross-entropy, backward, SGD with momentum.
+// Training steps as the MLP experiment runs them: forward, cross-entropy, backward, SGD with momentum.
 void train(Job& job, int steps) {
   optim::SGD opt(job.model->parameters(), {.lr = 0.1, .momentum = 0.9});
   for (int s = 0; s < steps; ++s) {

@@ -32,7 +32,7 @@ std::vector<profiler::Event> profile_step(const MlpConfig& config, const profile
 }
 
 std::string mlp_graph_dot(const MlpConfig& config) {
-  manual_seed(config.seed);  // the seed experiment's model and batch
+  manual_seed(config.seed);  // the MLP experiment's model and batch
   const auto model = nn::make_mlp(config.sizes);
   const auto [x, y] = make_batch(config);
   const Tensor loss = nn::functional::cross_entropy((*model)(x), y);

@@ -1,4 +1,4 @@
-// tests/tracer/cli/test_mlp_experiment.cpp: the seed experiment equals PyTorch 2.8's answer, exactly: op
+// tests/tracer/cli/test_mlp_experiment.cpp: the MLP experiment equals PyTorch 2.8's answer, exactly: op
 // counts per phase, ordered sequences, the LoggingTensor log, and the comparison flags, for the seed
 // configuration and for other depths, sizes and batches (references made with
 // scripts/reference/trace_reference.py on Debian's PyTorch).
