@@ -6,6 +6,7 @@
 #include <limits>
 #include <optional>
 
+#include "core/util/checked_math.h"
 #include "ops/boxing.h"
 #include "ops/native/elementwise.h"
 #include "ops/native/memory_overlap.h"
@@ -25,7 +26,9 @@ bool has_contiguous_strides(const Tensor& self) {
   for (std::int64_t d = self.dim() - 1; d >= 0; --d) {
     const auto i = static_cast<std::size_t>(d);
     if (self.strides()[i] != expected) return false;
-    expected *= std::max<std::int64_t>(self.sizes()[i], 1);
+    // Past a size too large for the contiguous strides (an empty tensor's other sizes can be), no stride
+    // can be the contiguous one.
+    if (d > 0 && mul_overflows(expected, std::max<std::int64_t>(self.sizes()[i], 1), &expected)) return false;
   }
   return true;
 }

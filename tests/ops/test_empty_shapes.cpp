@@ -92,6 +92,12 @@ TEST_CASE("pointwise, copy, fill and random ops on empty tensors with huge other
   add_(xt, ones_like(empty_f32({1})));
   mul_(x, empty_f32({5, 0}));
   CHECK(sizes_of(ones_like(xt)) == Sizes{0, 5, kBig});
+  // An empty tensor whose strides fit but whose sizes (0 counted as 1) multiply past 2^63: the *_like
+  // ops compare its strides with the contiguous ones without multiplying past the first dimension.
+  constexpr std::int64_t k62 = std::int64_t{1} << 62;
+  const Tensor tall_like = empty_like(empty_f32({k62, 0, 4}));
+  CHECK(sizes_of(tall_like) == Sizes{k62, 0, 4});
+  CHECK(testing::strides_of(tall_like) == Sizes{4, 4, 1});
   normal_(xt);
   uniform_(xt);
   CHECK(sizes_of(randn({kBig, 5, 0})) == Sizes{kBig, 5, 0});
