@@ -8,45 +8,14 @@
 
 #include "nn/safetensors.h"
 #include "ops/functions.h"
+#include "tests/nn/safetensors_test_helpers.h"
 #include "tests/test_helpers.h"
 
 using namespace strata;
+using namespace strata::testing;
 namespace fs = std::filesystem;
 
 namespace {
-
-struct TempDir {
-  fs::path path;
-  TempDir() {
-    std::string templ = (fs::temp_directory_path() / "strata-safetensors-XXXXXX").string();
-    REQUIRE(mkdtemp(templ.data()) != nullptr);
-    path = templ;
-  }
-  ~TempDir() { fs::remove_all(path); }
-  std::string file(const std::string& name) const { return (path / name).string(); }
-};
-
-std::string read_bytes(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  return std::string(std::istreambuf_iterator<char>(in), {});
-}
-
-void write_bytes(const std::string& path, const std::string& bytes) {
-  std::ofstream out(path, std::ios::binary);
-  out.write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
-}
-
-std::string le64(std::uint64_t n) {
-  std::string out;
-  for (int i = 0; i < 8; ++i) out.push_back(static_cast<char>(n >> (8 * i) & 0xff));
-  return out;
-}
-
-// A file of `header` (padded to 8 bytes unless told otherwise) and `data`.
-std::string file_bytes(std::string header, const std::string& data, bool pad = true) {
-  if (pad) header.append((8 - header.size() % 8) % 8, ' ');
-  return le64(header.size()) + header + data;
-}
 
 std::string float_bytes(std::initializer_list<float> values) {
   std::string out(values.size() * 4, '\0');
