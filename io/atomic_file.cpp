@@ -4,8 +4,12 @@
 
 #include <fcntl.h>
 #include <limits.h>
+#include <pthread.h>
+#include <signal.h>
 #include <sys/random.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
+#include <sys/statvfs.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -60,13 +64,54 @@ std::string temp_name(const std::string& name) {
   return temp;
 }
 
+// Note [Writing past the file-size limit]
+// A write past RLIMIT_FSIZE fails with EFBIG, and the kernel also sends the writing thread SIGXFSZ,
+// whose default action kills the process, leaving the temporary file behind (strata-trace's handler,
+// io/temp_file_registry.h, removes it; a library cannot count on one). So each write runs with
+// SIGXFSZ blocked on its thread, and a SIGXFSZ that a failed write raised (EFBIG, and the signal
+// pending now and not before) is taken back with sigtimedwait before the mask is restored: the
+// failure is an Error like a full disk, and the destructor removes the temporary file. A SIGXFSZ
+// pending before the write, or sent while no write failed, is left to act when unblocked.
+class HoldFileSizeSignal {
+ public:
+  HoldFileSizeSignal() {
+    sigemptyset(&set_);
+    sigaddset(&set_, SIGXFSZ);
+    pthread_sigmask(SIG_BLOCK, &set_, &old_);
+    was_pending_ = pending();
+  }
+  ~HoldFileSizeSignal() { pthread_sigmask(SIG_SETMASK, &old_, nullptr); }
+  HoldFileSizeSignal(const HoldFileSizeSignal&) = delete;
+  HoldFileSizeSignal& operator=(const HoldFileSizeSignal&) = delete;
+  void write_failed(int err) {
+    if (err != EFBIG || was_pending_ || !pending()) return;
+    const timespec now{};
+    while (sigtimedwait(&set_, nullptr, &now) < 0 && errno == EINTR) {
+    }
+  }
+
+ private:
+  bool pending() const {
+    sigset_t set;
+    return sigpending(&set) == 0 && sigismember(&set, SIGXFSZ) == 1;
+  }
+  sigset_t set_;
+  sigset_t old_;
+  bool was_pending_ = false;
+};
+
 // 0, or the errno of the first failure.
 int write_all(int fd, std::string_view content) {
+  HoldFileSizeSignal hold;  // Note [Writing past the file-size limit]
   std::size_t done = 0;
   while (done < content.size()) {
     const ssize_t n = ::write(fd, content.data() + done, content.size() - done);
     if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) return n < 0 ? errno : EIO;
+    if (n <= 0) {
+      const int err = n < 0 ? errno : EIO;
+      hold.write_failed(err);
+      return err;
+    }
     done += static_cast<std::size_t>(n);
   }
   return 0;
@@ -165,16 +210,55 @@ void AtomicFile::fail(const std::string& what, int err) const {
 }
 
 void AtomicFile::write(std::string_view content) {
+  append(content);
+  finish();
+}
+
+void AtomicFile::append(std::string_view part) {
   STRATA_CHECK(!written_ && (fd_ >= 0 || in_place_fd_ >= 0), "'", path_, "' was already written");
   if (mode_ == Mode::kInPlace) {
-    pending_.assign(content);  // Note [When the file is written in place]
-  } else {
-    if (const int err = write_all(fd_, content)) fail("cannot write", err);
+    pending_.append(part);  // Note [When the file is written in place]
+  } else if (const int err = write_all(fd_, part)) {
+    fail("cannot write", err);
+  }
+}
+
+void AtomicFile::finish() {
+  STRATA_CHECK(!written_ && (fd_ >= 0 || in_place_fd_ >= 0), "'", path_, "' was already written");
+  if (mode_ != Mode::kInPlace) {
     // A FIFO or a device cannot be synced (EINVAL): only the temporary file is.
     if (mode_ == Mode::kReplace && fsync(fd_) != 0) fail("cannot write", errno);
     if (const int err = close_checked(std::exchange(fd_, -1))) fail("cannot write", err);
   }
   written_ = true;
+}
+
+// Note [Checking that a file fits]
+// A file that cannot fit is refused before a byte of it is written, naming both sizes: over the
+// file-size limit the write would fail (EFBIG, Note [Writing past the file-size limit]) and on a full
+// file system with ENOSPC, each after writing what fits, which for a large file is slow and fills
+// the disk for every other process meanwhile. The free space is what the writer may use (f_bavail,
+// or f_bfree for root, who may use the reserved blocks), plus, for a file written in place, the blocks of the file it truncates. The check is a
+// forecast, not a reservation: another writer may take the space meanwhile, and the write then fails
+// as before.
+void AtomicFile::check_fits(std::uint64_t bytes) const {
+  const std::string prefix = label_.empty() ? "" : label_ + ": ";
+  const int fd = mode_ == Mode::kInPlace ? in_place_fd_ : fd_;
+  if (mode_ == Mode::kStream || fd < 0) return;
+  rlimit limit{};
+  if (getrlimit(RLIMIT_FSIZE, &limit) == 0 && limit.rlim_cur != RLIM_INFINITY && bytes > limit.rlim_cur)
+    detail::throw_error(detail::str_cat(prefix, "cannot write '", path_, "': the file is ", bytes,
+                                        " bytes, over the file-size limit (RLIMIT_FSIZE, ulimit -f) of ", limit.rlim_cur, " bytes"));
+  struct statvfs fs {};
+  if (fstatvfs(fd, &fs) != 0) return;  // no figure to compare with: the write will tell
+  std::uint64_t free_bytes = 0;
+  const std::uint64_t blocks = geteuid() == 0 ? fs.f_bfree : fs.f_bavail;  // root may use the reserved blocks
+  if (__builtin_mul_overflow(blocks, std::uint64_t(fs.f_frsize), &free_bytes)) return;
+  struct stat st {};
+  if (mode_ == Mode::kInPlace && fstat(fd, &st) == 0) free_bytes += std::uint64_t(st.st_blocks) * 512;
+  if (bytes > free_bytes)
+    detail::throw_error(detail::str_cat(prefix, "cannot write '", path_, "': the file is ", bytes, " bytes, but its file system has ",
+                                        free_bytes, " bytes free"));
 }
 
 void AtomicFile::publish() {

@@ -6,6 +6,7 @@
 // mode, owner and group for a replaced one.
 #pragma once
 
+#include <cstdint>
 #include <string>
 #include <string_view>
 
@@ -27,6 +28,13 @@ class AtomicFile {
   // Writes `content` in full under the temporary name and syncs it (into a FIFO or device: directly;
   // for a file written in place: kept until publish); throws strata::Error on failure.
   void write(std::string_view content);
+  // The same in parts, for content too big to hold: append each part, then finish (which syncs).
+  void append(std::string_view part);
+  void finish();
+  // Throws strata::Error naming both sizes when a file of `bytes` bytes cannot be written: more than
+  // the file system's free space or the file-size limit (RLIMIT_FSIZE). Nothing to check for a FIFO
+  // or a device. (Note [Checking that a file fits], atomic_file.cpp.)
+  void check_fits(std::uint64_t bytes) const;
   // Moves the written file into place; throws strata::Error on failure.
   void publish();
   // write, then publish.

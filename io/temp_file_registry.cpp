@@ -31,7 +31,10 @@ namespace {
 //   and stdout report as any failed write: one line, exit code 2, no file (Note [Output order]). An
 //   output too big for the limit is then treated like one too big for the disk (ENOSPC), which is
 //   already an error of that kind; dying by SIGXFSZ would leave no file either, but would not say
-//   which output failed. SIGXFSZ sent by another process still kills, after the cleanup.
+//   which output failed. SIGXFSZ sent by another process still kills, after the cleanup. (AtomicFile's
+//   own writes block SIGXFSZ and take back the one they raise, so they never reach this handler, and
+//   a program without it, a library's caller, gets the same Error: Note [Writing past the file-size
+//   limit], atomic_file.cpp.)
 // Registration: a slot's state is an always-lock-free atomic (0 free, 1 being filled, 2 holds a
 // file) and its file a directory fd and a name (unlinkat is async-signal-safe; a directory fd works
 // whatever the path's length and even if a directory on the way is renamed). Around "create the

@@ -23,8 +23,10 @@ struct SafetensorsFile {
 };
 
 // Writes `tensors` (CPU tensors of any layout; F32, F64, I64 or BOOL) and `metadata` to `path`, all or
-// nothing: a temporary file in the same directory, renamed over `path` when complete. Throws
-// strata::Error naming the path when a tensor cannot be saved or the file cannot be written.
+// nothing: a temporary file in the same directory, renamed over `path` when complete, written in parts
+// with bounded memory (Note [Saving with bounded memory], safetensors_save.cpp). Throws strata::Error
+// naming the path when a tensor cannot be saved, the file would not fit (free space, RLIMIT_FSIZE:
+// both sizes named) or cannot be written; the temporary file is removed on every failure.
 void save_safetensors(const std::string& path, const TensorDict& tensors, const SafetensorsMetadata& metadata = {});
 
 // The bytes save_safetensors writes (header and data), for callers that keep weights in memory.

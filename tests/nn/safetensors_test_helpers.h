@@ -49,4 +49,6 @@ inline std::string file_bytes(std::string header, const std::string& data, bool 
   return le64(header.size()) + header + data;
 }
 
+inline bool contains(const std::string& text, const std::string& part) { return text.find(part) != std::string::npos; }
+
 }  // namespace strata::testing

@@ -45,7 +45,6 @@ std::string load_error(const TempDir& dir, const std::string& bytes) {
   return "";
 }
 
-bool contains(const std::string& text, const std::string& part) { return text.find(part) != std::string::npos; }
 
 }  // namespace
 

@@ -2,12 +2,14 @@
 // entries loads in linear time, a save that cannot fit (disk, RLIMIT_FSIZE) is refused up front and
 // leaves no temporary file, the copying load, and LibTorch's save/load spelling.
 #include <sys/resource.h>
+#include <signal.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <cstdio>
 #include <string>
 
+#include "io/atomic_file.h"
 #include "nn/safetensors.h"
 #include "ops/functions.h"
 #include "tests/nn/safetensors_test_helpers.h"
@@ -34,4 +36,109 @@ TEST_CASE("load_safetensors reads a header of 10^5 entries in time linear in its
   header += R"("t054321":{"dtype":"F32","shape":[0],"data_offsets":[0,0]}})";
   CHECK_THROWS_WITH_AS(load_safetensors_from_bytes(file_bytes(header, ""), "many"),
                        "load_safetensors: 'many': duplicate key 't054321' in the header", Error);
+}
+
+namespace {
+
+// Runs `body` in a forked child with SIGXFSZ at its default action (it kills) and the file-size limit
+// set to `limit` bytes; returns the child's wait status. `body` returns the exit code.
+template <typename Body>
+int in_child_with_file_limit(rlim_t limit, Body body) {
+  const pid_t pid = fork();
+  REQUIRE(pid >= 0);
+  if (pid == 0) {
+    signal(SIGXFSZ, SIG_DFL);
+    rlimit rl{};
+    getrlimit(RLIMIT_FSIZE, &rl);
+    rl.rlim_cur = limit;
+    if (setrlimit(RLIMIT_FSIZE, &rl) != 0) _exit(126);
+    int code = 125;
+    try {
+      code = body();
+    } catch (...) {
+    }
+    _exit(code);
+  }
+  int status = 0;
+  REQUIRE(waitpid(pid, &status, 0) == pid);
+  return status;
+}
+
+bool exited_with(int status, int code) { return WIFEXITED(status) && WEXITSTATUS(status) == code; }
+
+}  // namespace
+
+TEST_CASE("save_safetensors refuses a file bigger than its file system's free space, before writing") {
+  TempDir dir;
+  // 2^50 float32 elements from one: 4 PiB of file, which no test machine has free. Before, the whole
+  // file was built in memory first: std::bad_alloc.
+  const Tensor huge = expand(scalar_tensor(1.0, ScalarType::Float32), {std::int64_t{1} << 50});
+  const std::string path = dir.file("huge.safetensors");
+  try {
+    save_safetensors(path, {{"huge", huge}});
+    FAIL("saved 4 PiB");
+  } catch (const Error& e) {
+    const std::string message = e.what();
+    const std::string start = "save_safetensors: cannot write '" + path + "': the file is ";
+    REQUIRE(message.rfind(start, 0) == 0);
+    const std::uint64_t size = std::stoull(message.substr(start.size()));
+    CHECK(size > (std::uint64_t{1} << 52));  // the data, and the header
+    CHECK(size < (std::uint64_t{1} << 52) + 128);
+    CHECK(contains(message, " bytes, but its file system has "));
+  }
+  CHECK(dir.entries() == 0);  // no temporary left
+}
+
+TEST_CASE("save_safetensors streams views and expanded tensors in parts and loads them back") {
+  TempDir dir;
+  // 3 MiB of float32 from 12 bytes (several chunks of the writer's buffer), a transposed view, bools
+  // with a byte other than 0 and 1, and a scalar.
+  const Tensor wide = expand(tensor<float>({1.5f, -2.f, 3.f}, {3, 1}), {3, 1 << 18});
+  const Tensor transposed = t(tensor<std::int64_t>({0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11}, {3, 4}));
+  const std::string path = dir.file("views.safetensors");
+  save_safetensors(path, {{"wide", wide}, {"t", transposed}, {"s", scalar_tensor(2.0, ScalarType::Float64)}});
+  const SafetensorsFile file = load_safetensors(path);
+  CHECK(file.tensors.at("wide").to_vector<float>() == wide.to_vector<float>());
+  CHECK(file.tensors.at("t").to_vector<std::int64_t>() == transposed.to_vector<std::int64_t>());
+  CHECK(file.tensors.at("s").to_vector<double>() == std::vector<double>{2.0});
+  CHECK(read_bytes(path) == serialize_safetensors({{"wide", wide}, {"t", transposed}, {"s", scalar_tensor(2.0, ScalarType::Float64)}}));
+}
+
+TEST_CASE("save_safetensors under a file-size limit is refused with both sizes and leaves no temporary") {
+  TempDir dir;
+  const std::string path = dir.file("big.safetensors");
+  const Tensor big = zeros({1 << 18});  // 1 MiB of data
+  // Before, the write ran into the limit and SIGXFSZ killed the process, leaving big.safetensors.tmp.XXXXXX.
+  const int status = in_child_with_file_limit(4096, [&] {
+    try {
+      save_safetensors(path, {{"big", big}});
+    } catch (const Error& e) {
+      const std::string message = e.what();
+      return contains(message, "over the file-size limit (RLIMIT_FSIZE, ulimit -f) of 4096 bytes") &&
+                     contains(message, "the file is " + std::to_string(serialize_safetensors({{"big", big}}).size()) + " bytes")
+                 ? 0
+                 : 3;
+    }
+    return 4;
+  });
+  CHECK(exited_with(status, 0));
+  CHECK(dir.entries() == 0);
+}
+
+TEST_CASE("a write past the file-size limit fails with an Error and removes the temporary file") {
+  // Past check_fits (the limit lowered after it, or a file written without it): the write fails with
+  // EFBIG, the SIGXFSZ it raised is taken back, and the temporary file goes.
+  TempDir dir;
+  const std::string path = dir.file("out.bin");
+  const int status = in_child_with_file_limit(100, [&] {
+    try {
+      tracer::AtomicFile file(path, "label");
+      file.write(std::string(1000, 'x'));
+    } catch (const Error& e) {
+      return contains(e.what(), "label: cannot write '" + path + "': File too large") ? 0 : 3;
+    }
+    return 4;
+  });
+  CHECK(exited_with(status, 0));
+  CHECK(dir.entries() == 0);
 }
