@@ -32,11 +32,18 @@ void save_safetensors(const std::string& path, const TensorDict& tensors, const 
 // The bytes save_safetensors writes (header and data), for callers that keep weights in memory.
 std::string serialize_safetensors(const TensorDict& tensors, const SafetensorsMetadata& metadata = {});
 
-// Reads a safetensors file. Aligned data is used in place (the mapping lives until the last tensor
-// from it is released); the rest is copied. Tensors are writable: writes go to private copy-on-write
-// pages and never reach the file. Throws strata::Error naming the path and what is wrong for any file
-// that is not a valid safetensors file of strata's dtypes.
-SafetensorsFile load_safetensors(const std::string& path);
+struct SafetensorsLoadOptions {
+  // As torch.load's mmap: true maps the file, and its later in-place rewrites by another writer show
+  // in the tensors (Note [A mapping shows later writes to the file], safetensors_load.cpp); false
+  // reads it into memory the tensors own, which nothing changes behind them.
+  bool mmap = true;
+};
+
+// Reads a safetensors file. Aligned data is used in place (the mapping, or the buffer read, lives
+// until the last tensor from it is released); the rest is copied. Tensors are writable: writes go to
+// private copy-on-write pages and never reach the file. Throws strata::Error naming the path and what
+// is wrong for any file that is not a valid safetensors file of strata's dtypes.
+SafetensorsFile load_safetensors(const std::string& path, const SafetensorsLoadOptions& options = {});
 
 // The same from bytes in memory (always copied); `label` names the source in errors.
 SafetensorsFile load_safetensors_from_bytes(std::string_view bytes, const std::string& label = "<bytes>");

@@ -12,6 +12,7 @@
 #include <atomic>
 #include <bit>
 #include <cerrno>
+#include <cstdlib>
 #include <cstring>
 #include <limits>
 #include <type_traits>
@@ -53,16 +54,26 @@ constexpr int kMaxHeaderDepth = 3;
 // to 8 bytes and tensors are sorted by descending alignment) wraps its bytes in place with a storage
 // of its own whose deleter drops one reference to the mapping; the mapping is unmapped with the last
 // tensor. Misaligned data, and all data on a big-endian machine, is copied.
+//
+// Note [A mapping shows later writes to the file]
+// Private means that the tensors' writes do not reach the file, not that the file's later writes do
+// not reach the tensors: a page that no tensor has written is the file's page, so another process
+// rewriting the file in place changes the loaded tensors (PyTorch's torch.load(mmap=True) behaves
+// the same). Replacing the file (a rename, as save_safetensors does) does not: the mapping keeps the
+// old file. For a load that owns its bytes, SafetensorsLoadOptions{.mmap = false} reads the file
+// into memory of its own (read(), not a mapping) and the tensors wrap that buffer the same way.
 struct Mapping {
   void* address;
   std::size_t length;
   std::atomic<std::size_t> references;
+  bool heap = false;  // a buffer from aligned_alloc (the copying load), not a mapping
 };
 
 void release_mapping(void*, void* context) {
   auto* mapping = static_cast<Mapping*>(context);
   if (mapping->references.fetch_sub(1, std::memory_order_acq_rel) == 1) {
-    munmap(mapping->address, mapping->length);
+    if (mapping->heap) std::free(mapping->address);
+    else munmap(mapping->address, mapping->length);
     delete mapping;
   }
 }
@@ -315,7 +326,34 @@ SafetensorsFile load_safetensors_from_bytes(std::string_view bytes, const std::s
   return parse(loader, reinterpret_cast<const unsigned char*>(bytes.data()), bytes.size(), nullptr);
 }
 
-SafetensorsFile load_safetensors(const std::string& path) {
+namespace {
+
+// The file's bytes read into an aligned buffer of their own (Note [A mapping shows later writes to
+// the file]): as many as there are, which parse() checks like any others.
+Mapping* read_file(const Loader& loader, int fd, std::size_t size) {
+  constexpr std::size_t kAlignment = 64;
+  const std::size_t capacity = (size + kAlignment - 1) / kAlignment * kAlignment;
+  void* buffer = capacity >= size ? std::aligned_alloc(kAlignment, capacity) : nullptr;
+  if (!buffer) loader.fail("cannot allocate " + std::to_string(size) + " bytes to copy the file");
+  auto* bytes = static_cast<unsigned char*>(buffer);
+  std::size_t done = 0;
+  while (done < size) {
+    const ssize_t n = pread(fd, bytes + done, size - done, static_cast<off_t>(done));
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) {
+      const int err = errno;
+      std::free(buffer);
+      loader.fail(std::string("cannot read: ") + std::strerror(err));
+    }
+    if (n == 0) break;  // shorter than when it was opened
+    done += static_cast<std::size_t>(n);
+  }
+  return new Mapping{buffer, done, 1, true};
+}
+
+}  // namespace
+
+SafetensorsFile load_safetensors(const std::string& path, const SafetensorsLoadOptions& options) {
   const Loader loader{path};
   const int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC);
   if (fd < 0) loader.fail(std::string("cannot open: ") + std::strerror(errno));
@@ -331,12 +369,24 @@ SafetensorsFile load_safetensors(const std::string& path) {
     close(fd);
     loader.fail("the file is " + std::to_string(size) + " bytes, too short for the 8-byte header length");
   }
-  void* address = mmap(nullptr, size, PROT_READ | PROT_WRITE, MAP_PRIVATE, fd, 0);
-  const int map_errno = errno;
-  close(fd);
-  if (address == MAP_FAILED) loader.fail(std::string("cannot map: ") + std::strerror(map_errno));
-  MappingReference reference{new Mapping{address, size, 1}};
-  return parse(loader, static_cast<const unsigned char*>(address), size, reference.mapping);
+  MappingReference reference;
+  if (!options.mmap) {
+    try {
+      reference.mapping = read_file(loader, fd, size);
+    } catch (...) {
+      close(fd);
+      throw;
+    }
+    close(fd);
+  } else {
+    void* address = mmap(nullptr, size, PROT_READ | PROT_WRITE, MAP_PRIVATE, fd, 0);
+    const int map_errno = errno;
+    close(fd);
+    if (address == MAP_FAILED) loader.fail(std::string("cannot map: ") + std::strerror(map_errno));
+    reference.mapping = new Mapping{address, size, 1};
+  }
+  const Mapping& m = *reference.mapping;
+  return parse(loader, static_cast<const unsigned char*>(m.address), m.length, reference.mapping);
 }
 
 }  // namespace strata

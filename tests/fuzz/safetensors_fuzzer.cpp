@@ -1,8 +1,8 @@
-// tests/fuzz/safetensors_fuzzer.cpp: the safetensors loader over arbitrary bytes, both ways in: from
-// memory (load_safetensors_from_bytes) and from a file (load_safetensors, which maps it; the file is
-// a memfd, so no input touches the disk).
+// tests/fuzz/safetensors_fuzzer.cpp: the safetensors loader over arbitrary bytes, every way in: from
+// memory (load_safetensors_from_bytes) and from a file (load_safetensors, which maps it or, with
+// mmap = false, reads it; the file is a memfd, so no input touches the disk).
 // Invariants, each an abort (a crash for libFuzzer, a failed test for the replay): the only exception
-// is a strata::Error whose message starts "load_safetensors: '<file>': "; both ways agree (the same
+// is a strata::Error whose message starts "load_safetensors: '<file>': "; every way agrees (the same
 // message, or the same tensors and metadata); a file that loads writes back (serialize_safetensors)
 // to bytes that load to the same tensors and that serialise to themselves. Sanitizer reports (an
 // over-read of the input or the mapping), leaks and huge allocations are libFuzzer's to catch.
@@ -81,10 +81,12 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
 
   const Outcome in_memory = attempt(path, [&] { return strata::load_safetensors_from_bytes(bytes, path); });
   const Outcome mapped = attempt(path, [&] { return strata::load_safetensors(path); });
-  require(in_memory.error == mapped.error, "both ways give the same error");
-  require(in_memory.file.has_value() == mapped.file.has_value(), "both ways load or neither does");
+  const Outcome copied = attempt(path, [&] { return strata::load_safetensors(path, {.mmap = false}); });
+  require(in_memory.error == mapped.error && copied.error == mapped.error, "every way gives the same error");
+  require(in_memory.file.has_value() == mapped.file.has_value() && copied.file.has_value() == mapped.file.has_value(),
+          "every way loads or none does");
   if (!in_memory.file) return 0;
-  require(same_tensors(*in_memory.file, *mapped.file), "both ways load the same tensors");
+  require(same_tensors(*in_memory.file, *mapped.file) && same_tensors(*copied.file, *mapped.file), "every way loads the same tensors");
 
   const std::string written = strata::serialize_safetensors(mapped.file->tensors, mapped.file->metadata);
   const SafetensorsFile again = strata::load_safetensors_from_bytes(written, "written");

@@ -7,6 +7,8 @@
 #include <unistd.h>
 
 #include <cstdio>
+#include <cstring>
+#include <fstream>
 #include <string>
 
 #include "io/atomic_file.h"
@@ -141,4 +143,30 @@ TEST_CASE("a write past the file-size limit fails with an Error and removes the 
   });
   CHECK(exited_with(status, 0));
   CHECK(dir.entries() == 0);
+}
+
+TEST_CASE("load_safetensors with mmap=false owns its bytes: rewriting the file in place changes nothing") {
+  TempDir dir;
+  const std::string path = dir.file("w.safetensors");
+  save_safetensors(path, {{"a", tensor<float>({1, 2, 3, 4})}, {"b", tensor<float>({5, 6})}});
+  const SafetensorsFile copied = load_safetensors(path, {.mmap = false});
+  const SafetensorsFile mapped = load_safetensors(path);
+  // Both wrap one buffer each: b's data follows a's, byte for byte.
+  CHECK(static_cast<const char*>(copied.tensors.at("b").raw_data()) - static_cast<const char*>(copied.tensors.at("a").raw_data()) == 16);
+  // Another writer rewrites the data in place (same inode, not truncated): a with 9s.
+  std::string bytes = read_bytes(path);
+  const std::size_t data = bytes.size() - 24;
+  const float nine = 9;
+  for (std::size_t i = 0; i < 4; ++i) std::memcpy(bytes.data() + data + 4 * i, &nine, 4);  // a comes first
+  {
+    std::fstream out(path, std::ios::in | std::ios::out | std::ios::binary);
+    out.write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
+  }
+  CHECK(copied.tensors.at("a").to_vector<float>() == std::vector<float>{1, 2, 3, 4});
+  CHECK(copied.tensors.at("b").to_vector<float>() == std::vector<float>{5, 6});
+  // The documented property of the mapping (Note [A mapping shows later writes to the file]).
+  CHECK(mapped.tensors.at("a").to_vector<float>() == std::vector<float>{9, 9, 9, 9});
+  // The copying load validates as the mapped one does.
+  write_bytes(path, bytes.substr(0, bytes.size() - 4));
+  CHECK_THROWS_WITH_AS(load_safetensors(path, {.mmap = false}), doctest::Contains("run past the end of the data"), Error);
 }
