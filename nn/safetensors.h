@@ -9,6 +9,7 @@
 #include <map>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "../core/tensor.h"
 
@@ -47,5 +48,16 @@ SafetensorsFile load_safetensors(const std::string& path, const SafetensorsLoadO
 
 // The same from bytes in memory (always copied); `label` names the source in errors.
 SafetensorsFile load_safetensors_from_bytes(std::string_view bytes, const std::string& label = "<bytes>");
+
+// LibTorch's spelling (torch::save(a, "a.pt"), torch::load(a, "a.pt")), writing safetensors files
+// rather than LibTorch's zip archives (Note [Saving tensors with LibTorch's spelling],
+// tensor_save_load.cpp): one tensor under the key "0", a vector under "0", "1", ..., the keys
+// LibTorch's archives use. `load` reads the file into memory of its own (mmap = false, as LibTorch
+// copies) and rebinds `tensor` (or fills `tensors`) with what it read; errors are load_safetensors's,
+// or name the missing key.
+void save(const Tensor& tensor, const std::string& path);
+void save(const std::vector<Tensor>& tensors, const std::string& path);
+void load(Tensor& tensor, const std::string& path);
+void load(std::vector<Tensor>& tensors, const std::string& path);
 
 }  // namespace strata

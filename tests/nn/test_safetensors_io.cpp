@@ -170,3 +170,49 @@ TEST_CASE("load_safetensors with mmap=false owns its bytes: rewriting the file i
   write_bytes(path, bytes.substr(0, bytes.size() - 4));
   CHECK_THROWS_WITH_AS(load_safetensors(path, {.mmap = false}), doctest::Contains("run past the end of the data"), Error);
 }
+
+TEST_CASE("save and load: LibTorch's spelling for one tensor and a vector, round trip and errors") {
+  TempDir dir;
+  const std::string path = dir.file("a.pt");
+  const Tensor a = t(tensor<float>({1.5f, -2.f, 3.f, 4.f, 5.f, 6.f}, {2, 3}));  // a view: saved in its own row-major order
+  save(a, path);  // torch::save(a, "a.pt")
+  Tensor b;
+  load(b, path);  // torch::load(b, "a.pt")
+  CHECK(b.sizes().vec() == std::vector<std::int64_t>{3, 2});
+  CHECK(b.to_vector<float>() == a.to_vector<float>());
+  CHECK(load_safetensors(path).tensors.count("0") == 1);  // LibTorch's key
+
+  const std::string many = dir.file("v.pt");
+  save(std::vector<Tensor>{tensor<std::int64_t>({7, 8}), tensor<bool>({true}), scalar_tensor(0.25, ScalarType::Float64)}, many);
+  std::vector<Tensor> loaded;
+  load(loaded, many);
+  REQUIRE(loaded.size() == 3);
+  CHECK(loaded[0].to_vector<std::int64_t>() == std::vector<std::int64_t>{7, 8});
+  CHECK(loaded[1].to_vector<bool>() == std::vector<bool>{true});
+  CHECK(loaded[2].to_vector<double>() == std::vector<double>{0.25});
+  load(b, many);  // a vector's first tensor is the one tensor's key
+  CHECK(b.to_vector<std::int64_t>() == std::vector<std::int64_t>{7, 8});
+
+  // The file is read, not mapped: zeroing its 25 bytes of data in place changes nothing loaded.
+  {
+    std::fstream out(many, std::ios::in | std::ios::out | std::ios::binary);
+    out.seekp(static_cast<std::streamoff>(read_bytes(many).size() - 25));
+    out.write(std::string(25, '\0').data(), 25);
+  }
+  CHECK(load_safetensors(many).tensors.at("0").to_vector<std::int64_t>() == std::vector<std::int64_t>{0, 0});
+  CHECK(loaded[0].to_vector<std::int64_t>() == std::vector<std::int64_t>{7, 8});
+
+  CHECK_THROWS_WITH_AS(load(b, dir.file("missing.pt")),
+                       ("load_safetensors: '" + dir.file("missing.pt") + "': cannot open: No such file or directory").c_str(), Error);
+  write_bytes(dir.file("damaged.pt"), read_bytes(many).substr(0, 40));
+  CHECK_THROWS_WITH_AS(load(loaded, dir.file("damaged.pt")), doctest::Contains(("load_safetensors: '" + dir.file("damaged.pt") + "': ").c_str()), Error);
+  save_safetensors(dir.file("named.safetensors"), {{"w", tensor<float>({1})}});
+  CHECK_THROWS_WITH_AS(load(b, dir.file("named.safetensors")),
+                       ("load: '" + dir.file("named.safetensors") + "' holds no tensor under the key '0' that save writes (its keys: 'w')").c_str(),
+                       Error);
+  save_safetensors(dir.file("gap.safetensors"), {{"0", tensor<float>({1})}, {"2", tensor<float>({2})}});
+  CHECK_THROWS_WITH_AS(load(loaded, dir.file("gap.safetensors")),
+                       doctest::Contains("holds keys other than the '0', '1', ... that save writes (its keys: '0', '2')"), Error);
+  CHECK(loaded.size() == 3);  // unchanged by the failed load
+  CHECK_THROWS_WITH_AS(save(Tensor(), dir.file("u.pt")), "save_safetensors: tensor '0' is undefined", Error);
+}
