@@ -116,6 +116,11 @@ TEST_CASE("layers, parameters and activations are capped before anything runs") 
             "--batch: 9223372036854775807 x 52 (the sum of --sizes) = more than 2^63 activations, over strata-trace's limit of "
             "67108864 (2^26)"},
            {{"--batch", "1290555"}, ""},  // 67,108,860 activations
+           // With --world-size every rank's model counts (before, 16 ranks of 2^26 parameters took 12.9 GB).
+           {{"--world-size", "16", "--batch", "16", "--sizes", "8191,8191"},
+            "--world-size: 16 ranks x 67100672 parameters = 1073610752 (each rank holds its own copy of the model), over "
+            "strata-trace's limit of 67108864 (2^26) in total"},
+           {{"--world-size", "64", "--batch", "64", "--sizes", "1023,1024"}, ""},  // 64 x 1,048,576: the limit exactly
        }) {
     INFO(c.first[1]);
     CHECK(parse_error(c.first) == c.second);
@@ -124,7 +129,8 @@ TEST_CASE("layers, parameters and activations are capped before anything runs") 
   const std::string help = trace_usage();
   CHECK(help.find("at most 64 layers") != std::string::npos);
   CHECK(help.find("2^26 = 67108864 parameters") != std::string::npos);
-  CHECK(help.find("--batch times the sum of --sizes at most 2^26 activations") != std::string::npos);
+  CHECK(help.find("--batch times\nthe sum of --sizes at most 2^26 activations") != std::string::npos);
+  CHECK(help.find("counting every rank's copy with --world-size") != std::string::npos);
 }
 
 TEST_CASE("an echoed value with control characters stays on one line") {

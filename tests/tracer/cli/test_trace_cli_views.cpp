@@ -194,6 +194,10 @@ TEST_CASE("--world-size runs the traced step data-parallel: its collectives are 
       {{"--world-size", "3"}, "--world-size: the batch (8) must be divisible by the world size (3)"},
       {{"--world-size", "0"}, "--world-size: expected an integer >= 1, got 0"},
       {{"--world-size", "65"}, "--world-size: at most 64 ranks (threads of this process), got 65"},
+      // Every rank holds a model: the parameter limit counts all of them, up front, in one line.
+      {{"--world-size", "64", "--batch", "64", "--sizes", "1024,1024"},
+       "--world-size: 64 ranks x 1049600 parameters = 67174400 (each rank holds its own copy of the model), over "
+       "strata-trace's limit of 67108864 (2^26) in total"},
       {{"--world-size", "2", "--fake"}, "--world-size: not with --fake (only the report's traced step runs on several ranks)"},
       {{"--world-size", "2", "--trace"}, "--world-size: not with --trace (only the report's traced step runs on several ranks)"},
   });
