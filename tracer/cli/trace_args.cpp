@@ -26,9 +26,9 @@ namespace {
 // the sum of --sizes is every layer's input or output for the whole batch, 2^26 elements again.
 // The default MLP (16,32,4, batch 8) is 676 parameters and 416 activations. With --world-size N every
 // rank holds its own model (parameters, gradients, DDP's bucket), so the parameter limit counts all
-// N copies: at the limit a run takes about the one-rank run's memory whatever N (measured: 16 ranks
-// of 4.2M parameters 0.86 GB peak RSS, 64 ranks of 1M 0.83 GB), where counting one copy let 64
-// ranks of 2^26 parameters take every gigabyte of the machine. The batch is split across the ranks,
+// N copies: at the limit a run takes no more than the one-rank run's memory whatever N (peak RSS:
+// 16 ranks of 4.2M parameters 0.86 GB, 64 ranks of 1M 0.83 GB, one rank of 2^24 1.0 GB), where
+// counting one copy let 64 ranks of 2^26 parameters take every gigabyte of the machine. The batch is split across the ranks,
 // so the activation limit holds as it is.
 // Under --fake no tensor has data, so parameters and activations may reach 2^40 each (a 10^9-
 // parameter model fits; int64 sizes and FLOP counts stay far from overflowing in the meta
