@@ -283,9 +283,9 @@ SafetensorsFile parse(const Loader& loader, const unsigned char* bytes, std::siz
   std::vector<Entry> entries;
   for (const auto& [name, info] : header.items()) {
     if (name == "__metadata__") {
-      loader.check(info.is_object(), [&] { return "__metadata__ is " + describe(info) + ", expected an object of strings"; });
+      loader.check(info.is_object(), "__metadata__ is " + describe(info) + ", expected an object of strings");
       for (const auto& [key, value] : info.items()) {
-        loader.check(value.is_string(), [&] { return "__metadata__ must map strings to strings, but '" + key + "' is " + describe(value); });
+        loader.check(value.is_string(), "__metadata__ must map strings to strings, but '" + key + "' is " + describe(value));
         file.metadata.emplace(key, value.get<std::string>());
       }
       continue;
