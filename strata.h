@@ -55,6 +55,7 @@
 #include "nn/safetensors.h"
 #include "ops/detach.h"
 #include "ops/functions.h"
+#include "ops/indexing.h"
 #include "ops/library.h"
 #include "ops/record_function.h"
 #include "optim/sgd.h"

@@ -15,6 +15,14 @@ namespace strata {
 enum class ScalarType : std::uint8_t { Bool, Int64, Float32, Float64, Int8, Float8_e4m3fn };
 inline constexpr int kNumScalarTypes = 6;
 
+// LibTorch's names for the dtypes (torch::kFloat32, torch::kLong, ...), as constants.
+inline constexpr ScalarType kBool = ScalarType::Bool;
+inline constexpr ScalarType kInt8 = ScalarType::Int8, kChar = ScalarType::Int8;
+inline constexpr ScalarType kInt64 = ScalarType::Int64, kLong = ScalarType::Int64;
+inline constexpr ScalarType kFloat32 = ScalarType::Float32, kFloat = ScalarType::Float32;
+inline constexpr ScalarType kFloat64 = ScalarType::Float64, kDouble = ScalarType::Float64;
+inline constexpr ScalarType kFloat8_e4m3fn = ScalarType::Float8_e4m3fn;
+
 constexpr std::size_t element_size(ScalarType t) {
   switch (t) {
     case ScalarType::Bool: case ScalarType::Int8: case ScalarType::Float8_e4m3fn: return 1;

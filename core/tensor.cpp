@@ -124,6 +124,11 @@ void throw_ragged_rows(std::size_t expected, std::size_t got) {
 }
 }  // namespace detail
 
+Tensor tensor(std::initializer_list<int> values) {
+  std::vector<std::int64_t> wide(values.begin(), values.end());
+  return tensor(wide);
+}
+
 Tensor scalar_tensor(Scalar value, ScalarType dtype) {
   Tensor out = detail::make_contiguous_tensor({}, dtype, Device::CPU);
   visit_all_dtypes(dtype, [&](auto zero) {

@@ -22,6 +22,9 @@ namespace strata {
 namespace autograd {
 class Node;
 }
+namespace indexing {
+class TensorIndex;  // ops/indexing.h
+}
 
 class Tensor {
  public:
@@ -143,6 +146,13 @@ class Tensor {
   const Tensor& fill_(const Scalar& value) const;
   const Tensor& zero_() const;
   const Tensor& copy_(const Tensor& src, bool non_blocking = false) const;
+  Tensor log_softmax(std::int64_t dim, std::optional<ScalarType> dtype = std::nullopt) const;  // nn/functional.h
+  // LibTorch's indexing (ops/indexing.h): a[0] is select(0, 0); index({Slice(1, 3), 0}) the views
+  // Python's a[1:3, 0] dispatches; index_put_ writes through them.
+  Tensor operator[](std::int64_t index) const;
+  Tensor index(ArrayRef<indexing::TensorIndex> indices) const;
+  const Tensor& index_put_(ArrayRef<indexing::TensorIndex> indices, const Tensor& value) const;
+  const Tensor& index_put_(ArrayRef<indexing::TensorIndex> indices, const Scalar& value) const;
 
  private:
   // `d` wrapped into [0, dim()). One compare on the hot path (Note [Checks cost nothing until they
@@ -186,13 +196,13 @@ template <typename T>
 Tensor tensor_of(ArrayRef<T> values, IntArrayRef sizes);  // instantiated for the element types above
 [[noreturn]] void throw_ragged_rows(std::size_t expected, std::size_t got);
 }  // namespace detail
-// Every tensor() overload checks its element type here, so tensor({std::complex<float>{}}) or
-// tensor({1, 2}) (int) is a compile-time error naming the types it takes, never a link error.
+// Every tensor() overload checks its element type here, so tensor({std::complex<float>{}}) is a
+// compile-time error naming the types it takes, never a link error.
 template <typename T>
 Tensor tensor(ArrayRef<T> values, IntArrayRef sizes) {
   static_assert(is_tensor_element_v<T>,
                 "strata::tensor() takes float, double, std::int64_t, std::int8_t or bool elements; "
-                "for integer literals write tensor<std::int64_t>({1, 2})");
+                "write integers as std::int64_t");
   return detail::tensor_of(values, sizes);
 }
 template <typename T>
@@ -204,6 +214,8 @@ Tensor tensor(std::initializer_list<T> values) {
   const std::int64_t n = static_cast<std::int64_t>(values.size());
   return tensor(ArrayRef<T>(values), IntArrayRef(&n, 1));
 }
+// Integer literals make an int64 tensor, as LibTorch's torch::tensor({1, 2, 3}) and Python's do.
+Tensor tensor(std::initializer_list<int> values);
 template <typename T>
 Tensor tensor(const std::vector<T>& values, IntArrayRef sizes) {
   return tensor(ArrayRef<T>(values), sizes);

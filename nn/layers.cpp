@@ -24,6 +24,11 @@ Linear::Linear(std::int64_t in_features, std::int64_t out_features, bool bias) {
 
 Tensor Linear::forward(const Tensor& input) { return functional::linear(input, weight_, bias_); }
 
+void Linear::parameters_replaced() {
+  weight_ = parameter("weight");
+  if (bias_.defined()) bias_ = parameter("bias");
+}
+
 std::string Linear::extra_repr() const {
   return "in_features=" + std::to_string(weight_.size(1)) + ", out_features=" + std::to_string(weight_.size(0)) +
          ", bias=" + (bias_.defined() ? "True" : "False");

@@ -22,6 +22,7 @@ class Linear final : public Module {
  protected:
   std::string type_name() const override { return "Linear"; }
   std::string extra_repr() const override;
+  void parameters_replaced() override;
 
  private:
   Tensor weight_, bias_;
@@ -47,6 +48,7 @@ class Embedding final : public Module {
  protected:
   std::string type_name() const override { return "Embedding"; }
   std::string extra_repr() const override;
+  void parameters_replaced() override { weight_ = parameter("weight"); }
 
  private:
   std::optional<std::int64_t> padding_idx_;

@@ -62,6 +62,47 @@ Module& Module::train(bool on) {
   return *this;
 }
 
+Module& Module::to(ScalarType dtype) {
+  STRATA_CHECK(is_floating_point(dtype) && !is_float8(dtype),
+               "nn.Module.to only accepts floating point or complex dtypes, but got desired dtype=torch.",
+               dtype_name(dtype));
+  std::vector<std::pair<const TensorImpl*, Tensor>> converted;
+  std::vector<const Module*> seen_modules;
+  convert_parameters(dtype, converted, seen_modules);
+  return *this;
+}
+
+void Module::convert_parameters(ScalarType dtype, std::vector<std::pair<const TensorImpl*, Tensor>>& converted,
+                                std::vector<const Module*>& seen_modules) {
+  if (std::find(seen_modules.begin(), seen_modules.end(), this) != seen_modules.end()) return;
+  seen_modules.push_back(this);
+  bool replaced = false;
+  for (auto& param : params_) {
+    Tensor& p = param.second;
+    if (!is_floating_point(p.dtype()) || p.dtype() == dtype) continue;  // PyTorch casts floating parameters only
+    const auto done = std::find_if(converted.begin(), converted.end(),
+                                   [&](const auto& entry) { return entry.first == p.impl(); });
+    if (done != converted.end()) {
+      p = done->second;
+    } else {
+      Tensor q = strata::to(detach(p), dtype);
+      if (p.grad().defined()) set_grad(q, strata::to(detach(p.grad()), dtype));
+      requires_grad_(q, p.requires_grad());
+      converted.emplace_back(p.impl(), q);
+      p = q;
+    }
+    replaced = true;
+  }
+  if (replaced) parameters_replaced();
+  for (const auto& child : children_) child.second->convert_parameters(dtype, converted, seen_modules);
+}
+
+const Tensor& Module::parameter(std::string_view name) const {
+  for (const auto& param : params_)
+    if (param.first == name) return param.second;
+  strata::detail::throw_error(strata::detail::str_cat(type_name(), " has no parameter '", name, "'"));
+}
+
 const Tensor& Module::register_parameter(std::string name, const Tensor& t) {
   requires_grad_(t);
   params_.emplace_back(std::move(name), t);

@@ -6,6 +6,7 @@
 #include <memory>
 #include <ostream>
 #include <string>
+#include <string_view>
 #include <utility>
 #include <vector>
 
@@ -50,6 +51,10 @@ class Module {
   // set_to_none=true drops the gradients (PyTorch's default); false detaches them in place and zeroes
   // them (nn::zero_grad_).
   void zero_grad(bool set_to_none = true);
+  // PyTorch's Module.to(dtype): converts every floating parameter (and its gradient) to `dtype`,
+  // which must be floating. Unlike PyTorch, whose parameters keep their identity (param.data = ...),
+  // each converted parameter is a new tensor: build optimizers after to(), as PyTorch's docs advise.
+  Module& to(ScalarType dtype);
   Module& train(bool on = true);
   Module& eval() { return train(false); }
   bool is_training() const { return training_; }
@@ -65,6 +70,11 @@ class Module {
 
   // Makes `t` a parameter (a leaf that requires grad) and returns it.
   const Tensor& register_parameter(std::string name, const Tensor& t);
+  // This module's own parameter `name` (registered, else an error).
+  const Tensor& parameter(std::string_view name) const;
+  // Called after to() replaced this module's parameters: a module holding its parameters in fields
+  // of its own (Linear's weight_) reads them again.
+  virtual void parameters_replaced() {}
   template <typename M>
   std::shared_ptr<M> register_module(std::string name, std::shared_ptr<M> module) {
     children_.emplace_back(std::move(name), module);
@@ -74,6 +84,9 @@ class Module {
  private:
   // Appends (prefix + name, module) for this module and every module under it, each name it is reached by.
   void collect_modules(const std::string& prefix, std::vector<std::pair<std::string, const Module*>>& out) const;
+  // to()'s walk: each module once, each parameter tensor converted once (a shared one stays shared).
+  void convert_parameters(ScalarType dtype, std::vector<std::pair<const TensorImpl*, Tensor>>& converted,
+                          std::vector<const Module*>& seen_modules);
   void collect_parameters(const std::string& prefix, bool recurse, std::vector<const Module*>& seen_modules,
                           std::vector<std::pair<std::string, Tensor>>& out) const;
 

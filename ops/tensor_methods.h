@@ -15,6 +15,7 @@
 
 #include "detach.h"
 #include "functions.h"
+#include "indexing.h"
 
 namespace strata {
 

@@ -142,8 +142,9 @@ TEST_CASE("tensor({{...}}) makes a matrix; its element types are strata's dtypes
   CHECK(tensor({{1.5f}, {2.5f}}).to_vector<float>() == std::vector<float>{1.5f, 2.5f});
   CHECK(tensor({std::int64_t{4}, std::int64_t{5}}).dtype() == ScalarType::Int64);
   CHECK_THROWS_WITH_AS(tensor<float>({{1, 2}, {3}}), "tensor(): expected all rows to have 2 elements, but got a row of 1", Error);
-  // tensor({std::complex<float>{1, 2}}) or tensor({1, 2}) (int elements) does not compile: the
-  // static_assert in strata::tensor (core/tensor.h, is_tensor_element_v) names the types it takes.
+  CHECK(tensor({1, 2}).dtype() == ScalarType::Int64);  // integer literals, as LibTorch's
+  // tensor({std::complex<float>{1, 2}}) does not compile: the static_assert in strata::tensor
+  // (core/tensor.h, is_tensor_element_v) names the types it takes.
 }
 
 TEST_CASE("<< prints sizes, tensors and modules as LibTorch and PyTorch do") {
