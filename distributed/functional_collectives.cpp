@@ -7,6 +7,7 @@
 #include <numeric>
 #include <unordered_map>
 
+#include "core/util/checked_math.h"
 #include "distributed/process_group.h"
 #include "ops/boxing.h"
 #include "ops/op_table.h"
@@ -112,7 +113,7 @@ std::int64_t split_sum(IntArrayRef splits, const char* which) {
   std::int64_t total = 0;
   for (std::int64_t s : splits) {
     STRATA_CHECK(s >= 0, "", which, " must not be negative, got ", shape_str(splits));
-    total += s;
+    STRATA_CHECK(!add_overflows(total, s, &total), "", which, " ", shape_str(splits), " add up to more than an int64 holds");
   }
   return total;
 }
