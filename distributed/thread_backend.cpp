@@ -58,6 +58,8 @@ class ThreadGroup final : public ProcessGroup {
       if (!slot) {
         slot = std::make_shared<World>(static_cast<int>(members.size()), root_->timeout, name, root_ranks);
         slot->failure = root_->failure;  // a rank that failed, or a thread that never started
+        for (std::size_t i = 0; i < root_ranks.size(); ++i)  // and the ranks already gone
+          slot->exited[i] = root_->exited[static_cast<std::size_t>(root_ranks[i])];
       }
       STRATA_CHECK(slot->root_ranks == root_ranks, "split_group: the ranks of group '", name, "' disagree on its members");
       group = slot;

@@ -33,11 +33,6 @@ std::atomic<int> fail_start_of{-1};  // Note [A thread that cannot start]
 // round. A round it never joined that another rank did fails the job, as does a round whose ranks
 // disagree that it never waited for.
 void exit_rank(World& root, int rank, const std::optional<std::string>& failure) {
-  std::vector<std::shared_ptr<World>> groups;
-  {
-    const std::lock_guard<std::mutex> lock(root.mutex);
-    for (const auto& [name, group] : root.groups) groups.push_back(group);
-  }
   std::vector<std::string> job;
   auto visit = [&](World& group) {
     const auto it = std::find(group.root_ranks.begin(), group.root_ranks.end(), rank);
@@ -72,7 +67,13 @@ void exit_rank(World& root, int rank, const std::optional<std::string>& failure)
       leave(group, number, me);
     }
   };
+  // The world first: a group split from it after this copies the world's exits and failure.
   visit(root);
+  std::vector<std::shared_ptr<World>> groups;
+  {
+    const std::lock_guard<std::mutex> lock(root.mutex);
+    for (const auto& [name, group] : root.groups) groups.push_back(group);
+  }
   for (const std::shared_ptr<World>& group : groups) visit(*group);
   if (!job.empty()) fail_job(root, job.front());
 }

@@ -10,9 +10,11 @@
 #include <limits>
 #include <mutex>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "distributed/functional_collectives.h"
+#include "distributed/process_group.h"
 #include "distributed/thread_backend.h"
 #include "distributed/thread_world.h"
 #include "ops/functions.h"
@@ -187,4 +189,20 @@ TEST_CASE("all_to_all_single ranks whose rows differ in size get the same clear 
   for (const std::string& e : errors)
     CHECK(e == "[_c10d_functional::wait_tensor] all_to_all_single (collective #0): rank 0's tensor has sizes [2, 1] "
                "but rank 1's has [2, 2] (all but the first must match)");
+}
+
+TEST_CASE("a group split after a rank returned knows that rank is gone" * doctest::test_suite("threads")) {
+  std::string waited;
+  const std::string error = spawn_error(2, [&](int rank) {
+    if (rank == 1) return;  // before rank 0 makes the group
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    const std::string group = split_group({{0, 1}});
+    try {
+      wait_tensor(all_reduce(ones({2}), "sum", group));
+    } catch (const Error& e) {
+      waited = e.what();
+    }
+  });
+  CHECK(waited == "[_c10d_functional::wait_tensor] all_reduce (collective #0 on group '1'): rank 1 returned without joining it");
+  CHECK(error == "spawn: all_reduce (collective #0 on group '1'): rank 1 returned without joining it");
 }
