@@ -81,7 +81,8 @@ TensorSpec all_gather_meta(const Tensor& input, std::int64_t group_size, std::st
   STRATA_CHECK(input.dim() > 0, "the input must have at least one dimension, got a 0-d tensor");
   STRATA_CHECK(group_size > 0, "group_size must be positive, got ", group_size);
   DimVector sizes(input.sizes());
-  sizes[0] *= group_size;
+  STRATA_CHECK(!mul_overflows(sizes[0], group_size, &sizes[0]), "the input's first dimension (", input.size(0),
+               ") times group_size (", group_size, ") overflows int64");
   return TensorSpec{std::move(sizes), input.dtype(), {}};
 }
 void all_gather_cpu(const Tensor& out, const Tensor& input, std::int64_t group_size, std::string_view group_name) {

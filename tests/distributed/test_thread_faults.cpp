@@ -4,6 +4,7 @@
 // timeout, split sizes and int64 reductions that overflow. The cases that could hang use short
 // timeouts (kShort), so a regression fails in half a second instead of waiting 30 minutes; the ones
 // that must fail at once keep the default timeout, and a hang would show.
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <cstdint>
@@ -157,6 +158,14 @@ TEST_CASE("all_to_all_single split sizes that overflow int64 get a clear error" 
   CHECK(spawn_error(1, [&](int) { (void)all_to_all_single(ones({2}), {}, {big, big}, "0"); }) ==
         "spawn: rank 0 failed: [_c10d_functional::all_to_all_single] input_split_sizes [9223372036854775807, "
         "9223372036854775807] add up to more than an int64 holds");
+}
+
+TEST_CASE("an all_gather whose output's first dimension overflows int64 gets a clear error" * doctest::test_suite("threads")) {
+  const std::string error = spawn_error(2, [](int) { (void)all_gather_into_tensor(empty({std::int64_t{1} << 62, 0}), 2, "0"); });
+  const std::string tail = " failed: [_c10d_functional::all_gather_into_tensor] the input's first dimension "
+                           "(4611686018427387904) times group_size (2) overflows int64";
+  CHECK(error.size() > tail.size());
+  CHECK(error.substr(error.size() - std::min(error.size(), tail.size())) == tail);
 }
 
 TEST_CASE("int64 all_reduce sum and product wrap around as two's complement, as Gloo's and MPI's do" * doctest::test_suite("threads")) {
