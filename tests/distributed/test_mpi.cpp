@@ -66,6 +66,14 @@ TEST_CASE("MPI: all_gather, reduce_scatter, all_to_all_single and broadcast equa
   CHECK(same(wait_tensor(broadcast(input_of(rank, {4}, ScalarType::Int64), n - 1, "0")), input_of(n - 1, {4}, ScalarType::Int64)));
 }
 
+TEST_CASE("MPI: waits in another order than the issues complete") {
+  const Tensor a = all_reduce(full({3}, me() + 1.0), "sum", "0");
+  const Tensor b = all_reduce(full({3}, 10.0 * (me() + 1)), "max", "0");
+  if (me() % 2 == 1) (void)wait_tensor(b);  // odd ranks wait for b first, even ranks for a
+  CHECK(wait_tensor(a).to_vector<double>() == std::vector<double>(3, world() * (world() + 1) / 2.0));
+  CHECK(wait_tensor(b).to_vector<double>() == std::vector<double>(3, 10.0 * world()));
+}
+
 TEST_CASE("MPI: data-parallel training ends with the single-process parameters") {
   const tracer::MlpConfig config{0, {16, 32, 32, 4}, 8, 0.1};
   auto train = [&](nn::Module& model, const Tensor& x, const Tensor& y) {
