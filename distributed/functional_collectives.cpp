@@ -7,6 +7,7 @@
 #include <numeric>
 #include <unordered_map>
 
+#include "core/util/checked_math.h"
 #include "distributed/process_group.h"
 #include "ops/boxing.h"
 #include "ops/op_table.h"
@@ -80,7 +81,8 @@ TensorSpec all_gather_meta(const Tensor& input, std::int64_t group_size, std::st
   STRATA_CHECK(input.dim() > 0, "the input must have at least one dimension, got a 0-d tensor");
   STRATA_CHECK(group_size > 0, "group_size must be positive, got ", group_size);
   DimVector sizes(input.sizes());
-  sizes[0] *= group_size;
+  STRATA_CHECK(!mul_overflows(sizes[0], group_size, &sizes[0]), "the input's first dimension (", input.size(0),
+               ") times group_size (", group_size, ") overflows int64");
   return TensorSpec{std::move(sizes), input.dtype(), {}};
 }
 void all_gather_cpu(const Tensor& out, const Tensor& input, std::int64_t group_size, std::string_view group_name) {
@@ -112,7 +114,7 @@ std::int64_t split_sum(IntArrayRef splits, const char* which) {
   std::int64_t total = 0;
   for (std::int64_t s : splits) {
     STRATA_CHECK(s >= 0, "", which, " must not be negative, got ", shape_str(splits));
-    total += s;
+    STRATA_CHECK(!add_overflows(total, s, &total), "", which, " ", shape_str(splits), " add up to more than an int64 holds");
   }
   return total;
 }

@@ -2,7 +2,8 @@
 // (torch.ops._c10d_functional.*): each is a dispatched op with upstream's schema, so modes, wrapper
 // subclasses, OpCounter and DebugMode see it like any other op. A collective returns its output at
 // once and completes asynchronously: wait_tensor(output) is where the result is ready (upstream's
-// AsyncCollectiveTensor waits on first use; here the caller waits).
+// AsyncCollectiveTensor waits on first use; here the caller waits). One nobody waits for still
+// completes once every rank issued it (process_group.h).
 #pragma once
 
 #include <string_view>

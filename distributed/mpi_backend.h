@@ -13,11 +13,13 @@ bool mpi_available();
 // Note [Starting MPI]
 // init_mpi initialises MPI (MPI_Init_thread, asking for MPI_THREAD_SERIALIZED: strata calls MPI from
 // one thread at a time) unless it already is, and registers MPI_COMM_WORLD as the group "0" on the
-// calling thread, which then runs the program; finalize_mpi unregisters it and finalises MPI (once,
-// at the end: MPI cannot be started again). With STRATA_DISTRIBUTED_DEBUG=DETAIL in the environment
+// calling thread, which then runs the program; finalize_mpi completes every collective nobody waited
+// for, or throws on every rank, naming it, if a rank never issued one that another did (Note
+// [finalize_mpi completes every collective]), then unregisters the group and finalises MPI (once, at
+// the end: MPI cannot be started again). With STRATA_DISTRIBUTED_DEBUG=DETAIL in the environment
 // (upstream's TORCH_DISTRIBUTED_DEBUG idea), every collective first exchanges a description of
-// itself (which collective, dtype, sizes, reduce op, root) and fails on every rank if any rank's
-// differs, instead of corrupting data or deadlocking. Both throw strata::Error without MPI.
+// itself (which collective, dtype, sizes, reduce op, root, all_to_all_single's splits) and fails on
+// every rank if any rank's differs, instead of corrupting data or deadlocking. Both throw strata::Error without MPI.
 // Unlike the thread backend, which copies, MPI reads a collective's input until it is waited for
 // (Note [MPI reads the input until the wait]): do not write it in between.
 void init_mpi(int* argc, char*** argv);

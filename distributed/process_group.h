@@ -22,7 +22,9 @@ std::string_view reduce_op_name(ReduceOp op);
 
 // A collective in flight on this rank (upstream's c10d::Work). wait() returns once this rank's
 // output holds the result, and throws strata::Error if the collective failed (a rank that failed,
-// ranks that disagree, a timeout). Waiting again after success returns at once.
+// ranks that disagree, a timeout). Waiting again after success returns at once. A collective
+// completes once every rank has issued it, waited for or not (spawn's end and finalize_mpi complete
+// the ones nobody waited for; docs/distributed.md).
 class Work {
  public:
   virtual ~Work() = default;

@@ -12,7 +12,8 @@ namespace strata::distributed {
 
 struct SpawnOptions {
   // How long a collective's wait may wait for the other ranks to arrive before it fails with an error
-  // naming the collective and the ranks missing. Upstream's default process-group timeout.
+  // naming the collective and the ranks missing. Upstream's default process-group timeout;
+  // milliseconds::max() never expires.
   std::chrono::milliseconds timeout = std::chrono::minutes(30);
 };
 
@@ -25,7 +26,11 @@ inline constexpr const char* kWorldGroupName = "0";
 // returns when every rank has returned. If a rank throws, the world is marked failed: every rank
 // waiting on a collective (now or later) gets an error naming the failed rank, so none waits
 // forever, and spawn then throws the first failure, prefixed with its rank. A rank that returns while
-// others still wait for it in a collective fails them the same way. world_size must be 1 to 1024.
+// others still wait for it in a collective fails them the same way, and the job: spawn throws an
+// error naming the collective and the ranks that never joined it. Collectives that every rank issued
+// are complete when spawn returns, waited for or not (Note [A round completes once every rank has
+// issued it]). A thread the system refuses makes spawn join the ranks started and throw. world_size
+// must be 1 to 1024.
 void spawn(int world_size, const std::function<void(int rank)>& fn, SpawnOptions options = {});
 
 // Runs an SPMD function wherever this program's ranks are: when this thread already has a world

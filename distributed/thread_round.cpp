@@ -1,12 +1,15 @@
 // distributed/thread_round.cpp: the work of a complete round of the thread backend: checking that
-// the ranks agree, and one rank's share of each collective (reductions in rank order, copies between
-// the ranks' tensors). When a round is complete, and who waits for whom, is thread_backend.cpp's.
+// the ranks agree, each share of each collective (reductions in rank order, copies between the
+// ranks' tensors), who does the shares, and when a round is dropped. When a round is complete, and
+// who waits for whom, is thread_backend.cpp's.
 #include "distributed/thread_world.h"
 
 #include <algorithm>
 #include <cstring>
+#include <sstream>
 
 #include "core/util/error.h"
+#include "core/util/wrapping_math.h"
 
 namespace strata::distributed::detail {
 
@@ -51,8 +54,9 @@ template <typename T>
 void reduce_rows(T* out, const std::vector<const T*>& in, std::size_t n, ReduceOp op) {
   switch (op) {
     case ReduceOp::Sum:
-    case ReduceOp::Avg: reduce_with(out, in, n, [](T a, T b) { return a + b; }); break;
-    case ReduceOp::Product: reduce_with(out, in, n, [](T a, T b) { return a * b; }); break;
+    // Note [Integer kernels wrap]: int64 sums and products wrap around, as Gloo's and MPI's do.
+    case ReduceOp::Avg: reduce_with(out, in, n, [](T a, T b) { return wrapping_add(a, b); }); break;
+    case ReduceOp::Product: reduce_with(out, in, n, [](T a, T b) { return wrapping_mul(a, b); }); break;
     case ReduceOp::Min: reduce_with(out, in, n, [](T a, T b) { return b < a ? b : a; }); break;
     case ReduceOp::Max: reduce_with(out, in, n, [](T a, T b) { return b > a ? b : a; }); break;
   }
@@ -89,9 +93,13 @@ void check_agreement(const Round& round, std::uint64_t number) {
                  r, " called ", c.collective, " (every rank must call the same collectives in the same order)");
     STRATA_CHECK(c.dtype == first.dtype, first.collective, " (collective #", number, "): rank 0's tensor is ", first.dtype,
                  " but rank ", r, "'s is ", c.dtype);
-    const bool sizes_must_match = first.collective != "all_to_all_single";
-    STRATA_CHECK(!sizes_must_match || c.sizes == first.sizes, first.collective, " (collective #", number,
-                 "): rank 0's tensor has sizes ", shape_str(first.sizes), " but rank ", r, "'s has ", shape_str(c.sizes));
+    // all_to_all_single's ranks send different numbers of rows, but rows of one size.
+    const bool rows_only = first.collective == "all_to_all_single";
+    const bool same_sizes = rows_only ? c.sizes.size() == first.sizes.size() &&
+                                            std::equal(c.sizes.begin() + 1, c.sizes.end(), first.sizes.begin() + 1)
+                                      : c.sizes == first.sizes;
+    STRATA_CHECK(same_sizes, first.collective, " (collective #", number, "): rank 0's tensor has sizes ", shape_str(first.sizes),
+                 " but rank ", r, "'s has ", shape_str(c.sizes), rows_only ? " (all but the first must match)" : "");
     STRATA_CHECK(c.op == first.op, first.collective, " (collective #", number, "): rank 0 reduces with ",
                  reduce_op_name(first.op), " but rank ", r, " with ", reduce_op_name(c.op));
     STRATA_CHECK(c.src == first.src, "broadcast (collective #", number, "): rank 0 broadcasts from rank ", first.src,
@@ -107,7 +115,8 @@ void check_agreement(const Round& round, std::uint64_t number) {
     }
 }
 
-void compute_share(const Round& round, int rank) {
+void compute_share(const Round& round, int share) {
+  const int rank = share;
   const auto r = static_cast<std::size_t>(rank);
   const Contribution& mine = round.ranks[r];
   std::byte* out = mine.out;
@@ -149,6 +158,52 @@ void compute_share(const Round& round, int rank) {
       if (bytes) std::memcpy(out + written, from.in + static_cast<std::size_t>(skip) * row * item, bytes);
       written += bytes;
     }
+  }
+}
+
+std::string rank_list(const std::vector<int>& ranks) {
+  std::ostringstream out;
+  for (std::size_t i = 0; i < ranks.size(); ++i) out << (i ? ", " : "") << ranks[i];
+  return out.str();
+}
+
+void do_shares(World& world, Round& round, int prefer, std::unique_lock<std::mutex>& lock) {
+  for (;;) {
+    int share = round.claimed[static_cast<std::size_t>(prefer)] ? -1 : prefer;
+    for (std::size_t k = 0; share < 0 && k < round.claimed.size(); ++k)
+      if (!round.claimed[k]) share = static_cast<int>(k);
+    if (share < 0) return;
+    round.claimed[static_cast<std::size_t>(share)] = true;
+    lock.unlock();
+    std::optional<std::string> failed;
+    try {
+      compute_share(round, share);
+    } catch (const std::exception& e) {
+      failed = e.what();
+    }
+    lock.lock();
+    if (failed && !round.error) round.error = std::move(failed);
+    ++round.finished;
+    world.changed.notify_all();
+  }
+}
+
+// A rank's tensors are dropped by its own leave when it can (on its own thread, whose allocator
+// cache takes them back for its next collective).
+void leave(World& world, std::uint64_t number, int rank) {
+  const auto it = world.rounds.find(number);
+  if (it == world.rounds.end()) return;
+  Round& round = it->second;
+  const auto r = static_cast<std::size_t>(rank);
+  if (round.left[r]) return;
+  round.left[r] = true;
+  if (round.done()) {
+    round.ranks[r].input = Tensor();
+    round.ranks[r].output = Tensor();
+  }
+  if (round.done() && std::find(round.left.begin(), round.left.end(), false) == round.left.end()) {
+    world.recycle(round);
+    world.rounds.erase(it);
   }
 }
 

@@ -1,6 +1,7 @@
 // distributed/thread_world.h: the shared state of the thread backend's ranks (thread_backend.cpp):
-// a World per group, holding a Round per collective, holding each rank's Contribution; and the work
-// done on a complete round (thread_round.cpp). Internal to distributed/: nothing else sees it.
+// a World per group, holding a Round per collective, holding each rank's Contribution; the work
+// done on a complete round (thread_round.cpp); starting and ending the ranks (thread_spawn.cpp).
+// Internal to distributed/ (and its tests): nothing else sees it.
 #pragma once
 
 #include <chrono>
@@ -45,11 +46,26 @@ struct Contribution {
   std::vector<std::int64_t> output_splits, input_splits;
 };
 
+// Note [A round completes once every rank has issued it]
+// A round is complete when its last rank joins; that rank checks there that the ranks agree (the
+// error, if any, is the round's and every waiter throws it). The work is then split into one share
+// per rank (thread_round.cpp) that any thread of the group may do: a rank that waits claims the
+// round's unclaimed shares (its own first) and does them, then waits for the shares others claimed;
+// a rank whose fn returns does every unclaimed share of every complete round before it exits. No
+// rank waits for another rank to do its share, so waits in any order complete, and a round nobody
+// waits for is still done by the end of spawn. The round is dropped once every share is done and
+// every rank has left it (waited for it, or exited).
 struct Round {
   std::vector<Contribution> ranks;
-  int finished = 0;  // ranks whose share of the work is done
-  int left = 0;      // ranks that have returned from the wait
+  int arrived = 0;
+  std::optional<std::string> error;  // the ranks disagree (set when the round completes)
+  std::vector<bool> claimed;         // per share: a thread has taken it
+  int finished = 0;                  // shares done
+  std::vector<bool> left;            // per rank: waited for it, or exited
+  std::vector<bool> waited;          // per rank: saw its result or its error
   int abandoned_by = -1;  // a rank that timed out waiting: the round can no longer complete
+  bool complete() const { return arrived == static_cast<int>(ranks.size()); }
+  bool done() const { return complete() && (error || finished == static_cast<int>(ranks.size())); }
 };
 
 // The shared state of one group's ranks: the spawned world, or a group split from it (Note [Splitting
@@ -66,7 +82,10 @@ struct World {
   std::condition_variable changed;
   std::map<std::uint64_t, Round> rounds;  // by collective number
   std::vector<bool> exited;               // ranks whose fn returned
-  std::optional<std::string> failure;     // the first rank failure, once one failed
+  std::optional<std::string> failure;     // why no collective of this group can complete any more
+  // The root world only: why the job failed when no rank threw (a collective a rank returned
+  // without joining, ranks that disagree on a collective none of them waited for); spawn raises it.
+  std::optional<std::string> job_failure;
   std::vector<Buffer> spares;             // buffers of finished rounds, at most 2 per rank
   // The root world only: the groups split from it, by name (all of them, nested splits included).
   std::map<std::string, std::shared_ptr<World>> groups;
@@ -92,12 +111,30 @@ struct World {
   }
 };
 
+// Note [A thread that cannot start]: for tests, makes spawn's start of rank `rank`'s thread fail as
+// the system's refusal does (std::system_error, EAGAIN); -1, the default, for none.
+void fail_thread_start_for_testing(int rank);
+
 // Copies t's elements, row-major, into `out` (out.size bytes).
 void copy_row_major(const Tensor& t, Buffer& out);
 // Checks that every rank joined the round with the same collective and matching tensors; every rank
 // runs the same checks on the same contributions, so all fail alike or none does.
 void check_agreement(const Round& round, std::uint64_t number);
-// Does `rank`'s share of a complete round's work (Note [A round computes at wait], thread_backend.cpp).
-void compute_share(const Round& round, int rank);
+// "1, 2, 3"
+std::string rank_list(const std::vector<int>& ranks);
+// Does the round's unclaimed shares (`prefer`'s first) until none is left, with `lock` (on the
+// group's mutex) held; it is released while a share is computed.
+void do_shares(World& world, Round& round, int prefer, std::unique_lock<std::mutex>& lock);
+// `rank` of `world` is done with round `number`: its tensors are dropped once every share is done,
+// and the round once every rank left. Called with the group's mutex held.
+void leave(World& world, std::uint64_t number, int rank);
+// The job fails with `message`: spawn raises it unless a rank threw. Called with no lock held.
+void fail_job(World& root, std::string message);
+// Rank `rank`'s handle on `world`, a group of the spawned world `root` (thread_backend.cpp).
+std::shared_ptr<ProcessGroup> make_thread_group(int rank, std::shared_ptr<World> world, std::shared_ptr<World> root);
+
+// Does share `share` of a complete round's work (Note [A round computes at wait], thread_backend.cpp):
+// what rank `share` contributes to the outputs, or what it receives.
+void compute_share(const Round& round, int share);
 
 }  // namespace strata::distributed::detail

@@ -1,11 +1,16 @@
 // tests/distributed/test_mpi.cpp: the MPI backend, run by meson under `mpirun -np 2` and `-np 4`
 // (one process per rank): every collective against the single-process reference, data-parallel
 // training equal to one process, and (STRATA_DISTRIBUTED_DEBUG=DETAIL) ranks that disagree failing
-// alike. Its own main starts and stops MPI around doctest.
+// alike, all_to_all_single's splits included. Its own main starts and stops MPI around doctest;
+// finalize_mpi's cases are mpi_finalize_check's.
 #define DOCTEST_CONFIG_IMPLEMENT
 #include <doctest/doctest.h>
 
 #include <mpi.h>
+
+#include <functional>
+#include <limits>
+#include <string>
 
 #include "autograd/backward.h"
 #include "distributed/data_parallel.h"
@@ -61,6 +66,14 @@ TEST_CASE("MPI: all_gather, reduce_scatter, all_to_all_single and broadcast equa
   CHECK(same(wait_tensor(broadcast(input_of(rank, {4}, ScalarType::Int64), n - 1, "0")), input_of(n - 1, {4}, ScalarType::Int64)));
 }
 
+TEST_CASE("MPI: waits in another order than the issues complete") {
+  const Tensor a = all_reduce(full({3}, me() + 1.0), "sum", "0");
+  const Tensor b = all_reduce(full({3}, 10.0 * (me() + 1)), "max", "0");
+  if (me() % 2 == 1) (void)wait_tensor(b);  // odd ranks wait for b first, even ranks for a
+  CHECK(wait_tensor(a).to_vector<double>() == std::vector<double>(3, world() * (world() + 1) / 2.0));
+  CHECK(wait_tensor(b).to_vector<double>() == std::vector<double>(3, 10.0 * world()));
+}
+
 TEST_CASE("MPI: data-parallel training ends with the single-process parameters") {
   const tracer::MlpConfig config{0, {16, 32, 32, 4}, 8, 0.1};
   auto train = [&](nn::Module& model, const Tensor& x, const Tensor& y) {
@@ -101,6 +114,41 @@ TEST_CASE("MPI with STRATA_DISTRIBUTED_DEBUG=DETAIL: ranks that disagree all get
   CHECK(message.rfind(head, 0) == 0);
   CHECK(message.size() > tail.size());
   CHECK(message.substr(message.size() - tail.size()) == tail);
+}
+
+TEST_CASE("MPI with STRATA_DISTRIBUTED_DEBUG=DETAIL: all_to_all_single splits and rows are compared across ranks") {
+  const int n = world();
+  auto error_of = [](const std::function<void()>& fn) {
+    try {
+      fn();
+    } catch (const Error& e) {
+      return std::string(e.what());
+    }
+    return std::string();
+  };
+  auto ends_with = [](const std::string& s, const std::string& tail) {
+    return s.size() >= tail.size() && s.compare(s.size() - tail.size(), tail.size(), tail) == 0;
+  };
+  const std::string head = "[_c10d_functional::all_to_all_single] all_to_all_single (collective #";
+  // Rank 0 expects two rows from rank 1 and none from itself; every rank sends one row to each.
+  std::vector<std::int64_t> out(static_cast<std::size_t>(n), 1), in(static_cast<std::size_t>(n), 1);
+  if (me() == 0) out[0] = 0, out[1] = 2;
+  std::string message = error_of([&] { wait_tensor(all_to_all_single(ones({n, 2}), out, in, "0")); });
+  CHECK(message.rfind(head, 0) == 0);
+  CHECK(ends_with(message, "): rank 0 sends 1 rows to rank 0, which expects 0"));
+  message = error_of([&] { wait_tensor(all_to_all_single(ones({n, me() + 1}), {}, {}, "0")); });
+  CHECK(message.rfind(head, 0) == 0);
+  CHECK(ends_with(message, "): rank 0's tensor has sizes [" + std::to_string(n) + ", 1] but rank 1's has [" +
+                               std::to_string(n) + ", 2] (all but the first must match)"));
+}
+
+TEST_CASE("MPI: int64 all_reduce sum and product wrap around as two's complement") {
+  const std::int64_t max = std::numeric_limits<std::int64_t>::max();
+  const std::vector<std::int64_t> sum_in{me() == 0 ? max : me() == 1 ? 1 : 0};
+  const std::vector<std::int64_t> product_in{me() == 0 ? std::int64_t{1} << 62 : me() == 1 ? 4 : 1};
+  CHECK(wait_tensor(all_reduce(tensor(sum_in), "sum", "0")).to_vector<std::int64_t>() ==
+        std::vector<std::int64_t>{std::numeric_limits<std::int64_t>::min()});
+  CHECK(wait_tensor(all_reduce(tensor(product_in), "product", "0")).to_vector<std::int64_t>() == std::vector<std::int64_t>{0});
 }
 
 TEST_CASE("MPI: split_group makes a 2-D mesh's rows and columns") {
