@@ -153,6 +153,13 @@ class Tensor {
   Tensor index(ArrayRef<indexing::TensorIndex> indices) const;
   const Tensor& index_put_(ArrayRef<indexing::TensorIndex> indices, const Tensor& value) const;
   const Tensor& index_put_(ArrayRef<indexing::TensorIndex> indices, const Scalar& value) const;
+  Tensor permute(IntArrayRef dims) const;
+  Tensor flatten(std::int64_t start_dim = 0, std::int64_t end_dim = -1) const;
+  Tensor bmm(const Tensor& mat2) const;
+  Tensor baddbmm(const Tensor& batch1, const Tensor& batch2, const Scalar& beta = 1, const Scalar& alpha = 1) const;
+  std::tuple<Tensor, Tensor> sort(std::int64_t dim = -1, bool descending = false) const;  // (values, indices)
+  std::tuple<Tensor, Tensor> topk(std::int64_t k, std::int64_t dim = -1, bool largest = true,
+                                  bool sorted = true) const;  // (values, indices)
 
  private:
   // `d` wrapped into [0, dim()). One compare on the hot path (Note [Checks cost nothing until they

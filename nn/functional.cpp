@@ -26,21 +26,108 @@ void box_argument(std::vector<IValue>& out, const LossOptions& options) {
 }
 bool has_torch_function(const LossOptions& options) { return strata::detail::has_torch_function(options.weight); }
 
+// Note [matmul runs PyTorch's _matmul_impl]
+// torch.matmul is CompositeImplicitAutograd: a mode sees only the ops it runs, and autograd their
+// nodes. strata runs PyTorch 2.8's _matmul_impl (aten/src/ATen/native/LinearAlgebra.cpp) step by step,
+// the transposes it takes to decide whether to fold included: 2-D @ 2-D is mm; 1-D @ 2-D is
+// unsqueeze, mm, squeeze; an N-D operand with a 1-D or 2-D other is folded into a matrix for one mm
+// when should_fold says so (the smaller operand requires grad, or the fold is a view); otherwise the
+// batch dimensions are broadcast, expanded and reshaped to [batch, n, m] for one bmm, whose product
+// _unsafe_view gives its shape. The products of a 1-D second operand (dot, mv) are ops strata does
+// not have: those cases are refused, naming the op they would need.
+namespace {
+Tensor matrix_transpose(const Tensor& t) { return transpose(t, -2, -1); }  // Tensor.mT
+Tensor matmul_impl(const Tensor& tensor1, const Tensor& tensor2);
+
+void refuse_vector_product(const char* op, const Tensor& input, const Tensor& other) {
+  STRATA_CHECK(false, "matmul: ", shape_str(input.sizes()), " @ ", shape_str(other.sizes()), " needs aten::", op,
+               ", which strata does not have");
+}
+
+// PyTorch's should_fold (without out=): whether the larger operand is folded into a matrix for mm.
+bool should_fold(const Tensor& tensor1, const Tensor& tensor2) {
+  const bool tensor1_larger = tensor1.dim() >= tensor2.dim();
+  const Tensor t1 = tensor1_larger ? tensor1 : matrix_transpose(tensor2);
+  const std::int64_t dim_t1 = t1.dim();
+  const std::int64_t dim_t2 = tensor1_larger ? tensor2.dim() : tensor1.dim();
+  if (!(dim_t1 >= 3 && dim_t2 <= 2)) return false;
+  if (tensor1_larger ? tensor2.requires_grad() : tensor1.requires_grad()) return true;
+  if (tensor1.dim() == 2) return false;
+  if (t1.numel() == 0) return true;
+  for (std::int64_t i = 0; i + 2 < dim_t1; ++i)
+    if (t1.stride(i) != t1.stride(i + 1) * t1.size(i + 1)) return false;
+  return true;
+}
+
+// The fold: t1 (>= 3-D) reshaped to [rows, k] for one mm with the matrix t2.
+Tensor folded_matmul(const Tensor& tensor1, const Tensor& tensor2) {
+  const bool transposed = tensor2.dim() > tensor1.dim();
+  const Tensor t1 = transposed ? matrix_transpose(tensor2) : tensor1;
+  const Tensor t2 = !transposed ? tensor2 : tensor1.dim() == 2 ? t(tensor1) : tensor1;
+  if (t2.dim() != 2) refuse_vector_product("mv", tensor1, tensor2);
+  DimVector output_shape(t1.sizes());
+  const std::int64_t k = output_shape.back();
+  output_shape.pop_back();
+  std::int64_t rows = 1;  // a product, not -1: reshape cannot infer -1 next to a last dimension of 0
+  for (std::int64_t s : output_shape) rows *= s;
+  output_shape.push_back(t2.size(1));
+  const Tensor folded = reshape(t1, {rows, k});
+  const Tensor output = _unsafe_view(mm(folded, t2), output_shape);  // the product is nobody's view
+  return transposed ? contiguous(matrix_transpose(output)) : output;
+}
+
+// Broadcast batches: both operands expanded to the broadcast batch shape, reshaped to 3-D, one bmm.
+Tensor batched_matmul(const Tensor& tensor1, const Tensor& tensor2) {
+  const std::int64_t dim1 = tensor1.dim(), dim2 = tensor2.dim();
+  // PyTorch's gradient optimisation: a batch of one that requires grad (or is a subclass) is squeezed
+  // and takes the fold instead of being broadcast.
+  if (dim1 == 3 && dim2 == 3 && tensor1.size(0) != tensor2.size(0)) {
+    if (tensor1.size(0) == 1 && (tensor1.requires_grad() || is_tensor_subclass_like(tensor1)))
+      return matmul_impl(squeeze(tensor1, 0), tensor2);
+    if (tensor2.size(0) == 1 && (tensor2.requires_grad() || is_tensor_subclass_like(tensor2)))
+      return matmul_impl(tensor1, squeeze(tensor2, 0));
+  }
+  const std::int64_t n = dim1 > 1 ? tensor1.size(-2) : 1, m1 = tensor1.size(-1);
+  const std::int64_t m2 = dim2 > 1 ? tensor2.size(-2) : tensor2.size(0), p = dim2 > 1 ? tensor2.size(-1) : 1;
+  const IntArrayRef batch1(tensor1.sizes().data(), static_cast<std::size_t>(std::max<std::int64_t>(dim1 - 2, 0)));
+  const IntArrayRef batch2(tensor2.sizes().data(), static_cast<std::size_t>(std::max<std::int64_t>(dim2 - 2, 0)));
+  DimVector output_shape = broadcast_shapes(batch1, batch2);
+  std::int64_t batch = 1;
+  for (std::int64_t s : output_shape) batch *= s;
+  DimVector expand1 = output_shape, expand2 = output_shape;
+  expand1.push_back(n);
+  expand1.push_back(m1);
+  expand2.push_back(m2);
+  const bool vector_rhs = dim2 == 1;
+  if (!vector_rhs) expand2.push_back(p);
+  const Tensor expanded1 = reshape(expand(tensor1, expand1), {batch, n, m1});
+  const Tensor expanded2 = vector_rhs ? unsqueeze(reshape(expand(tensor2, expand2), {batch, m2}), 2)
+                                      : reshape(expand(tensor2, expand2), {batch, m2, p});
+  if (dim1 > 1) output_shape.push_back(n);
+  if (dim2 > 1) output_shape.push_back(p);
+  const Tensor product = bmm(expanded1, expanded2);
+  return _unsafe_view(vector_rhs ? squeeze(product, -1) : product, output_shape);
+}
+
+// PyTorch's _matmul_impl without out=.
+Tensor matmul_impl(const Tensor& tensor1, const Tensor& tensor2) {
+  const std::int64_t dim1 = tensor1.dim(), dim2 = tensor2.dim();
+  STRATA_CHECK(dim1 != 0 && dim2 != 0, "both arguments to matmul need to be at least 1D, but they are ", dim1, "D and ",
+               dim2, "D");
+  if (dim1 == 1 && dim2 == 1) refuse_vector_product("dot", tensor1, tensor2);
+  if (dim1 == 2 && dim2 == 1) refuse_vector_product("mv", tensor1, tensor2);
+  if (dim1 == 1 && dim2 == 2) return squeeze(mm(unsqueeze(tensor1, 0), tensor2), 0);
+  if (dim1 == 2 && dim2 == 2) return mm(tensor1, tensor2);
+  if (should_fold(tensor1, tensor2)) return folded_matmul(tensor1, tensor2);
+  return batched_matmul(tensor1, tensor2);
+}
+}  // namespace
+
 Tensor matmul(const Tensor& input, const Tensor& other) {
   STRATA_TORCH_FUNCTION(functional::matmul, "torch.matmul", "input, other", input, other);
   detail::check_defined(input, "aten::matmul", 0, "self");
   detail::check_defined(other, "aten::matmul", 1, "other");
-  STRATA_CHECK(other.dim() == 2, "matmul: strata supports a 2-D second operand, got ", other.dim(), "-D");
-  STRATA_CHECK(input.dim() >= 1, "both arguments to matmul need to be at least 1D, but they are ", input.dim(), "D and ",
-               other.dim(), "D");
-  if (input.dim() == 2) return mm(input, other);
-  if (input.dim() == 1) return squeeze(mm(unsqueeze(input, 0), other), 0);
-  // Fold the leading dimensions into rows, multiply, unfold (PyTorch's _matmul_impl for N-D @ 2-D).
-  // The row count is a product, not -1: reshape cannot infer -1 next to a last dimension of 0.
-  DimVector out_sizes(input.sizes());
-  out_sizes.back() = other.size(1);
-  const Tensor folded = reshape(input, {leading_rows(input), input.size(-1)});
-  return _unsafe_view(mm(folded, other), out_sizes);  // as PyTorch's _matmul_impl: the product is nobody's view
+  return matmul_impl(input, other);
 }
 
 // PyTorch 2.8's at::linear: a contiguous 3-D input always takes the flattened addmm (the bias then

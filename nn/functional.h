@@ -19,7 +19,9 @@ enum class Reduction : std::int64_t { None = 0, Mean = 1, Sum = 2 };
 // input with bias, or a contiguous input of another rank with a 1-D bias, is flattened to 2-D and
 // back; otherwise matmul, then an add of the bias.
 Tensor linear(const Tensor& input, const Tensor& weight, const Tensor& bias = Tensor());
-// input @ other for 1-D/2-D/N-D input and a 2-D other (the cases linear needs).
+// input @ other, as torch.matmul: 2-D products, N-D operands folded into one mm or broadcast into
+// one bmm (Note [matmul runs PyTorch's _matmul_impl], nn/functional.cpp). A 1-D other needs dot or mv,
+// which strata does not have, unless it meets a batch: refused otherwise.
 Tensor matmul(const Tensor& input, const Tensor& other);
 Tensor relu(const Tensor& input);
 Tensor log_softmax(const Tensor& input, std::int64_t dim, std::optional<ScalarType> dtype = std::nullopt);

@@ -1,6 +1,6 @@
 // ops/composites.cpp: the composite front ends, which call other ops and never reach the dispatcher
 // as themselves (PyTorch's CompositeImplicitAutograd functions): reshape, contiguous, narrow, sum_to,
-// softmax, dropout, and the derivatives value_selecting_reduction_backward and gather_backward.
+// flatten, softmax, dropout, and the derivatives value_selecting_reduction_backward and gather_backward.
 #include "ops/functions.h"
 
 #include "ops/named_after.h"
@@ -34,6 +34,28 @@ Tensor reshape(const Tensor& self, IntArrayRef shape) {
   const DimVector sizes = infer_size(shape, self.numel());
   if (view_strides(self.sizes(), self.strides(), sizes)) return view(self, sizes);
   return _unsafe_view(clone(self, MemoryFormat::Contiguous), sizes);  // PyTorch's reshape: the copy is nobody's view
+}
+
+// PyTorch 2.8's flatten.using_ints: its check, then native::reshape of the merged shape (the product
+// of the merged sizes, not -1, which an empty dimension would leave ambiguous).
+Tensor flatten(const Tensor& self, std::int64_t start_dim, std::int64_t end_dim) {
+  STRATA_TORCH_FUNCTION(flatten, "torch.flatten", "input, start_dim, end_dim", self, start_dim, end_dim);
+  detail::check_defined(self, "aten::flatten", 0, "self");
+  const std::int64_t start = named_after("aten::flatten", [&] { return wrap_dim(start_dim, self.dim()); });
+  const std::int64_t end = named_after("aten::flatten", [&] { return wrap_dim(end_dim, self.dim()); });
+  named_after("aten::flatten", [&] {
+    STRATA_CHECK(start <= end, "flatten() has invalid args: start_dim cannot come after end_dim");
+  });
+  if (self.dim() == 0) return reshape(self, {1});
+  if (start == end) return self;
+  DimVector shape;
+  std::int64_t merged = 1;
+  for (std::int64_t i = 0; i < self.dim(); ++i) {
+    if (i < start || i > end) shape.push_back(self.size(i));
+    else merged *= self.size(i);
+    if (i == end) shape.push_back(merged);
+  }
+  return reshape(self, shape);
 }
 
 Tensor contiguous(const Tensor& self) {

@@ -53,6 +53,18 @@ std::tuple<Tensor, Tensor> max(const Tensor& self, std::int64_t dim, bool keepdi
   return call_two_outputs(op, self, dim, keepdim);
 }
 
+std::tuple<Tensor, Tensor> sort(const Tensor& self, std::int64_t dim, bool descending) {
+  STRATA_TORCH_FUNCTION(sort, "torch.sort", "input, dim, descending", self, dim, descending);
+  static const OperatorHandle op = ops::op("aten::sort");  // two outputs: boxed only
+  return call_two_outputs(op, self, dim, descending);
+}
+
+std::tuple<Tensor, Tensor> topk(const Tensor& self, std::int64_t k, std::int64_t dim, bool largest, bool sorted) {
+  STRATA_TORCH_FUNCTION(topk, "torch.topk", "input, k, dim, largest, sorted", self, k, dim, largest, sorted);
+  static const OperatorHandle op = ops::op("aten::topk");  // two outputs: boxed only
+  return call_two_outputs(op, self, k, dim, largest, sorted);
+}
+
 std::tuple<Tensor, Tensor> native_dropout(const Tensor& input, double p, std::optional<bool> train) {
   STRATA_TORCH_FUNCTION(native_dropout, "torch.native_dropout", "input, p, train", input, p, train);
   static const OperatorHandle op = ops::op("aten::native_dropout");  // two outputs: boxed only

@@ -38,6 +38,10 @@ std::tuple<Tensor, Tensor> nll_loss_forward(const Tensor& self, const Tensor& ta
                                             std::int64_t reduction, std::int64_t ignore_index);
 std::tuple<Tensor, Tensor> max(const Tensor& self, std::int64_t dim, bool keepdim = false);
 std::tuple<Tensor, Tensor> native_dropout(const Tensor& input, double p, std::optional<bool> train);
+// sort's (values, int64 indices) along dim, stable; topk's k largest (or smallest) along dim, in order.
+std::tuple<Tensor, Tensor> sort(const Tensor& self, std::int64_t dim = -1, bool descending = false);
+std::tuple<Tensor, Tensor> topk(const Tensor& self, std::int64_t k, std::int64_t dim = -1, bool largest = true,
+                                bool sorted = true);
 // Tensor.to(dtype): self when it already has the dtype, else a converted copy (aten::_to_copy).
 Tensor to(const Tensor& self, ScalarType dtype);
 
@@ -81,6 +85,9 @@ inline void check_defined(const Tensor& t, const char* op, int position, const c
 
 // A view when the layout allows, else a contiguous copy (as PyTorch's reshape/contiguous).
 Tensor reshape(const Tensor& self, IntArrayRef shape);
+// flatten.using_ints: dimensions start_dim..end_dim merged into one, through reshape (a 0-d tensor
+// becomes [1]; start_dim == end_dim returns self).
+Tensor flatten(const Tensor& self, std::int64_t start_dim = 0, std::int64_t end_dim = -1);
 Tensor contiguous(const Tensor& self);
 // `length` elements of dimension `dim` from `start` (which may be negative): a slice that must fit,
 // PyTorch's CompositeImplicit narrow (it dispatches aten::slice). detach() is in ops/detach.h.

@@ -68,5 +68,19 @@ inline Tensor Tensor::sum(IntArrayRef dim, bool keepdim, std::optional<ScalarTyp
 inline const Tensor& Tensor::fill_(const Scalar& value) const { return strata::fill_(*this, value); }
 inline const Tensor& Tensor::zero_() const { return strata::zero_(*this); }
 inline const Tensor& Tensor::copy_(const Tensor& src, bool non_blocking) const { return strata::copy_(*this, src, non_blocking); }
+inline Tensor Tensor::permute(IntArrayRef dims) const { return strata::permute(*this, dims); }
+inline Tensor Tensor::flatten(std::int64_t start_dim, std::int64_t end_dim) const {
+  return strata::flatten(*this, start_dim, end_dim);
+}
+inline Tensor Tensor::bmm(const Tensor& mat2) const { return strata::bmm(*this, mat2); }
+inline Tensor Tensor::baddbmm(const Tensor& batch1, const Tensor& batch2, const Scalar& beta, const Scalar& alpha) const {
+  return strata::baddbmm(*this, batch1, batch2, beta, alpha);
+}
+inline std::tuple<Tensor, Tensor> Tensor::sort(std::int64_t dim, bool descending) const {
+  return strata::sort(*this, dim, descending);
+}
+inline std::tuple<Tensor, Tensor> Tensor::topk(std::int64_t k, std::int64_t dim, bool largest, bool sorted) const {
+  return strata::topk(*this, k, dim, largest, sorted);
+}
 
 }  // namespace strata

@@ -34,6 +34,13 @@ Tensor sum_backward(const Tensor& grad, IntArrayRef sizes, std::optional<IntArra
   return expand(grad, sizes);
 }
 
+Tensor permute_backwards(const Tensor& grad, IntArrayRef fwd_dims) {
+  const auto ndim = static_cast<std::int64_t>(fwd_dims.size());
+  DimVector dims(fwd_dims.size(), 0);
+  for (std::size_t i = 0; i < fwd_dims.size(); ++i) dims[static_cast<std::size_t>(wrap_dim(fwd_dims[i], ndim))] = static_cast<std::int64_t>(i);
+  return permute(grad, dims);
+}
+
 Tensor unsqueeze_to(const Tensor& grad, std::int64_t dim, IntArrayRef sizes) {
   if (sizes.empty()) return grad;
   const auto d = static_cast<std::size_t>(wrap_dim(dim, static_cast<std::int64_t>(sizes.size())));

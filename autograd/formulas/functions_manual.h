@@ -39,6 +39,9 @@ Tensor sum_backward(const Tensor& grad, IntArrayRef sizes, std::optional<IntArra
 Tensor as_strided_backward(Tensor grad, IntArrayRef input_sizes, IntArrayRef input_strides, std::int64_t input_offset,
                            IntArrayRef sizes, IntArrayRef strides, std::optional<std::int64_t> storage_offset);
 
+// The gradient of permute(self, dims): grad permuted by the inverse permutation.
+Tensor permute_backwards(const Tensor& grad, IntArrayRef fwd_dims);
+
 // grad.unsqueeze(dim) if sizes[dim] == 1 (the gradient of squeeze.dim), else grad.
 Tensor unsqueeze_to(const Tensor& grad, std::int64_t dim, IntArrayRef sizes);
 

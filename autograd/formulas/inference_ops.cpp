@@ -1,4 +1,4 @@
-// autograd/formulas/inference_ops.cpp: the derivative rows of activations (sigmoid, tanh, gelu), softmax, mean, max, argmax, gather, scatter, embedding, dropout: PyTorch's
+// autograd/formulas/inference_ops.cpp: the derivative rows of activations (sigmoid, tanh, gelu), softmax, mean, max, argmax, sort, topk, gather, scatter, embedding, dropout: PyTorch's
 // tools/autograd/derivatives.yaml entry quoted above each row, its formulas written with the same
 // helper calls (and so the same dispatched ops). Rows and their Notes: autograd/derivative_table.h.
 #include <limits>
@@ -27,6 +27,19 @@ Tensor infinitely_differentiable_silu_backward(const Tensor& grad_output, const 
   return mul(scaled, factor);
 }
 
+}  // namespace
+
+namespace {
+// The row of an op whose values keep `dim` (sort, topk): its gradient goes back to where `indices` say.
+DerivativeRow kept_dim_selection_row(std::string_view op) {
+  return {.op = op,
+          .formulas = {{"self", {"indices"},
+                        [](C c) {
+                          return value_selecting_reduction_backward(c.grad(), c.integer("dim"), c.saved("indices"),
+                                                                    c.sizes("self"), true);
+                        }}},
+          .geometry = {"self"}};
+}
 }  // namespace
 
 std::vector<DerivativeRow> inference_rows() {
@@ -135,6 +148,14 @@ std::vector<DerivativeRow> inference_rows() {
                                                                  c.sizes("self"), c.arg("keepdim").to_bool());
                      }}},
        .geometry = {"self"}},
+      // - name: sort(Tensor self, int dim=-1, bool descending=False) -> (Tensor values, Tensor indices)
+      //   self: value_selecting_reduction_backward_symint(grad, dim, indices, self.sym_sizes(), true)
+      //   output_differentiability: [True, False]
+      kept_dim_selection_row("aten::sort"),
+      // - name: topk(Tensor self, SymInt k, int dim=-1, bool largest=True, bool sorted=True) -> (Tensor values, Tensor indices)
+      //   self: value_selecting_reduction_backward_symint(grad, dim, indices, self.sym_sizes(), true)
+      //   output_differentiability: [True, False]
+      kept_dim_selection_row("aten::topk"),
       // - name: gather(Tensor self, int dim, Tensor index, *, bool sparse_grad=False) -> Tensor
       //   self: gather_backward(grad, self, dim, index, sparse_grad)    index: non_differentiable
       {.op = "aten::gather",

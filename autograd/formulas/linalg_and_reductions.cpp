@@ -1,4 +1,4 @@
-// autograd/formulas/linalg_and_reductions.cpp: the derivative rows of mm, addmm, _scaled_mm (not implemented, as upstream), sum: PyTorch's
+// autograd/formulas/linalg_and_reductions.cpp: the derivative rows of mm, addmm, bmm, baddbmm, _scaled_mm (not implemented, as upstream), sum: PyTorch's
 // tools/autograd/derivatives.yaml entry quoted above each row, its formulas written with the same
 // helper calls (and so the same dispatched ops). Rows and their Notes: autograd/derivative_table.h.
 #include <limits>
@@ -36,6 +36,23 @@ std::vector<DerivativeRow> linalg_and_reduction_rows() {
                        return mm_mat2_backward(c.grad(), c.saved("mat1"), c.sizes("mat2"), c.strides("mat2"), c.scalar("alpha"));
                      }}},
        .geometry = {"mat1", "mat2"}},
+      // - name: bmm(Tensor self, Tensor mat2) -> Tensor
+      //   self: grad.bmm(mat2.transpose(1, 2).conj())
+      //   mat2: self.transpose(1, 2).conj().bmm(grad)
+      // (conj() of a real tensor is the tensor itself and dispatches nothing.)
+      {.op = "aten::bmm",
+       .formulas = {{"self", {"mat2"}, [](C c) { return bmm(c.grad(), transpose(c.saved("mat2"), 1, 2)); }},
+                    {"mat2", {"self"}, [](C c) { return bmm(transpose(c.saved("self"), 1, 2), c.grad()); }}}},
+      // - name: baddbmm(Tensor self, Tensor batch1, Tensor batch2, *, Scalar beta=1, Scalar alpha=1) -> Tensor
+      //   self: maybe_multiply(grad, beta.conj())
+      //   batch1: maybe_multiply(grad.bmm(batch2.transpose(1, 2).conj()), alpha.conj())
+      //   batch2: maybe_multiply(batch1.transpose(1, 2).conj().bmm(grad), alpha.conj())
+      {.op = "aten::baddbmm",
+       .formulas = {{"self", [](C c) { return maybe_multiply(c.grad(), c.scalar("beta")); }},
+                    {"batch1", {"batch2"},
+                     [](C c) { return maybe_multiply(bmm(c.grad(), transpose(c.saved("batch2"), 1, 2)), c.scalar("alpha")); }},
+                    {"batch2", {"batch1"},
+                     [](C c) { return maybe_multiply(bmm(transpose(c.saved("batch1"), 1, 2), c.grad()), c.scalar("alpha")); }}}},
       // _scaled_mm has no derivatives.yaml entry: the forward runs and records a NotImplemented node,
       // whose backward fails, as PyTorch's generated code does.
       {.op = "aten::_scaled_mm", .node_name = "NotImplemented",

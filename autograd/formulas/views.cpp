@@ -1,4 +1,4 @@
-// autograd/formulas/views.cpp: the derivative rows of view ops, select/slice backwards, cat, stack, detach: PyTorch's
+// autograd/formulas/views.cpp: the derivative rows of view ops (t, transpose, permute, view...), select/slice backwards, cat, stack, detach: PyTorch's
 // tools/autograd/derivatives.yaml entry quoted above each row, its formulas written with the same
 // helper calls (and so the same dispatched ops). Rows and their Notes: autograd/derivative_table.h.
 #include <limits>
@@ -20,6 +20,9 @@ std::vector<DerivativeRow> view_rows() {
       // - name: transpose.int(...)                       self: grad.transpose(dim0, dim1)
       {.op = "aten::transpose", .overload = "int",
        .formulas = {{"self", [](C c) { return transpose(c.grad(), c.integer("dim0"), c.integer("dim1")); }}}},
+      // - name: permute(Tensor(a) self, int[] dims) -> Tensor(a)   self: permute_backwards(grad, dims)
+      {.op = "aten::permute",
+       .formulas = {{"self", [](C c) { return permute_backwards(c.grad(), c.arg("dims").to_int_list()); }}}},
       // - name: view(Tensor(a) self, SymInt[] size)      self: grad.reshape_symint(self.sym_sizes())
       {.op = "aten::view",
        .formulas = {{"self", [](C c) { return reshape(c.grad(), c.sizes("self")); }}}, .geometry = {"self"}},

@@ -85,6 +85,13 @@ Tensor mm(const Tensor& self, const Tensor& mat2);
 // aten::addmm(Tensor self, Tensor mat1, Tensor mat2, *, Scalar beta=1, Scalar alpha=1) -> Tensor
 Tensor addmm(const Tensor& self, const Tensor& mat1, const Tensor& mat2, const Scalar& beta = 1,
              const Scalar& alpha = 1);
+// A batch of products: out[i] = self[i] @ mat2[i], for 3-D operands [b, n, m] and [b, m, p].
+// aten::bmm(Tensor self, Tensor mat2) -> Tensor
+Tensor bmm(const Tensor& self, const Tensor& mat2);
+// beta * self + alpha * bmm(batch1, batch2), self broadcast to [b, n, p].
+// aten::baddbmm(Tensor self, Tensor batch1, Tensor batch2, *, Scalar beta=1, Scalar alpha=1) -> Tensor
+Tensor baddbmm(const Tensor& self, const Tensor& batch1, const Tensor& batch2, const Scalar& beta = 1,
+               const Scalar& alpha = 1);
 // (float(self) * scale_a) @ (float(mat2) * scale_b) + bias, as out_dtype (default self's): float8 or
 // int8 operands, float32 one-element scales (Note [_scaled_mm on CPU]). An undefined bias or
 // scale_result is None.
@@ -187,6 +194,10 @@ Tensor _softmax_backward_data(const Tensor& grad_output, const Tensor& output, s
 Tensor t(const Tensor& self);
 // aten::transpose.int(Tensor(a) self, int dim0, int dim1) -> Tensor(a)
 Tensor transpose(const Tensor& self, std::int64_t dim0, std::int64_t dim1);
+// self's dimensions reordered: dimension i of the view is dimension dims[i] of self (each once;
+// negative dims wrap).
+// aten::permute(Tensor(a) self, int[] dims) -> Tensor(a)
+Tensor permute(const Tensor& self, IntArrayRef dims);
 // aten::view(Tensor(a) self, SymInt[] size) -> Tensor(a)
 Tensor view(const Tensor& self, IntArrayRef size);
 // A view of a tensor nothing else aliases (a fresh result: matmul's N-D output, reshape's copy),

@@ -1,4 +1,4 @@
-// ops/native/linalg_ops.cpp: mm and addmm on Eigen, or on small_gemm for small products whose right operand
+// ops/native/linalg_ops.cpp: mm, addmm, bmm and baddbmm (one product per batch) on Eigen, or on small_gemm for small products whose right operand
 // has unit-stride rows. A row-major or column-major operand (such as the transposed weight w.t() that
 // nn.Linear passes) is mapped in place, never copied; only other layouts are made contiguous first,
 // for Eigen (small_gemm reads any strides). int64 uses a plain loop (Eigen's GEMM is for floating types).
@@ -134,6 +134,19 @@ void check_matmul_dtype(ScalarType t) {
   STRATA_CHECK(t != ScalarType::Bool, "\"addmm_impl_cpu_\" not implemented for 'Bool'");
 }
 
+// Multiplies each element of contiguous `out` by `factor` (as out's dtype; integers wrap).
+void mul_elements_by(const Tensor& out, const Scalar& factor) {
+  visit_dtype(out.dtype(), [&](auto zero) {
+    using T = decltype(zero);
+    if constexpr (!std::is_same_v<T, bool>) {
+      const T b = factor.to<T>();
+      if (b == T(1)) return;
+      T* o = data_of<T>(out);
+      for (std::int64_t i = 0; i < out.numel(); ++i) o[i] = wrapping_mul(o[i], b);
+    }
+  });
+}
+
 // ---- mm ----
 TensorSpec mm_meta(const Tensor& self, const Tensor& mat2) {
   STRATA_CHECK(self.dim() == 2, "self must be a matrix");
@@ -184,13 +197,77 @@ void addmm_cpu(const Tensor& out, const Tensor& self, const Tensor& mat1, const 
         return;
       }
       copy_elements(out, self);
-      if (b != T(1)) {
-        T* o = data_of<T>(out);
-        for (std::int64_t i = 0; i < out.numel(); ++i) o[i] = wrapping_mul(o[i], b);
-      }
+      mul_elements_by(out, beta);
       gemm<T>(out, mat1, mat2, alpha.to<T>(), true);
     }
   });
+}
+
+// ---- bmm, baddbmm: one product per batch, through gemm (the kernel mm and addmm use) ----
+
+// The checks of PyTorch's common_checks_baddbmm_bmm, in its words; the product's sizes. Mixed dtypes
+// fail in PyTorch's CPU kernel, which reads batch2 as batch1's dtype; `op` names the kernel that
+// refuses Bool.
+DimVector bmm_sizes(const char* op, const Tensor& batch1, const Tensor& batch2) {
+  STRATA_CHECK(batch1.dim() == 3, "batch1 must be a 3D tensor");
+  STRATA_CHECK(batch2.dim() == 3, "batch2 must be a 3D tensor");
+  const IntArrayRef s1 = batch1.sizes(), s2 = batch2.sizes();
+  STRATA_CHECK(s2[0] == s1[0] && s2[1] == s1[2], "Expected size for first two dimensions of batch2 tensor to be: [", s1[0],
+               ", ", s1[2], "] but got: [", s2[0], ", ", s2[1], "].");
+  STRATA_CHECK(batch1.dtype() == batch2.dtype(), "expected scalar type ", dtype_c10_name(batch1.dtype()), " but found ",
+               dtype_c10_name(batch2.dtype()));
+  STRATA_CHECK(batch1.dtype() != ScalarType::Bool, "\"", op, "\" not implemented for 'Bool'");
+  return {s1[0], s1[1], s2[2]};
+}
+
+// Matrix `i` of a 3-D tensor, as a 2-D view (no copy).
+Tensor matrix_at(const Tensor& t, std::int64_t i) {
+  return detail::make_view_of(t, ViewSpec{DimVector{t.sizes()[1], t.sizes()[2]}, DimVector{t.strides()[1], t.strides()[2]},
+                                          t.storage_offset() + i * t.strides()[0]});
+}
+
+// out[i] (contiguous) = alpha * batch1[i] @ batch2[i], or += when `accumulate`, for each batch i.
+void batched_gemm(const Tensor& out, const Tensor& batch1, const Tensor& batch2, const Scalar& alpha, bool accumulate) {
+  visit_dtype(out.dtype(), [&](auto zero) {
+    using T = decltype(zero);
+    if constexpr (!std::is_same_v<T, bool>) {
+      const T a = alpha.to<T>();
+      for (std::int64_t i = 0; i < out.sizes()[0]; ++i)
+        gemm<T>(matrix_at(out, i), matrix_at(batch1, i), matrix_at(batch2, i), a, accumulate);
+    }
+  });
+}
+
+TensorSpec bmm_meta(const Tensor& self, const Tensor& mat2) { return {bmm_sizes("bmm", self, mat2), mat2.dtype(), {}}; }
+void bmm_cpu(const Tensor& out, const Tensor& self, const Tensor& mat2) {
+  if (out.numel() == 0) return;  // Note [An empty tensor's kernel returns at once]
+  batched_gemm(out, self, mat2, Scalar(1), false);
+}
+
+// beta * self + alpha * (batch1 @ batch2), self broadcast to the product's shape (PyTorch 2.8's
+// baddbmm meta also wants self's dtype to be the batches').
+// In PyTorch's order: self expanded first (size() refuses a missing dimension), the batches checked last.
+TensorSpec baddbmm_meta(const Tensor& self, const Tensor& batch1, const Tensor& batch2, Scalar, Scalar) {
+  const DimVector target{batch1.size(0), batch1.size(1), batch2.size(2)};
+  if (!is_expandable_to(self.sizes(), target))  // PyTorch's expand error, from expand's own geometry
+    expand_geometry(self.sizes(), self.strides(), target);
+  STRATA_CHECK(self.dtype() == batch1.dtype(), "Input dtypes must be the same, got: input ", self.dtype(),
+               ", batch1: ", batch1.dtype(), ", batch2: ", batch2.dtype());
+  return {bmm_sizes("baddbmm", batch1, batch2), self.dtype(), {}};
+}
+void baddbmm_cpu(const Tensor& out, const Tensor& self, const Tensor& batch1, const Tensor& batch2, Scalar beta,
+                 Scalar alpha) {
+  if (out.numel() == 0) return;  // Note [An empty tensor's kernel returns at once]
+  const bool ignore_self = visit_dtype(out.dtype(), [&](auto zero) {  // beta == 0: NaN/inf in self do not propagate
+    using T = decltype(zero);
+    if constexpr (std::is_same_v<T, bool>) return true;
+    else return beta.to<T>() == T(0);
+  });
+  if (!ignore_self) {
+    copy_elements(out, self);
+    mul_elements_by(out, beta);
+  }
+  batched_gemm(out, batch1, batch2, alpha, !ignore_self);
 }
 
 // ---- _scaled_mm: (float(mat1) * scale_a) @ (float(mat2) * scale_b) + bias, as out_dtype ----

@@ -1,13 +1,18 @@
-// ops/native/max_ops.cpp: value-selecting reductions: max (all elements), max.dim (values and int64
-// indices) and argmax (one dimension or all). max.dim's derivative is the composite
-// value_selecting_reduction_backward (ops/functions.cpp). As PyTorch's CPU kernels: NaN is the
-// maximum (the first NaN wins), and among equal maxima the first index is taken.
+// ops/native/max_ops.cpp: value-selecting ops: max (all elements), max.dim (values and int64
+// indices), argmax (one dimension or all), and sort and topk along a dimension (values and int64
+// indices). Their derivatives are the composite value_selecting_reduction_backward
+// (ops/composites.cpp). As PyTorch's CPU kernels: NaN is the maximum (the first NaN wins), and among
+// equal maxima the first index is taken; sort is stable.
+#include <algorithm>
 #include <cmath>
+#include <utility>
+#include <vector>
 
 #include "ops/boxing.h"
 #include "ops/native/elementwise.h"
 #include "ops/op_table.h"
 #include "ops/native/operand.h"
+#include "ops/native/output_layout.h"
 
 namespace strata::ops {
 
@@ -128,6 +133,99 @@ void argmax_cpu(const Tensor& out, const Tensor& self, std::optional<std::int64_
   visit_dtype(self.dtype(), [&](auto zero) {
     using T = decltype(zero);
     for_each_row_max(data_of<T>(*x), r, [&](std::int64_t row, T, std::int64_t where) { idx[row] = where; });
+  });
+}
+
+// ---- sort, topk: each row along `dim` ordered by value, with its int64 indices ----
+
+// Where row `row` (of the rows along dimension `d`, counted row-major over the other dimensions)
+// starts in `t`'s storage, relative to its first element.
+std::int64_t row_offset(const Tensor& t, std::size_t d, std::int64_t row) {
+  std::int64_t offset = 0;
+  for (std::size_t i = t.sizes().size(); i-- > 0;) {
+    if (i == d) continue;
+    offset += (row % t.sizes()[i]) * t.strides()[i];
+    row /= t.sizes()[i];
+  }
+  return offset;
+}
+
+// PyTorch's orders: NaN counts as larger than any number, so it sorts last ascending, first
+// descending; `before(x, y)` says whether x goes first.
+template <typename T>
+bool goes_before(T x, T y, bool descending) {
+  if constexpr (std::is_floating_point_v<T>) {
+    if (descending) return (std::isnan(x) && !std::isnan(y)) || x > y;
+    return (!std::isnan(x) && std::isnan(y)) || x < y;
+  } else {
+    return descending ? x > y : x < y;
+  }
+}
+
+// For each row of `self` along `dim`: its (value, index) pairs, ordered by `order`, of which the
+// first `out_n` are written to the rows of `values` and `indices`.
+template <typename Order>
+void select_rows(const Tensor& values, const Tensor& indices, const Tensor& self, std::int64_t dim, std::int64_t out_n,
+                 const Order& order) {
+  const auto d = static_cast<std::size_t>(self.dim() == 0 ? 0 : wrap_dim(dim, self.dim()));
+  const std::int64_t n = self.dim() == 0 ? 1 : self.sizes()[d];
+  const std::int64_t rows = n == 0 ? 0 : self.numel() / n;
+  const auto stride_of = [&](const Tensor& t) { return t.dim() == 0 ? 0 : t.strides()[d]; };
+  const std::int64_t in_stride = stride_of(self), v_stride = stride_of(values), i_stride = stride_of(indices);
+  std::int64_t* idx = data_of<std::int64_t>(indices);
+  visit_dtype(self.dtype(), [&](auto zero) {
+    using T = decltype(zero);
+    const T* x = data_of<T>(self);
+    T* v = data_of<T>(values);
+    std::vector<std::pair<T, std::int64_t>> row_items(static_cast<std::size_t>(n));
+    for (std::int64_t row = 0; row < rows; ++row) {
+      const T* in = x + row_offset(self, d, row);
+      for (std::int64_t i = 0; i < n; ++i) row_items[static_cast<std::size_t>(i)] = {load_element(in + i * in_stride), i};
+      order(row_items);
+      T* vo = v + row_offset(values, d, row);
+      std::int64_t* io = idx + row_offset(indices, d, row);
+      for (std::int64_t i = 0; i < out_n; ++i) {
+        vo[i * v_stride] = row_items[static_cast<std::size_t>(i)].first;
+        io[i * i_stride] = row_items[static_cast<std::size_t>(i)].second;
+      }
+    }
+  });
+}
+
+// sort's outputs are laid out as self is, made dense (PyTorch's sort.stable meta function).
+std::array<TensorSpec, 2> sort_meta(const Tensor& self, std::int64_t dim, bool) {
+  wrap_dim(dim, self.dim());
+  const DimVector strides = output_strides(self.sizes(), {&self});
+  return {TensorSpec{DimVector(self.sizes()), self.dtype(), strides},
+          TensorSpec{DimVector(self.sizes()), ScalarType::Int64, strides}};
+}
+void sort_cpu(const Tensor& values, const Tensor& indices, const Tensor& self, std::int64_t dim, bool descending) {
+  if (values.numel() == 0) return;  // Note [An empty tensor's kernel returns at once]
+  const std::int64_t n = self.dim() == 0 ? 1 : self.sizes()[static_cast<std::size_t>(wrap_dim(dim, self.dim()))];
+  select_rows(values, indices, self, dim, n, [&](auto& items) {
+    std::stable_sort(items.begin(), items.end(),
+                     [&](const auto& a, const auto& b) { return goes_before(a.first, b.first, descending); });
+  });
+}
+
+std::array<TensorSpec, 2> topk_meta(const Tensor& self, std::int64_t k, std::int64_t dim, bool, bool) {
+  const std::int64_t d = wrap_dim(dim, self.dim());
+  STRATA_CHECK(k >= 0 && k <= (self.dim() > 0 ? self.sizes()[static_cast<std::size_t>(d)] : 1), "selected index k out of range");
+  STRATA_CHECK(self.dtype() != ScalarType::Bool, "\"topk_cpu\" not implemented for 'Bool'");
+  DimVector sizes(self.sizes());
+  if (!sizes.empty()) sizes[static_cast<std::size_t>(d)] = k;
+  return {TensorSpec{sizes, self.dtype(), {}}, TensorSpec{sizes, ScalarType::Int64, {}}};
+}
+// The k largest (or smallest) in order, ties by index. PyTorch leaves the order of ties, and with
+// sorted=False the order of the k, to its partial sort; strata always gives this order.
+void topk_cpu(const Tensor& values, const Tensor& indices, const Tensor& self, std::int64_t k, std::int64_t dim,
+              bool largest, bool) {
+  if (values.numel() == 0) return;  // Note [An empty tensor's kernel returns at once]
+  select_rows(values, indices, self, dim, k, [&](auto& items) {
+    std::partial_sort(items.begin(), items.begin() + k, items.end(), [&](const auto& a, const auto& b) {
+      if (goes_before(a.first, b.first, largest)) return true;
+      return !goes_before(b.first, a.first, largest) && a.second < b.second;
+    });
   });
 }
 

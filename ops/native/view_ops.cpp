@@ -1,4 +1,4 @@
-// ops/native/view_ops.cpp: ops whose output shares the input's storage: t, transpose.int, view, expand,
+// ops/native/view_ops.cpp: ops whose output shares the input's storage: t, transpose.int, permute, view, expand,
 // as_strided, detach, unsqueeze, squeeze.dim, select.int, slice.Tensor (and select_backward, slice_backward, which write
 // into such a view of a fresh tensor). Each is one geometry function (sizes, strides, offset of the view); the same
 // function serves CPU and meta tensors, so no data is touched.
@@ -48,6 +48,25 @@ SwappedDims transpose_geometry(const Tensor& self, std::int64_t dim0, std::int64
 SwappedDims t_geometry(const Tensor& self) {
   STRATA_CHECK(self.dim() <= 2, "t() expects a tensor with <= 2 dimensions, but self is ", self.dim(), "D");
   return self.dim() < 2 ? SwappedDims{0, 0} : SwappedDims{0, 1};
+}
+
+// ---- permute: dimension i of the view is dimension dims[i] of self (PyTorch's
+// _permute_size_stride_estimation and its words) ----
+ViewSpec permute_geometry(const Tensor& self, IntArrayRef dims) {
+  const std::int64_t ndim = self.dim();
+  STRATA_CHECK(ndim == static_cast<std::int64_t>(dims.size()),
+               "permute(sparse_coo): number of dimensions in the tensor input does not match the length of the desired "
+               "ordering of dimensions i.e. input.dim() = ", ndim, " is not equal to len(dims) = ", dims.size());
+  DimVector sizes(dims.size(), 0), strides(dims.size(), 0);
+  SmallVector<bool, 8> seen(dims.size(), false);
+  for (std::size_t i = 0; i < dims.size(); ++i) {
+    const auto d = static_cast<std::size_t>(wrap_dim(dims[i], ndim));
+    STRATA_CHECK(!seen[d], "permute(): duplicate dims are not allowed.");
+    seen[d] = true;
+    sizes[i] = self.sizes()[d];
+    strides[i] = self.strides()[d];
+  }
+  return {std::move(sizes), std::move(strides), self.storage_offset()};
 }
 
 // ---- view ----

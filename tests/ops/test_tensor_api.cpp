@@ -1,6 +1,7 @@
 // tests/ops/test_tensor_api.cpp: the API a LibTorch user reaches for first: Tensor methods (each the
 // free function), operators with tensors and numbers, compound assignment as in-place ops, 2-D
-// tensor({{...}}), item<T>(), and printing sizes, tensors and modules with <<.
+// tensor({{...}}), item<T>(), printing sizes, tensors and modules with <<, and the LibTorch spellings of
+// permute, flatten, bmm, baddbmm, batched matmul, topk and sort.
 #include <doctest/doctest.h>
 
 #include <sstream>
@@ -162,4 +163,25 @@ TEST_CASE("<< prints sizes, tensors and modules as LibTorch and PyTorch do") {
   CHECK(printed(model) ==
         "Sequential(\n  (0): Linear(in_features=4, out_features=3, bias=True)\n  (1): ReLU()\n"
         "  (2): Linear(in_features=3, out_features=2, bias=False)\n)");
+}
+
+TEST_CASE("LibTorch's spellings of permute, flatten, bmm, baddbmm, batched matmul, topk and sort") {
+  const Tensor x = tensor<float>({{1, -2, 3}, {-4, 5, -6}});
+  CHECK(floats(x.permute({1, 0})) == floats(t(x)));
+  CHECK(sizes_of(x.flatten()) == std::vector<std::int64_t>{6});
+  const Tensor a = view(arange(12.0), {2, 2, 3});
+  const Tensor b = view(arange(12.0), {2, 3, 2});
+  CHECK(floats(a.bmm(b)) == std::vector<float>{10, 13, 28, 40, 172, 193, 244, 274});
+  CHECK(floats(strata::bmm(a, b)) == floats(a.bmm(b)));
+  CHECK(floats(a.matmul(b)) == floats(a.bmm(b)));
+  CHECK(floats(ones({2, 2, 2}).baddbmm(a, b, 2, 1)) == std::vector<float>{12, 15, 30, 42, 174, 195, 246, 276});
+  const auto [top, where] = x.topk(2);
+  CHECK(floats(top) == std::vector<float>{3, 1, 5, -4});
+  CHECK(where.to_vector<std::int64_t>() == std::vector<std::int64_t>{2, 0, 1, 0});
+  const auto [sorted, order] = x.sort(1, /*descending=*/true);
+  CHECK(floats(sorted) == std::vector<float>{3, 1, -2, 5, -4, -6});
+  CHECK(order.to_vector<std::int64_t>() == std::vector<std::int64_t>{2, 0, 1, 1, 0, 2});
+  const auto [ascending, from] = x.sort();
+  CHECK(floats(ascending) == std::vector<float>{-2, 1, 3, -6, -4, 5});
+  CHECK(from.to_vector<std::int64_t>() == std::vector<std::int64_t>{1, 0, 2, 2, 0, 1});
 }
