@@ -293,7 +293,8 @@ TEST_CASE("a TraceRecording records a scope; a call that throws inside it leaves
   CHECK(text.find("  # c0: \"cpu f32[2]\"  (captured)\n") != std::string::npos);
   CHECK(text.find("t0 = torch.relu(c0)") != std::string::npos);
   CHECK(text.find("  torch.mm(c0, c0)\n    # aten.mm.default(c0, c0)\n") != std::string::npos);
-  CHECK(text.find("t1 = torch.add(t0, t0, alpha=1)") != std::string::npos);
+  // alpha at its default is not passed, as PyTorch's torch.add(b, b) receives none
+  CHECK(text.find("t1 = torch.add(t0, t0)  #") != std::string::npos);
   // The replay runs the refused call again, and it is refused again.
   CHECK_THROWS_WITH_AS(run_trace(trace, {}), "[aten::mm] self must be a matrix", Error);
 }
