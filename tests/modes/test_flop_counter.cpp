@@ -306,7 +306,8 @@ std::int64_t global_flops(const FlopCounterMode& mode) {
 struct SquareMm : autograd::Function<SquareMm> {
   static Tensor forward(autograd::AutogradContext*, const Tensor& input) { return mm(input, input); }
   static autograd::variable_list backward(autograd::AutogradContext*, autograd::variable_list g) {
-    return {mm(g[0], g[0]) + mm(g[0], g[0])};
+    const Tensor first = mm(g[0], g[0]), second = mm(g[0], g[0]);  // in a written order
+    return {first + second};
   }
 };
 }  // namespace
