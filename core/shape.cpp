@@ -30,6 +30,27 @@ DimVector contiguous_strides(IntArrayRef sizes) {
   return strides;
 }
 
+// Note [An empty view's strides wrap]
+// PyTorch's computeStride gives a view without elements the contiguous strides of its new shape,
+// multiplied without an overflow check: zeros({0}).view({0, 2^40, 2^40}) has strides (2^80 mod 2^64
+// = 0, 2^40, 1), and [0, 2^62, 3] a negative first stride. The view is made where a tensor of that
+// shape with storage is not (empty() refuses it, "Stride calculation overflowed", as PyTorch 2.8's
+// empty_tensor_restride does, and so does an op whose output would be contiguous): no element is
+// ever addressed through such strides, and the copies that keep them (clone, empty_like: a dense
+// tensor's preserve_format) are made the same way. strata wraps as PyTorch does, in unsigned
+// arithmetic, where the wrap is defined.
+namespace {
+DimVector wrapped_contiguous_strides(IntArrayRef sizes) {
+  DimVector strides(sizes.size(), 1);
+  std::uint64_t running = 1;
+  for (std::size_t i = sizes.size(); i-- > 0;) {
+    strides[i] = static_cast<std::int64_t>(running);
+    running *= static_cast<std::uint64_t>(std::max<std::int64_t>(sizes[i], 1));
+  }
+  return strides;
+}
+}  // namespace
+
 void check_size_nonnegative(IntArrayRef sizes) {
   for (const std::int64_t s : sizes)
     STRATA_CHECK(s >= 0, "Trying to create tensor with negative dimension ", s, ": ", shape_str(sizes));
@@ -198,7 +219,7 @@ bool view_strides(IntArrayRef old_shape, IntArrayRef old_stride, IntArrayRef new
   }
   if (numel == 0) {
     if (std::equal(old_shape.begin(), old_shape.end(), new_shape.begin(), new_shape.end())) new_stride = DimVector(old_stride);
-    else new_stride = contiguous_strides(new_shape);
+    else new_stride = wrapped_contiguous_strides(new_shape);
     return true;
   }
   // Not zeroed: the walk below writes every entry before it returns them (view_d reaches -1).

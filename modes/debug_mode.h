@@ -35,8 +35,12 @@ struct DebugModeOptions {
   bool record_output = true;          // `  ->  t: f32[8, 32]` after each call
   bool record_ids = false;            // `t$0`: one id per tensor
   // Tensor attributes written after each tensor's shape, `t: f32[8, 16]{requires_grad=True}`, in this
-  // order (Note [DebugMode's tensor attributes]). A name strata does not know is an error.
+  // order, each one a tensor has (Note [DebugMode's tensor attributes]): the built-in ones, those its
+  // subclass sets (TensorSubclass::attribute), those `tensor_attribute` finds.
   std::vector<std::string> record_tensor_attributes;
+  // The attributes a user sets on tensors (Python's `x.a1 = "x1"`): the value of `name` on `t` as
+  // str() writes it, or nullopt when `t` has none. Asked after the built-in and subclass attributes.
+  std::function<std::optional<std::string>(const Tensor& t, std::string_view name)> tensor_attribute;
   // Keep each call's argument values (DebugCall::original_args) and write them only when the log is
   // printed, with the attributes they have then and without ids, as upstream renders stored args.
   // The log then holds references to the tensors, which changes use counts (Note [Tensor ids without

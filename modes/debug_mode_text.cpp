@@ -68,38 +68,48 @@ std::string DebugCall::render() const {
 }
 
 // Note [DebugMode's tensor attributes]
-// Upstream's record_tensor_attributes writes `{name=value, ...}` after the shape for each listed
-// attribute the tensor has (getattr's str()). strata reads the attributes every tensor has:
-// requires_grad, is_leaf and _version (as of when the call is written: an op's output is written
-// below autograd, before autograd gives it a history, as upstream's dispatch mode sees it), dtype
-// (torch.float32), device (cpu), ndim and shape (torch.Size([8, 16])). A name outside these is refused
-// when the mode is made rather than silently skipped, since no strata tensor could have it.
+// Upstream's record_tensor_attributes writes `{name=value, ...}` after the shape with each listed
+// attribute the tensor has (hasattr, then getattr's str()), and nothing when it has none of them. A
+// strata tensor has no attribute dictionary, so its attributes come from three places, in order:
+//  - the built-in ones every tensor has: requires_grad, is_leaf and _version (as of when the call is
+//    written: an op's output is written below autograd, before autograd gives it a history, as
+//    upstream's dispatch mode sees it), dtype (torch.float32), device (cpu), ndim and shape
+//    (torch.Size([8, 16]));
+//  - those its subclass sets (TensorSubclass::attribute, Python's `self.a1 = ...` in a subclass);
+//  - those the user sets, through the mode's `tensor_attribute` reader (Python's `x.a1 = ...` on
+//    any tensor, kept wherever the user keeps it).
+// A name no tensor has is skipped on each tensor, as upstream's hasattr skips it.
 namespace {
 constexpr std::string_view kTensorAttributes[] = {"requires_grad", "is_leaf", "_version", "dtype",
                                                   "device",        "ndim",    "shape"};
 
-void append_attribute(std::string& out, const Tensor& t, std::string_view name) {
+// Appends `name=value` when `t` has the attribute; returns whether it did.
+bool append_attribute(std::string& out, const Tensor& t, std::string_view name, const DebugModeOptions& options) {
   const auto flag = [&](bool b) { out += b ? "True" : "False"; };
+  if (std::find(std::begin(kTensorAttributes), std::end(kTensorAttributes), name) != std::end(kTensorAttributes)) {
+    out += name;
+    out += '=';
+    if (name == "requires_grad") flag(t.requires_grad());
+    else if (name == "is_leaf") flag(t.is_leaf());
+    else if (name == "_version") append_int(out, t.impl()->version());
+    else if (name == "dtype") (out += "torch.") += dtype_name(t.dtype());
+    else if (name == "device") out += device_name(t.device());
+    else if (name == "ndim") append_int(out, t.dim());
+    else (out += "torch.Size(") += shape_str(t.sizes()) + ")";
+    return true;
+  }
+  std::optional<std::string> value;
+  if (t.subclass()) value = t.subclass()->attribute(t, name);
+  if (!value && options.tensor_attribute) value = options.tensor_attribute(t, name);
+  if (!value) return false;
   out += name;
   out += '=';
-  if (name == "requires_grad") flag(t.requires_grad());
-  else if (name == "is_leaf") flag(t.is_leaf());
-  else if (name == "_version") append_int(out, t.impl()->version());
-  else if (name == "dtype") (out += "torch.") += dtype_name(t.dtype());
-  else if (name == "device") out += device_name(t.device());
-  else if (name == "ndim") append_int(out, t.dim());
-  else if (name == "shape") (out += "torch.Size(") += shape_str(t.sizes()) + ")";
+  append_python_str(out, *value);  // a user's text: Note [Logged text is always valid UTF-8]
+  return true;
 }
 }  // namespace
 
-DebugMode::DebugMode(DebugModeOptions options) : options_(std::move(options)) {
-  for (const std::string& name : options_.record_tensor_attributes) {
-    const bool known = std::find(std::begin(kTensorAttributes), std::end(kTensorAttributes), name) != std::end(kTensorAttributes);
-    STRATA_CHECK(known, "DebugMode: record_tensor_attributes names '", name,
-                 "', which a strata tensor does not have; it reads requires_grad, is_leaf, _version, dtype, device, "
-                 "ndim and shape");
-  }
-}
+DebugMode::DebugMode(DebugModeOptions options) : options_(std::move(options)) {}
 
 // Note [Tensor ids without references]
 // Upstream keys ids by weak references to tensor objects. DebugMode keeps no reference at all (one
@@ -134,12 +144,17 @@ void DebugMode::append_tensor(std::string& out, const Tensor& t, bool fresh_id, 
   out += dtype_shorthand(t.dtype());
   append_int_list(out, t.sizes());
   if (!options_.record_tensor_attributes.empty()) {
+    const std::size_t open = out.size();
     out += '{';
-    for (std::size_t i = 0; i < options_.record_tensor_attributes.size(); ++i) {
-      if (i) out += ", ";
-      append_attribute(out, t, options_.record_tensor_attributes[i]);
+    bool any = false;
+    for (const std::string& name : options_.record_tensor_attributes) {
+      if (any) out += ", ";
+      const std::size_t before = out.size();
+      if (append_attribute(out, t, name, options_)) any = true;
+      else out.resize(any ? before - 2 : before);
     }
-    out += '}';
+    if (any) out += '}';
+    else out.resize(open);
   }
   if (custom) out += custom->debug_suffix(t);
 }

@@ -148,7 +148,25 @@ void register_flop_formula(const std::string& qualified_name, FlopFormula formul
   r.version.fetch_add(1, std::memory_order_release);
 }
 
-FlopCounterMode::FlopCounterMode(int depth, std::string phase) : depth_(depth) {
+namespace {
+// A formula's key: an op's qualified name without its overload ("aten::add"), as Note [FLOP
+// formulas] keys them; a key with an overload would never match, so it is refused.
+void check_formula_key(const std::string& key, const char* where) {
+  const std::size_t colons = key.find("::");
+  STRATA_CHECK(colons != std::string::npos && colons > 0 && colons + 2 < key.size() &&
+                   key.find_first_of(".:", colons + 2) == std::string::npos,
+               where, ": '", key, "' is not an op name such as 'aten::add' (namespace::name, without an overload: ",
+               "a formula covers every overload of its op)");
+}
+}  // namespace
+
+FlopCounterMode::FlopCounterMode(int depth, std::string phase, FlopFormulas custom_mapping)
+    : depth_(depth), custom_mapping_(std::move(custom_mapping)) {
+  for (const auto& entry : custom_mapping_) {
+    check_formula_key(entry.first, "FlopCounterMode: custom_mapping");
+    STRATA_CHECK(static_cast<bool>(entry.second), "FlopCounterMode: custom_mapping's formula for ", entry.first,
+                 " is empty");
+  }
   modules_.push_back(Counts{"Global", {}, {}});
   phases_.push_back(Counts{std::move(phase), {}, {}});
 }
@@ -172,7 +190,12 @@ void FlopCounterMode::add_to_module(const std::string& name, const std::string& 
 }
 
 void FlopCounterMode::dispatch(const OperatorHandle& op, Stack& stack) {
-  const FlopFormula* formula = formula_cache().get(op);
+  const FlopFormula* formula = nullptr;
+  if (!custom_mapping_.empty()) {
+    const auto custom = custom_mapping_.find(op.name().qualified());
+    if (custom != custom_mapping_.end()) formula = &custom->second;
+  }
+  if (!formula) formula = formula_cache().get(op);
   if (!formula) {
     op.call(stack);
     return;

@@ -6,6 +6,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <map>
 #include <memory>
 #include <optional>
 #include <string>
@@ -35,10 +36,17 @@ using FlopFormula = std::function<std::int64_t(const IValue* args)>;
 // for every FlopCounterMode (those already counting included).
 void register_flop_formula(const std::string& qualified_name, FlopFormula formula);
 
+// Formulas by op ("aten::add"), as FlopCounterMode's custom_mapping takes them.
+using FlopFormulas = std::map<std::string, FlopFormula, std::less<>>;
+
 class FlopCounterMode final : public DispatchMode {
  public:
   // `depth`: how deep get_table() shows the module hierarchy by default (upstream's depth=2).
-  explicit FlopCounterMode(int depth = 2, std::string phase = "forward");
+  // `custom_mapping`: upstream's FlopCounterMode(custom_mapping={op: formula}): formulas for this
+  // mode only, keyed by the op without its overload ("aten::add"), in place of the registered ones
+  // for the same op. Upstream's formula gets the arguments' shapes (or, marked _get_raw, the values)
+  // and the output; a strata formula reads the argument values and no output (Note [FLOP formulas]).
+  explicit FlopCounterMode(int depth = 2, std::string phase = "forward", FlopFormulas custom_mapping = {});
 
   std::string_view name() const override { return "FlopCounterMode"; }
   void dispatch(const OperatorHandle& op, Stack& stack) override;
@@ -97,6 +105,7 @@ class FlopCounterMode final : public DispatchMode {
   void add_to_module(const std::string& name, const std::string& op, std::int64_t flops);
 
   int depth_;
+  FlopFormulas custom_mapping_;
   std::unique_ptr<nn::ModTracker> mod_tracker_ = std::make_unique<nn::ModTracker>();  // not movable itself
   std::vector<Counts> modules_;  // "Global" first
   std::vector<Counts> phases_;

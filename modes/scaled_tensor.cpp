@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include "autograd/graph.h"
 #include "autograd/variable.h"
 #include "core/dispatch/local_dispatch_keys.h"
 #include "ops/functions.h"
@@ -77,8 +78,11 @@ Tensor scaled_addmm(const Tensor& bias, const Tensor& a, const Tensor& b) {
   const Tensor bias_f = bias.defined() ? ScaledTensor::to_float(bias) : Tensor();
   const bool fused = bias_f.defined() && bias_f.dim() == 1 && bias_f.dtype() == ScalarType::Float32 &&
                      bias_f.sizes()[0] == b_data.sizes()[1];
+  // torchao's default gemm configs: the forward's output product accumulates fast, the backward's
+  // gradient products do not (use_fast_accum changes nothing in the CPU kernel; traces show it).
+  const bool use_fast_accum = autograd::current_graph_task_id() < 0;
   Tensor out = _scaled_mm(a_data, b_data, a_inverse_scale, b_inverse_scale, fused ? bias_f : Tensor(), Tensor(),
-                          ScalarType::Float32);
+                          ScalarType::Float32, use_fast_accum);
   if (bias_f.defined() && !fused) out = add(bias_f, out);
   return out;
 }

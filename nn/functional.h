@@ -51,8 +51,12 @@ Tensor cross_entropy(const Tensor& input, const Tensor& target, const LossOption
 
 namespace strata {
 // x.matmul(w): declared on Tensor (Note [Tensor methods are defined in ops], ops/tensor_methods.h).
-inline Tensor Tensor::matmul(const Tensor& other) const { return nn::functional::matmul(*this, other); }
+inline Tensor Tensor::matmul(const Tensor& other) const {
+  STRATA_TORCH_METHOD(matmul, "self, other", other);
+  return nn::functional::matmul(*this, other);
+}
 inline Tensor Tensor::log_softmax(std::int64_t dim, std::optional<ScalarType> dtype) const {
+  STRATA_TORCH_METHOD(log_softmax, "self, dim, [dtype]", dim, dtype);
   return nn::functional::log_softmax(*this, dim, dtype);
 }
 }  // namespace strata

@@ -24,7 +24,7 @@ const TypedOperator<Tensor(const Tensor&)>& detach_op() {
 // alias): the copy would have the same storage, geometry and keys, and the original would die here
 // unseen. So that alias is returned as is, saving an allocation and a free per detach (four an MLP training step).
 Tensor detach(const Tensor& self) {
-  STRATA_TORCH_FUNCTION(detach, "torch.Tensor.detach", "self", self);
+  STRATA_TORCH_FUNCTION(detach, "torch.detach", "input", self);
   return detach_op()(self);
 }
 

@@ -81,36 +81,80 @@ Tensor to(const Tensor& self, ScalarType dtype) {
   return op(self, dtype, std::nullopt, std::nullopt, std::nullopt, false, std::nullopt);
 }
 
+// The operators announce the Tensor method PyTorch's operator calls (`x + y` is torch.Tensor.add,
+// `z -= y` torch.Tensor.sub_, Note [A method is announced as the method]); a number first is
+// Python's reflected operator: `1 + x` and `2 * x` are add and mul of (x, 1), `1 - x` and `2 / x`
+// the torch._tensor functions __rsub__ and __rtruediv__ of (x, 1).
 Tensor operator+(const Tensor& a, const Tensor& b) {
-  STRATA_TORCH_FUNCTION(operator+, "torch.Tensor.__add__", "self, other", a, b);
+  STRATA_TORCH_FUNCTION(operator+, "torch.Tensor.add", "self, other", a, b);
   return add(a, b);
 }
 Tensor operator-(const Tensor& a, const Tensor& b) {
-  STRATA_TORCH_FUNCTION(operator-, "torch.Tensor.__sub__", "self, other", a, b);
+  STRATA_TORCH_FUNCTION(operator-, "torch.Tensor.sub", "self, other", a, b);
   return sub(a, b);
 }
 Tensor operator*(const Tensor& a, const Tensor& b) {
-  STRATA_TORCH_FUNCTION(operator*, "torch.Tensor.__mul__", "self, other", a, b);
+  STRATA_TORCH_FUNCTION(operator*, "torch.Tensor.mul", "self, other", a, b);
   return mul(a, b);
 }
 Tensor operator/(const Tensor& a, const Tensor& b) {
-  STRATA_TORCH_FUNCTION(operator/, "torch.Tensor.__truediv__", "self, other", a, b);
+  STRATA_TORCH_FUNCTION(operator/, "torch.Tensor.div", "self, other", a, b);
   return div(a, b);
 }
-Tensor operator+(const Tensor& a, const Scalar& b) { return add(a, b); }
-Tensor operator+(const Scalar& a, const Tensor& b) { return add(b, a); }
-Tensor operator-(const Tensor& a, const Scalar& b) { return sub(a, ops::wrapped_scalar_tensor(b)); }
-Tensor operator-(const Scalar& a, const Tensor& b) { return sub(ops::wrapped_scalar_tensor(a), b); }
-Tensor operator*(const Tensor& a, const Scalar& b) { return mul(a, b); }
-Tensor operator*(const Scalar& a, const Tensor& b) { return mul(b, a); }
-Tensor operator/(const Tensor& a, const Scalar& b) { return div(a, ops::wrapped_scalar_tensor(b)); }
-Tensor operator/(const Scalar& a, const Tensor& b) { return div(ops::wrapped_scalar_tensor(a), b); }
-const Tensor& operator+=(const Tensor& a, const Tensor& b) { return add_(a, b); }
-const Tensor& operator+=(const Tensor& a, const Scalar& b) { return add_(a, ops::wrapped_scalar_tensor(b)); }
-const Tensor& operator-=(const Tensor& a, const Tensor& b) { return add_(a, b, -1); }
-const Tensor& operator-=(const Tensor& a, const Scalar& b) { return add_(a, ops::wrapped_scalar_tensor(b), -1); }
-const Tensor& operator*=(const Tensor& a, const Tensor& b) { return mul_(a, b); }
-const Tensor& operator*=(const Tensor& a, const Scalar& b) { return mul_(a, ops::wrapped_scalar_tensor(b)); }
+Tensor operator+(const Tensor& a, const Scalar& b) {
+  STRATA_TORCH_FUNCTION(operator+, "torch.Tensor.add", "self, other", a, b);
+  return add(a, b);
+}
+Tensor operator+(const Scalar& a, const Tensor& b) { return b + a; }
+Tensor operator-(const Tensor& a, const Scalar& b) {
+  STRATA_TORCH_FUNCTION(operator-, "torch.Tensor.sub", "self, other", a, b);
+  return sub(a, ops::wrapped_scalar_tensor(b));
+}
+namespace {
+Tensor rsub(const Tensor& self, const Scalar& other) {
+  STRATA_TORCH_FUNCTION(rsub, "torch.Tensor.__rsub__", "self, other", self, other);
+  return sub(ops::wrapped_scalar_tensor(other), self);
+}
+Tensor rdiv(const Tensor& self, const Scalar& other) {
+  STRATA_TORCH_FUNCTION(rdiv, "torch.Tensor.__rtruediv__", "self, other", self, other);
+  return div(ops::wrapped_scalar_tensor(other), self);
+}
+}  // namespace
+Tensor operator-(const Scalar& a, const Tensor& b) { return rsub(b, a); }
+Tensor operator*(const Tensor& a, const Scalar& b) {
+  STRATA_TORCH_FUNCTION(operator*, "torch.Tensor.mul", "self, other", a, b);
+  return mul(a, b);
+}
+Tensor operator*(const Scalar& a, const Tensor& b) { return b * a; }
+Tensor operator/(const Tensor& a, const Scalar& b) {
+  STRATA_TORCH_FUNCTION(operator/, "torch.Tensor.div", "self, other", a, b);
+  return div(a, ops::wrapped_scalar_tensor(b));
+}
+Tensor operator/(const Scalar& a, const Tensor& b) { return rdiv(b, a); }
+const Tensor& operator+=(const Tensor& a, const Tensor& b) {
+  STRATA_TORCH_FUNCTION(operator+=, "torch.Tensor.add_", "self, other", a, b);
+  return add_(a, b);
+}
+const Tensor& operator+=(const Tensor& a, const Scalar& b) {
+  STRATA_TORCH_FUNCTION(operator+=, "torch.Tensor.add_", "self, other", a, b);
+  return add_(a, ops::wrapped_scalar_tensor(b));
+}
+const Tensor& operator-=(const Tensor& a, const Tensor& b) {
+  STRATA_TORCH_FUNCTION(operator-=, "torch.Tensor.sub_", "self, other", a, b);
+  return sub_(a, b);
+}
+const Tensor& operator-=(const Tensor& a, const Scalar& b) {
+  STRATA_TORCH_FUNCTION(operator-=, "torch.Tensor.sub_", "self, other", a, b);
+  return sub_(a, ops::wrapped_scalar_tensor(b));
+}
+const Tensor& operator*=(const Tensor& a, const Tensor& b) {
+  STRATA_TORCH_FUNCTION(operator*=, "torch.Tensor.mul_", "self, other", a, b);
+  return mul_(a, b);
+}
+const Tensor& operator*=(const Tensor& a, const Scalar& b) {
+  STRATA_TORCH_FUNCTION(operator*=, "torch.Tensor.mul_", "self, other", a, b);
+  return mul_(a, ops::wrapped_scalar_tensor(b));
+}
 
 Tensor operator-(const Tensor& a) {
   STRATA_TORCH_FUNCTION(operator-, "torch.Tensor.neg", "self", a);

@@ -61,8 +61,8 @@ Tensor operator*(const Tensor& a, const Scalar& b);
 Tensor operator*(const Scalar& a, const Tensor& b);
 Tensor operator/(const Tensor& a, const Scalar& b);
 Tensor operator/(const Scalar& a, const Tensor& b);
-// Compound assignment writes `a` in place: += is add_, -= is add_ with alpha -1 (LibTorch's is
-// sub_, which strata has for tensors only: sub_.Tensor), *= is mul_. There is no /=: strata has div_ with a number only (div_.Scalar).
+// Compound assignment writes `a` in place: += is add_, -= is sub_, *= is mul_ (a number as a wrapped
+// 0-d tensor, as Python passes it). There is no /=: strata has div_ with a number only (div_.Scalar).
 const Tensor& operator+=(const Tensor& a, const Tensor& b);
 const Tensor& operator+=(const Tensor& a, const Scalar& b);
 const Tensor& operator-=(const Tensor& a, const Tensor& b);

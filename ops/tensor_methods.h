@@ -11,75 +11,170 @@
 // on the dispatch path are unchanged. matmul lives in nn/ (nn/functional.h), which defines its method.
 // A translation unit that includes only core/tensor.h and calls x.mm(w) does not link: include
 // ops/functions.h (or strata.h).
+// A method whose free function PyTorch names differently (x.sum() and torch.sum) announces itself as
+// the method first (Note [A method is announced as the method], ops/torch_function.h); the others
+// forward.
 #pragma once
 
 #include "detach.h"
 #include "functions.h"
 #include "indexing.h"
+#include "torch_function.h"
 
 namespace strata {
 
-inline Tensor Tensor::t() const { return strata::t(*this); }
-inline Tensor Tensor::transpose(std::int64_t dim0, std::int64_t dim1) const { return strata::transpose(*this, dim0, dim1); }
+inline Tensor Tensor::t() const {
+  STRATA_TORCH_METHOD(t, "self");
+  return strata::t(*this);
+}
+inline Tensor Tensor::transpose(std::int64_t dim0, std::int64_t dim1) const {
+  STRATA_TORCH_METHOD(transpose, "self, dim0, dim1", dim0, dim1);
+  return strata::transpose(*this, dim0, dim1);
+}
 inline Tensor Tensor::view(IntArrayRef size) const { return strata::view(*this, size); }
-inline Tensor Tensor::reshape(IntArrayRef shape) const { return strata::reshape(*this, shape); }
+inline Tensor Tensor::reshape(IntArrayRef shape) const {
+  STRATA_TORCH_METHOD(reshape, "self, shape", shape);
+  return strata::reshape(*this, shape);
+}
 inline Tensor Tensor::expand(IntArrayRef size, bool implicit) const { return strata::expand(*this, size, implicit); }
-inline Tensor Tensor::unsqueeze(std::int64_t dim) const { return strata::unsqueeze(*this, dim); }
-inline Tensor Tensor::squeeze(std::int64_t dim) const { return strata::squeeze(*this, dim); }
-inline Tensor Tensor::select(std::int64_t dim, std::int64_t index) const { return strata::select(*this, dim, index); }
+inline Tensor Tensor::unsqueeze(std::int64_t dim) const {
+  STRATA_TORCH_METHOD(unsqueeze, "self, dim", dim);
+  return strata::unsqueeze(*this, dim);
+}
+inline Tensor Tensor::squeeze(std::int64_t dim) const {
+  STRATA_TORCH_METHOD(squeeze, "self, dim", dim);
+  return strata::squeeze(*this, dim);
+}
+inline Tensor Tensor::select(std::int64_t dim, std::int64_t index) const {
+  STRATA_TORCH_METHOD(select, "self, dim, index", dim, index);
+  return strata::select(*this, dim, index);
+}
 inline Tensor Tensor::slice(std::int64_t dim, std::optional<std::int64_t> start, std::optional<std::int64_t> end,
                             std::int64_t step) const {
   return strata::slice(*this, dim, start, end, step);
 }
 inline Tensor Tensor::narrow(std::int64_t dim, std::int64_t start, std::int64_t length) const {
+  STRATA_TORCH_METHOD(narrow, "self, dim, start, length", dim, start, length);
   return strata::narrow(*this, dim, start, length);
 }
 inline Tensor Tensor::contiguous() const { return strata::contiguous(*this); }
 inline Tensor Tensor::to(ScalarType dtype) const { return strata::to(*this, dtype); }
-inline Tensor Tensor::clone() const { return strata::clone(*this); }
-inline Tensor Tensor::detach() const { return strata::detach(*this); }
-inline Tensor Tensor::add(const Tensor& other, const Scalar& alpha) const { return strata::add(*this, other, alpha); }
-inline Tensor Tensor::add(const Scalar& other, const Scalar& alpha) const { return strata::add(*this, other, alpha); }
+inline Tensor Tensor::clone() const {
+  STRATA_TORCH_METHOD(clone, "self");
+  return strata::clone(*this);
+}
+inline Tensor Tensor::detach() const {
+  STRATA_TORCH_METHOD(detach, "self");
+  return strata::detach(*this);
+}
+inline Tensor Tensor::add(const Tensor& other, const Scalar& alpha) const {
+  STRATA_TORCH_METHOD(add, "self, other, *, [alpha=1]", other, alpha);
+  return strata::add(*this, other, alpha);
+}
+inline Tensor Tensor::add(const Scalar& other, const Scalar& alpha) const {
+  STRATA_TORCH_METHOD(add, "self, other, *, [alpha=1]", other, alpha);
+  return strata::add(*this, other, alpha);
+}
 inline const Tensor& Tensor::add_(const Tensor& other, const Scalar& alpha) const { return strata::add_(*this, other, alpha); }
-inline Tensor Tensor::sub(const Tensor& other, const Scalar& alpha) const { return strata::sub(*this, other, alpha); }
-inline Tensor Tensor::mul(const Tensor& other) const { return strata::mul(*this, other); }
-inline Tensor Tensor::mul(const Scalar& other) const { return strata::mul(*this, other); }
+inline Tensor Tensor::sub(const Tensor& other, const Scalar& alpha) const {
+  STRATA_TORCH_METHOD(sub, "self, other, *, [alpha=1]", other, alpha);
+  return strata::sub(*this, other, alpha);
+}
+inline Tensor Tensor::mul(const Tensor& other) const {
+  STRATA_TORCH_METHOD(mul, "self, other", other);
+  return strata::mul(*this, other);
+}
+inline Tensor Tensor::mul(const Scalar& other) const {
+  STRATA_TORCH_METHOD(mul, "self, other", other);
+  return strata::mul(*this, other);
+}
 inline const Tensor& Tensor::mul_(const Tensor& other) const { return strata::mul_(*this, other); }
-inline Tensor Tensor::div(const Tensor& other) const { return strata::div(*this, other); }
-inline Tensor Tensor::neg() const { return strata::neg(*this); }
-inline Tensor Tensor::exp() const { return strata::exp(*this); }
-inline Tensor Tensor::relu() const { return strata::relu(*this); }
-inline Tensor Tensor::sigmoid() const { return strata::sigmoid(*this); }
-inline Tensor Tensor::tanh() const { return strata::tanh(*this); }
+inline Tensor Tensor::div(const Tensor& other) const {
+  STRATA_TORCH_METHOD(div, "self, other", other);
+  return strata::div(*this, other);
+}
+inline Tensor Tensor::neg() const {
+  STRATA_TORCH_METHOD(neg, "self");
+  return strata::neg(*this);
+}
+inline Tensor Tensor::exp() const {
+  STRATA_TORCH_METHOD(exp, "self");
+  return strata::exp(*this);
+}
+inline Tensor Tensor::relu() const {
+  STRATA_TORCH_METHOD(relu, "self");
+  return strata::relu(*this);
+}
+inline Tensor Tensor::sigmoid() const {
+  STRATA_TORCH_METHOD(sigmoid, "self");
+  return strata::sigmoid(*this);
+}
+inline Tensor Tensor::tanh() const {
+  STRATA_TORCH_METHOD(tanh, "self");
+  return strata::tanh(*this);
+}
 inline Tensor Tensor::gelu(std::string_view approximate) const { return strata::gelu(*this, approximate); }
-inline Tensor Tensor::softmax(std::int64_t dim, std::optional<ScalarType> dtype) const { return strata::softmax(*this, dim, dtype); }
-inline Tensor Tensor::mean(std::optional<ScalarType> dtype) const { return strata::mean(*this, dtype); }
+inline Tensor Tensor::softmax(std::int64_t dim, std::optional<ScalarType> dtype) const {
+  STRATA_TORCH_METHOD(softmax, "self, dim, [dtype]", dim, dtype);
+  return strata::softmax(*this, dim, dtype);
+}
+inline Tensor Tensor::mean(std::optional<ScalarType> dtype) const {
+  STRATA_TORCH_METHOD(mean, "self, *, [dtype]", dtype);
+  return strata::mean(*this, dtype);
+}
 inline Tensor Tensor::mean(IntArrayRef dim, bool keepdim, std::optional<ScalarType> dtype) const {
+  STRATA_TORCH_METHOD(mean, "self, dim, [keepdim=False], *, [dtype]", dim, keepdim, dtype);
   return strata::mean(*this, dim, keepdim, dtype);
 }
-inline Tensor Tensor::max() const { return strata::max(*this); }
-inline std::tuple<Tensor, Tensor> Tensor::max(std::int64_t dim, bool keepdim) const { return strata::max(*this, dim, keepdim); }
-inline Tensor Tensor::argmax(std::optional<std::int64_t> dim, bool keepdim) const { return strata::argmax(*this, dim, keepdim); }
-inline Tensor Tensor::mm(const Tensor& mat2) const { return strata::mm(*this, mat2); }
-inline Tensor Tensor::sum(std::optional<ScalarType> dtype) const { return strata::sum(*this, dtype); }
+inline Tensor Tensor::max() const {
+  STRATA_TORCH_METHOD(max, "self");
+  return strata::max(*this);
+}
+inline std::tuple<Tensor, Tensor> Tensor::max(std::int64_t dim, bool keepdim) const {
+  STRATA_TORCH_METHOD(max, "self, dim, [keepdim=False]", dim, keepdim);
+  return strata::max(*this, dim, keepdim);
+}
+inline Tensor Tensor::argmax(std::optional<std::int64_t> dim, bool keepdim) const {
+  STRATA_TORCH_METHOD(argmax, "self, [dim], [keepdim=False]", dim, keepdim);
+  return strata::argmax(*this, dim, keepdim);
+}
+inline Tensor Tensor::mm(const Tensor& mat2) const {
+  STRATA_TORCH_METHOD(mm, "self, mat2", mat2);
+  return strata::mm(*this, mat2);
+}
+inline Tensor Tensor::sum(std::optional<ScalarType> dtype) const {
+  STRATA_TORCH_METHOD(sum, "self, *, [dtype]", dtype);
+  return strata::sum(*this, dtype);
+}
 inline Tensor Tensor::sum(IntArrayRef dim, bool keepdim, std::optional<ScalarType> dtype) const {
+  STRATA_TORCH_METHOD(sum, "self, dim, [keepdim=False], *, [dtype]", dim, keepdim, dtype);
   return strata::sum(*this, dim, keepdim, dtype);
 }
 inline const Tensor& Tensor::fill_(const Scalar& value) const { return strata::fill_(*this, value); }
 inline const Tensor& Tensor::zero_() const { return strata::zero_(*this); }
 inline const Tensor& Tensor::copy_(const Tensor& src, bool non_blocking) const { return strata::copy_(*this, src, non_blocking); }
-inline Tensor Tensor::permute(IntArrayRef dims) const { return strata::permute(*this, dims); }
+inline Tensor Tensor::permute(IntArrayRef dims) const {
+  STRATA_TORCH_METHOD(permute, "self, dims", dims);
+  return strata::permute(*this, dims);
+}
 inline Tensor Tensor::flatten(std::int64_t start_dim, std::int64_t end_dim) const {
+  STRATA_TORCH_METHOD(flatten, "self, [start_dim=0], [end_dim=-1]", start_dim, end_dim);
   return strata::flatten(*this, start_dim, end_dim);
 }
-inline Tensor Tensor::bmm(const Tensor& mat2) const { return strata::bmm(*this, mat2); }
+inline Tensor Tensor::bmm(const Tensor& mat2) const {
+  STRATA_TORCH_METHOD(bmm, "self, mat2", mat2);
+  return strata::bmm(*this, mat2);
+}
 inline Tensor Tensor::baddbmm(const Tensor& batch1, const Tensor& batch2, const Scalar& beta, const Scalar& alpha) const {
+  STRATA_TORCH_METHOD(baddbmm, "self, batch1, batch2, *, [beta=1], [alpha=1]", batch1, batch2, beta, alpha);
   return strata::baddbmm(*this, batch1, batch2, beta, alpha);
 }
 inline std::tuple<Tensor, Tensor> Tensor::sort(std::int64_t dim, bool descending) const {
+  STRATA_TORCH_METHOD(sort, "self, [dim=-1], [descending=False]", dim, descending);
   return strata::sort(*this, dim, descending);
 }
 inline std::tuple<Tensor, Tensor> Tensor::topk(std::int64_t k, std::int64_t dim, bool largest, bool sorted) const {
+  STRATA_TORCH_METHOD(topk, "self, k, [dim=-1], [largest=True], [sorted=True]", k, dim, largest, sorted);
   return strata::topk(*this, k, dim, largest, sorted);
 }
 

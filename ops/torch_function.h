@@ -7,6 +7,7 @@
 //     STRATA_TORCH_FUNCTION(mm, "torch.mm", "input, mat2", self, mat2);
 //     ... the function itself ...
 //   }
+// and STRATA_TORCH_METHOD is its twin for a Tensor method (ops/tensor_methods.h).
 #pragma once
 
 #include <optional>
@@ -172,4 +173,25 @@ R handle_torch_function(const FunctionSignature& signature, Through& through, co
                                                                                            strata_through_,     \
                                                                                            __VA_ARGS__);        \
         }();                                                                                                    \
+  } while (0)
+
+// Note [A method is announced as the method]
+// PyTorch announces `x.sum()` as torch.Tensor.sum and `torch.sum(x)` as torch.sum: the method is
+// its own function. A Tensor method whose free function has another name starts with this macro, so
+// a handler sees the method (`method` in torch.Tensor, parameters `signature` starting with self,
+// arguments `...` after *this); calling through re-enters the method. Its body then forwards to the
+// free function, which announces nothing more: the body runs only once no mode is left on the stack
+// and no subclass hook is enabled (a hook calls through with subclass hooks off), exactly when the
+// free function's own test fails too (Note [One test per call]). A method whose free function
+// already has the method's name (add_, fill_, contiguous, expand...) is a plain forward.
+#define STRATA_TORCH_METHOD(method, signature, ...)                                                         \
+  do {                                                                                                      \
+    if (::strata::detail::function_layer_in_use()) [[unlikely]]                                            \
+      if (::strata::detail::wants_torch_function(*this __VA_OPT__(, ) __VA_ARGS__))                        \
+        return STRATA_COLD_LAMBDA->decltype(auto) {                                                         \
+          static const ::strata::FunctionSignature strata_signature_("torch.Tensor." #method, signature);   \
+          auto strata_through_ = [&]() -> decltype(auto) { return this->method(__VA_ARGS__); };             \
+          return ::strata::detail::handle_torch_function<decltype(this->method(__VA_ARGS__))>(             \
+              strata_signature_, strata_through_, *this __VA_OPT__(, ) __VA_ARGS__);                        \
+        }();                                                                                                \
   } while (0)

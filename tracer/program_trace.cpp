@@ -19,10 +19,19 @@ std::string_view kind_name(BoundSymbol::Kind kind) {
   return "?";
 }
 
+// Note [Thunder's dtype names]
+// A trace writes a tensor's type with Thunder's dtype short names: those of DebugMode's logs (f32,
+// i64, b8), except float8, which Thunder writes f8_e4m3fn (its `float8_e4m3fn` dtype's short name;
+// PyTorch's own abbreviation, in DebugMode, is f8e4m3fn). A dtype argument stays torch's name:
+// `dtype=torch.float8_e4m3fn`.
+std::string_view thunder_dtype_name(ScalarType t) {
+  return t == ScalarType::Float8_e4m3fn ? std::string_view("f8_e4m3fn") : dtype_shorthand(t);
+}
+
 std::string trace_type(const Tensor& t) {
   std::string out(device_name(t.device()));
   out += ' ';
-  out += dtype_shorthand(t.dtype());
+  out += thunder_dtype_name(t.dtype());
   out += '[';
   for (std::size_t i = 0; i < t.sizes().size(); ++i) {
     if (i) out += ", ";
@@ -176,6 +185,22 @@ void declare(std::string& out, const Trace& trace, const std::vector<int>& ps, s
 
 }  // namespace
 
+namespace {
+
+// Note [A clone's memory format prints None]
+// Thunder's trace of torchao's `t().contiguous().t()` shows `core_aten_clone(t214,
+// memory_format=None)` where PyTorch's contiguous() passed torch.contiguous_format: Thunder's clone
+// keeps no memory format, and its trace prints None. A printed trace (text and JSON) does the same
+// for aten.clone's memory_format; the recorded value, which a replay runs, is strata's.
+const TraceArg& shown_kwarg(const BoundSymbol& sym, const std::string& name, const TraceArg& a) {
+  static const TraceArg none{};
+  const bool clone_format = sym.kind != BoundSymbol::Kind::Function && name == "memory_format" &&
+                            sym.name.ends_with("aten.clone.default") && a.kind == TraceArg::Kind::Constant;
+  return clone_format ? none : a;
+}
+
+}  // namespace
+
 std::string render_arguments(const Trace& trace, const BoundSymbol& sym) {
   std::string out = "(";
   bool first = true;
@@ -188,7 +213,7 @@ std::string render_arguments(const Trace& trace, const BoundSymbol& sym) {
     if (!first) out += ", ";
     first = false;
     out += name + "=";
-    append_arg(out, trace, a);
+    append_arg(out, trace, shown_kwarg(sym, name, a));
   }
   return out + ")";
 }
@@ -259,7 +284,7 @@ nlohmann::ordered_json symbol_json(const Trace& trace, const BoundSymbol& sym) {
   j["args"] = nlohmann::ordered_json::array();
   for (const TraceArg& a : sym.args) j["args"].push_back(arg_json(trace, a));
   j["kwargs"] = nlohmann::ordered_json::object();
-  for (const auto& [name, a] : sym.kwargs) j["kwargs"][name] = arg_json(trace, a);
+  for (const auto& [name, a] : sym.kwargs) j["kwargs"][name] = arg_json(trace, shown_kwarg(sym, name, a));
   j["outputs"] = nlohmann::ordered_json::array();
   for (const TraceArg& a : sym.outputs) j["outputs"].push_back(arg_json(trace, a));
   j["subsymbols"] = nlohmann::ordered_json::array();

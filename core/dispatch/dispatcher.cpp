@@ -196,6 +196,7 @@ void Dispatcher::run_slow(const OperatorHandle& op, DispatchKeySet keys, Stack& 
     name_op(e, op);
     throw e;
   }
+  check_devices(op, keys, key, stack);
   if (std::ostream* out = dispatch_trace_stream()) {
     // One write per line, so lines from threads sharing the default stream (stderr) stay whole.
     const std::string line = detail::str_cat(std::string(static_cast<std::size_t>(2 * detail::dispatch_trace_depth()), ' '),

@@ -134,11 +134,13 @@ class Dispatcher {
       run_slow(op, keys, stack);
       return;
     }
-    const BoxedKernelFn kernel = op.entry().resolved(keys.highest_priority());
+    const DispatchKey top = keys.highest_priority();
+    const BoxedKernelFn kernel = op.entry().resolved(top);
     if (!kernel) [[unlikely]] {
       run_slow(op, keys, stack);
       return;
     }
+    check_devices(op, keys, top, stack);
     try {
       kernel(op, keys, stack);
     } catch (Error& e) {
@@ -147,6 +149,24 @@ class Dispatcher {
     }
   }
   static void run_slow(const OperatorHandle& op, DispatchKeySet keys, Stack& stack);
+  // Note [Devices are checked at the backend]
+  // A CPU tensor and a meta tensor in one call would run the meta kernel silently (Meta is the higher
+  // backend) where PyTorch refuses: "Expected all tensors to be on the same device". PyTorch refuses
+  // in the backend kernel (TensorIterator, the meta function), below the Python key, so a dispatch
+  // mode or a subclass sees and logs the call first; strata checks at the same point, when the key
+  // about to run is CPU or Meta, whichever way the call got there (a mode calling through, a handler
+  // redispatching below Python). Like PyTorch, a 0-d CPU tensor mixes with anything, and an op that
+  // moves data between devices (copy_) allows the mix. The test is one mask on the common path.
+  static void check_devices(const OperatorHandle& op, DispatchKeySet keys, DispatchKey top, const Stack& stack) {
+    if (keys.has(DispatchKey::CPU) && keys.has(DispatchKey::Meta) && kBackendKeys.has(top)) [[unlikely]] {
+      try {
+        op.entry().check_same_device(stack.data() + stack.size() - op.entry().num_args_);
+      } catch (Error& e) {
+        name_op(e, op);
+        throw;
+      }
+    }
+  }
   // run() with Autograd excluded (Note [A call from the top passes Autograd]); out of line, off the
   // common path.
   [[gnu::noinline]] static void run_below_autograd(const OperatorHandle& op, DispatchKeySet keys, Stack& stack);

@@ -37,9 +37,8 @@ OperatorEntry::OperatorEntry(std::string ns, FunctionSchema schema, std::uint32_
 // A boxed call is only as safe as its stack: too few values, or None where the schema wants a
 // Tensor, would send a kernel reading past the stack or through a null tensor. The dispatcher reads
 // every tensor argument anyway to compute the call's keys, so that loop is where these are checked:
-// the checks sit on branches the well-formed call never takes. Devices are checked there too: a CPU
-// tensor and a meta tensor in one call would otherwise run the meta kernel silently (Meta is the
-// higher backend), where PyTorch refuses; like PyTorch, a 0-d CPU tensor mixes with anything.
+// the checks sit on branches the well-formed call never takes. Devices are checked where a backend
+// kernel is about to run (Note [Devices are checked at the backend], core/dispatch/dispatcher.h).
 namespace {
 [[noreturn]] void throw_for(const OperatorName& op, std::string message) {
   Error e(std::move(message));

@@ -63,7 +63,6 @@ class OperatorEntry {
       else if (required_tensors_ >> i & 1) [[unlikely]] throw_missing_tensor(i);
     }
     DispatchKeySet keys = DispatchKeySet::from_raw(bits);
-    if (keys.has(DispatchKey::CPU) && keys.has(DispatchKey::Meta)) [[unlikely]] check_same_device(args);
     if (!keys.has_any(kBackendKeys)) [[unlikely]] keys = keys | default_backend(args);
     return keys;
   }

@@ -83,10 +83,13 @@ IValue parse_constant(std::string_view text, std::string_view function) {
 }
 
 // How upstream DebugMode names a function (FunctionSignature::repr_name): Tensor methods are C
-// method descriptors, except backward, a Python function of torch._tensor; F.linear is bound from C.
+// method descriptors, except those written in Python in torch._tensor (backward, and the reflected
+// operators __rsub__ and __rtruediv__, which is __rdiv__ under another name); F.linear is bound from C.
 std::string repr_name_of(std::string_view name) {
   constexpr std::string_view method_prefix = "torch.Tensor.";
   if (name == "torch.Tensor.backward") return "torch._tensor.backward";
+  if (name == "torch.Tensor.__rsub__") return "torch._tensor.__rsub__";
+  if (name == "torch.Tensor.__rtruediv__") return "torch._tensor.__rdiv__";
   if (name == "torch.nn.functional.linear") return "torch._C._nn.linear";
   if (name.substr(0, method_prefix.size()) == method_prefix)
     return "<method '" + std::string(name.substr(method_prefix.size())) + "' of 'torch._C.TensorBase' objects>";
@@ -108,14 +111,15 @@ FunctionSignature::FunctionSignature(std::string_view function_name, std::string
     }
     Param p;
     p.keyword = keyword;
-    const std::size_t eq = item.find('=');
-    p.name = std::string(trim(item.substr(0, eq)));
-    if (eq != std::string_view::npos) {
-      p.constant = true;
-      p.value = parse_constant(trim(item.substr(eq + 1)), name);
-    } else {
-      ++num_boxed;
-    }
+    std::string_view body = item;
+    const bool bracketed = body.size() >= 2 && body.front() == '[' && body.back() == ']';
+    if (bracketed) body = trim(body.substr(1, body.size() - 2));
+    const std::size_t eq = body.find('=');
+    p.name = std::string(trim(body.substr(0, eq)));
+    if (eq != std::string_view::npos) p.value = parse_constant(trim(body.substr(eq + 1)), name);
+    if (bracketed) p.has_default = true;
+    else p.constant = eq != std::string_view::npos;
+    if (!p.constant) ++num_boxed;
     params.push_back(std::move(p));
   }
 }
@@ -126,18 +130,35 @@ FunctionCall::FunctionCall(const FunctionSignature& signature, std::vector<IValu
   std::size_t next = 0;
   for (const auto& p : signature.params) {
     IValue v = p.constant ? p.value : std::move(boxed[next++]);
-    if (p.keyword) kwargs_.emplace_back(p.name, std::move(v));
-    else args_.push_back(std::move(v));
+    if (p.has_default && p.keyword && is_default(v, p.value)) continue;  // Note [Arguments at their default are not passed]
+    if (p.keyword) {
+      kwargs_.emplace_back(p.name, std::move(v));
+    } else {
+      args_.push_back(std::move(v));
+      arg_params_.push_back(&p);
+    }
+  }
+  // Trailing positionals at their default are left out; the first one passed keeps those before it.
+  while (!args_.empty() && arg_params_.back()->has_default && is_default(args_.back(), arg_params_.back()->value)) {
+    args_.pop_back();
+    arg_params_.pop_back();
   }
 }
 
-const IValue* FunctionCall::find(std::string_view name) const {
-  std::size_t positional = 0;
-  for (const auto& p : signature_->params) {
-    if (p.keyword) break;
-    if (p.name == name) return &args_[positional];
-    ++positional;
+bool FunctionCall::is_default(const IValue& v, const IValue& default_value) {
+  if (default_value.is_none()) return v.is_none();
+  if (default_value.is_bool()) return v.is_bool() && v.to_bool() == default_value.to_bool();
+  if (default_value.is_int() || default_value.is_double()) {
+    const double d = default_value.is_int() ? static_cast<double>(default_value.to_int()) : default_value.to_double();
+    return (v.is_int() && static_cast<double>(v.to_int()) == d) || (v.is_double() && v.to_double() == d);
   }
+  return v.tag() == IValue::Tag::String && default_value.tag() == IValue::Tag::String &&
+         v.to_string_view() == default_value.to_string_view();
+}
+
+const IValue* FunctionCall::find(std::string_view name) const {
+  for (std::size_t i = 0; i < args_.size(); ++i)
+    if (arg_params_[i]->name == name) return &args_[i];
   for (const auto& [k, v] : kwargs_)
     if (k == name) return &v;
   return nullptr;

@@ -38,14 +38,17 @@ class FunctionMode {
 
 // The parameter list of an announced function as PyTorch's handler receives it: positional names,
 // then keyword names (after `*`); `name=VALUE` is a constant strata's function always passes (None,
-// True, False, an integer, a float or a 'string'), e.g. cross_entropy's `size_average=None`.
+// True, False, an integer, a float or a 'string'), e.g. cross_entropy's `size_average=None`;
+// `[name]` and `[name=VALUE]` are parameters with a default, left out of the call when the C++
+// argument is None or VALUE (Note [Arguments at their default are not passed]).
 // Parsed once per function, on its first announced call.
 struct FunctionSignature {
   struct Param {
     std::string name;
     bool keyword = false;
     bool constant = false;
-    IValue value;  // the constant, when `constant`
+    bool has_default = false;  // `[name]` (default None) or `[name=VALUE]`
+    IValue value;              // the constant, when `constant`; the default, when `has_default`
   };
   // `name`: PyTorch's public name (torch.overrides.resolve_name): "torch.mm", "torch.Tensor.add_".
   FunctionSignature(std::string_view name, std::string_view params);
@@ -57,6 +60,15 @@ struct FunctionSignature {
   std::vector<Param> params;
   std::size_t num_boxed = 0;  // the params that are not constants: what the C++ call boxes
 };
+
+// Note [Arguments at their default are not passed]
+// A C-bound PyTorch function receives only the arguments its caller wrote: `x.sum()` reaches a
+// handler as args (x,), `x.add(y, alpha=2)` as (x, y) with kwargs {alpha: 2}. A C++ call always
+// passes every parameter, and an argument at its default is what a caller who left it out passes,
+// so a parameter declared with its default is left out of the call when it holds that value: a
+// keyword one always, a positional one only when every positional after it is left out too (Python
+// cannot skip a positional). A Python function that passes everything on (F.relu's `inplace`,
+// Tensor.backward's four keywords) declares no defaults.
 
 // One announced call: PyTorch's (func, args, kwargs) plus its result once known.
 class FunctionCall {
@@ -74,6 +86,8 @@ class FunctionCall {
   const std::vector<std::pair<std::string_view, IValue>>& kwargs() const { return kwargs_; }
   // The argument named `name`, positional or keyword; null when there is none.
   const IValue* find(std::string_view name) const;
+  // Whether `v` is a parameter's default `default_value` (None, a bool, a number or a string).
+  static bool is_default(const IValue& v, const IValue& default_value);
 
   // Runs what is below the current mode and stores its result (None for a function returning
   // nothing, a tensor list for one returning several tensors). May be called more than once.
@@ -102,6 +116,7 @@ class FunctionCall {
  private:
   const FunctionSignature* signature_;
   std::vector<IValue> args_;
+  std::vector<const FunctionSignature::Param*> arg_params_;  // the parameter each of args_ is
   std::vector<std::pair<std::string_view, IValue>> kwargs_;
   IValue result_;
   bool has_result_ = false;

@@ -7,6 +7,7 @@
 #include <atomic>
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <typeinfo>
@@ -140,6 +141,13 @@ class TensorSubclass : public RefCounted<TensorSubclass> {
   // [Who handles an op]). By default only the same type; a subclass others derive from overrides it
   // as `return type_includes_as<MyType>(*this, other);`.
   virtual bool type_includes(const TensorSubclass& other) const;
+  // An attribute this subclass sets on `self` (Python's `self.a1 = "x1"` on a subclass instance),
+  // read by name as str() writes its value; nullopt when `self` has none (hasattr false). DebugMode's
+  // record_tensor_attributes reads it. By default none.
+  virtual std::optional<std::string> attribute(const Tensor& self, std::string_view name) const {
+    (void)self, (void)name;
+    return std::nullopt;
+  }
 
   // __torch_function__ (Note [A subclass takes function calls]): runs for a front-end call with this
   // tensor among its arguments, only in a payload constructed with TakesFunctionCalls. Same protocol

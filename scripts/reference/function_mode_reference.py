@@ -10,6 +10,12 @@ and keyword arguments as DebugMode's shorthand writes them ("t: f32[8, 16]", Pyt
 "nested": two modes, an outer one logging and calling through, an inner one logging, calling
 torch.add itself (which only the outer mode sees) and then calling through, around F.linear,
 torch.t and torch.mm: the order of their log entries.
+"methods": Tensor methods, operators and torch functions under a recording mode (names, upstream
+DebugMode's names, arguments): a method call is announced as the method (`x.sum()` as torch.Tensor.sum,
+printed `<method 'sum' of 'torch._C.TensorBase' objects>`), an operator as the method it calls
+(`x + y` as torch.Tensor.add, `z -= y` as torch.Tensor.sub_; `1.0 - x` and `2.0 / x` as
+torch.Tensor.__rsub__ and __rtruediv__, Python functions of torch._tensor), a torch function as itself, and
+arguments left at their defaults are not passed.
 "module_hooks": global forward pre- and post-hooks (register_module_forward_pre_hook,
 register_module_forward_hook) on a nested Sequential, with upstream ModTracker's names.
 
@@ -149,9 +155,60 @@ def module_hooks():
     return log
 
 
+def methods():
+    rec = Recorder()
+    rec.phase = "methods"
+    x, y, w, z = torch.ones(2, 3), torch.full((2, 3), 2.0), torch.ones(3, 4), torch.zeros(2, 3)
+    with rec:
+        x.sum()
+        x.sum([1], True)
+        torch.sum(x)
+        x + y
+        x - y
+        x * y
+        x / y
+        -x
+        x + 1
+        2.0 * x
+        x / 2.0
+        1.0 - x
+        2.0 / x
+        x.add(y)
+        x.add(y, alpha=2)
+        torch.add(x, y)
+        x.mm(w)
+        torch.mm(x, w)
+        x.t()
+        x.transpose(0, 1)
+        x.unsqueeze(0)
+        x.view([6])
+        x.reshape([3, 2])
+        x.clone()
+        x.detach()
+        torch.detach(x)
+        x.exp()
+        x.relu()
+        x.neg()
+        x.mean()
+        x.softmax(1)
+        x.max()
+        x.max(1)
+        x.argmax()
+        z += y
+        z -= y
+        z *= y
+        z *= 2.0
+        z.add_(y)
+        z.mul_(y)
+        z.zero_()
+        z.fill_(1.0)
+        z.copy_(y)
+    return [{k: c[k] for k in ("name", "repr_name", "args", "kwargs")} for c in rec.calls]
+
+
 def main():
     out = {"torch_version": torch.__version__, "seed_step": seed_step(), "construction": construction(),
-           "nested": nested(), "module_hooks": module_hooks()}
+           "nested": nested(), "methods": methods(), "module_hooks": module_hooks()}
     json.dump(out, sys.stdout, indent=1)
     sys.stdout.write("\n")
 

@@ -10,6 +10,7 @@
 #include <sstream>
 
 #include "core/interpose/interposer.h"
+#include "nn/functional.h"
 #include "ops/functions.h"
 #include "tests/test_helpers.h"
 #include "tracer/cli/debug_step.h"
@@ -304,6 +305,28 @@ TEST_CASE("a DebugMode entered with record_nn_module and record_torchfunction se
                           "      aten::add_.Tensor(t: f32[4, 3], t: f32[4, 3], alpha=-0.1)") != std::string::npos);
   // Leaving the mode removed its function mode.
   CHECK(function_mode_stack_size() == 0);
+}
+
+TEST_CASE("upstream's test_real_tensor: a method prints as its C method, a torch function as itself") {
+  // linear(x).sum() with record_torchfunction, upstream's expected log line for line; and x + y as
+  // upstream's test_debug_mode_backward shows it, <method 'add' ...>.
+  const Tensor x = randn({8, 8, 8}), w = randn({8, 8}), b = randn({8});
+  DebugMode mode({.record_torchfunction = true, .record_output = false});
+  {
+    DebugMode::Guard guard(mode);
+    (void)nn::functional::linear(x, w, b).sum();
+    (void)(w + w);
+  }
+  CHECK(mode.debug_string() ==
+        "  torch._C._nn.linear(t: f32[8, 8, 8], t: f32[8, 8], t: f32[8])\n"
+        "      aten::view(t: f32[8, 8, 8], [64, 8])\n"
+        "      aten::t(t: f32[8, 8])\n"
+        "      aten::addmm(t: f32[8], t: f32[64, 8], t: f32[8, 8])\n"
+        "      aten::view(t: f32[64, 8], [8, 8, 8])\n"
+        "  <method 'sum' of 'torch._C.TensorBase' objects>(t: f32[8, 8, 8])\n"
+        "      aten::sum(t: f32[8, 8, 8])\n"
+        "  <method 'add' of 'torch._C.TensorBase' objects>(t: f32[8, 8], t: f32[8, 8])\n"
+        "      aten::add.Tensor(t: f32[8, 8], t: f32[8, 8])");
 }
 
 TEST_CASE("a wrapper subclass names its tensors and its ops hold the ops on its inner tensors") {

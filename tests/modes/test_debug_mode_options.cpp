@@ -4,6 +4,7 @@
 // record_stack_trace (strata's call path, Note [DebugMode's stack trace]); strata-trace --debug --fake.
 #include <doctest/doctest.h>
 
+#include <map>
 #include <regex>
 #include <sstream>
 
@@ -49,10 +50,82 @@ TEST_CASE("record_tensor_attributes: each tensor's attributes as a dispatch mode
   }
   CHECK(others.debug_string() ==
         "    aten::neg(t: f32[2, 3]{shape=torch.Size([2, 3]), dtype=torch.float32, device=cpu, ndim=2})");
-  CHECK_THROWS_WITH_AS(DebugMode({.record_tensor_attributes = {"grad_fn"}}),
-                       "DebugMode: record_tensor_attributes names 'grad_fn', which a strata tensor does not have; it "
-                       "reads requires_grad, is_leaf, _version, dtype, device, ndim and shape",
-                       Error);
+}
+
+namespace {
+// A wrapper subclass that sets an attribute on its tensors (Python's `self.tag = ...` in __init__).
+class Tagged final : public TensorSubclass, public DebugModeSubclass {
+ public:
+  static Tensor wrap(Tensor elem, std::string tag) {
+    const IntArrayRef sizes = elem.sizes(), strides = elem.strides();
+    const ScalarType dtype = elem.dtype();
+    IntrusivePtr<TensorSubclass> payload(new Tagged(std::move(elem), std::move(tag)));
+    return make_wrapper_tensor(std::move(payload), sizes, strides, 0, dtype, Device::CPU);
+  }
+  std::string_view type_name() const override { return "Tagged"; }
+  std::string_view debug_prefix() const override { return "tt"; }
+  std::optional<std::string> attribute(const Tensor&, std::string_view name) const override {
+    if (name == "tag") return tag_;
+    return std::nullopt;
+  }
+  void dispatch(const OperatorHandle& op, Stack& stack) override {
+    for_each_argument_tensor(op, stack, [](Tensor& t) {
+      if (const auto* s = dynamic_cast<const Tagged*>(t.subclass())) t = s->elem_;
+    });
+    op.call(stack);
+  }
+  FlattenedTensor flatten(const Tensor&) const override { return {{"elem"}, {elem_}, nullptr}; }
+  Tensor unflatten(const FlattenedTensor& f, IntArrayRef, IntArrayRef) const override { return wrap(f.inner[0], tag_); }
+
+ private:
+  Tagged(Tensor elem, std::string tag) : elem_(std::move(elem)), tag_(std::move(tag)) {}
+  Tensor elem_;
+  std::string tag_;
+};
+}  // namespace
+
+TEST_CASE("record_tensor_attributes: any attribute a user or a subclass sets, skipped where a tensor has none") {
+  // Upstream's test_tensor_attributes: x.a1 = "x1", x.a2 = "x2", y.a1 = "y", then torch.matmul(y, x).
+  const Tensor x = randn({8, 8}), y = randn({8, 8, 8});
+  std::map<const TensorImpl*, std::map<std::string, std::string, std::less<>>> user{
+      {x.impl(), {{"a1", "x1"}, {"a2", "x2"}}}, {y.impl(), {{"a1", "y"}}}};
+  DebugModeOptions options{.record_torchfunction = true, .record_faketensor = true, .record_output = false,
+                           .record_tensor_attributes = {"a1", "a2"}};
+  options.tensor_attribute = [&](const Tensor& t, std::string_view name) -> std::optional<std::string> {
+    const auto it = user.find(t.impl());
+    if (it == user.end()) return std::nullopt;
+    const auto value = it->second.find(name);
+    return value == it->second.end() ? std::nullopt : std::optional<std::string>(value->second);
+  };
+  DebugMode mode(options);
+  {
+    DebugMode::Guard guard(mode);
+    nn::functional::matmul(y, x);
+  }
+  CHECK(mode.debug_string() ==
+        "  torch.matmul(t: f32[8, 8, 8]{a1=y}, t: f32[8, 8]{a1=x1, a2=x2})\n"
+        "      aten::view(t: f32[8, 8, 8]{a1=y}, [64, 8])\n"
+        "      aten::mm(t: f32[64, 8], t: f32[8, 8]{a1=x1, a2=x2})\n"
+        "      aten::_unsafe_view(t: f32[64, 8], [8, 8, 8])");
+  // A subclass's own attribute, beside a built-in one; a name nobody has is skipped, and a tensor
+  // with none of the names gets no braces.
+  const Tensor plain = ones({2}), tagged = Tagged::wrap(ones({2}), "w");
+  DebugMode subclass_mode({.record_output = false, .record_tensor_attributes = {"grad_fn", "tag", "ndim"}});
+  DebugMode no_braces({.record_output = false, .record_tensor_attributes = {"a1"}});
+  {
+    DebugMode::Guard guard(subclass_mode);
+    neg(plain);
+    neg(tagged);
+  }
+  {
+    DebugMode::Guard guard(no_braces);
+    neg(plain);
+  }
+  CHECK(subclass_mode.debug_string() ==
+        "    aten::neg(t: f32[2]{ndim=1})\n"
+        "  aten::neg(tt: f32[2]{tag=w, ndim=1})\n"
+        "    aten::neg(t: f32[2]{ndim=1})");
+  CHECK(no_braces.debug_string() == "    aten::neg(t: f32[2])");
 }
 
 TEST_CASE("store_original_args keeps the values and writes them when printed, without ids") {

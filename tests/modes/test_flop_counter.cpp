@@ -1,13 +1,16 @@
 // tests/modes/test_flop_counter.cpp: FlopCounterMode (torch/utils/flop_counter.py): the MLP step's
 // FLOPs per phase and op, a second configuration worked out by hand, per-module totals, get_table()
 // against tabulate's output (tests/golden/flop_tables_torch.json, scripts/reference/
-// flop_table_reference.py), JSON, user formulas, and counting under FakeTensorMode.
+// flop_table_reference.py), JSON, user formulas, counting under FakeTensorMode, custom_mapping, and
+// upstream's test_flop_counter.py cases for the ops strata has, with its numbers.
 #include <doctest/doctest.h>
 
 #include "autograd/backward.h"
+#include "autograd/custom_function.h"
 #include "autograd/hooks.h"
 #include "autograd/variable.h"
 #include "core/autograd_meta.h"
+#include "nn/functional.h"
 #include "nn/layers.h"
 #include "ops/functions.h"
 #include "ops/typed_operator.h"
@@ -282,4 +285,111 @@ TEST_CASE("a FLOP count past int64 is an error (only fakes can be that large)") 
   ModeGuard guard(flops);
   CHECK_THROWS_WITH_AS((void)mm(a, a), "[aten::mm] FlopCounterMode: a FLOP count overflows int64", Error);  // 2^91
   CHECK(flops.get_total_flops() == 0);
+}
+
+// Upstream's test_flop_counter.py, the cases whose ops strata has, with upstream's numbers (T is
+// upstream's randn helper; `with FlopCounterMode() as mode` is a Guard).
+namespace {
+Tensor T(IntArrayRef shape, bool requires_grad = false) {
+  Tensor t = randn(shape);
+  if (requires_grad) requires_grad_(t);
+  return t;
+}
+std::int64_t global_flops(const FlopCounterMode& mode) {
+  std::int64_t n = 0;
+  for (const auto& [module, ops] : mode.get_flop_counts())
+    if (module == "Global")
+      for (const auto& op : ops) n += op.second;
+  return n;
+}
+// test_autograd_op's _CustomOp: mm(input, input), and a backward of two mms added.
+struct SquareMm : autograd::Function<SquareMm> {
+  static Tensor forward(autograd::AutogradContext*, const Tensor& input) { return mm(input, input); }
+  static autograd::variable_list backward(autograd::AutogradContext*, autograd::variable_list g) {
+    const Tensor first = mm(g[0], g[0]), second = mm(g[0], g[0]);  // in a written order
+    return {first + second};
+  }
+};
+}  // namespace
+
+TEST_CASE("upstream's test_flop_counter_variety and test_op: mm, addmm, matmul, Linear") {
+  const auto linear = std::make_shared<nn::Linear>(9, 10);
+  FlopCounterMode mode;
+  {
+    FlopCounterMode::Guard guard(mode);
+    mm(T({4, 5}), T({5, 6}));                      // 4*6*2*5 = 240
+    addmm(T({4, 6}), T({4, 5}), T({5, 6}), 0.5, 0.5);  // 240: the bias is not counted
+    nn::functional::matmul(T({5, 6}), T({6, 7}));  // 5*7*2*6 = 420
+    mm(T({6, 7}), T({7, 8}));  // upstream's einsum("ab,bc->ac"), which runs this product: 672
+    linear->forward(T({8, 9}));                    // 8*10*2*9 = 1440
+  }
+  CHECK(global_flops(mode) == 3012);
+  {
+    FlopCounterMode::Guard guard(mode);  // entering again starts from zero
+    mm(T({4, 5}), T({5, 6}));
+  }
+  CHECK(global_flops(mode) == 240);
+  {
+    FlopCounterMode::Guard guard(mode);
+    addmm(T({4, 6}), T({4, 5}), T({5, 6}));
+    addmm(T({4, 1}), T({4, 5}), T({5, 6}));
+    addmm(T({6}), T({4, 5}), T({5, 6}));
+  }
+  CHECK(global_flops(mode) == 720);
+}
+
+TEST_CASE("upstream's test_backward_reset and test_autograd_op: backward mms count, a custom Function's too") {
+  FlopCounterMode mode;
+  {
+    FlopCounterMode::Guard guard(mode);
+    const Tensor a = T({4, 5}, true);
+    strata::backward(sum(mm(a, a.t())));
+    strata::backward(sum(mm(a, a.t())));
+  }
+  CHECK(global_flops(mode) == 960);  // per pass: the forward's mm and the backward's two, 160 each
+  const Tensor a = T({5, 5}, true);
+  {
+    FlopCounterMode::Guard guard(mode);
+    strata::backward(sum(SquareMm::apply(a)));
+  }
+  CHECK(global_flops(mode) == 750);  // 250 forward, 500 backward
+}
+
+TEST_CASE("upstream's test_custom and test_noop: custom_mapping replaces a formula for one mode only") {
+  FlopCounterMode mode(2, "forward", {{"aten::add", [](const IValue*) -> std::int64_t { return 5; }}});
+  {
+    FlopCounterMode::Guard guard(mode);
+    const Tensor a = T({4, 5});
+    (void)(a + a);
+  }
+  CHECK(global_flops(mode) == 5);
+  // Upstream's second formula counts the output's elements; a strata formula reads the arguments.
+  FlopCounterMode numel(2, "forward", {{"aten::add", [](const IValue* args) { return args[0].to_tensor().numel(); }}});
+  {
+    FlopCounterMode::Guard guard(numel);
+    const Tensor a = T({4, 5});
+    (void)(a + a);
+  }
+  CHECK(global_flops(numel) == 20);
+  // A formula of one mode is no other's; it replaces the registered one for its op.
+  FlopCounterMode plain, replaced(2, "forward", {{"aten::mm", [](const IValue*) -> std::int64_t { return 1; }}});
+  {
+    FlopCounterMode::Guard outer(plain);
+    FlopCounterMode::Guard inner(replaced);
+    const Tensor a = T({4, 5});
+    (void)(a + a);
+    mm(T({4, 5}), T({5, 6}));
+  }
+  CHECK(global_flops(plain) == 240);
+  CHECK(global_flops(replaced) == 1);
+  FlopCounterMode noop;
+  {
+    FlopCounterMode::Guard guard(noop);
+    exp(T({4, 5}));
+  }
+  CHECK(global_flops(noop) == 0);
+  CHECK_THROWS_WITH_AS(FlopCounterMode(2, "forward", {{"aten::add.Tensor", [](const IValue*) { return std::int64_t{1}; }}}),
+                       "FlopCounterMode: custom_mapping: 'aten::add.Tensor' is not an op name such as 'aten::add' "
+                       "(namespace::name, without an overload: a formula covers every overload of its op)",
+                       Error);
 }

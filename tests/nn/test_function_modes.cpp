@@ -165,6 +165,30 @@ TEST_CASE("function modes: nested modes see what PyTorch's do") {
   CHECK_FALSE(function_modes_enabled());
 }
 
+TEST_CASE("function modes: a method is announced as the method, an operator as the method it calls") {
+  // x.sum() is torch.Tensor.sum, sum(x) torch.sum, x + y torch.Tensor.add, z -= y torch.Tensor.sub_;
+  // arguments left at their defaults are not passed (golden "methods").
+  const Tensor x = ones({2, 3}), y = full({2, 3}, 2.0), w = ones({3, 4}), z = zeros({2, 3});
+  Recorder rec;
+  {
+    FunctionModeGuard guard(rec);
+    (void)x.sum(), (void)x.sum({1}, true), (void)sum(x);
+    (void)(x + y), (void)(x - y), (void)(x * y), (void)(x / y), (void)(-x), (void)(x + 1), (void)(2.0 * x);
+    (void)(x / 2.0), (void)(1.0 - x), (void)(2.0 / x);
+    (void)x.add(y), (void)x.add(y, 2), (void)add(x, y), (void)x.mm(w), (void)mm(x, w);
+    (void)x.t(), (void)x.transpose(0, 1), (void)x.unsqueeze(0), (void)x.view({6}), (void)x.reshape({3, 2});
+    (void)x.clone(), (void)x.detach(), (void)detach(x), (void)x.exp(), (void)x.relu(), (void)x.neg();
+    (void)x.mean(), (void)x.softmax(1), (void)x.max(), (void)x.max(1), (void)x.argmax();
+    z += y, z -= y, z *= y, z *= 2.0, z.add_(y), z.mul_(y), z.zero_(), z.fill_(1.0), z.copy_(y);
+  }
+  json expected = golden()["methods"];
+  REQUIRE(rec.calls.size() == expected.size());
+  for (std::size_t i = 0; i < expected.size(); ++i) {
+    rec.calls[i].erase("phase");
+    CHECK_MESSAGE(rec.calls[i] == expected[i], i);
+  }
+}
+
 TEST_CASE("function modes: the calls inside a function are not announced; its aten ops are dispatched") {
   const Tensor x = ones_like(empty({2, 3})), w = ones_like(empty({4, 3})), b = ones_like(empty({4}));
   Recorder rec;

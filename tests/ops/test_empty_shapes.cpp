@@ -117,3 +117,38 @@ TEST_CASE("nll_loss on an empty batch with many classes") {
   }
   CHECK(sizes_of(_log_softmax(transpose(empty_f32({kBig, 0}), 0, 1), 1)) == Sizes{0, kBig});
 }
+
+TEST_CASE("clone and the *_like ops of an empty permuted tensor keep its strides, as PyTorch's preserve_format") {
+  // PyTorch's strides (torch.empty(*shape).permute(*perm), then empty_like, clone, zeros_like, .to,
+  // from Debian's 1.13; 2.8's empty_like is the same code): an empty tensor is contiguous, hence non-overlapping and dense, so empty_like takes its
+  // strides as they are (empty_strided).
+  // The permutations (1, 0), (2, 0, 1), (0, 2, 1) and (1, 0), as transposes.
+  const std::vector<Tensor> permuted = {transpose(empty_f32({0, 3}), 0, 1),
+                                        transpose(transpose(empty_f32({2, 0, 3}), 0, 2), 1, 2),
+                                        transpose(empty_f32({0, 3, 4}), 1, 2), transpose(empty_f32({3, 0}), 0, 1)};
+  const std::vector<Sizes> expected = {{1, 3}, {1, 3, 3}, {12, 1, 4}, {1, 1}};
+  for (std::size_t i = 0; i < permuted.size(); ++i) {
+    const Tensor& x = permuted[i];
+    CAPTURE(i);
+    CHECK(testing::strides_of(x) == expected[i]);
+    for (const Tensor& copy : {empty_like(x), clone(x), zeros_like(x), ones_like(x), to(x, ScalarType::Float64)})
+      CHECK(testing::strides_of(copy) == expected[i]);
+  }
+}
+
+TEST_CASE("[0, 2^40, 2^40]: a view is made with PyTorch's wrapped strides; a fresh contiguous tensor overflows") {
+  // PyTorch's computeStride gives an empty view contiguous strides multiplied without a check (2^80
+  // wraps to 0; Note [An empty view's strides wrap]), and the copies that keep a dense tensor's
+  // strides keep them; PyTorch 2.8's empty_tensor_restride refuses the same shape made contiguous:
+  // empty(), and an op whose output is contiguous.
+  constexpr std::int64_t k40 = std::int64_t{1} << 40, k62 = std::int64_t{1} << 62;
+  const Tensor v = view(empty_f32({0}), {0, k40, k40});
+  CHECK(testing::strides_of(v) == Sizes{0, k40, 1});
+  CHECK(testing::strides_of(reshape(empty_f32({0}), {0, k62, 3})) == Sizes{-k62, 3, 1});
+  for (const Tensor& copy : {empty_like(v), clone(v), zeros_like(v), to(v, ScalarType::Float64)}) {
+    CHECK(sizes_of(copy) == Sizes{0, k40, k40});
+    CHECK(testing::strides_of(copy) == Sizes{0, k40, 1});
+  }
+  CHECK_THROWS_WITH_AS(empty_f32({0, k40, k40}), "[aten::empty] Stride calculation overflowed", Error);
+  CHECK_THROWS_WITH_AS(exp(v), "[aten::exp] Stride calculation overflowed", Error);
+}

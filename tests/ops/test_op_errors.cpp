@@ -95,6 +95,44 @@ TEST_CASE("CPU and meta tensors do not mix, except a 0-d CPU tensor and copy_") 
   CHECK(copy_(strata::empty({2, 3}, {.device = Device::Meta}), f32({2, 3})).device() == Device::Meta);
 }
 
+TEST_CASE("mixed devices: a dispatch mode sees the op first, then the kernel refuses it, as in PyTorch") {
+  // PyTorch refuses in the backend kernel, below the Python key: a TorchDispatchMode logs aten.add
+  // and the error comes when it calls through (or not at all, if it answers the op itself).
+  struct Logged final : DispatchMode {
+    std::string_view name() const override { return "Logged"; }
+    void dispatch(const OperatorHandle& op, Stack& stack) override {
+      seen.push_back(op.str());
+      if (answer) {
+        const Tensor self = stack[stack.size() - op.schema().arguments().size()].to_tensor();
+        stack.resize(stack.size() - op.schema().arguments().size());
+        stack.emplace_back(self);
+        return;
+      }
+      op.call(stack);
+    }
+    std::vector<std::string> seen;
+    bool answer = false;
+  } mode;
+  const Tensor m = strata::empty({2, 3}, {.device = Device::Meta});
+  const Tensor c = f32({2, 3});
+  {
+    ModeGuard guard(mode);
+    CHECK_THROWS_WITH_AS(add(m, c),
+                         "[aten::add] Expected all tensors to be on the same device, but found at least two devices, meta "
+                         "and cpu!",
+                         Error);
+    mode.answer = true;
+    CHECK(add(c, m).is_same(c));  // the mode answered: no kernel ran, nothing to refuse
+  }
+  CHECK(mode.seen == std::vector<std::string>{"aten.add.Tensor", "aten.add.Tensor"});
+  // Below autograd too: a recording op is refused by its kernel, before any node is recorded.
+  const Tensor leaf = requires_grad_(f32({2, 3}));
+  CHECK_THROWS_WITH_AS(mul(leaf, m),
+                       "[aten::mul] Expected all tensors to be on the same device, but found at least two devices, cpu "
+                       "and meta!",
+                       Error);
+}
+
 TEST_CASE("an in-place op refuses outputs that repeat a location and inputs that partly overlap it") {
   const char* internal =
       "unsupported operation: more than one element of the written-to tensor refers to a single memory location. "

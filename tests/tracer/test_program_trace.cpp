@@ -293,7 +293,8 @@ TEST_CASE("a TraceRecording records a scope; a call that throws inside it leaves
   CHECK(text.find("  # c0: \"cpu f32[2]\"  (captured)\n") != std::string::npos);
   CHECK(text.find("t0 = torch.relu(c0)") != std::string::npos);
   CHECK(text.find("  torch.mm(c0, c0)\n    # aten.mm.default(c0, c0)\n") != std::string::npos);
-  CHECK(text.find("t1 = torch.add(t0, t0, alpha=1)") != std::string::npos);
+  // alpha at its default is not passed, as PyTorch's torch.add(b, b) receives none
+  CHECK(text.find("t1 = torch.add(t0, t0)  #") != std::string::npos);
   // The replay runs the refused call again, and it is refused again.
   CHECK_THROWS_WITH_AS(run_trace(trace, {}), "[aten::mm] self must be a matrix", Error);
 }
@@ -345,4 +346,25 @@ TEST_CASE("ScaledTensor weights: the traces show which products ran as _scaled_m
   backward_inputs.push_back(ones_like(forward[0]));
   const std::vector<Tensor> grads = run_trace(*r.backward, backward_inputs);
   for (std::size_t i = 2; i < grads.size(); ++i) CHECK(bitwise_equal(grads[i], r.gradients[i]));
+}
+
+TEST_CASE("ScaledTensor traces print as Thunder's: f8_e4m3fn, clone's memory_format None, fast accumulation") {
+  // Thunder's forward trace of torchao's float8 linear: `t215 = ltorch.core_aten_clone(t214,
+  // memory_format=None)  # t215: "cuda:0 f8_e4m3fn[64, 32]"` and `core_aten_scaled_mm(..., None, None,
+  // torch.float32, True)`: the output product accumulates fast, the backward's products do not.
+  const RecordedProgram r = record_mlp_traces(MlpConfig{}, MlpTraceKind::Scaled);
+  const std::string forward = to_python(r.forward), backward = to_python(*r.backward);
+  for (const std::string* text : {&forward, &backward}) {
+    CHECK(text->find(" f8_e4m3fn[") != std::string::npos);
+    CHECK(text->find("f8e4m3fn") == std::string::npos);
+  }
+  CHECK(forward.find("dtype=torch.float8_e4m3fn") != std::string::npos);  // a dtype argument keeps torch's name
+  CHECK(forward.find("= aten._scaled_mm.default(t7, t4, t8, t9, p0_bias, None, torch.float32, True)") != std::string::npos);
+  CHECK(forward.find(", torch.float32, False)") == std::string::npos);
+  CHECK(backward.find(", None, None, torch.float32, False)") != std::string::npos);
+  CHECK(backward.find(", torch.float32, True)") == std::string::npos);
+  const std::size_t clone = backward.find("= aten.clone.default(");
+  REQUIRE(clone != std::string::npos);
+  CHECK(backward.substr(clone, backward.find('\n', clone) - clone).find("memory_format=None)") != std::string::npos);
+  CHECK(backward.find("torch.contiguous_format") == std::string::npos);
 }
