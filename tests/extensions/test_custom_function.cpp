@@ -5,6 +5,7 @@
 
 #include "autograd/backward.h"
 #include "autograd/custom_function.h"
+#include "autograd/grad.h"
 #include "autograd/hooks.h"
 #include "autograd/variable.h"
 #include "core/util/warning.h"
@@ -383,6 +384,15 @@ TEST_CASE("Function<T>: needs_input_grad, and tensor lists as inputs (CustomFunc
   Tensor x = leaf({1, 2});
   backward(sum(NeedsGrad::apply(x, vec({3, 4}))));
   CHECK(NeedsGrad::seen == std::vector<bool>{true, false});
+  // In a pass that needs only one input's gradient, needs_input_grad asks the pass (PyTorch's
+  // task_should_compute_output): autograd::grad with respect to y alone, or backward with inputs {y}.
+  const Tensor y = leaf({3, 4});
+  CHECK(values(autograd::grad({sum(NeedsGrad::apply(x, y))}, {y})[0]) == std::vector<float>{1, 1});
+  CHECK(NeedsGrad::seen == std::vector<bool>{false, true});
+  using V = std::vector<Tensor>;
+  backward(V{sum(NeedsGrad::apply(x, y))}, V{}, std::nullopt, false, V{x});
+  CHECK(NeedsGrad::seen == std::vector<bool>{true, false});
+  CHECK_FALSE(y.grad().defined());
   Tensor a = leaf({1, 2});
   Tensor b = leaf({3, 4});
   backward(sum(ListInput::apply(std::vector<Tensor>{a, b})));
