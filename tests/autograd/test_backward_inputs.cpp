@@ -1,13 +1,14 @@
 // tests/autograd/test_backward_inputs.cpp: backward with inputs (PyTorch 2.8 test_autograd.py's
 // test_backward_with_inputs and test_backward_with_nonleaf_inputs), the LibTorch spellings of the
 // autograd entry points (loss.backward(...), x.requires_grad_(), strata::NoGradGuard), and the warning
-// LibTorch gives on reading .grad of a non-leaf.
+// LibTorch gives on reading .grad of a non-leaf; a pruned pass through CopySlices.
 #include <doctest/doctest.h>
 
 #include <string>
 #include <vector>
 
 #include "autograd/backward.h"
+#include "autograd/grad.h"
 #include "autograd/grad_mode.h"
 #include "autograd/hooks.h"
 #include "autograd/variable.h"
@@ -129,4 +130,21 @@ TEST_CASE("reading .grad of a non-leaf warns in LibTorch's words, unless it reta
   CHECK(r.grad().defined());
   CHECK(x.grad().defined());
   CHECK(warnings.messages.size() == 1);
+}
+
+TEST_CASE("a pass that needs one input computes it through CopySlices (PyTorch's update_exec_info)") {
+  // y = x * 1; y.view(2, 2).mul_(w); loss = y.sum(): CopySlices runs its inner MulBackward0, whose edge
+  // 0 (the view's old history) lies outside the pass's graph and stands for CopySlices' own edge 0.
+  const Tensor x = leaf({1, -2, 0.5, 3});
+  const Tensor w = leaf({2, 1, -1, 0.25});
+  const auto loss = [&] {
+    const Tensor y = mul(view(x, {4}), 1);
+    mul_(view(y, {2, 2}), w);
+    return sum(y);
+  };
+  check_equal(autograd::grad({loss()}, {x})[0], w.detach());
+  check_equal(autograd::grad({loss()}, {w})[0], x.detach());
+  loss().backward(Tensor(), std::nullopt, false, V{x});
+  check_equal(x.grad(), w.detach());
+  CHECK_FALSE(w.grad().defined());
 }
