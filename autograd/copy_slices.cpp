@@ -2,6 +2,7 @@
 // ops in its order, so a dispatch mode sees PyTorch's sequence).
 #include "autograd/copy_slices.h"
 
+#include "autograd/engine.h"
 #include "autograd/saved_variable.h"
 #include "autograd/variable.h"
 #include "autograd/view_history.h"
@@ -37,10 +38,14 @@ variable_list CopySlices::apply(std::span<Tensor> grads) {
   const Tensor grad_slice = as_strided(result, view_.sizes, view_.strides, view_.storage_offset - base_.storage_offset);
   // A copy: fn may save the gradient it is given, and grad_slice is written below.
   Tensor fn_grad = clone(grad_slice, MemoryFormat::Contiguous);
+  // fn's edge 0 (the view's old history) stands for this node's edge 0 (PyTorch's update_exec_info):
+  // a pass that runs part of its graph must count it as needed when this node's is.
+  if (fn_->should_compute_output(0) && task_should_compute_output(0))
+    add_node_to_current_graph_task_exec_info(fn_->next_edge(0).function.get());
   variable_list res = fn_->apply(std::span<Tensor>(&fn_grad, 1));
 
   for (std::size_t i = 0; i < res.size(); ++i) {
-    if (!should_compute_output(i) || !res[i].defined()) continue;  // an undefined gradient counts as zeros
+    if (!task_should_compute_output(i) || !res[i].defined()) continue;  // an undefined gradient counts as zeros
     if (i == 0) {
       copy_(grad_slice, res[0]);
       grad_inputs[0] = std::move(result);

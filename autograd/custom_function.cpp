@@ -53,7 +53,7 @@ variable_list AutogradContext::get_saved_variables() const {
   return out;
 }
 
-bool AutogradContext::needs_input_grad(std::size_t i) const { return node_ && node_->should_compute_output(i); }
+bool AutogradContext::needs_input_grad(std::size_t i) const { return node_ && node_->task_should_compute_output(i); }
 
 // ---- CustomFunctionNode ----
 CustomFunctionNode::CustomFunctionNode(std::string_view name, BackwardFn backward, edge_list&& edges,
@@ -72,9 +72,8 @@ variable_list CustomFunctionNode::apply(std::span<Tensor> grads) {
       grad_outputs.push_back(std::move(grads[i]));
       continue;
     }
-    const InputMetadata& meta = input_metadata(i);  // zeros shaped like forward's output i
-    grad_outputs.push_back(empty(meta.sizes, {meta.dtype, meta.device}));
-    zero_(grad_outputs.back());
+    const InputMetadata& meta = input_metadata(i);  // zeros shaped like forward's output i (VariableInfo::zeros)
+    grad_outputs.push_back(zeros(meta.sizes, {meta.dtype, meta.device}));
   }
   const std::lock_guard<std::mutex> lock(mutex_);
   variable_list outputs = backward_(&ctx_, std::move(grad_outputs));

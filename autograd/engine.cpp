@@ -152,7 +152,7 @@ edge_list root_edges_of(std::span<const Tensor> roots) {
 }  // namespace
 
 variable_list run_backward(std::span<const Tensor> roots, variable_list&& grads, bool keep_graph, bool create_graph,
-                           std::span<const Edge> captures) {
+                           std::span<const Edge> outputs, bool accumulate_grad) {
   GradModeGuard grad_mode(create_graph);
   // A pass runs C++ formulas, which PyTorch never announces (Note [Function modes are popped while they run]).
   DisableFunctionModes no_function_modes;
@@ -161,7 +161,7 @@ variable_list run_backward(std::span<const Tensor> roots, variable_list&& grads,
   // PyTorch's Engine::execute warns here, once per process, when a pass that accumulates into leaves'
   // .grad records its own graph: the gradient's history then reaches the parameter's AccumulateGrad,
   // which holds the parameter, which holds the gradient.
-  if (create_graph && captures.empty()) [[unlikely]] {
+  if (create_graph && accumulate_grad) [[unlikely]] {
     STRATA_WARN_ONCE(
         "Using backward() with create_graph=True will create a reference cycle between the parameter and its gradient "
         "which can cause a memory leak. We recommend using autograd.grad when creating the graph to avoid this. If you "
@@ -174,10 +174,13 @@ variable_list run_backward(std::span<const Tensor> roots, variable_list&& grads,
   const NodePtr graph_root = root_edges.size() == 1 ? NodePtr() : make_node<GraphRoot>(root_edges, std::move(grads));
   GraphTask task(graph_root ? graph_root.get() : root_edges[0].function.get());
   variable_list captured;
-  if (!captures.empty()) [[unlikely]] {
-    captured.resize(captures.size());
-    for (std::size_t i = 0; i < captures.size(); ++i)
-      if (captures[i].valid()) task.add_capture(captures[i], i);
+  if (!outputs.empty()) [[unlikely]] {
+    if (!accumulate_grad) captured.resize(outputs.size());
+    for (std::size_t i = 0; i < outputs.size(); ++i) {
+      if (!outputs[i].valid()) continue;
+      if (accumulate_grad) task.add_needed(outputs[i]);
+      else task.add_capture(outputs[i], i);
+    }
     task.init_to_execute();
   }
   CurrentPass pass{&task};
@@ -224,6 +227,19 @@ std::int64_t current_graph_task_id() {
 }
 
 const Node* current_autograd_node() { return current_pass ? current_pass->node : nullptr; }
+
+// PyTorch's Node::task_should_compute_output: a pass that runs only part of its graph asks whether
+// the edge leads to a node that runs or is captured (Note [autograd::grad runs only what leads to
+// its inputs]).
+bool Node::task_should_compute_output(std::size_t i) const {
+  if (!should_compute_output(i)) return false;
+  if (!current_pass || !current_pass->task->prunes()) return true;
+  return current_pass->task->will_execute(next_edges_[i].function.get());
+}
+
+void add_node_to_current_graph_task_exec_info(const Node* node) {
+  if (current_pass && current_pass->task->prunes()) const_cast<GraphTask*>(current_pass->task)->add_extra_needed(node);
+}
 
 bool will_engine_execute_node(const Node& node) {
   STRATA_CHECK(current_pass, "_get_should_execute_nodes should only be called during the backward pass");

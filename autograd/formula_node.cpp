@@ -76,7 +76,7 @@ variable_list FormulaNode::apply(std::span<Tensor> grads) {
   for (const Tensor& g : grads) any_grad = any_grad || g.defined();
   if (!any_grad) return grad_inputs;  // PyTorch's any_grad_defined: every input gets an undefined gradient
   for (const ResolvedRow::OrderedFormula& f : row_.formula_order)  // Note [Formulas run in input-name order]
-    if (should_compute_output(f.slot)) grad_inputs[f.slot] = f.formula->formula(BackwardContext(*this, grads, f.reads));
+    if (task_should_compute_output(f.slot)) grad_inputs[f.slot] = f.formula->formula(BackwardContext(*this, grads, f.reads));
   return grad_inputs;
 }
 

@@ -15,19 +15,9 @@ std::vector<Tensor> grad(const std::vector<Tensor>& outputs, const std::vector<T
   register_autograd();
   STRATA_CHECK(!inputs.empty(), "grad requires non-empty inputs.");
   variable_list grads = make_grads(outputs, grad_outputs);
-  // The edge each input's gradient arrives along. A leaf whose AccumulateGrad no graph holds cannot be
-  // reached (PyTorch's Identity edge for it): its edge stays invalid and its result undefined.
-  edge_list captures;
-  for (const Tensor& input : inputs) {
-    STRATA_CHECK(input.defined() && input.requires_grad(), "One of the differentiated Tensors does not require grad");
-    AutogradMeta& meta = *input.impl()->autograd_meta();
-    if (input.grad_fn()) {
-      captures.push_back(gradient_edge(input));
-    } else {
-      captures.push_back(Edge{try_get_grad_accumulator(meta), 0});
-    }
-  }
-  variable_list results = run_backward(outputs, std::move(grads), retain_graph.value_or(create_graph), create_graph, captures);
+  const edge_list captures = input_edges(inputs, /*accumulate_grad=*/false);
+  variable_list results = run_backward(outputs, std::move(grads), retain_graph.value_or(create_graph), create_graph, captures,
+                                       /*accumulate_grad=*/false);
   if (!allow_unused) {
     for (const Tensor& r : results)
       STRATA_CHECK(r.defined(), "One of the differentiated Tensors appears to not have been used in the graph. Set "

@@ -25,3 +25,8 @@ class NoGradGuard : public GradModeGuard {
 };
 
 }  // namespace strata::autograd
+
+namespace strata {
+// LibTorch's spelling: torch::NoGradGuard is at the top level.
+using autograd::NoGradGuard;
+}  // namespace strata

@@ -64,8 +64,11 @@ inline void accumulate_input(Tensor& old, Tensor&& grad) {
 // AccumulateGrad write .grad (PyTorch's exec_info_ and captures_). After the walk it marks the tasks
 // that must run: those from which a captured edge's node can be reached (init_to_execute). A task
 // that is captured but need not run (a leaf's AccumulateGrad) runs its tensor pre-hooks, gives up its
-// captured gradients and stops; a task that is neither is never queued. backward() has no captures,
-// and its pass skips all of this.
+// captured gradients and stops; a task that is neither is never queued. backward(inputs=...) marks
+// its inputs' nodes to run instead of capturing them (PyTorch's needed_ for accumulate_grad), so
+// only they accumulate. A node that runs computes only the gradients of the inputs whose edges lead
+// to a task that runs or is captured (Node::task_should_compute_output, PyTorch's): grad(x * y, {x})
+// runs one mul, not two. backward() without inputs marks nothing, and its pass skips all of this.
 class GraphTask {
  public:
   explicit GraphTask(Node* root) {
@@ -98,7 +101,7 @@ class GraphTask {
     const EdgeTarget* target = edge_targets_.data() + tasks_[static_cast<std::size_t>(t)].first_edge;
     for (std::size_t i = 0; i < outputs.size(); ++i) {
       const std::int32_t next = target[i].task;
-      if (next < 0) continue;
+      if (next < 0 || !should_execute(next)) continue;  // a task that never runs gets nothing (PyTorch's too)
       accumulate_input(inputs_[target[i].input], std::move(outputs[i]));
       if (--tasks_[static_cast<std::size_t>(next)].dependencies == 0 && should_execute(next)) push_ready(next);
     }
@@ -127,11 +130,19 @@ class GraphTask {
     const std::int32_t task = index_.find(edge.function.get());
     if (task >= 0) captures_.push_back(Capture{task, edge.input_nr, output});
   }
+  // Marks the node `edge` leads to as one that must run (backward(inputs=...)).
+  void add_needed(const Edge& edge) {
+    const std::int32_t task = index_.find(edge.function.get());
+    if (task >= 0) needed_.push_back(task);
+  }
+  // Whether this pass runs only part of its graph (autograd::grad, backward(inputs=...)).
+  bool prunes() const { return !exec_.empty(); }
   // Marks the tasks that must run: those with a path to a captured task (a depth-first walk from the
   // root that decides each task once all the tasks below it are decided).
   void init_to_execute() {
     exec_.assign(tasks_.size(), kSkip);
     for (const Capture& c : captures_) exec_[static_cast<std::size_t>(c.task)] = kCapture;
+    for (const std::int32_t t : needed_) exec_[static_cast<std::size_t>(t)] |= kRun;
     std::vector<std::uint8_t> visited(tasks_.size(), 0);
     std::vector<std::pair<std::int32_t, std::uint32_t>> stack{{0, 0}};  // (task, next edge to look at)
     visited[0] = 1;
@@ -157,8 +168,12 @@ class GraphTask {
   // PyTorch's _will_engine_execute_node: `n` is in this pass's graph and will run or be captured.
   bool will_execute(const Node* n) const {
     const std::int32_t t = index_.find(n);
-    return t >= 0 && should_execute(t);
+    if (t < 0) return std::find(extra_needed_.begin(), extra_needed_.end(), n) != extra_needed_.end();
+    return should_execute(t);
   }
+  // PyTorch's add_node_to_current_graph_task_exec_info: `n`, outside the pass's graph, counts as
+  // needed (CopySlices' inner node's edge 0 stands for CopySlices' own).
+  void add_extra_needed(const Node* n) { extra_needed_.push_back(n); }
   bool needed(std::int32_t t) const { return exec_.empty() || (exec_[static_cast<std::size_t>(t)] & kRun); }
   // Copies task t's captured input gradients into `captured`.
   void capture(std::int32_t t, std::span<const Tensor> inputs, variable_list& captured) const {
@@ -210,6 +225,8 @@ class GraphTask {
   SmallVector<Tensor, 32> inputs_;            // every task's input buffer, back to back
   SmallVector<Ready, 16> ready_;
   std::vector<Capture> captures_;
+  std::vector<std::int32_t> needed_;        // tasks backward(inputs=...) must run
+  std::vector<const Node*> extra_needed_;   // add_extra_needed
   std::vector<std::uint8_t> exec_;  // per task, kSkip / kCapture | kRun; empty for backward()
 };
 

@@ -188,6 +188,10 @@ bool retains_grad(const Tensor& t) {
   return meta && meta->hooks && meta->hooks->retained && !t.is_leaf();
 }
 
+void detail::throw_post_accumulate_grad_hook_returned() {
+  strata::detail::throw_error("Tensor post accumulate grad hooks should return None.");
+}
+
 RemovableHandle register_post_accumulate_grad_hook(const Tensor& t, PostAccumulateGradHook hook) {
   check_requires_grad(t);
   STRATA_CHECK(t.grad_fn() == nullptr, "post accumulate grad hooks cannot be registered on non-leaf tensors");

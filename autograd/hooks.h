@@ -6,6 +6,7 @@
 
 #include <optional>
 #include <span>
+#include <type_traits>
 #include <vector>
 
 #include "node.h"
@@ -23,6 +24,31 @@ void retain_grad(const Tensor& t);
 bool retains_grad(const Tensor& t);
 // t.register_post_accumulate_grad_hook(hook): `hook` gets the leaf after its .grad was accumulated.
 RemovableHandle register_post_accumulate_grad_hook(const Tensor& t, PostAccumulateGradHook hook);
+
+namespace detail {
+// Whether a hook's return value stands for Python's None: an undefined Tensor, an empty optional.
+inline bool returned_none(const Tensor& t) { return !t.defined(); }
+template <typename T>
+bool returned_none(const std::optional<T>& v) {
+  return !v.has_value();
+}
+template <typename T>
+bool returned_none(const T&) {
+  return false;
+}
+[[noreturn]] void throw_post_accumulate_grad_hook_returned();
+}  // namespace detail
+
+// A post-accumulate-grad hook that returns something: as PyTorch's, it may only return None (an
+// undefined Tensor, an empty optional); anything else fails the backward in PyTorch's words when
+// the hook runs, rather than being dropped unseen.
+template <typename F>
+  requires(!std::is_void_v<std::invoke_result_t<F&, const Tensor&>>)
+RemovableHandle register_post_accumulate_grad_hook(const Tensor& t, F hook) {
+  return register_post_accumulate_grad_hook(t, PostAccumulateGradHook([hook = std::move(hook)](const Tensor& leaf) mutable {
+    if (!detail::returned_none(hook(leaf))) detail::throw_post_accumulate_grad_hook_returned();
+  }));
+}
 
 }  // namespace strata
 

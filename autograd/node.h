@@ -108,6 +108,10 @@ class Node : public RefCounted<Node> {
   std::size_t num_outputs() const { return next_edges_.size(); }
   // Whether output i (the gradient of forward input i) is needed by anyone.
   bool should_compute_output(std::size_t i) const { return i < next_edges_.size() && next_edges_[i].valid(); }
+  // Whether output i is needed by the backward pass running now: should_compute_output, and, in a pass
+  // that runs only part of the graph (autograd::grad, backward(inputs=...)), its edge leads to a node
+  // the pass runs or captures (PyTorch's task_should_compute_output; autograd/engine.cpp).
+  bool task_should_compute_output(std::size_t i) const;
 
   std::uint32_t add_input_metadata(const Tensor& t) {
     input_metadata_.emplace_back(t);

@@ -2,6 +2,7 @@
 #include "autograd/saved_variable.h"
 
 #include "autograd/variable.h"
+#include "autograd/view_history.h"
 #include "core/autograd_meta.h"
 #include "ops/detach.h"
 
@@ -32,7 +33,9 @@ void SavedVariable::save(const Tensor& t, bool is_output) {
 // the input shares self's version counter, which the write bumped. strata keeps the failure and drops
 // the cycle: the input is kept as an alias without history or view state (made directly, so no mode
 // sees a detach), with the version it had before the write, and unpacking reports the modification
-// as PyTorch does, naming the node as the tensor's history (it is: the write rebased it). A wrapper
+// as PyTorch does, naming the tensor's history: the node, which the write made self's history, or,
+// for a differentiable view, AsStridedBackward0 output 0, the history PyTorch regenerates for a view
+// whose version moved (Tensor::grad_fn of the view it saved; strata's alias has none). A wrapper
 // whose inner tensor is the one written is refused the same way, where PyTorch would compute with the
 // written values.
 void SavedVariable::save_written(const Tensor& seen_through) {
@@ -42,6 +45,7 @@ void SavedVariable::save_written(const Tensor& seen_through) {
   output_nr_ = 0;
   saved_ = true;
   written_ = true;
+  written_view_ = view_info(seen_through) != nullptr;
 }
 
 namespace {
@@ -60,7 +64,8 @@ void SavedVariable::throw_modified_error(const Node* saved_for) const {
   std::ostringstream message;
   message << "one of the variables needed for gradient computation has been modified by an inplace operation: ["
           << legacy_type_name(data_.dtype(), data_.device()) << " " << shape_str(data_.sizes()) << "]";
-  if (producer) message << ", which is output " << output_nr << " of " << producer->name() << ",";
+  if (written_view_) message << ", which is output 0 of AsStridedBackward0,";
+  else if (producer) message << ", which is output " << output_nr << " of " << producer->name() << ",";
   message << " is at version " << data_.impl()->version() << "; expected version " << saved_version_
           << " instead. Hint: enable anomaly detection to find the operation that failed to compute its gradient, "
              "with torch.autograd.set_detect_anomaly(True).";

@@ -70,6 +70,7 @@ class SavedVariable {
   bool saved_ = false;           // false for an undefined tensor (e.g. an absent weight=None)
   bool saved_original_ = false;  // data_ is the tensor itself
   bool written_ = false;         // save_written: an in-place op's write reached it
+  bool written_view_ = false;    // ... through a differentiable view (its history is now AsStridedBackward0)
   bool requires_grad_ = false;
   std::uint32_t output_nr_ = 0;
   std::uint32_t saved_version_ = 0;

@@ -25,6 +25,8 @@ const Tensor& requires_grad_(const Tensor& self, bool requires_grad) {
   return self;
 }
 
+const Tensor& Tensor::requires_grad_(bool requires_grad) const { return strata::requires_grad_(*this, requires_grad); }
+
 // PyTorch 2.8's checks of `.grad = grad` (THPVariable_set_grad), in its order and words; dtypes print
 // in strata's style (float32 where PyTorch prints float).
 void set_grad(const Tensor& self, const Tensor& grad) {

@@ -86,6 +86,15 @@ struct AutogradMeta {
 //   its TensorImpl, and so does a view of such a view: such a view can only ever be refused, never
 //   rebased, so it needs no base. An inference forward pays a thread-local read and a store per view.
 // Views of other dtypes are not tracked: they cannot carry gradients.
+//
+// Note [A no_grad view of a tensor that requires grad]
+// PyTorch's view made under no_grad of a tensor that requires grad still requires grad (through its
+// base), so an in-place op through it with grad mode back on is refused (check_inplace), whatever
+// the op's other arguments: `a = x * 1; with no_grad: v = a.view(6)`, then `v.mul_(2)`. Such a view
+// here keeps the Autograd key, with no meta: the op reaches the autograd handler, which refuses it
+// in PyTorch's words, and an out-of-place op on it records a node whose edge for it is invalid, as
+// PyTorch's, whose view has no grad_fn and gives its gradient to no one. The key outlives any meta
+// the view gets later (refresh_autograd_key). A view of such a view is one too.
 namespace detail {
 void track_view_in_grad_mode(const TensorImpl& source, TensorImpl& view);  // tensor_impl.cpp
 }
@@ -93,7 +102,7 @@ inline void track_view(const Tensor& source, const Tensor& view) {
   const TensorImpl& from = *source.impl();
   TensorImpl& out = *view.impl();
   if (!is_floating_point(from.dtype())) return;
-  if (local_dispatch_keys().transparent.has(DispatchKey::Autograd) || from.is_no_grad_view()) out.set_no_grad_view();
+  if (local_dispatch_keys().transparent.has(DispatchKey::Autograd) || from.is_no_grad_view()) out.set_no_grad_view_of(from);
   else detail::track_view_in_grad_mode(from, out);
 }
 
@@ -107,7 +116,8 @@ inline AutogradMeta& TensorImpl::ensure_autograd_meta() {
 }
 
 inline void TensorImpl::refresh_autograd_key() {
-  const bool needs = autograd_meta_ && (autograd_meta_->requires_grad || autograd_meta_->grad_fn);
+  const bool needs =
+      (autograd_meta_ && (autograd_meta_->requires_grad || autograd_meta_->grad_fn)) || no_grad_view_requires_grad_;
   key_set_ = needs ? key_set_.add(DispatchKey::Autograd) : key_set_.remove(DispatchKey::Autograd);
 }
 

@@ -6,6 +6,8 @@
 #include "core/autograd_meta.h"
 #include "core/element_conversion.h"
 #include "core/interpose/interposer.h"
+#include "core/tensor_hooks.h"
+#include "core/util/warning.h"
 
 namespace strata {
 
@@ -90,9 +92,24 @@ bool Tensor::is_leaf() const {
 
 constinit const Tensor detail::undefined_tensor;
 
+// Note [Reading a non-leaf's grad warns]
+// As LibTorch's TensorBody.h grad(): reading .grad of a non-leaf that does not retain its grad, and
+// so has none, is almost always a mistake for the leaf's; it warns (each time, as TORCH_WARN does).
+// Only the reader's path does: the engine and the optimizers read the meta or only leaves.
+namespace {
+[[gnu::cold, gnu::noinline]] void warn_non_leaf_grad() {
+  STRATA_WARN("The .grad attribute of a Tensor that is not a leaf Tensor is being accessed. Its .grad attribute won't be "
+              "populated during autograd.backward(). If you indeed want the .grad field to be populated for a non-leaf "
+              "Tensor, use .retain_grad() on the non-leaf Tensor. If you access the non-leaf Tensor by mistake, make sure "
+              "you access the leaf Tensor instead. See github.com/pytorch/pytorch/pull/30531 for more informations.");
+}
+}  // namespace
+
 const Tensor& Tensor::grad() const {
   const AutogradMeta* meta = impl_->autograd_meta();
-  return meta ? meta->grad : detail::undefined_tensor;
+  if (!meta) return detail::undefined_tensor;
+  if (meta->grad_fn && !meta->grad.defined() && !(meta->hooks && meta->hooks->retained)) [[unlikely]] warn_non_leaf_grad();
+  return meta->grad;
 }
 
 autograd::Node* Tensor::grad_fn() const {

@@ -96,7 +96,14 @@ class Tensor {
   bool requires_grad() const { return impl_->requires_grad(); }
   bool is_leaf() const;
   bool is_inference() const { return impl_->is_inference(); }  // Note [Inference tensors], core/inference_mode.h
-  const Tensor& grad() const;  // undefined Tensor when no gradient has been accumulated
+  // undefined Tensor when no gradient has been accumulated; on a non-leaf that does not retain its
+  // grad and has none, warns as LibTorch's does (Note [Reading a non-leaf's grad warns], tensor.cpp)
+  const Tensor& grad() const;
+  // LibTorch's autograd methods, defined in autograd/ (backward.cpp, variable.cpp): loss.backward()
+  // and x.requires_grad_(), as the free functions strata::backward and strata::requires_grad_.
+  void backward(const Tensor& gradient = Tensor(), std::optional<bool> retain_graph = std::nullopt, bool create_graph = false,
+                const std::optional<std::vector<Tensor>>& inputs = std::nullopt) const;
+  const Tensor& requires_grad_(bool requires_grad = true) const;
   autograd::Node* grad_fn() const;  // null on leaves and plain tensors
 
   std::string str() const;  // PyTorch's repr: tensor([[...]], requires_grad=True)

@@ -165,6 +165,16 @@ class TensorImpl final : public RefCounted<TensorImpl> {
   // would record is refused (Note [Every view of a float tensor is tracked], core/autograd_meta.h).
   bool is_no_grad_view() const { return no_grad_view_; }
   void set_no_grad_view() { no_grad_view_ = true; }
+  // Marks this tensor a no_grad view of `source` (set_no_grad_view). A view of a source that requires
+  // grad requires grad through its base, as PyTorch's does: it keeps the Autograd key without a meta
+  // (Note [A no_grad view of a tensor that requires grad], core/autograd_meta.h).
+  void set_no_grad_view_of(const TensorImpl& source) {
+    no_grad_view_ = true;
+    if (source.requires_grad()) {
+      no_grad_view_requires_grad_ = true;
+      key_set_ = key_set_.add(DispatchKey::Autograd);
+    }
+  }
 
   // Wrapper subclass payload (core/interpose/interposer.h); setting one adds the Python key, and clearing it
   // removes the key from a tensor with storage only.
@@ -192,6 +202,7 @@ class TensorImpl final : public RefCounted<TensorImpl> {
   Device device_;
   bool is_contiguous_;
   bool no_grad_view_ = false;
+  bool no_grad_view_requires_grad_ = false;  // set_no_grad_view_of a source that required grad
   DispatchKeySet key_set_;
   AutogradMeta* autograd_meta_ = nullptr;  // owned: in meta_room_ if there is one, else on the heap
   void* meta_room_ = nullptr;              // space for an AutogradMeta in the storage block, if any

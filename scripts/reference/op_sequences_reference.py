@@ -50,6 +50,24 @@ def max_dim_double_backward(keepdim):
     return {"backward": first, "double_backward": second}
 
 
+def pruned(wrt_y, accumulate):
+    """A pass that runs part of its graph: grad of sum((a * b) * a) with respect to b alone (or to a
+    and b), or backward(inputs=[b]). Only the gradients that lead to the inputs are computed
+    (PyTorch's task_should_compute_output): one mul per MulBackward0, not two. PyTorch 1.13 and 2.8
+    agree. With inputs=[b], AccumulateGrad detaches b's new gradient as a plain backward does, and
+    a.grad stays None."""
+    x = leaf([1.0, 2.0, 3.0, 4.0, 5.0, 6.0], (2, 3))
+    y = leaf([2.0, 1.0, 4.0, 3.0, 6.0, 5.0], (2, 3))
+    loss = ((x * y) * x).sum()
+    wrt = [y] if wrt_y else [x, y]
+    if accumulate:
+        _, ops = logged(lambda: loss.backward(inputs=wrt))
+        assert x.grad is None
+        return {"backward": ops}
+    _, ops = logged(lambda: torch.autograd.grad(loss, wrt))
+    return {"backward": ops}
+
+
 def cases():
     a = lambda: leaf([1.0, 2.0, 3.0, 4.0, 5.0, 6.0], (2, 3))
     b = lambda: leaf([2.0, 1.0, 4.0, 3.0, 6.0, 5.0], (2, 3))
@@ -67,6 +85,9 @@ def cases():
         "dropout_p1": lambda: forward_backward(lambda: (ones(),), lambda u: torch.dropout(u, 1.0, True)),
         "dropout_eval": lambda: forward_backward(lambda: (ones(),), lambda u: torch.dropout(u, 0.5, False)),
         "dropout_p0": lambda: forward_backward(lambda: (ones(),), lambda u: torch.dropout(u, 0.0, True)),
+        "grad_wrt_one_input": lambda: pruned(True, False),
+        "grad_wrt_both_inputs": lambda: pruned(False, False),
+        "backward_inputs_one": lambda: pruned(True, True),
     }
 
 

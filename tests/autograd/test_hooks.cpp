@@ -215,6 +215,27 @@ TEST_CASE("post-accumulate-grad hooks run in registration order and can be remov
   CHECK(log == std::vector<std::string>{"first 4.000000", "second", "second"});
 }
 
+TEST_CASE("a post-accumulate-grad hook that returns something fails the backward in PyTorch's words") {
+  // PyTorch 2.8's PyFunctionTensorPostAccGradHooks: a hook may only return None (here an undefined
+  // Tensor or an empty optional); .grad is accumulated before the hook runs.
+  const Tensor x = leaf({1, 2}, {2});
+  register_post_accumulate_grad_hook(x, [](const Tensor& p) { return mul(p.grad(), 2); });
+  CHECK_THROWS_WITH_AS(backward(sum(x)), "Tensor post accumulate grad hooks should return None.", Error);
+  check_close(x.grad(), nlohmann::json({1.0, 1.0}));
+  const Tensor y = leaf({1, 2}, {2});
+  int calls = 0;
+  register_post_accumulate_grad_hook(y, [&](const Tensor&) {
+    ++calls;
+    return Tensor();
+  });
+  register_post_accumulate_grad_hook(y, [&](const Tensor&) -> std::optional<Tensor> {
+    ++calls;
+    return std::nullopt;
+  });
+  backward(sum(y));
+  CHECK(calls == 2);
+}
+
 TEST_CASE("hook registration errors name what PyTorch names") {
   const Tensor plain = tensor<float>({1, 2});
   CHECK_THROWS_WITH_AS(register_hook(plain, [](const Tensor&) { return Tensor(); }),

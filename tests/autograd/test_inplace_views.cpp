@@ -466,6 +466,54 @@ TEST_CASE("a view made under no_grad may not be written in place where autograd 
                        Error);
 }
 
+TEST_CASE("a no_grad view of a non-leaf requires grad and may not be written in place with grad mode on") {
+  // PyTorch 2.8 (and 1.13): a = x * 1; with no_grad: v = a.view(6); v.requires_grad is True, and
+  // v.mul_(2) raises even though the op's other argument is a number.
+  const nlohmann::json& g = golden()["no_grad_view"];
+  const Tensor x = leaf({1, 2, 3, 4, 5, 6});
+  const Tensor a = times(view(x, {2, 3}), 1);
+  Tensor v;
+  {
+    autograd::NoGradGuard no_grad;
+    v = view(a, {6});
+  }
+  CHECK(v.requires_grad());
+  CHECK(v.is_leaf());
+  CHECK(t(view(v, {2, 3})).requires_grad());  // a view of it, in grad mode, too
+  CHECK_THROWS_WITH_AS(times_(v, 2), ("[aten::mul_] " + g["error"].get<std::string>()).c_str(), Error);
+  CHECK_THROWS_WITH_AS(add_(v, tensor<float>({1, 1, 1, 1, 1, 1})), ("[aten::add_] " + g["error"].get<std::string>()).c_str(),
+                       Error);
+  CHECK(a.to_vector<float>() == std::vector<float>{1, 2, 3, 4, 5, 6});  // refused before writing
+  {
+    autograd::NoGradGuard no_grad;
+    times_(v, 2);  // not recorded, so allowed
+  }
+  CHECK(a.to_vector<float>() == std::vector<float>{2, 4, 6, 8, 10, 12});
+  // A no_grad view of a tensor that needs no grad does not require grad, and takes in-place ops.
+  const Tensor plain = tensor<float>({1, 2});
+  Tensor pv;
+  {
+    autograd::NoGradGuard no_grad;
+    pv = view(plain, {2, 1});
+  }
+  CHECK_FALSE(pv.requires_grad());
+  times_(pv, 2);
+}
+
+TEST_CASE("a view taken before its leaf base required grad does not require grad (a documented difference)") {
+  // PyTorch 1.13 and 2.8: b = ones(4); v = b[:2]; b.requires_grad_(): v.requires_grad is True through
+  // its base, and ops on v are recorded. strata's view does not learn of its base's change
+  // (docs/choices.md, "In-place ops on views"). Both refuse writing it from a tensor that requires grad.
+  const Tensor b = tensor<float>({1, 1, 1, 1});
+  const Tensor v = slice(b, 0, 0, 2);
+  requires_grad_(b);
+  CHECK_FALSE(v.requires_grad());  // PyTorch: True
+  CHECK_FALSE(times(v, 2).requires_grad());  // PyTorch: True
+  CHECK_THROWS_WITH_AS(add_(v, leaf({1, 2})),
+                       doctest::Contains("a view of a leaf Variable that requires grad is being used in an in-place operation."),
+                       Error);
+}
+
 TEST_CASE("detach is no view to autograd: an in-place op through it gives it a history, not its source") {
   const nlohmann::json& g = golden()["detach_of_plain"];
   const Tensor a = tensor<float>({0, 0, 0});

@@ -2,7 +2,8 @@
 // forward, backward and max.dim's double backward, equal PyTorch's (tests/golden/op_sequences_torch.json,
 // from scripts/reference/op_sequences_reference.py): stack is one op with StackBackward0's selects,
 // max.dim's backward is value_selecting_reduction_backward's unsqueeze/zeros/scatter and its double
-// backward a gather, dropout on CPU is Note [dropout on CPU is bernoulli noise].
+// backward a gather, dropout on CPU is Note [dropout on CPU is bernoulli noise]; a pass that runs
+// part of its graph (autograd::grad, backward with inputs) computes only the gradients it needs.
 #include <functional>
 
 #include "autograd/backward.h"
@@ -54,6 +55,25 @@ Phases max_dim_double_backward(bool keepdim) {
   return out;
 }
 
+// A pass that runs part of its graph (scripts/reference/op_sequences_reference.py's pruned): the
+// gradient of sum((x * y) * x) with respect to y alone or both (autograd::grad), or backward with
+// inputs {y}. Each MulBackward0 computes only the gradients that lead to the inputs.
+Phases pruned(bool wrt_y, bool accumulate) {
+  const Tensor in_x = a();
+  const Tensor in_y = b();
+  const Tensor loss = sum(mul(mul(in_x, in_y), in_x));
+  const std::vector<Tensor> wrt = wrt_y ? std::vector<Tensor>{in_y} : std::vector<Tensor>{in_x, in_y};
+  Phases out;
+  if (accumulate) {
+    out["backward"] = testing::ops_seen([&] { loss.backward(Tensor(), std::nullopt, false, wrt); });
+    CHECK_FALSE(in_x.grad().defined());
+    CHECK(in_y.grad().defined());
+  } else {
+    out["backward"] = testing::ops_seen([&] { autograd::grad({loss}, wrt); });
+  }
+  return out;
+}
+
 std::map<std::string, std::function<Phases()>> cases() {
   return {
       {"stack_dim0", [] { return forward_backward({a(), b()}, [](const Inputs& v) { return stack({v[0], v[1]}); }); }},
@@ -68,12 +88,15 @@ std::map<std::string, std::function<Phases()>> cases() {
       {"dropout_p1", [] { return forward_backward({ones6()}, [](const Inputs& v) { return dropout(v[0], 1.0, true); }); }},
       {"dropout_eval", [] { return forward_backward({ones6()}, [](const Inputs& v) { return dropout(v[0], 0.5, false); }); }},
       {"dropout_p0", [] { return forward_backward({ones6()}, [](const Inputs& v) { return dropout(v[0], 0.0, true); }); }},
+      {"grad_wrt_one_input", [] { return pruned(true, false); }},
+      {"grad_wrt_both_inputs", [] { return pruned(false, false); }},
+      {"backward_inputs_one", [] { return pruned(true, true); }},
   };
 }
 
 }  // namespace
 
-TEST_CASE("stack, max.dim and dropout dispatch PyTorch's ops, forward, backward and double backward") {
+TEST_CASE("stack, max.dim, dropout and pruned passes dispatch PyTorch's ops, forward, backward and double backward") {
   testing::for_each_golden_case("op_sequences_torch.json", cases(), [](const auto& run, const nlohmann::json& torch_phases) {
     const Phases got = run();
     REQUIRE(got.size() == torch_phases.size());

@@ -5,6 +5,7 @@
 
 #include "autograd/backward.h"
 #include "autograd/custom_function.h"
+#include "autograd/grad.h"
 #include "autograd/hooks.h"
 #include "autograd/variable.h"
 #include "core/util/warning.h"
@@ -80,6 +81,50 @@ TEST_CASE("Function<T>: forward runs below autograd, outputs get the node named 
                                             "aten.detach.default", "aten.detach.default", "aten.detach.default"});
   CHECK(values(x.grad()) == std::vector<float>{5, 6, 7});
   CHECK(values(y.grad()) == std::vector<float>{1, 2, 3});
+}
+
+namespace {
+// Two outputs, a * 2 and a * 3; the loss uses only the first, so backward gets no gradient for the
+// second: zeros made with aten.zeros (VariableInfo::zeros) when materialized, None when not.
+template <bool Materialize>
+struct TwoOutputs : Function<TwoOutputs<Materialize>> {
+  static variable_list forward(AutogradContext* ctx, const Tensor& a) {
+    ctx->set_materialize_grads(Materialize);
+    return {mul(a, Scalar(2)), mul(a, Scalar(3))};
+  }
+  static variable_list backward(AutogradContext*, variable_list g) {
+    CHECK(g[1].defined() == Materialize);
+    const Tensor two = tensor<float>({2}, {});  // Python's g1 * 2: mul.Tensor with a 0-d other
+    const Tensor three = tensor<float>({3}, {});
+    return {g[1].defined() ? add(mul(g[0], two), mul(g[1], three)) : mul(g[0], two)};
+  }
+};
+}  // namespace
+
+TEST_CASE("Function<T>: a missing output gradient is aten.zeros when materialized, None when not") {
+  // PyTorch 1.13 and 2.8: CppNode/PyNode::apply make it with output_info_[i].zeros, one aten.zeros
+  // (the ops torch 1.13 logs for loss.backward() of the same function in Python).
+  const Tensor x = leaf({1, 2});
+  OpLog log;
+  {
+    const variable_list out = TwoOutputs<true>::apply(x);
+    const Tensor loss = sum(out[0]);
+    ModeGuard guard(log);
+    backward(loss);
+  }
+  testing::check_same_ops(log.ops, {"aten.ones_like.default", "aten.expand.default", "aten.zeros.default", "aten.mul.Tensor",
+                                    "aten.mul.Tensor", "aten.add.Tensor", "aten.detach.default", "aten.detach.default"});
+  CHECK(values(x.grad()) == std::vector<float>{2, 2});
+  OpLog unmaterialized;
+  {
+    const variable_list out = TwoOutputs<false>::apply(x);
+    const Tensor loss = sum(out[0]);
+    ModeGuard guard(unmaterialized);
+    backward(loss);
+  }
+  testing::check_same_ops(unmaterialized.ops,
+                          {"aten.ones_like.default", "aten.expand.default", "aten.mul.Tensor", "aten.add_.Tensor"});
+  CHECK(values(x.grad()) == std::vector<float>{4, 4});
 }
 
 TEST_CASE("Function<T>: on a wrapper subclass, forward and backward ops reach its handler") {
@@ -339,6 +384,15 @@ TEST_CASE("Function<T>: needs_input_grad, and tensor lists as inputs (CustomFunc
   Tensor x = leaf({1, 2});
   backward(sum(NeedsGrad::apply(x, vec({3, 4}))));
   CHECK(NeedsGrad::seen == std::vector<bool>{true, false});
+  // In a pass that needs only one input's gradient, needs_input_grad asks the pass (PyTorch's
+  // task_should_compute_output): autograd::grad with respect to y alone, or backward with inputs {y}.
+  const Tensor y = leaf({3, 4});
+  CHECK(values(autograd::grad({sum(NeedsGrad::apply(x, y))}, {y})[0]) == std::vector<float>{1, 1});
+  CHECK(NeedsGrad::seen == std::vector<bool>{false, true});
+  using V = std::vector<Tensor>;
+  backward(V{sum(NeedsGrad::apply(x, y))}, V{}, std::nullopt, false, V{x});
+  CHECK(NeedsGrad::seen == std::vector<bool>{true, false});
+  CHECK_FALSE(y.grad().defined());
   Tensor a = leaf({1, 2});
   Tensor b = leaf({3, 4});
   backward(sum(ListInput::apply(std::vector<Tensor>{a, b})));

@@ -8,6 +8,7 @@
 #include "autograd/variable.h"
 #include "core/interpose/subclass.h"
 #include "ops/functions.h"
+#include "modes/logging_tensor.h"
 #include "tests/test_helpers.h"
 
 using namespace strata;
@@ -87,4 +88,19 @@ TEST_CASE("make_subclass: refuses what is not a plain tensor with data") {
   // A wrapper still has no data.
   Tensor w = testing::make_inert_wrapper({2}, {1});
   CHECK_THROWS_WITH_AS(w.raw_data(), "cannot access the data of a Inert wrapper tensor; unwrap it first", Error);
+}
+
+TEST_CASE("an in-place op a wrapper's handler runs on its inner tensor counts on both (a documented difference)") {
+  // PyTorch 1.13 and 2.8 count the write once, on the wrapper, at ADInplaceOrView above the Python
+  // key; the handler's own add_ on the inner tensor runs below it and counts nothing (inner._version
+  // stays 0). strata's kernels count their own writes, so the inner tensor counts it too
+  // (docs/choices.md, "In-place ops under autograd").
+  auto log = std::make_shared<tracer::LoggingTensor::Log>();
+  const Tensor inner = zeros({3});
+  const Tensor w = tracer::LoggingTensor::wrap(inner, log);
+  add_(w, ones({3}));
+  CHECK(*log == std::vector<std::string>{"aten.add_.Tensor"});
+  CHECK(w.impl()->version() == 1);
+  CHECK(inner.impl()->version() == 1);  // PyTorch: 0
+  CHECK(inner.to_vector<float>() == std::vector<float>{1, 1, 1});
 }
