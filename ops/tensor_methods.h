@@ -67,5 +67,39 @@ inline Tensor Tensor::sum(IntArrayRef dim, bool keepdim, std::optional<ScalarTyp
 inline const Tensor& Tensor::fill_(const Scalar& value) const { return strata::fill_(*this, value); }
 inline const Tensor& Tensor::zero_() const { return strata::zero_(*this); }
 inline const Tensor& Tensor::copy_(const Tensor& src, bool non_blocking) const { return strata::copy_(*this, src, non_blocking); }
+// Math, comparisons and masks.
+inline Tensor Tensor::sqrt() const { return strata::sqrt(*this); }
+inline Tensor Tensor::rsqrt() const { return strata::rsqrt(*this); }
+inline Tensor Tensor::log() const { return strata::log(*this); }
+inline Tensor Tensor::abs() const { return strata::abs(*this); }
+inline Tensor Tensor::sgn() const { return strata::sgn(*this); }
+inline Tensor Tensor::sin() const { return strata::sin(*this); }
+inline Tensor Tensor::cos() const { return strata::cos(*this); }
+inline Tensor Tensor::pow(const Scalar& exponent) const { return strata::pow(*this, exponent); }
+inline Tensor Tensor::clamp(const std::optional<Scalar>& min, const std::optional<Scalar>& max) const {
+  return strata::clamp(*this, min, max);
+}
+inline Tensor Tensor::eq(const Tensor& other) const { return strata::eq(*this, other); }
+inline Tensor Tensor::eq(const Scalar& other) const { return strata::eq(*this, other); }
+inline Tensor Tensor::ne(const Tensor& other) const { return strata::ne(*this, other); }
+inline Tensor Tensor::ne(const Scalar& other) const { return strata::ne(*this, other); }
+inline Tensor Tensor::gt(const Tensor& other) const { return strata::gt(*this, other); }
+inline Tensor Tensor::gt(const Scalar& other) const { return strata::gt(*this, other); }
+inline Tensor Tensor::ge(const Tensor& other) const { return strata::ge(*this, other); }
+inline Tensor Tensor::ge(const Scalar& other) const { return strata::ge(*this, other); }
+inline Tensor Tensor::lt(const Tensor& other) const { return strata::lt(*this, other); }
+inline Tensor Tensor::lt(const Scalar& other) const { return strata::lt(*this, other); }
+inline Tensor Tensor::le(const Tensor& other) const { return strata::le(*this, other); }
+inline Tensor Tensor::le(const Scalar& other) const { return strata::le(*this, other); }
+inline Tensor Tensor::masked_fill(const Tensor& mask, const Scalar& value) const { return strata::masked_fill(*this, mask, value); }
+inline const Tensor& Tensor::masked_fill_(const Tensor& mask, const Scalar& value) const {
+  return strata::masked_fill_(*this, mask, value);
+}
+inline Tensor Tensor::triu(std::int64_t diagonal) const { return strata::triu(*this, diagonal); }
+inline Tensor Tensor::tril(std::int64_t diagonal) const { return strata::tril(*this, diagonal); }
+inline bool Tensor::equal(const Tensor& other) const { return strata::equal(*this, other); }
+inline bool Tensor::allclose(const Tensor& other, double rtol, double atol, bool equal_nan) const {
+  return strata::allclose(*this, other, rtol, atol, equal_nan);
+}
 
 }  // namespace strata
