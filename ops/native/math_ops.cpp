@@ -102,7 +102,6 @@ TensorSpec pow_meta(const Tensor& self, Scalar exponent) {
 // reciprocals (so x^2 is x * x exactly), any other through std::pow in the tensor's type.
 void pow_cpu(const Tensor& out, const Tensor& self, Scalar exponent) {
   const double e = exponent.to_double();
-  (void)e;
   visit_dtype(out.dtype(), [&](auto zero) {
     using T = decltype(zero);
     const Operand x = Operand::in_dtype(self, out.dtype());
