@@ -98,7 +98,7 @@ std::vector<DerivativeRow> derivative_rows() {
   using namespace formulas;
   std::vector<DerivativeRow> rows;
   for (auto part : {view_rows(), pointwise_rows(), linalg_and_reduction_rows(), softmax_and_loss_rows(), factory_rows(),
-                    inference_rows()})
+                    inference_rows(), math_and_mask_rows()})
     rows.insert(rows.end(), part.begin(), part.end());
   return rows;
 }

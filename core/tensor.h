@@ -167,6 +167,34 @@ class Tensor {
   std::tuple<Tensor, Tensor> sort(std::int64_t dim = -1, bool descending = false) const;  // (values, indices)
   std::tuple<Tensor, Tensor> topk(std::int64_t k, std::int64_t dim = -1, bool largest = true,
                                   bool sorted = true) const;  // (values, indices)
+  // Math, comparisons and masks (ops/native/math_ops.cpp, compare_ops.cpp, mask_ops.cpp).
+  Tensor sqrt() const;
+  Tensor rsqrt() const;
+  Tensor log() const;
+  Tensor abs() const;
+  Tensor sgn() const;
+  Tensor sin() const;
+  Tensor cos() const;
+  Tensor pow(const Scalar& exponent) const;
+  Tensor clamp(const std::optional<Scalar>& min = std::nullopt, const std::optional<Scalar>& max = std::nullopt) const;
+  Tensor eq(const Tensor& other) const;
+  Tensor eq(const Scalar& other) const;
+  Tensor ne(const Tensor& other) const;
+  Tensor ne(const Scalar& other) const;
+  Tensor gt(const Tensor& other) const;
+  Tensor gt(const Scalar& other) const;
+  Tensor ge(const Tensor& other) const;
+  Tensor ge(const Scalar& other) const;
+  Tensor lt(const Tensor& other) const;
+  Tensor lt(const Scalar& other) const;
+  Tensor le(const Tensor& other) const;
+  Tensor le(const Scalar& other) const;
+  Tensor masked_fill(const Tensor& mask, const Scalar& value) const;
+  const Tensor& masked_fill_(const Tensor& mask, const Scalar& value) const;
+  Tensor triu(std::int64_t diagonal = 0) const;
+  Tensor tril(std::int64_t diagonal = 0) const;
+  bool equal(const Tensor& other) const;
+  bool allclose(const Tensor& other, double rtol = 1e-05, double atol = 1e-08, bool equal_nan = false) const;
 
  private:
   // `d` wrapped into [0, dim()). One compare on the hot path (Note [Checks cost nothing until they

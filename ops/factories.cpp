@@ -1,4 +1,5 @@
-// ops/factories.cpp: the factory front ends (torch::empty, zeros, ones, full, arange, the *_like
+// ops/factories.cpp: the factory front ends (torch::empty, zeros, ones, full, arange, eye, linspace,
+// scalar_tensor, the *_like
 // functions, new_empty_strided, randn, rand, randint) and from_blob. They take TensorOptions, which
 // no schema has, and return through make_variable (Note [Factories return through make_variable]).
 #include "ops/functions.h"
@@ -83,6 +84,29 @@ Tensor arange(const Scalar& start, const Scalar& end, const Scalar& step, const 
   static const TypedOperator<Tensor(Scalar, Scalar, Scalar, OptDtype, OptLayout, OptDevice, OptBool)> op("aten::arange",
                                                                                                      "start_step");
   return make_variable(op(start, end, step, options.dtype, std::nullopt, options.device, std::nullopt));
+}
+
+Tensor eye(std::int64_t n, const TensorOptions& options) {
+  STRATA_TORCH_FUNCTION(eye, "torch.eye", "n, *, dtype, device", n, options);
+  static const TypedOperator<Tensor(std::int64_t, OptDtype, OptLayout, OptDevice, OptBool)> op("aten::eye");
+  return make_variable(op(n, options.dtype, std::nullopt, options.device, std::nullopt));
+}
+
+Tensor eye(std::int64_t n, std::int64_t m, const TensorOptions& options) {
+  STRATA_TORCH_FUNCTION(eye, "torch.eye", "n, m, *, dtype, device", n, m, options);
+  static const TypedOperator<Tensor(std::int64_t, std::int64_t, OptDtype, OptLayout, OptDevice, OptBool)> op("aten::eye", "m");
+  return make_variable(op(n, m, options.dtype, std::nullopt, options.device, std::nullopt));
+}
+
+Tensor linspace(const Scalar& start, const Scalar& end, std::int64_t steps, const TensorOptions& options) {
+  STRATA_TORCH_FUNCTION(linspace, "torch.linspace", "start, end, steps, *, dtype, device", start, end, steps, options);
+  static const TypedOperator<Tensor(Scalar, Scalar, std::int64_t, OptDtype, OptLayout, OptDevice, OptBool)> op("aten::linspace");
+  return make_variable(op(start, end, steps, options.dtype, std::nullopt, options.device, std::nullopt));
+}
+
+Tensor scalar_tensor(const Scalar& s, const TensorOptions& options) {
+  static const TypedOperator<Tensor(Scalar, OptDtype, OptLayout, OptDevice, OptBool)> op("aten::scalar_tensor");
+  return op(s, options.dtype, std::nullopt, options.device, std::nullopt);
 }
 
 namespace {

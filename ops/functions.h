@@ -107,6 +107,39 @@ Tensor gather_backward(const Tensor& grad, IntArrayRef self_sizes, std::int64_t 
 // input * (bernoulli_(1 - p) noise / (1 - p)) (Note [dropout on CPU is bernoulli noise]).
 Tensor dropout(const Tensor& input, double p, bool train);
 
+// ---- comparisons, where, equal, allclose (ops/comparisons.cpp) ----
+// LibTorch's comparison operators give bool tensors: a > b is gt.Tensor, a > 0 gt.Scalar, and a
+// number on the left is the reversed comparison (0 > a is a < 0), as in LibTorch.
+Tensor operator==(const Tensor& a, const Tensor& b);
+Tensor operator!=(const Tensor& a, const Tensor& b);
+Tensor operator>(const Tensor& a, const Tensor& b);
+Tensor operator>=(const Tensor& a, const Tensor& b);
+Tensor operator<(const Tensor& a, const Tensor& b);
+Tensor operator<=(const Tensor& a, const Tensor& b);
+Tensor operator==(const Tensor& a, const Scalar& b);
+Tensor operator!=(const Tensor& a, const Scalar& b);
+Tensor operator>(const Tensor& a, const Scalar& b);
+Tensor operator>=(const Tensor& a, const Scalar& b);
+Tensor operator<(const Tensor& a, const Scalar& b);
+Tensor operator<=(const Tensor& a, const Scalar& b);
+Tensor operator==(const Scalar& a, const Tensor& b);
+Tensor operator!=(const Scalar& a, const Tensor& b);
+Tensor operator>(const Scalar& a, const Tensor& b);
+Tensor operator>=(const Scalar& a, const Tensor& b);
+Tensor operator<(const Scalar& a, const Tensor& b);
+Tensor operator<=(const Scalar& a, const Tensor& b);
+// where with a number for self or other: the number as a 0-d tensor of the promoted dtype
+// (scalar_tensor), then where.self, as PyTorch's where.ScalarSelf and where.ScalarOther do.
+Tensor where(const Tensor& condition, const Scalar& self, const Tensor& other);
+Tensor where(const Tensor& condition, const Tensor& self, const Scalar& other);
+// Whether self and other have the same sizes and elements (NaN equals nothing): LibTorch's
+// torch::equal, a composite here (eq.Tensor). Tensors of different dtypes are refused, as PyTorch does.
+bool equal(const Tensor& self, const Tensor& other);
+// Whether |self - other| <= atol + rtol * |other| everywhere (broadcast; equal infinities are close;
+// NaNs are close to each other only with equal_nan): LibTorch's torch::allclose, computed as
+// PyTorch's isclose composite computes it.
+bool allclose(const Tensor& self, const Tensor& other, double rtol = 1e-05, double atol = 1e-08, bool equal_nan = false);
+
 // ---- making tensors (ops/factories.cpp) ----
 Tensor empty(IntArrayRef size, const TensorOptions& options = {});
 // LibTorch's torch::zeros, ones, full: full without a dtype takes fill_value's (bool, int64 or float32).
@@ -124,6 +157,15 @@ Tensor arange(const Scalar& start, const Scalar& end, const Scalar& step, const 
 // views, detach(), tensors autograd saved, a module holding it as a parameter). Writes through the
 // tensor (in-place ops, an optimizer step) write the caller's memory. `data` must be aligned to the
 // dtype's element size. clone() the result for a tensor that owns its data.
+// torch::eye: the n x n (or n x m) identity matrix, float32 unless a dtype is given.
+Tensor eye(std::int64_t n, const TensorOptions& options = {});
+Tensor eye(std::int64_t n, std::int64_t m, const TensorOptions& options = {});
+// torch::linspace: `steps` values from start to end, both included (float32 unless a dtype is given),
+// the values PyTorch's CPU kernel computes (Note [linspace computes PyTorch's values]).
+Tensor linspace(const Scalar& start, const Scalar& end, std::int64_t steps, const TensorOptions& options = {});
+// at::scalar_tensor: a 0-d tensor holding s, float32 unless a dtype is given. As ATen's (what
+// PyTorch's formulas call), it announces nothing to function modes and is not a make_variable factory.
+Tensor scalar_tensor(const Scalar& s, const TensorOptions& options);
 Tensor from_blob(void* data, IntArrayRef sizes, const TensorOptions& options = {});
 Tensor from_blob(void* data, IntArrayRef sizes, IntArrayRef strides, const TensorOptions& options = {});
 Tensor empty_like(const Tensor& self, const TensorOptions& options = {});

@@ -19,6 +19,8 @@ OperatorHandle op(std::string_view qualified_name, std::string_view overload = "
 void register_view_ops(Dispatcher& d);
 void register_join_ops(Dispatcher& d);
 void register_scatter_ops(Dispatcher& d);
+void register_math_ops(Dispatcher& d);
+void register_mask_ops(Dispatcher& d);
 void register_pointwise_ops(Dispatcher& d);
 void register_linalg_ops(Dispatcher& d);
 void register_reduction_ops(Dispatcher& d);

@@ -177,5 +177,109 @@ inline std::tuple<Tensor, Tensor> Tensor::topk(std::int64_t k, std::int64_t dim,
   STRATA_TORCH_METHOD(topk, "self, k, [dim=-1], [largest=True], [sorted=True]", k, dim, largest, sorted);
   return strata::topk(*this, k, dim, largest, sorted);
 }
+// Math, comparisons and masks.
+inline Tensor Tensor::sqrt() const {
+  STRATA_TORCH_METHOD(sqrt, "self");
+  return strata::sqrt(*this);
+}
+inline Tensor Tensor::rsqrt() const {
+  STRATA_TORCH_METHOD(rsqrt, "self");
+  return strata::rsqrt(*this);
+}
+inline Tensor Tensor::log() const {
+  STRATA_TORCH_METHOD(log, "self");
+  return strata::log(*this);
+}
+inline Tensor Tensor::abs() const {
+  STRATA_TORCH_METHOD(abs, "self");
+  return strata::abs(*this);
+}
+inline Tensor Tensor::sgn() const {
+  STRATA_TORCH_METHOD(sgn, "self");
+  return strata::sgn(*this);
+}
+inline Tensor Tensor::sin() const {
+  STRATA_TORCH_METHOD(sin, "self");
+  return strata::sin(*this);
+}
+inline Tensor Tensor::cos() const {
+  STRATA_TORCH_METHOD(cos, "self");
+  return strata::cos(*this);
+}
+inline Tensor Tensor::pow(const Scalar& exponent) const {
+  STRATA_TORCH_METHOD(pow, "self, exponent", exponent);
+  return strata::pow(*this, exponent);
+}
+inline Tensor Tensor::clamp(const std::optional<Scalar>& min, const std::optional<Scalar>& max) const {
+  STRATA_TORCH_METHOD(clamp, "self, [min], [max]", min, max);
+  return strata::clamp(*this, min, max);
+}
+inline Tensor Tensor::eq(const Tensor& other) const {
+  STRATA_TORCH_METHOD(eq, "self, other", other);
+  return strata::eq(*this, other);
+}
+inline Tensor Tensor::eq(const Scalar& other) const {
+  STRATA_TORCH_METHOD(eq, "self, other", other);
+  return strata::eq(*this, other);
+}
+inline Tensor Tensor::ne(const Tensor& other) const {
+  STRATA_TORCH_METHOD(ne, "self, other", other);
+  return strata::ne(*this, other);
+}
+inline Tensor Tensor::ne(const Scalar& other) const {
+  STRATA_TORCH_METHOD(ne, "self, other", other);
+  return strata::ne(*this, other);
+}
+inline Tensor Tensor::gt(const Tensor& other) const {
+  STRATA_TORCH_METHOD(gt, "self, other", other);
+  return strata::gt(*this, other);
+}
+inline Tensor Tensor::gt(const Scalar& other) const {
+  STRATA_TORCH_METHOD(gt, "self, other", other);
+  return strata::gt(*this, other);
+}
+inline Tensor Tensor::ge(const Tensor& other) const {
+  STRATA_TORCH_METHOD(ge, "self, other", other);
+  return strata::ge(*this, other);
+}
+inline Tensor Tensor::ge(const Scalar& other) const {
+  STRATA_TORCH_METHOD(ge, "self, other", other);
+  return strata::ge(*this, other);
+}
+inline Tensor Tensor::lt(const Tensor& other) const {
+  STRATA_TORCH_METHOD(lt, "self, other", other);
+  return strata::lt(*this, other);
+}
+inline Tensor Tensor::lt(const Scalar& other) const {
+  STRATA_TORCH_METHOD(lt, "self, other", other);
+  return strata::lt(*this, other);
+}
+inline Tensor Tensor::le(const Tensor& other) const {
+  STRATA_TORCH_METHOD(le, "self, other", other);
+  return strata::le(*this, other);
+}
+inline Tensor Tensor::le(const Scalar& other) const {
+  STRATA_TORCH_METHOD(le, "self, other", other);
+  return strata::le(*this, other);
+}
+inline Tensor Tensor::masked_fill(const Tensor& mask, const Scalar& value) const {
+  STRATA_TORCH_METHOD(masked_fill, "self, mask, value", mask, value);
+  return strata::masked_fill(*this, mask, value);
+}
+inline const Tensor& Tensor::masked_fill_(const Tensor& mask, const Scalar& value) const {
+  return strata::masked_fill_(*this, mask, value);
+}
+inline Tensor Tensor::triu(std::int64_t diagonal) const {
+  STRATA_TORCH_METHOD(triu, "self, [diagonal=0]", diagonal);
+  return strata::triu(*this, diagonal);
+}
+inline Tensor Tensor::tril(std::int64_t diagonal) const {
+  STRATA_TORCH_METHOD(tril, "self, [diagonal=0]", diagonal);
+  return strata::tril(*this, diagonal);
+}
+inline bool Tensor::equal(const Tensor& other) const { return strata::equal(*this, other); }
+inline bool Tensor::allclose(const Tensor& other, double rtol, double atol, bool equal_nan) const {
+  return strata::allclose(*this, other, rtol, atol, equal_nan);
+}
 
 }  // namespace strata

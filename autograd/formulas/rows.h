@@ -68,5 +68,6 @@ std::vector<DerivativeRow> linalg_and_reduction_rows();
 std::vector<DerivativeRow> softmax_and_loss_rows();
 std::vector<DerivativeRow> factory_rows();
 std::vector<DerivativeRow> inference_rows();
+std::vector<DerivativeRow> math_and_mask_rows();
 
 }  // namespace strata::autograd::formulas

@@ -37,11 +37,36 @@ Tensor gelu_backward(const Tensor& grad_output, const Tensor& self, std::string_
 // ---- ops/native/compare_ops.yaml ----
 // aten::eq.Tensor(Tensor self, Tensor other) -> Tensor
 Tensor eq(const Tensor& self, const Tensor& other);
+// aten::eq.Scalar(Tensor self, Scalar other) -> Tensor
+Tensor eq(const Tensor& self, const Scalar& other);
+// aten::ne.Tensor(Tensor self, Tensor other) -> Tensor
+Tensor ne(const Tensor& self, const Tensor& other);
+// aten::ne.Scalar(Tensor self, Scalar other) -> Tensor
+Tensor ne(const Tensor& self, const Scalar& other);
+// aten::gt.Tensor(Tensor self, Tensor other) -> Tensor
+Tensor gt(const Tensor& self, const Tensor& other);
+// aten::gt.Scalar(Tensor self, Scalar other) -> Tensor
+Tensor gt(const Tensor& self, const Scalar& other);
+// aten::ge.Tensor(Tensor self, Tensor other) -> Tensor
+Tensor ge(const Tensor& self, const Tensor& other);
+// aten::ge.Scalar(Tensor self, Scalar other) -> Tensor
+Tensor ge(const Tensor& self, const Scalar& other);
+// aten::lt.Tensor(Tensor self, Tensor other) -> Tensor
+Tensor lt(const Tensor& self, const Tensor& other);
+// aten::lt.Scalar(Tensor self, Scalar other) -> Tensor
+Tensor lt(const Tensor& self, const Scalar& other);
+// aten::le.Tensor(Tensor self, Tensor other) -> Tensor
+Tensor le(const Tensor& self, const Tensor& other);
+// aten::le.Scalar(Tensor self, Scalar other) -> Tensor
+Tensor le(const Tensor& self, const Scalar& other);
 // aten::isnan(Tensor self) -> Tensor
 Tensor isnan(const Tensor& self);
 // Whether both elements are nonzero, as bools.
 // aten::logical_and(Tensor self, Tensor other) -> Tensor
 Tensor logical_and(const Tensor& self, const Tensor& other);
+// self = whether both elements are nonzero, in self's dtype.
+// aten::logical_and_(Tensor(a!) self, Tensor other) -> Tensor(a!)
+const Tensor& logical_and_(const Tensor& self, const Tensor& other);
 // self = whether either element is nonzero, in self's dtype.
 // aten::logical_or_(Tensor(a!) self, Tensor other) -> Tensor(a!)
 const Tensor& logical_or_(const Tensor& self, const Tensor& other);
@@ -106,6 +131,48 @@ Tensor _scaled_mm(const Tensor& self, const Tensor& mat2, const Tensor& scale_a,
 //   SymInt ignore_index, Tensor total_weight) -> Tensor
 Tensor nll_loss_backward(const Tensor& grad_output, const Tensor& self, const Tensor& target, const Tensor& weight,
                          std::int64_t reduction, std::int64_t ignore_index, const Tensor& total_weight);
+
+// ---- ops/native/mask_ops.yaml ----
+// self where condition holds, else other: broadcast together, in their promoted dtype.
+// aten::where.self(Tensor condition, Tensor self, Tensor other) -> Tensor
+Tensor where(const Tensor& condition, const Tensor& self, const Tensor& other);
+// A copy of self (broadcast with mask) with value where mask holds.
+// aten::masked_fill.Scalar(Tensor self, Tensor mask, Scalar value) -> Tensor
+Tensor masked_fill(const Tensor& self, const Tensor& mask, const Scalar& value);
+// aten::masked_fill_.Scalar(Tensor(a!) self, Tensor mask, Scalar value) -> Tensor(a!)
+const Tensor& masked_fill_(const Tensor& self, const Tensor& mask, const Scalar& value);
+// The upper triangle of the last two dimensions (on and above the diagonal-th diagonal), zeros below.
+// aten::triu(Tensor self, int diagonal=0) -> Tensor
+Tensor triu(const Tensor& self, std::int64_t diagonal = 0);
+// The lower triangle of the last two dimensions (on and below the diagonal-th diagonal), zeros above.
+// aten::tril(Tensor self, int diagonal=0) -> Tensor
+Tensor tril(const Tensor& self, std::int64_t diagonal = 0);
+
+// ---- ops/native/math_ops.yaml ----
+// aten::sqrt(Tensor self) -> Tensor
+Tensor sqrt(const Tensor& self);
+// 1 / sqrt(x).
+// aten::rsqrt(Tensor self) -> Tensor
+Tensor rsqrt(const Tensor& self);
+// The natural logarithm.
+// aten::log(Tensor self) -> Tensor
+Tensor log(const Tensor& self);
+// aten::sin(Tensor self) -> Tensor
+Tensor sin(const Tensor& self);
+// aten::cos(Tensor self) -> Tensor
+Tensor cos(const Tensor& self);
+// aten::abs(Tensor self) -> Tensor
+Tensor abs(const Tensor& self);
+// The sign, -1, 0 or 1 in the input's dtype (abs's derivative).
+// aten::sgn(Tensor self) -> Tensor
+Tensor sgn(const Tensor& self);
+// self ** exponent, in self's dtype promoted with the exponent's.
+// aten::pow.Tensor_Scalar(Tensor self, Scalar exponent) -> Tensor
+Tensor pow(const Tensor& self, const Scalar& exponent);
+// Each element limited to [min, max]; either bound may be None, not both.
+// aten::clamp(Tensor self, Scalar? min=None, Scalar? max=None) -> Tensor
+Tensor clamp(const Tensor& self, const std::optional<Scalar>& min = std::nullopt,
+             const std::optional<Scalar>& max = std::nullopt);
 
 // ---- ops/native/max_ops.yaml ----
 // aten::max(Tensor self) -> Tensor

@@ -1,7 +1,8 @@
-// ops/native/compare_ops.cpp: eq.Tensor, isnan, logical_and and logical_or_, bool-valued elementwise
-// tests. They are here for what max()'s derivative dispatches (evenly_distribute_backward: the
-// positions equal to the maximum, or NaN where the maximum is NaN), and are public ops like any other.
-// eq and the logical ops compare in the promoted dtype of their broadcast operands.
+// ops/native/compare_ops.cpp: bool-valued elementwise tests: the comparisons eq, ne, gt, ge, lt, le
+// (.Tensor and .Scalar), isnan, logical_and, logical_and_ and logical_or_. Comparisons and the logical
+// ops compare in the promoted dtype of their broadcast operands. eq and the logical ops are also what
+// max()'s derivative dispatches (evenly_distribute_backward), clamp's (ge, le, logical_and_) and
+// pow's.
 #include <cmath>
 
 #include "ops/boxing.h"
@@ -35,15 +36,45 @@ void for_each_promoted_pair(const Tensor& out, const Tensor& self, const Tensor&
   });
 }
 
-// ---- eq.Tensor ----
-TensorSpec eq_meta(const Tensor& self, const Tensor& other) {
+// ---- eq, ne, gt, ge, lt, le (.Tensor and .Scalar): bools, compared in the promoted dtype ----
+enum class Cmp { Eq, Ne, Gt, Ge, Lt, Le };
+template <Cmp C, typename T>
+bool compare(T x, T y) {
+  if constexpr (C == Cmp::Eq) return x == y;
+  else if constexpr (C == Cmp::Ne) return x != y;
+  else if constexpr (C == Cmp::Gt) return x > y;
+  else if constexpr (C == Cmp::Ge) return x >= y;
+  else if constexpr (C == Cmp::Lt) return x < y;
+  else return x <= y;
+}
+TensorSpec compare_meta(const Tensor& self, const Tensor& other) {
   (void)result_type(self, other);
   return {broadcast_shapes(self.sizes(), other.sizes()), ScalarType::Bool, {}};
 }
-void eq_cpu(const Tensor& out, const Tensor& self, const Tensor& other) {
+template <Cmp C>
+void compare_cpu(const Tensor& out, const Tensor& self, const Tensor& other) {
   bool* o = data_of<bool>(out);
-  for_each_promoted_pair<false>(out, self, other, [o](std::int64_t at, auto x, auto y) { o[at] = x == y; });
+  for_each_promoted_pair<false>(out, self, other, [o](std::int64_t at, auto x, auto y) { o[at] = compare<C>(x, y); });
 }
+// The number as a wrapped 0-d tensor: it promotes as PyTorch's wrapped scalars do (an int64 tensor
+// compared with 0.5 compares in float32).
+TensorSpec compare_scalar_meta(const Tensor& self, Scalar) { return {{}, ScalarType::Bool, {}, &self}; }
+template <Cmp C>
+void compare_scalar_cpu(const Tensor& out, const Tensor& self, Scalar other) {
+  compare_cpu<C>(out, self, wrapped_scalar_tensor(other));
+}
+constexpr auto eq_cpu = compare_cpu<Cmp::Eq>;
+constexpr auto ne_cpu = compare_cpu<Cmp::Ne>;
+constexpr auto gt_cpu = compare_cpu<Cmp::Gt>;
+constexpr auto ge_cpu = compare_cpu<Cmp::Ge>;
+constexpr auto lt_cpu = compare_cpu<Cmp::Lt>;
+constexpr auto le_cpu = compare_cpu<Cmp::Le>;
+constexpr auto eq_scalar_cpu = compare_scalar_cpu<Cmp::Eq>;
+constexpr auto ne_scalar_cpu = compare_scalar_cpu<Cmp::Ne>;
+constexpr auto gt_scalar_cpu = compare_scalar_cpu<Cmp::Gt>;
+constexpr auto ge_scalar_cpu = compare_scalar_cpu<Cmp::Ge>;
+constexpr auto lt_scalar_cpu = compare_scalar_cpu<Cmp::Lt>;
+constexpr auto le_scalar_cpu = compare_scalar_cpu<Cmp::Le>;
 
 // ---- logical_and, logical_or_: the truth (x != 0) of each operand, in their promoted dtype ----
 // Both are there for max()'s derivative as PyTorch writes it for subclasses and modes
@@ -56,17 +87,14 @@ void for_each_truth(const Tensor& out, const Tensor& self, const Tensor& other, 
   });
 }
 
-TensorSpec logical_and_meta(const Tensor& self, const Tensor& other) {
-  (void)result_type(self, other);
-  return {broadcast_shapes(self.sizes(), other.sizes()), ScalarType::Bool, {}};
-}
 void logical_and_cpu(const Tensor& out, const Tensor& self, const Tensor& other) {
   bool* o = data_of<bool>(out);
   for_each_truth(out, self, other, [o](std::int64_t at, bool a, bool b) { o[at] = a && b; });
 }
 
-// In place: self keeps its dtype and shape (other broadcasts to it), and gets 1 or 0.
-void logical_or__check(const Tensor& self, const Tensor& other) {
+// In place (logical_and_, logical_or_): self keeps its dtype and shape (other broadcasts to it), and
+// gets 1 or 0.
+void logical_inplace_check(const Tensor& self, const Tensor& other) {
   assert_no_internal_overlap(self);
   assert_no_partial_overlap(self, other);
   (void)result_type(self, other);
@@ -75,13 +103,16 @@ void logical_or__check(const Tensor& self, const Tensor& other) {
   STRATA_CHECK(IntArrayRef(shape) == self.sizes(), "output with shape ", shape_str(self.sizes()),
                " doesn't match the broadcast shape ", shape_str(shape));
 }
-void logical_or__cpu(const Tensor& self, const Tensor& other) {
+template <bool And>
+void logical_inplace_cpu(const Tensor& self, const Tensor& other) {
   visit_dtype(self.dtype(), [&](auto zero) {
     using S = decltype(zero);
     S* o = data_of<S>(self);
-    for_each_truth(self, self, other, [o](std::int64_t at, bool a, bool b) { o[at] = static_cast<S>(a || b); });
+    for_each_truth(self, self, other, [o](std::int64_t at, bool a, bool b) { o[at] = static_cast<S>(And ? a && b : a || b); });
   });
 }
+constexpr auto logical_and__cpu = logical_inplace_cpu<true>;
+constexpr auto logical_or__cpu = logical_inplace_cpu<false>;
 
 // ---- isnan (false for integers and bools) ----
 TensorSpec isnan_meta(const Tensor& self) { return {{}, ScalarType::Bool, {}, &self}; }

@@ -1,5 +1,5 @@
 // ops/native/factory_ops.cpp: making, converting and filling tensors: empty.memory_format, zeros, ones, full,
-// arange (and .start, .start_step), empty_like, ones_like, zeros_like, new_empty_strided, clone,
+// arange (and .start, .start_step), eye (and .m), linspace, scalar_tensor, empty_like, ones_like, zeros_like, new_empty_strided, clone,
 // _to_copy, fill_.Scalar, zero_, copy_. The *_like ops and clone follow PyTorch's preserve_format: a dense input's strides are kept (so a transposed tensor stays
 // transposed), anything else becomes contiguous.
 #include <cmath>
@@ -171,6 +171,94 @@ TensorSpec arange_meta(Scalar end, std::optional<ScalarType> dtype, std::optiona
 void arange_cpu(const Tensor& out, Scalar end, std::optional<ScalarType> dtype, std::optional<Layout> layout,
                 std::optional<Device> device, std::optional<bool> pin) {
   arange_start_step_cpu(out, Scalar(0), end, Scalar(1), dtype, layout, device, pin);
+}
+
+// ---- eye, eye.m: ones on the main diagonal of an n x m matrix ----
+TensorSpec eye_m_meta(std::int64_t n, std::int64_t m, std::optional<ScalarType> dtype, std::optional<Layout>,
+                      std::optional<Device>, std::optional<bool>) {
+  STRATA_CHECK(n >= 0, "n must be greater or equal to 0, got ", n);
+  STRATA_CHECK(m >= 0, "m must be greater or equal to 0, got ", m);
+  return {DimVector{n, m}, dtype.value_or(ScalarType::Float32), {}};
+}
+void eye_m_cpu(const Tensor& out, std::int64_t n, std::int64_t m, std::optional<ScalarType>, std::optional<Layout>,
+               std::optional<Device>, std::optional<bool>) {
+  fill_scalar(out, Scalar(0));
+  visit_dtype(out.dtype(), [&](auto zero) {
+    using T = decltype(zero);
+    T* p = data_of<T>(out);
+    for (std::int64_t i = 0; i < std::min(n, m); ++i) p[i * m + i] = T(1);
+  });
+}
+TensorSpec eye_meta(std::int64_t n, std::optional<ScalarType> dtype, std::optional<Layout> layout,
+                    std::optional<Device> device, std::optional<bool> pin) {
+  return eye_m_meta(n, n, dtype, layout, device, pin);
+}
+void eye_cpu(const Tensor& out, std::int64_t n, std::optional<ScalarType> dtype, std::optional<Layout> layout,
+             std::optional<Device> device, std::optional<bool> pin) {
+  eye_m_cpu(out, n, n, dtype, layout, device, pin);
+}
+
+// ---- linspace: `steps` values from start to end ----
+// Note [linspace computes PyTorch's values]
+// PyTorch's CPU kernel (RangeFactoriesKernel.cpp) computes element i from the nearer end: start +
+// step * i in the first half, end - step * (steps - i - 1) in the second, each one fused multiply-add
+// as its compiler contracts them. Its vectorised loop (AVX2: 32-byte vectors of V elements) takes the
+// elements two vectors at a time, and makes each vector's V values as base + k * step (not fused) from
+// the base of its first element, choosing the end by that first element; the last elements, fewer
+// than 2V, take the scalar formula. The values differ in the last bit from a plain formula, so strata
+// follows the same steps. Integer dtypes compute in double and truncate (the base first). PyTorch
+// splits more than 32768 steps across threads, each part starting its own vectors; strata does not.
+template <typename T>
+void linspace_fill(T* p, std::int64_t steps, const Scalar& start_value, const Scalar& end_value) {
+  using Step = std::conditional_t<std::is_integral_v<T>, double, T>;
+  const T start = start_value.to<T>(), end = end_value.to<T>();
+  if (steps == 1) {
+    p[0] = start;
+    return;
+  }
+  const Step step = (static_cast<Step>(end) - static_cast<Step>(start)) / static_cast<Step>(steps - 1);
+  const std::int64_t halfway = steps / 2;
+  const auto at = [&](std::int64_t i) {
+    return static_cast<T>(i < halfway ? std::fma(step, static_cast<Step>(i), static_cast<Step>(start))
+                                      : std::fma(-step, static_cast<Step>(steps - i - 1), static_cast<Step>(end)));
+  };
+  constexpr std::int64_t kVector = 32 / sizeof(T);
+  std::int64_t i = 0;
+  const auto vector_at = [&](std::int64_t first) {
+    const T base = at(first);
+    for (std::int64_t k = 0; k < kVector; ++k) p[first + k] = static_cast<T>(static_cast<Step>(base) + static_cast<Step>(k) * step);
+  };
+  for (; i + 2 * kVector <= steps; i += 2 * kVector) {  // two vectors at a time while two remain
+    vector_at(i);
+    vector_at(i + kVector);
+  }
+  for (; i < steps; ++i) p[i] = at(i);
+}
+
+TensorSpec linspace_meta(Scalar, Scalar, std::int64_t steps, std::optional<ScalarType> dtype, std::optional<Layout>,
+                         std::optional<Device>, std::optional<bool>) {
+  STRATA_CHECK(steps >= 0, "number of steps must be non-negative");
+  const ScalarType t = dtype.value_or(ScalarType::Float32);
+  STRATA_CHECK(t != ScalarType::Bool, "\"linspace_cpu\" not implemented for 'Bool'");
+  return {DimVector{steps}, t, {}};
+}
+void linspace_cpu(const Tensor& out, Scalar start, Scalar end, std::int64_t steps, std::optional<ScalarType>,
+                  std::optional<Layout>, std::optional<Device>, std::optional<bool>) {
+  if (steps == 0) return;
+  visit_dtype(out.dtype(), [&](auto zero) {
+    using T = decltype(zero);
+    if constexpr (!std::is_same_v<T, bool>) linspace_fill(data_of<T>(out), steps, start, end);
+  });
+}
+
+// ---- scalar_tensor: a 0-d tensor holding a number (the default float dtype unless given) ----
+TensorSpec scalar_tensor_meta(Scalar, std::optional<ScalarType> dtype, std::optional<Layout>, std::optional<Device>,
+                              std::optional<bool>) {
+  return {DimVector{}, dtype.value_or(ScalarType::Float32), {}};
+}
+void scalar_tensor_cpu(const Tensor& out, Scalar s, std::optional<ScalarType>, std::optional<Layout>,
+                       std::optional<Device>, std::optional<bool>) {
+  fill_scalar(out, s);
 }
 
 // ---- empty_like, ones_like, zeros_like ----

@@ -160,6 +160,8 @@ def number(x):
 
 
 def described(t, strides=False):
+    if t._is_zerotensor():  # sgn's gradient of a real input: an _efficientzerotensor, zeros without storage
+        t = torch.zeros(t.shape, dtype=t.dtype)
     values = t.detach().reshape(-1).tolist()
     if t.dtype == torch.bool:
         values = [int(v) for v in values]

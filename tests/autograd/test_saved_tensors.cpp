@@ -80,6 +80,7 @@ TEST_CASE("every in-place op leaves no reference cycle, whichever of its argumen
         std::vector<Tensor> leaves;  // every leaf that requires grad, kept to count who holds it
         Stack stack;
         Tensor self;
+        bool others_require_grad = false;  // a mask bit is set for a tensor that can require grad
         {
           Tensor base;
           if (self_kind == SelfKind::Plain) {
@@ -98,10 +99,16 @@ TEST_CASE("every in-place op leaves no reference cycle, whichever of its argumen
           for (std::size_t i = 1; i < schema_args.size(); ++i) {
             const SchemaArgument& a = schema_args[i];
             const auto k = static_cast<std::size_t>(std::find(others.begin(), others.end(), i) - others.begin());
-            if (a.type.is_tensor_like() && !a.type.list) {
+            if (a.type.is_tensor_like() && !a.type.list && a.name == "mask") {
+              stack.emplace_back(tensor<bool>({true, false, true, false, false, true}, {2, 3}));  // masked_fill_'s
+            } else if (a.type.is_tensor_like() && !a.type.list) {
               Tensor other = leaf_2x3(static_cast<float>(i));
-              if (mask >> k & 1u) leaves.push_back(other);
-              else requires_grad_(other, false);
+              if (mask >> k & 1u) {
+                leaves.push_back(other);
+                others_require_grad = true;
+              } else {
+                requires_grad_(other, false);
+              }
               stack.emplace_back(other);
             } else if (a.default_text) {
               stack.push_back(op.schema().default_value(i));
@@ -119,7 +126,7 @@ TEST_CASE("every in-place op leaves no reference cycle, whichever of its argumen
           // as PyTorch's output_differentiability [False] leaves it; a self with history keeps it.
           const autograd::ResolvedRow* row = autograd::derivative_table().find(op);
           const bool differentiable = row && row->kind != autograd::Differentiability::NonDifferentiable;
-          const bool recorded = self_kind != SelfKind::Plain || (mask != 0 && differentiable);
+          const bool recorded = self_kind != SelfKind::Plain || (others_require_grad && differentiable);
           CHECK((self.grad_fn() != nullptr) == recorded);
           CHECK(self.use_count() == 1);  // nothing holds self but this test: no node saved it
         }

@@ -4,6 +4,7 @@
 // permute, flatten, bmm, baddbmm, batched matmul, topk and sort.
 #include <doctest/doctest.h>
 
+#include <cmath>
 #include <sstream>
 
 #include "autograd/backward.h"
@@ -184,4 +185,57 @@ TEST_CASE("LibTorch's spellings of permute, flatten, bmm, baddbmm, batched matmu
   const auto [ascending, from] = x.sort();
   CHECK(floats(ascending) == std::vector<float>{-2, 1, 3, -6, -4, 5});
   CHECK(from.to_vector<std::int64_t>() == std::vector<std::int64_t>{1, 0, 2, 2, 0, 1});
+TEST_CASE("math, comparison and mask methods have LibTorch's spelling") {
+  const Tensor x = tensor<float>({{1, -4, 9}, {-16, 25, 0.25f}});
+  const Tensor a = x.abs();
+  CHECK(floats(a) == std::vector<float>{1, 4, 9, 16, 25, 0.25f});
+  CHECK(floats(a.sqrt()) == std::vector<float>{1, 2, 3, 4, 5, 0.5f});
+  CHECK(floats(a.rsqrt()) == std::vector<float>{1, 0.5f, 1.0f / 3, 0.25f, 0.2f, 2});
+  CHECK(floats(a.pow(2)) == floats(a * a));
+  CHECK(floats(x.clamp(0, 1)) == std::vector<float>{1, 0, 1, 0, 1, 0.25f});
+  CHECK(floats(x.clamp(std::nullopt, 0)) == std::vector<float>{0, -4, 0, -16, 0, 0});
+  CHECK(a.log().allclose(log(a)));
+  CHECK(x.sin().pow(2).add(x.cos().pow(2)).allclose(ones_like(x)));
+  // Comparisons give bool tensors; a number on the left reverses them, as in LibTorch.
+  const Tensor positive = x > 0;
+  CHECK(positive.dtype() == ScalarType::Bool);
+  CHECK(positive.to_vector<bool>() == std::vector<bool>{true, false, true, false, true, true});
+  CHECK((0 < x).equal(positive));
+  CHECK((x <= 0).to_vector<bool>() == std::vector<bool>{false, true, false, true, false, false});
+  CHECK((x >= a).equal(positive));
+  CHECK((x == a).equal(x.eq(a)));
+  CHECK((x != a).equal(x < 0));
+  CHECK(floats(where(positive, x, zeros_like(x))) == floats(x.relu()));
+  CHECK(floats(where(positive, x, 0)) == floats(x.relu()));
+  CHECK(floats(x.masked_fill(x < 0, -1)) == std::vector<float>{1, -1, 9, -1, 25, 0.25f});
+  const Tensor y = x.clone();
+  y.masked_fill_(y > 5, 5);
+  CHECK(floats(y) == std::vector<float>{1, -4, 5, -16, 5, 0.25f});
+  CHECK(floats(x.triu(1)) == std::vector<float>{0, -4, 9, 0, 0, 0.25f});
+  CHECK(floats(x.tril()) == std::vector<float>{1, 0, 0, -16, 25, 0});
+}
+
+TEST_CASE("equal and allclose follow LibTorch") {
+  const Tensor x = tensor<float>({1, 2, 3});
+  CHECK(x.equal(x.clone()));
+  CHECK_FALSE(x.equal(x.view({3, 1})));  // same elements, other sizes
+  CHECK_FALSE(x.equal(x + 1e-3));
+  const Tensor nan = tensor<float>({std::nanf(""), 1});
+  CHECK_FALSE(nan.equal(nan));
+  CHECK(nan.allclose(nan, 1e-05, 1e-08, /*equal_nan=*/true));
+  CHECK_FALSE(nan.allclose(nan));
+  CHECK(x.allclose(x + 1e-6));
+  CHECK_FALSE(x.allclose(x + 1e-3));
+  CHECK(x.allclose(x + 1e-3, 1e-2));
+  CHECK(x.allclose(tensor<float>({1, 2, 3}).view({1, 3})));  // broadcast
+  const Tensor inf = tensor<float>({INFINITY, -INFINITY});
+  CHECK(inf.allclose(inf.clone()));
+  CHECK_FALSE(inf.allclose(inf.neg()));
+  CHECK(eye(3).sum().item<float>() == 3.0f);
+  CHECK(eye(2, 3, {.dtype = ScalarType::Int64}).to_vector<std::int64_t>() == std::vector<std::int64_t>{1, 0, 0, 0, 1, 0});
+  CHECK(floats(linspace(0, 1, 5)) == std::vector<float>{0, 0.25f, 0.5f, 0.75f, 1});
+  CHECK_THROWS_WITH_AS(x.equal(x.to(ScalarType::Float64)),
+                       "[aten::equal] Expected object of scalar type Float but got scalar type Double for argument 'other'",
+                       Error);
+  CHECK_THROWS_WITH_AS(x.allclose(x.to(ScalarType::Float64)), "[aten::isclose] Float did not match Double", Error);
 }

@@ -37,7 +37,7 @@ std::vector<Tensor> detached_clones(const std::vector<Tensor>& ts) {
 bool all_close(const std::vector<Tensor>& a, const std::vector<Tensor>& b) {
   if (a.size() != b.size()) return false;
   for (std::size_t i = 0; i < a.size(); ++i)
-    if (!allclose(a[i], b[i])) return false;
+    if (!tracer::allclose(a[i], b[i])) return false;
   return true;
 }
 
@@ -216,7 +216,7 @@ nlohmann::ordered_json experiment_report(const MlpConfig& config, bool sequences
     ref_all.insert(ref_all.end(), ref->params_after.begin(), ref->params_after.end());
     return all_close(tr_all, ref_all);
   });
-  out["subclass_output_matches"] = compared([&] { return allclose(sub.logits, ref->logits); });
+  out["subclass_output_matches"] = compared([&] { return tracer::allclose(sub.logits, ref->logits); });
   out["subclass_grad_matches"] = compared([&] { return all_close(sub.grads, ref->grads); });
   out["subclass_grad_type"] = sub.grad_type;
   out["subclass_logged_ops"] = sub.log.size();

@@ -64,10 +64,10 @@ TEST_CASE("the tensor dump equals PyTorch's numerics") {
 
 TEST_CASE("allclose is torch.allclose: |a - b| <= atol + rtol * |b|, NaN never close, shapes must agree") {
   const Tensor b = tensor<double>({1.0, 100.0});
-  CHECK(allclose(tensor<double>({1.0 + 1.5e-6, 100.0 + 1e-3}), b));   // within atol + rtol * |b|
-  CHECK_FALSE(allclose(tensor<double>({1.0 + 2.5e-5, 100.0}), b));     // 2.5e-5 > 1e-6 + 1e-5
-  CHECK_FALSE(allclose(tensor<double>({1.0, 100.0 + 2e-3}), b));       // 2e-3 > 1e-6 + 1e-3
-  CHECK_FALSE(allclose(tensor<double>({std::nan(""), 100.0}), b));
-  CHECK_FALSE(allclose(tensor<double>({1.0, 100.0, 0.0}), tensor<double>({1.0, 100.0, std::nan("")})));
-  CHECK_FALSE(allclose(tensor<double>({1.0, 100.0}), view(tensor<double>({1.0, 100.0}), {2, 1})));
+  CHECK(tracer::allclose(tensor<double>({1.0 + 1.5e-6, 100.0 + 1e-3}), b));   // within atol + rtol * |b|
+  CHECK_FALSE(tracer::allclose(tensor<double>({1.0 + 2.5e-5, 100.0}), b));     // 2.5e-5 > 1e-6 + 1e-5
+  CHECK_FALSE(tracer::allclose(tensor<double>({1.0, 100.0 + 2e-3}), b));       // 2e-3 > 1e-6 + 1e-3
+  CHECK_FALSE(tracer::allclose(tensor<double>({std::nan(""), 100.0}), b));
+  CHECK_FALSE(tracer::allclose(tensor<double>({1.0, 100.0, 0.0}), tensor<double>({1.0, 100.0, std::nan("")})));
+  CHECK_FALSE(tracer::allclose(tensor<double>({1.0, 100.0}), view(tensor<double>({1.0, 100.0}), {2, 1})));
 }
