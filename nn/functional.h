@@ -10,6 +10,7 @@
 #include <string_view>
 
 #include "../core/tensor.h"
+#include "../ops/torch_function.h"
 
 namespace strata::nn::functional {
 
