@@ -185,6 +185,8 @@ TEST_CASE("LibTorch's spellings of permute, flatten, bmm, baddbmm, batched matmu
   const auto [ascending, from] = x.sort();
   CHECK(floats(ascending) == std::vector<float>{-2, 1, 3, -6, -4, 5});
   CHECK(from.to_vector<std::int64_t>() == std::vector<std::int64_t>{1, 0, 2, 2, 0, 1});
+}
+
 TEST_CASE("math, comparison and mask methods have LibTorch's spelling") {
   const Tensor x = tensor<float>({{1, -4, 9}, {-16, 25, 0.25f}});
   const Tensor a = x.abs();
