@@ -206,7 +206,7 @@ Tensor dropout(const Tensor& input, double p, bool training) {
 
 Tensor layer_norm(const Tensor& input, const LayerNormFuncOptions& options) {
   STRATA_TORCH_FUNCTION(functional::layer_norm, "torch.nn.functional.layer_norm",
-                        "input, normalized_shape, weight=None, bias=None, eps=1e-05", input, options);
+                        "input, normalized_shape, *, weight, bias, eps", input, options);
   return strata::layer_norm(input, options.normalized_shape(), options.weight(), options.bias(), options.eps());
 }
 

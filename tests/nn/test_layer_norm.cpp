@@ -7,6 +7,7 @@
 #include "autograd/backward.h"
 #include "autograd/grad.h"
 #include "autograd/variable.h"
+#include "core/interpose/function_mode.h"
 #include "core/interpose/interposer.h"
 #include "nn/functional.h"
 #include "nn/layers.h"
@@ -23,7 +24,35 @@ Tensor leaf_of(std::initializer_list<float> values, std::vector<std::int64_t> si
   requires_grad_(t);
   return t;
 }
+// Records the names of the announced calls and how many positional and keyword arguments each hands
+// on, then calls through.
+struct NameLog final : FunctionMode {
+  std::vector<std::string> names;
+  std::vector<std::pair<std::size_t, std::size_t>> num_args;
+  std::string_view name() const override { return "NameLog"; }
+  void torch_function(FunctionCall& call) override {
+    names.emplace_back(call.name());
+    num_args.emplace_back(call.args().size(), call.kwargs().size());
+    call.call_through();
+  }
+};
 }  // namespace
+
+// PyTorch's F.layer_norm announces itself with input and normalized_shape positional and weight, bias
+// and eps as keywords (handle_torch_function(layer_norm, ..., weight=weight, bias=bias, eps=eps)).
+TEST_CASE("a function mode sees F.layer_norm with PyTorch's arguments, and gets its result back") {
+  const Tensor x = randn({2, 3});
+  const Tensor w = randn({3});
+  NameLog log;
+  Tensor y;
+  {
+    FunctionModeGuard guard(log);
+    y = F::layer_norm(x, F::LayerNormFuncOptions({3}).weight(w).eps(1e-3));
+  }
+  CHECK(log.names == std::vector<std::string>{"torch.nn.functional.layer_norm"});
+  CHECK(log.num_args == std::vector<std::pair<std::size_t, std::size_t>>{{2, 3}});
+  CHECK(max_abs_diff(y, layer_norm(x, {3}, w, Tensor(), 1e-3).to_vector<double>()) == 0);
+}
 
 TEST_CASE("F::layer_norm gives PyTorch's output and gradients, through one native_layer_norm_backward") {
   const Tensor x = leaf_of({1, 2, 4, 0, -1, 3}, {2, 3});
