@@ -68,7 +68,8 @@ std::array<TensorSpec, 3> native_layer_norm_meta(const Tensor& input, IntArrayRe
 // order of PyTorch's kernel.
 void native_layer_norm_cpu(const Tensor& out, const Tensor& mean, const Tensor& rstd, const Tensor& input,
                            IntArrayRef normalized_shape, const Tensor& weight, const Tensor& bias, double eps) {
-  const auto [m, n] = check_layer_norm_inputs(input, normalized_shape, weight, bias);
+  const std::pair<std::int64_t, std::int64_t> rows = check_layer_norm_inputs(input, normalized_shape, weight, bias);
+  const std::int64_t m = rows.first, n = rows.second;  // named: lambdas capture them (clang 14)
   if (out.numel() == 0 && mean.numel() == 0) return;  // Note [An empty tensor's kernel returns at once]
   const Operand x_c = Operand::contiguous(input);
   const Operand w_c = Operand::contiguous(weight);
@@ -111,7 +112,7 @@ void native_layer_norm_cpu(const Tensor& out, const Tensor& mean, const Tensor& 
 std::array<TensorSpec, 3> native_layer_norm_backward_meta(const Tensor& grad_out, const Tensor& input, IntArrayRef normalized_shape,
                                                           const Tensor& mean, const Tensor& rstd, const Tensor& weight,
                                                           const Tensor& bias, IntArrayRef output_mask) {
-  const auto [m, n] = check_layer_norm_inputs(input, normalized_shape, weight, bias);
+  const std::int64_t m = check_layer_norm_inputs(input, normalized_shape, weight, bias).first;
   check_floating(input.dtype(), "\"LayerNormBackwardKernelImpl\"");
   STRATA_CHECK(output_mask.size() == 3, "output_mask must have 3 elements, but got ", output_mask.size());
   STRATA_CHECK(grad_out.sizes() == input.sizes(), "Expected grad_out of size ", shape_str(input.sizes()), " but got ",
@@ -121,7 +122,6 @@ std::array<TensorSpec, 3> native_layer_norm_backward_meta(const Tensor& grad_out
   for (const Tensor* t : {&grad_out, &mean, &rstd, &weight, &bias})
     STRATA_CHECK(!t->defined() || t->dtype() == input.dtype(), "expected scalar type ", input.dtype(), " but found ",
                  t->dtype());
-  (void)n;
   const DimVector affine(normalized_shape);
   return {TensorSpec{DimVector(input.sizes()), input.dtype(), {}},
           TensorSpec{affine, input.dtype(), {}}, TensorSpec{affine, input.dtype(), {}}};
@@ -135,7 +135,8 @@ void native_layer_norm_backward_cpu(const Tensor& grad_input, const Tensor& grad
                                     const Tensor& grad_out, const Tensor& input, IntArrayRef normalized_shape,
                                     const Tensor& mean, const Tensor& rstd, const Tensor& weight, const Tensor& bias,
                                     IntArrayRef output_mask) {
-  const auto [m, n] = check_layer_norm_inputs(input, normalized_shape, weight, bias);
+  const std::pair<std::int64_t, std::int64_t> rows = check_layer_norm_inputs(input, normalized_shape, weight, bias);
+  const std::int64_t m = rows.first, n = rows.second;  // named: lambdas capture them (clang 14)
   const Operand dy_c = Operand::contiguous(grad_out);
   const Operand x_c = Operand::contiguous(input);
   const Operand mean_c = Operand::contiguous(mean);
