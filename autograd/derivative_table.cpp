@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <tuple>
 
 #include "autograd/formulas/rows.h"
 
@@ -26,6 +27,17 @@ int return_index(const FunctionSchema& schema, std::string_view name) {
     if (ret_name.empty() && (name == "result" + std::to_string(i) || (i == 0 && name == "result"))) return static_cast<int>(i);
   }
   return -1;
+}
+
+// "input, weight, bias" -> {"input", "weight", "bias"} (Note [One formula for several inputs]).
+std::vector<std::string_view> input_names(std::string_view text) {
+  std::vector<std::string_view> names;
+  for (std::size_t start = 0;;) {
+    const std::size_t comma = text.find(", ", start);
+    names.push_back(text.substr(start, comma == std::string_view::npos ? std::string_view::npos : comma - start));
+    if (comma == std::string_view::npos) return names;
+    start = comma + 2;
+  }
 }
 
 // Whether PyTorch's code generator would guard the saving of a tensor only one formula reads
@@ -54,15 +66,17 @@ void resolve_saved(ResolvedRow& resolved, const FunctionSchema& schema) {
     const std::uint32_t bit = 1u << resolved.saved_args.size();
     int readers = 0;
     std::int8_t reader_slot = -1;
+    bool multi_reader = false;  // guard_for leaves a formula of several inputs unguarded
     for (ResolvedRow::OrderedFormula& f : resolved.formula_order) {
       if (std::find(f.formula->reads.begin(), f.formula->reads.end(), name) == f.formula->reads.end()) continue;
       f.reads |= bit;
       ++readers;
       reader_slot = static_cast<std::int8_t>(f.slot);
+      multi_reader = multi_reader || f.formula->multi_formula;
     }
     resolved.saved_args.push_back(static_cast<std::int8_t>(arg));
     resolved.saved_returns.push_back(static_cast<std::int8_t>(ret));
-    resolved.saved_guards.push_back(readers == 1 && may_guard(resolved, schema, arg) ? reader_slot : std::int8_t{-1});
+    resolved.saved_guards.push_back(readers == 1 && !multi_reader && may_guard(resolved, schema, arg) ? reader_slot : std::int8_t{-1});
     add_hash(resolved.saved_hashes, name, row.node_name);
   }
 }
@@ -117,17 +131,32 @@ void DerivativeTable::add(const std::vector<DerivativeRow>& rows) {
     resolved.row = &row;
     resolved.op = *op;
     // Edges in schema order; formulas in name order (Note [Formulas run in input-name order]).
-    std::vector<std::pair<int, const InputFormula*>> by_position;
+    // (schema position, formula, which of the formula's names) per input a formula names.
+    std::vector<std::tuple<int, const InputFormula*, std::size_t>> by_position;
     for (const InputFormula& f : row.formulas) {
-      const int i = schema.argument_index(f.input);
-      STRATA_INTERNAL_ASSERT(i >= 0, row.node_name, ": no argument named ", f.input);
-      STRATA_INTERNAL_ASSERT(f.formula, row.node_name, ": no formula for ", f.input);
-      by_position.emplace_back(i, &f);
+      STRATA_INTERNAL_ASSERT(f.formula || f.multi_formula, row.node_name, ": no formula for ", f.input);
+      const std::vector<std::string_view> names = input_names(f.input);
+      STRATA_INTERNAL_ASSERT((names.size() > 1) == (f.multi_formula != nullptr) && names.size() <= 32, row.node_name,
+                             ": one formula per input, or a formula of several inputs for several (", f.input, ")");
+      for (std::size_t k = 0; k < names.size(); ++k) {
+        const int i = schema.argument_index(names[k]);
+        STRATA_INTERNAL_ASSERT(i >= 0, row.node_name, ": no argument named ", names[k]);
+        by_position.emplace_back(i, &f, k);
+      }
     }
     std::sort(by_position.begin(), by_position.end());
-    for (const auto& [position, f] : by_position) resolved.input_args.push_back(static_cast<std::uint8_t>(position));
-    for (std::size_t slot = 0; slot < by_position.size(); ++slot)
-      resolved.formula_order.push_back({by_position[slot].second, static_cast<std::uint8_t>(slot), 0});
+    for (const auto& entry : by_position) resolved.input_args.push_back(static_cast<std::uint8_t>(std::get<0>(entry)));
+    for (std::size_t slot = 0; slot < by_position.size(); ++slot) {
+      const InputFormula* f = std::get<1>(by_position[slot]);
+      ResolvedRow::OrderedFormula* it = std::find_if(resolved.formula_order.begin(), resolved.formula_order.end(),
+                                                     [f](const ResolvedRow::OrderedFormula& o) { return o.formula == f; });
+      if (it == resolved.formula_order.end())
+        it = &resolved.formula_order.emplace_back(ResolvedRow::OrderedFormula{f, static_cast<std::uint8_t>(slot), 0, {}});
+      if (!f->multi_formula) continue;
+      const std::size_t k = std::get<2>(by_position[slot]);
+      if (it->slots.size() <= k) it->slots.resize(k + 1);
+      it->slots[k] = static_cast<std::uint8_t>(slot);
+    }
     std::sort(resolved.formula_order.begin(), resolved.formula_order.end(),
               [](const auto& a, const auto& b) { return a.formula->input < b.formula->input; });
     resolve_saved(resolved, schema);

@@ -26,9 +26,10 @@ struct TensorGeometry;
 // autograd/formula_node.h, which a file that runs formulas includes.
 class BackwardContext {
  public:
-  // `reads`: bit k set when the running formula declared the row's saved name k (InputFormula::reads).
-  BackwardContext(FormulaNode& node, std::span<const Tensor> grads, std::uint32_t reads)
-      : node_(node), grads_(grads), reads_(reads) {}
+  // `reads`: bit k set when the running formula declared the row's saved name k (InputFormula::reads);
+  // `input_mask`: bit k set when the k-th input a formula of several inputs names needs a gradient.
+  BackwardContext(FormulaNode& node, std::span<const Tensor> grads, std::uint32_t reads, std::uint32_t input_mask = 1)
+      : node_(node), grads_(grads), reads_(reads), input_mask_(input_mask) {}
 
   // The gradient of differentiable forward output `i` (undefined if none arrived).
   const Tensor& grad(std::size_t i = 0) const { return grads_[i]; }
@@ -45,6 +46,9 @@ class BackwardContext {
   IntArrayRef strides(ArgName name) const;
   ScalarType dtype(ArgName name) const;
   std::int64_t storage_offset(ArgName name) const;
+  // PyTorch's grad_input_mask: whether the k-th input the running formula names needs a gradient
+  // (Note [One formula for several inputs]).
+  bool grad_input_mask(std::size_t k) const { return input_mask_ >> k & 1u; }
 
  private:
   const TensorGeometry& geometry(ArgName name) const;
@@ -52,6 +56,7 @@ class BackwardContext {
   FormulaNode& node_;
   std::span<const Tensor> grads_;
   std::uint32_t reads_;
+  std::uint32_t input_mask_;
 };
 
 // Note [A formula declares the tensors it reads]
@@ -78,17 +83,31 @@ class BackwardContext {
 // gradient before self's and DivBackward0 other's before self's; a dispatch mode sees the ops in
 // that order. The table sorts each row's formulas by name once, and the node runs them in that
 // order, each only when its input needs a gradient. Edges (and gradient slots) stay in schema order.
+//
+// Note [One formula for several inputs]
+// derivatives.yaml may give several inputs one formula that returns a tuple, one gradient each
+// ("input, weight, bias: native_layer_norm_backward(..., grad_input_mask)"), so that one backward
+// op computes them all. Such a formula names its inputs as the yaml does, separated by ", ", and
+// returns one tensor per name, in that order; it runs once, when any of them needs a gradient, and
+// reads which do through BackwardContext::grad_input_mask (PyTorch's grad_input_mask). It sorts
+// among the row's formulas by that whole string, as the yaml's key sorts, and the tensors it reads
+// are saved unguarded, as guard_for leaves a formula of several inputs.
 struct InputFormula {
   using Fn = Tensor (*)(const BackwardContext&);
+  using MultiFn = variable_list (*)(const BackwardContext&);
   // {"self", formula} reads no saved tensor; {"self", {"other"}, formula} reads `other`
   // (Note [A formula declares the tensors it reads]).
   InputFormula(std::string_view input_name, Fn fn) : input(input_name), formula(fn) {}
   InputFormula(std::string_view input_name, std::initializer_list<std::string_view> saved_names, Fn fn)
       : input(input_name), reads(saved_names), formula(fn) {}
+  // {"input, weight, bias", {"input", "result1"}, formula}: one formula for several inputs.
+  InputFormula(std::string_view input_names, std::initializer_list<std::string_view> saved_names, MultiFn fn)
+      : input(input_names), reads(saved_names), multi_formula(fn) {}
 
-  std::string_view input;               // the schema argument, "self"
+  std::string_view input;               // the schema argument, "self" (or several: "input, weight")
   std::vector<std::string_view> reads;  // argument or return names of the saved tensors it reads
   Fn formula = nullptr;
+  MultiFn multi_formula = nullptr;      // set instead of `formula` for a formula of several inputs
 };
 
 enum class Differentiability {
@@ -114,7 +133,7 @@ struct DerivativeRow {
 // allocation: as many as the table's widest rows record (a row that records more still works).
 inline constexpr std::size_t kInlineRecordedArgs = 6;
 inline constexpr std::size_t kInlineRecordedGeometry = 2;
-inline constexpr std::size_t kInlineSavedVariables = 4;
+inline constexpr std::size_t kInlineSavedVariables = 5;  // native_layer_norm: input, weight, bias, mean, rstd
 
 // A row resolved against its op's schema (argument positions instead of names).
 struct ResolvedRow {
@@ -127,6 +146,8 @@ struct ResolvedRow {
     const InputFormula* formula;
     std::uint8_t slot;
     std::uint32_t reads;
+    // A formula of several inputs: the slot of each input it names, in its order (slot is the first).
+    SmallVector<std::uint8_t, 1> slots;
   };
   SmallVector<OrderedFormula, 4> formula_order;
   // The saved names: the formulas' `reads`, each once, in the order the formulas list them.

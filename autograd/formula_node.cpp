@@ -75,8 +75,22 @@ variable_list FormulaNode::apply(std::span<Tensor> grads) {
   bool any_grad = false;
   for (const Tensor& g : grads) any_grad = any_grad || g.defined();
   if (!any_grad) return grad_inputs;  // PyTorch's any_grad_defined: every input gets an undefined gradient
-  for (const ResolvedRow::OrderedFormula& f : row_.formula_order)  // Note [Formulas run in input-name order]
-    if (task_should_compute_output(f.slot)) grad_inputs[f.slot] = f.formula->formula(BackwardContext(*this, grads, f.reads));
+  for (const ResolvedRow::OrderedFormula& f : row_.formula_order) {  // Note [Formulas run in input-name order]
+    if (!f.formula->multi_formula) {
+      if (task_should_compute_output(f.slot)) grad_inputs[f.slot] = f.formula->formula(BackwardContext(*this, grads, f.reads));
+      continue;
+    }
+    // Note [One formula for several inputs]: runs once, for whichever of its inputs need a gradient.
+    std::uint32_t mask = 0;
+    for (std::size_t k = 0; k < f.slots.size(); ++k)
+      if (task_should_compute_output(f.slots[k])) mask |= 1u << k;
+    if (mask == 0) continue;
+    variable_list results = f.formula->multi_formula(BackwardContext(*this, grads, f.reads, mask));
+    STRATA_INTERNAL_ASSERT(results.size() == f.slots.size(), name(), ": a formula of ", f.slots.size(), " inputs returned ",
+                           results.size(), " gradients");
+    for (std::size_t k = 0; k < f.slots.size(); ++k)
+      if (mask >> k & 1u) grad_inputs[f.slots[k]] = std::move(results[k]);
+  }
   return grad_inputs;
 }
 

@@ -25,6 +25,16 @@ void box_argument(std::vector<IValue>& out, const LossOptions& options) {
   out.emplace_back(names[static_cast<std::size_t>(options.reduction)]);
 }
 bool has_torch_function(const LossOptions& options) { return strata::detail::has_torch_function(options.weight); }
+// A LayerNormFuncOptions is F.layer_norm's normalized_shape, weight, bias and eps.
+void box_argument(std::vector<IValue>& out, const LayerNormFuncOptions& options) {
+  out.emplace_back(IntArrayRef(options.normalized_shape()));
+  strata::detail::box_argument(out, options.weight());
+  strata::detail::box_argument(out, options.bias());
+  out.emplace_back(options.eps());
+}
+bool has_torch_function(const LayerNormFuncOptions& options) {
+  return strata::detail::has_torch_function(options.weight()) || strata::detail::has_torch_function(options.bias());
+}
 
 // Note [matmul runs PyTorch's _matmul_impl]
 // torch.matmul is CompositeImplicitAutograd: a mode sees only the ops it runs, and autograd their
@@ -192,6 +202,12 @@ Tensor dropout(const Tensor& input, double p, bool training) {
                         training);
   STRATA_CHECK(p >= 0 && p <= 1, "dropout probability has to be between 0 and 1, but got ", p);
   return strata::dropout(input, p, training);
+}
+
+Tensor layer_norm(const Tensor& input, const LayerNormFuncOptions& options) {
+  STRATA_TORCH_FUNCTION(functional::layer_norm, "torch.nn.functional.layer_norm",
+                        "input, normalized_shape, *, weight, bias, eps", input, options);
+  return strata::layer_norm(input, options.normalized_shape(), options.weight(), options.bias(), options.eps());
 }
 
 std::optional<std::int64_t> embedding_padding_idx(std::optional<std::int64_t> padding_idx, std::int64_t num_embeddings) {

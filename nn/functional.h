@@ -8,6 +8,8 @@
 #include <cstdint>
 #include <optional>
 #include <string_view>
+#include <utility>
+#include <vector>
 
 #include "../core/tensor.h"
 #include "../ops/torch_function.h"
@@ -38,6 +40,25 @@ Tensor dropout(const Tensor& input, double p = 0.5, bool training = true);
 Tensor embedding(const Tensor& input, const Tensor& weight, std::optional<std::int64_t> padding_idx = std::nullopt);
 // F.embedding's and nn.Embedding's check of padding_idx, made non-negative.
 std::optional<std::int64_t> embedding_padding_idx(std::optional<std::int64_t> padding_idx, std::int64_t num_embeddings);
+
+// LibTorch's F::LayerNormFuncOptions: normalized_shape, and the weight, bias and eps setters.
+struct LayerNormFuncOptions {
+  LayerNormFuncOptions(std::vector<std::int64_t> normalized_shape) : normalized_shape_(std::move(normalized_shape)) {}  // NOLINT: implicit, as LibTorch's
+  LayerNormFuncOptions& weight(Tensor w) { weight_ = std::move(w); return *this; }
+  LayerNormFuncOptions& bias(Tensor b) { bias_ = std::move(b); return *this; }
+  LayerNormFuncOptions& eps(double e) { eps_ = e; return *this; }
+  const std::vector<std::int64_t>& normalized_shape() const { return normalized_shape_; }
+  const Tensor& weight() const { return weight_; }
+  const Tensor& bias() const { return bias_; }
+  double eps() const { return eps_; }
+
+ private:
+  std::vector<std::int64_t> normalized_shape_;
+  Tensor weight_, bias_;
+  double eps_ = 1e-5;
+};
+// F.layer_norm: native_layer_norm's output over the trailing dimensions normalized_shape.
+Tensor layer_norm(const Tensor& input, const LayerNormFuncOptions& options);
 
 struct LossOptions {
   Tensor weight;                          // per-class weight, or undefined

@@ -71,6 +71,32 @@ std::string python_float(double v) {
 
 std::string Dropout::extra_repr() const { return "p=" + python_float(p_) + ", inplace=False"; }
 
+LayerNorm::LayerNorm(std::vector<std::int64_t> normalized_shape, double eps, bool elementwise_affine)
+    : normalized_shape_(std::move(normalized_shape)), eps_(eps) {
+  if (!elementwise_affine) return;
+  weight_ = register_parameter("weight", ones(normalized_shape_));
+  bias_ = register_parameter("bias", zeros(normalized_shape_));
+}
+
+Tensor LayerNorm::forward(const Tensor& input) {
+  return functional::layer_norm(input, functional::LayerNormFuncOptions(normalized_shape_).weight(weight_).bias(bias_).eps(eps_));
+}
+
+void LayerNorm::parameters_replaced() {
+  if (!weight_.defined()) return;
+  weight_ = parameter("weight");
+  bias_ = parameter("bias");
+}
+
+// PyTorch's "(3,), eps=1e-05, elementwise_affine=True": the shape as a Python tuple, eps as Python
+// writes a float.
+std::string LayerNorm::extra_repr() const {
+  std::string shape = "(";
+  for (std::size_t i = 0; i < normalized_shape_.size(); ++i) shape += (i ? ", " : "") + std::to_string(normalized_shape_[i]);
+  shape += normalized_shape_.size() == 1 ? ",)" : ")";
+  return shape + ", eps=" + python_float(eps_) + ", elementwise_affine=" + (weight_.defined() ? "True" : "False");
+}
+
 Sequential::Sequential(std::vector<std::shared_ptr<Module>> modules) {
   for (auto& m : modules) push_back(std::move(m));
 }

@@ -1,5 +1,5 @@
 // nn/layers.h: the modules an MLP is made of: Linear (with PyTorch's initialisation, in PyTorch's
-// order: weight then bias), ReLU, and Sequential; and Embedding and Dropout for small inference models.
+// order: weight then bias), ReLU, and Sequential; and Embedding, Dropout and LayerNorm for small language models.
 #pragma once
 
 #include <memory>
@@ -68,6 +68,26 @@ class Dropout final : public Module {
 
  private:
   double p_;
+};
+
+// Layer normalisation over the trailing dimensions normalized_shape (F::layer_norm); with
+// elementwise_affine, a weight of ones and a bias of zeros of that shape, as PyTorch's.
+class LayerNorm final : public Module {
+ public:
+  explicit LayerNorm(std::vector<std::int64_t> normalized_shape, double eps = 1e-5, bool elementwise_affine = true);
+  Tensor forward(const Tensor& input) override;
+  const Tensor& weight() const { return weight_; }
+  const Tensor& bias() const { return bias_; }
+
+ protected:
+  std::string type_name() const override { return "LayerNorm"; }
+  std::string extra_repr() const override;
+  void parameters_replaced() override;
+
+ private:
+  std::vector<std::int64_t> normalized_shape_;
+  double eps_;
+  Tensor weight_, bias_;
 };
 
 class Sequential final : public Module {

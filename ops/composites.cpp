@@ -150,4 +150,13 @@ Tensor dropout(const Tensor& input, double p, bool train) {
   return mul(input, noise);
 }
 
+// PyTorch's layer_norm (CompositeImplicitAutograd): native_layer_norm's first output, so a dispatch
+// mode sees aten.native_layer_norm.default only. cudnn_enable is accepted and ignored, as on CPU.
+Tensor layer_norm(const Tensor& input, IntArrayRef normalized_shape, const Tensor& weight, const Tensor& bias, double eps,
+                  bool cudnn_enable) {
+  STRATA_TORCH_FUNCTION(layer_norm, "torch.layer_norm", "input, normalized_shape, weight, bias, eps, cudnn_enable", input,
+                        normalized_shape, weight, bias, eps, cudnn_enable);
+  return std::get<0>(native_layer_norm(input, normalized_shape, weight, bias, eps));
+}
+
 }  // namespace strata

@@ -71,6 +71,37 @@ std::tuple<Tensor, Tensor> native_dropout(const Tensor& input, double p, std::op
   return call_two_outputs(op, input, p, train ? IValue(*train) : IValue());
 }
 
+std::tuple<Tensor, Tensor, Tensor> native_layer_norm(const Tensor& input, IntArrayRef normalized_shape, const Tensor& weight,
+                                                     const Tensor& bias, double eps) {
+  STRATA_TORCH_FUNCTION(native_layer_norm, "torch.native_layer_norm", "input, normalized_shape, weight, bias, eps", input,
+                        normalized_shape, weight, bias, eps);
+  static const OperatorHandle op = ops::op("aten::native_layer_norm");  // three outputs: boxed only
+  Stack stack;
+  detail::push_argument(stack, input);
+  detail::push_argument(stack, IValue(normalized_shape));
+  detail::push_argument(stack, weight);
+  detail::push_argument(stack, bias);
+  detail::push_argument(stack, eps);
+  op.call(stack);
+  return {std::move(stack[0]).to_tensor(), std::move(stack[1]).to_tensor(), std::move(stack[2]).to_tensor()};
+}
+
+std::tuple<Tensor, Tensor, Tensor> native_layer_norm_backward(const Tensor& grad_out, const Tensor& input,
+                                                              IntArrayRef normalized_shape, const Tensor& mean,
+                                                              const Tensor& rstd, const Tensor& weight, const Tensor& bias,
+                                                              std::array<bool, 3> output_mask) {
+  static const OperatorHandle op = ops::op("aten::native_layer_norm_backward");  // three outputs: boxed only
+  Stack stack;
+  for (const Tensor* t : {&grad_out, &input}) detail::push_argument(stack, *t);
+  detail::push_argument(stack, IValue(normalized_shape));
+  for (const Tensor* t : {&mean, &rstd, &weight, &bias}) detail::push_argument(stack, *t);
+  // Note [A bool[3] argument is boxed as ints] (ops/native/norm_ops.cpp)
+  const std::array<std::int64_t, 3> mask{output_mask[0], output_mask[1], output_mask[2]};
+  detail::push_argument(stack, IValue(IntArrayRef(mask)));
+  op.call(stack);
+  return {std::move(stack[0]).to_tensor(), std::move(stack[1]).to_tensor(), std::move(stack[2]).to_tensor()};
+}
+
 Tensor to(const Tensor& self, ScalarType dtype) {
   STRATA_TORCH_FUNCTION(to, "torch.Tensor.to", "self, dtype", self, dtype);
   detail::check_defined(self, "aten::to", 0, "self");

@@ -10,6 +10,7 @@
 // nothing.
 #pragma once
 
+#include <array>
 #include <optional>
 #include <string_view>
 #include <tuple>
@@ -42,6 +43,18 @@ std::tuple<Tensor, Tensor> native_dropout(const Tensor& input, double p, std::op
 std::tuple<Tensor, Tensor> sort(const Tensor& self, std::int64_t dim = -1, bool descending = false);
 std::tuple<Tensor, Tensor> topk(const Tensor& self, std::int64_t k, std::int64_t dim = -1, bool largest = true,
                                 bool sorted = true);
+// Layer normalisation over the trailing dimensions normalized_shape: (out, mean, rstd), mean and rstd
+// shaped as input's leading dimensions followed by 1s. layer_norm is its composite (output 0).
+std::tuple<Tensor, Tensor, Tensor> native_layer_norm(const Tensor& input, IntArrayRef normalized_shape, const Tensor& weight,
+                                                     const Tensor& bias, double eps);
+Tensor layer_norm(const Tensor& input, IntArrayRef normalized_shape, const Tensor& weight = {}, const Tensor& bias = {},
+                  double eps = 1e-05, bool cudnn_enable = true);
+// The gradients for input, weight and bias where output_mask asks (zeros elsewhere, where PyTorch's
+// are undefined): native_layer_norm's backward op.
+std::tuple<Tensor, Tensor, Tensor> native_layer_norm_backward(const Tensor& grad_out, const Tensor& input,
+                                                              IntArrayRef normalized_shape, const Tensor& mean,
+                                                              const Tensor& rstd, const Tensor& weight, const Tensor& bias,
+                                                              std::array<bool, 3> output_mask);
 // Tensor.to(dtype): self when it already has the dtype, else a converted copy (aten::_to_copy).
 Tensor to(const Tensor& self, ScalarType dtype);
 

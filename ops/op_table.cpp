@@ -22,6 +22,7 @@ void register_ops() {
     register_compare_ops(d);
     register_embedding_ops(d);
     register_dropout_ops(d);
+    register_norm_ops(d);
     register_join_ops(d);
     register_scatter_ops(d);
     register_math_ops(d);

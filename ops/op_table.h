@@ -34,5 +34,6 @@ void register_max_ops(Dispatcher& d);
 void register_compare_ops(Dispatcher& d);
 void register_embedding_ops(Dispatcher& d);
 void register_dropout_ops(Dispatcher& d);
+void register_norm_ops(Dispatcher& d);
 
 }  // namespace strata::ops

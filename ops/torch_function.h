@@ -13,6 +13,7 @@
 #include <optional>
 #include <tuple>
 #include <type_traits>
+#include <utility>
 #include <vector>
 
 #include "../core/interpose/function_mode.h"
@@ -85,8 +86,9 @@ bool wants_torch_function(const Args&... args) {
 
 // A result as a mode sees it, and back. A function returning several tensors gives a tensor list.
 inline IValue box_result(const Tensor& t) { return t.defined() ? IValue(t) : IValue(); }
-inline IValue box_result(const std::tuple<Tensor, Tensor>& r) {
-  return IValue(std::vector<Tensor>{std::get<0>(r), std::get<1>(r)});
+template <typename... Ts>
+IValue box_result(const std::tuple<Ts...>& r) {
+  return IValue(std::apply([](const auto&... t) { return std::vector<Tensor>{t...}; }, r));
 }
 
 template <typename R>
@@ -100,13 +102,18 @@ struct UnboxResult<Tensor> {
     return v.to_tensor();
   }
 };
-template <>
-struct UnboxResult<std::tuple<Tensor, Tensor>> {
-  static std::tuple<Tensor, Tensor> get(const FunctionCall& call) {
+template <typename... Ts>
+struct UnboxResult<std::tuple<Ts...>> {  // (Tensor, Tensor) or (Tensor, Tensor, Tensor)
+  static std::tuple<Ts...> get(const FunctionCall& call) {
+    constexpr std::size_t n = sizeof...(Ts);
     const IValue& v = call.result();
-    if (!v.is_tensor_list() || v.to_tensor_list().size() != 2) [[unlikely]]
-      throw_bad_function_result(call, "a list of 2 Tensors");
-    return {v.to_tensor_list()[0], v.to_tensor_list()[1]};
+    if (!v.is_tensor_list() || v.to_tensor_list().size() != n) [[unlikely]]
+      throw_bad_function_result(call, n == 2 ? "a list of 2 Tensors" : "a list of 3 Tensors");
+    return take(v.to_tensor_list(), std::index_sequence_for<Ts...>{});
+  }
+  template <std::size_t... I>
+  static std::tuple<Ts...> take(const std::vector<Tensor>& list, std::index_sequence<I...>) {
+    return {list[I]...};
   }
 };
 

@@ -1,6 +1,7 @@
 // autograd/formulas/inference_ops.cpp: the derivative rows of activations (sigmoid, tanh, gelu), softmax, mean, max, argmax, sort, topk, gather, scatter, embedding, dropout: PyTorch's
 // tools/autograd/derivatives.yaml entry quoted above each row, its formulas written with the same
 // helper calls (and so the same dispatched ops). Rows and their Notes: autograd/derivative_table.h.
+#include <array>
 #include <limits>
 #include <optional>
 
@@ -40,6 +41,7 @@ DerivativeRow kept_dim_selection_row(std::string_view op) {
                         }}},
           .geometry = {"self"}};
 }
+
 }  // namespace
 
 std::vector<DerivativeRow> inference_rows() {
@@ -229,6 +231,33 @@ std::vector<DerivativeRow> inference_rows() {
                        return native_dropout_double_backward(c.grad(), c.saved("grad_output"), c.saved("mask"),
                                                              c.arg("scale").to_double());
                      }}}},
+      // - name: native_layer_norm(Tensor input, SymInt[] normalized_shape, Tensor? weight, Tensor? bias, float eps) -> (Tensor, Tensor, Tensor)
+      //   input, weight, bias: "grad.defined() ? native_layer_norm_backward_symint(grad, input, normalized_shape, result1,
+      //                         result2, weight, bias, grad_input_mask) : std::tuple<Tensor, Tensor, Tensor>()"
+      // One formula for the three inputs (Note [One formula for several inputs]).
+      {.op = "aten::native_layer_norm",
+       .formulas = {{"input, weight, bias", {"input", "result1", "result2", "weight", "bias"},
+                     [](C c) -> variable_list {
+                       if (!c.grad().defined()) return {Tensor(), Tensor(), Tensor()};
+                       const std::array<bool, 3> mask{c.grad_input_mask(0), c.grad_input_mask(1), c.grad_input_mask(2)};
+                       auto [dx, dw, db] = native_layer_norm_backward(
+                           c.grad(), c.saved("input"), c.arg("normalized_shape").to_int_list(), c.saved("result1"),
+                           c.saved("result2"), c.saved("weight"), c.saved("bias"), mask);
+                       return {std::move(dx), std::move(dw), std::move(db)};
+                     }}}},
+      // - name: native_layer_norm_backward(Tensor grad_out, Tensor input, SymInt[] normalized_shape, Tensor mean, Tensor rstd, Tensor? weight, Tensor? bias, bool[3] output_mask) -> (Tensor, Tensor, Tensor)
+      //   input, weight, grad_out: layer_norm_double_backward(input, weight, grads[0], grads[1], grads[2], grad_out, mean, rstd, normalized_shape, grad_input_mask)
+      //   bias: Tensor()
+      //   mean, rstd: non_differentiable
+      // strata has no layer_norm_double_backward yet: a NotImplemented node, so a gradient of
+      // native_layer_norm's gradient (create_graph, then backward) fails with "derivative for
+      // native_layer_norm_backward is not implemented", as PyTorch's ops without a formula do.
+      {.op = "aten::native_layer_norm_backward", .node_name = "NotImplemented",
+       .formulas = {{"bias", not_implemented_node<"native_layer_norm_backward">},
+                    {"grad_out", not_implemented_node<"native_layer_norm_backward">},
+                    {"input", not_implemented_node<"native_layer_norm_backward">},
+                    {"weight", not_implemented_node<"native_layer_norm_backward">}},
+       .non_differentiable = {"mean", "rstd"}},
   };
 }
 

@@ -144,6 +144,11 @@ IValue convert(const nlohmann::json& v, const SchemaArgument& arg, ScalarType un
     default: break;
   }
   if (v.is_boolean()) return IValue(v.get<bool>());
+  if (v.is_array() && arg.type.kind == K::Bool) {  // bool[3]: as ints (Note [A bool[3] argument is boxed as ints])
+    std::vector<std::int64_t> ints;
+    for (const nlohmann::json& b : v) ints.push_back(b.get<bool>() ? 1 : 0);
+    return IValue(IntArrayRef(ints));
+  }
   if (v.is_array()) {
     const std::vector<std::int64_t> ints = v.get<std::vector<std::int64_t>>();
     return IValue(IntArrayRef(ints));
@@ -192,6 +197,7 @@ std::vector<OpRecord> load() {
         r.errors.push_back(std::move(err));
       }
       if (j.contains("grad")) r.grad = j.at("grad").get<bool>();
+      r.no_gradgrad = optional_string(j, "gradgrad");
       r.values = j.value("values", "exact");
       r.strides = j.value("strides", false);
       r.sequence = j.value("sequence", true);

@@ -25,6 +25,7 @@ namespace strata::testing {
 //                 "values": "exact"}, ...],   (a sample's "values" overrides its record's)
 //    "errors": [{"args": [...], "dtype": "int64", "message": "...", "strata_only": "why"}, ...],
 //    "grad": true,        gradcheck and gradgradcheck (default: when its derivative row has formulas)
+//    "gradgrad": "why not",  no gradgradcheck (the backward op has no derivative yet), gradcheck still
 //    "values": "exact",   compare with PyTorch's values; "shape": shapes and dtypes only (outputs
 //                         drawn from a generator PyTorch does not share, or never written, as
 //                         empty's); "none": nothing to compare (the op returns no tensor)
@@ -92,6 +93,7 @@ struct OpRecord {
   std::vector<RecordSample> samples;
   std::vector<RecordError> errors;
   std::optional<bool> grad;  // unset: as the derivative table says
+  std::optional<std::string> no_gradgrad;  // why its float64 samples skip gradgradcheck
   std::string values = "exact";
   bool strides = false;
   bool sequence = true;

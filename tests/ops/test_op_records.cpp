@@ -196,6 +196,7 @@ TEST_CASE("every differentiable op passes gradcheck and gradgradcheck on its flo
       };
       const autograd::GradcheckResult first = autograd::gradcheck(fn, built.tensors);
       CHECK_MESSAGE(first.ok, first.message);
+      if (r.no_gradgrad) continue;  // the record says why
       const autograd::GradcheckResult second = autograd::gradgradcheck(fn, built.tensors);
       CHECK_MESSAGE(second.ok, "gradgradcheck: ", second.message);
     }
