@@ -10,40 +10,48 @@
 #include "autograd/variable.h"
 #include "distributed/functional_collectives.h"
 #include "distributed/process_group.h"
+#include "distributed/reducer_ops.h"
 #include "ops/functions.h"
+#include "ops/native/type_promotion.h"
+#include "ops/record_function.h"
 
 namespace strata::distributed {
 
 struct DistributedDataParallel::Reducer {
   struct Bucket {
     std::vector<std::size_t> params;  // indices into Reducer::params, in bucket order
+    std::vector<Tensor> views;        // per entry of params: its slice of `gradients`, shaped like it
+    Tensor gradients;                 // the flat bucket, reduced in place
     std::size_t pending = 0;          // gradients still to arrive in this backward
-    Tensor reduced;                   // the started all_reduce's output, until it is waited for
+    std::shared_ptr<Work> work;       // the started allreduce_, until it is waited for
   };
   std::string group_name;
   std::vector<Tensor> params;
   std::vector<std::size_t> bucket_of;  // per parameter
+  std::vector<std::size_t> slot_of;    // per parameter: its entry in its bucket
+  std::vector<char> arrived;           // per parameter: its gradient reached the bucket in this backward
   std::vector<Bucket> buckets;
   bool armed = false;  // a backward is in progress: the final callback is queued
 
   void start(Bucket& bucket) {
-    std::vector<Tensor> flat;
-    for (std::size_t i : bucket.params) {
-      const Tensor& p = params[i];
-      const Tensor& g = p.grad();
-      flat.push_back(reshape(g.defined() ? g : zeros_like(p), {-1}));
-    }
-    bucket.reduced = all_reduce(flat.size() == 1 ? flat[0] : cat(flat, 0), "avg", group_name);
+    for (std::size_t j = 0; j < bucket.params.size(); ++j)
+      if (!arrived[bucket.params[j]]) zero_(bucket.views[j]);
+    bucket.work = allreduce_(bucket.gradients, resolve_process_group(group_name), ReduceOp::Sum);
   }
 
-  // A parameter's gradient was accumulated: its bucket may be complete.
+  // A parameter's gradient was accumulated: divided by the world size into its bucket, which may be complete.
   void ready(std::size_t param) {
     if (!armed) {
       armed = true;
       for (Bucket& b : buckets) b.pending = b.params.size();
+      arrived.assign(params.size(), 0);
       autograd::queue_callback([this] { finish(); });
     }
+    const autograd::NoGradGuard no_grad;  // a create_graph backward's gradients are copied, not recorded
     Bucket& bucket = buckets[bucket_of[param]];
+    const ProcessGroup& group = resolve_process_group(group_name);
+    mul_out(bucket.views[slot_of[param]], params[param].grad(), ops::wrapped_scalar_tensor(1.0 / group.size()));
+    arrived[param] = 1;
     if (bucket.pending > 0 && --bucket.pending == 0) start(bucket);
   }
 
@@ -56,15 +64,14 @@ struct DistributedDataParallel::Reducer {
         start(b);
       }
     for (Bucket& b : buckets) {
-      const Tensor averaged = wait_tensor(b.reduced);
-      b.reduced = Tensor();
-      std::int64_t offset = 0;
-      for (std::size_t i : b.params) {
-        const Tensor& p = params[i];
-        const Tensor slice = view(narrow(averaged, 0, offset, p.numel()), p.sizes());
-        offset += p.numel();
-        if (p.grad().defined()) copy_(p.grad(), slice);
-        else set_grad(p, clone(slice));
+      const std::shared_ptr<Work> work = std::move(b.work);
+      work->wait();
+      std::vector<Tensor> out;
+      for (const Tensor& v : b.views) out.push_back(as_strided(b.gradients, v.sizes(), v.strides(), v.storage_offset()));
+      for (std::size_t j = 0; j < b.params.size(); ++j) {
+        const Tensor& p = params[b.params[j]];
+        if (p.grad().defined()) copy_(p.grad(), out[j]);
+        else set_grad(p, clone(out[j]));
       }
     }
   }
@@ -102,6 +109,23 @@ DistributedDataParallel::DistributedDataParallel(std::shared_ptr<nn::Module> mod
     r.bucket_of[k] = r.buckets.size() - 1;
     filled += bytes;
   }
+  // Each bucket's flat gradients, and a view of it per parameter (upstream's bucket_views_in).
+  r.slot_of.assign(r.params.size(), 0);
+  {
+    const autograd::NoGradGuard no_grad;
+    for (Reducer::Bucket& b : r.buckets) {
+      std::int64_t total = 0;
+      for (std::size_t k : b.params) total += r.params[k].numel();
+      b.gradients = zeros({total}, TensorOptions{r.params[b.params.front()].dtype(), std::nullopt});
+      std::int64_t offset = 0;
+      for (std::size_t j = 0; j < b.params.size(); ++j) {
+        const Tensor& p = r.params[b.params[j]];
+        r.slot_of[b.params[j]] = j;
+        b.views.push_back(view(narrow(b.gradients, 0, offset, p.numel()), p.sizes()));
+        offset += p.numel();
+      }
+    }
+  }
   for (std::size_t k = 0; k < r.params.size(); ++k) {
     std::weak_ptr<Reducer> weak = reducer_;
     hooks_.push_back(register_post_accumulate_grad_hook(r.params[k], [weak, k](const Tensor&) {
@@ -114,7 +138,13 @@ DistributedDataParallel::~DistributedDataParallel() {
   for (RemovableHandle& h : hooks_) h.remove();
 }
 
-Tensor DistributedDataParallel::forward(const Tensor& input) { return (*module_)(input); }
+// Upstream's forward runs in record_function("DistributedDataParallel.forward").
+Tensor DistributedDataParallel::forward(const Tensor& input) {
+  ops::RecordFunctionScope scope(std::string_view("DistributedDataParallel.forward"));
+  Tensor out = (*module_)(input);
+  scope.exit();
+  return out;
+}
 
 std::size_t DistributedDataParallel::num_buckets() const { return reducer_->buckets.size(); }
 

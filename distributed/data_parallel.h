@@ -1,8 +1,8 @@
 // distributed/data_parallel.h: DistributedDataParallel (torch.nn.parallel.DistributedDataParallel):
 // wraps a module so that every rank of a group trains the same parameters on its own share of the
 // batch. Rank 0's parameters are broadcast when it is made; during each backward, gradients are
-// averaged over the ranks with all_reduce, in buckets launched as soon as their last gradient is
-// accumulated (overlapping the rest of the backward); the optimizer then steps as usual.
+// averaged over the ranks in flat buckets, each reduced (c10d::allreduce_) as soon as its last
+// gradient is accumulated (overlapping the rest of the backward); the optimizer then steps as usual.
 #pragma once
 
 #include <cstdint>
@@ -24,16 +24,19 @@ struct DataParallelOptions {
 };
 
 // Note [How DistributedDataParallel reduces]
+// As upstream's reducer (reducer.cpp), so a dispatch mode sees the ops PyTorch's DDP dispatches.
 // Parameters are assigned to buckets in reverse registration order (the order their gradients
 // become ready), each bucket at most bucket_cap_bytes of gradients (the first first_bucket_bytes),
-// the same on every rank. A post-accumulate-grad hook on each parameter counts its bucket down;
-// when a bucket's last gradient is accumulated, its gradients are flattened into one tensor and an
-// all_reduce "avg" is started on it, while the backward goes on. A final callback of the backward
-// pass (autograd::queue_callback) starts the buckets that did not fill (a parameter that got no
-// gradient contributes zeros, as upstream's find_unused_parameters does), waits for every bucket
-// in order, and copies the averages back into each .grad. Every rank must run the same backward,
-// so buckets start in the same order everywhere (a rank that differs gets the collectives'
-// disagreement error, not wrong gradients).
+// the same on every rank; a bucket is one flat tensor with a view per parameter. A
+// post-accumulate-grad hook on each parameter writes its gradient divided by the world size into
+// its view (aten::mul.out, upstream's mark_variable_ready_dense) and counts its bucket down; when a
+// bucket's last gradient has arrived, c10d::allreduce_ sums it in place across the ranks while the
+// backward goes on. A final callback of the backward pass (autograd::queue_callback) starts the
+// buckets that did not fill (a parameter that got no gradient contributes zeros, as upstream's
+// find_unused_parameters does), waits for every bucket in order, and copies an as_strided view of
+// the bucket per parameter into its .grad (upstream's finalize_backward). Every rank must run the
+// same backward, so buckets start in the same order everywhere (a rank that differs gets the
+// collectives' disagreement error, not wrong gradients).
 class DistributedDataParallel final : public nn::Module {
  public:
   explicit DistributedDataParallel(std::shared_ptr<nn::Module> module, DataParallelOptions options = {});

@@ -9,6 +9,7 @@
 
 #include "core/util/checked_math.h"
 #include "distributed/process_group.h"
+#include "distributed/reducer_ops.h"
 #include "ops/boxing.h"
 #include "ops/op_table.h"
 #include "ops/typed_operator.h"
@@ -199,6 +200,7 @@ void register_collective_ops() {
   [[maybe_unused]] static const bool registered = [] {
     using namespace ops;
     ops::register_ops();  // strata's ops first: the op table's indices must not depend on when this runs
+    register_reducer_ops();
     Dispatcher& d = Dispatcher::singleton();
     const char* ns = "_c10d_functional";
     // Their front ends are written by hand below (a collective resolves its group first).

@@ -475,6 +475,8 @@ TEST_CASE("all_reduce_ reduces in place; a non-contiguous tensor is refused" * d
   CHECK(message == "spawn: rank 0 failed: [_c10d_functional::all_reduce_] the tensor must be contiguous to be reduced in place");
 }
 
+// The golden is PyTorch's DDP on gloo (scripts/reference/data_parallel_reference.py): the reducer's
+// mul.out per gradient, allreduce_ on the bucket, as_strided views and copy_ into each .grad.
 TEST_CASE("every rank of a data-parallel step runs the golden op sequence, collectives included" * doctest::test_suite("threads")) {
   const nlohmann::json golden = testing::read_golden_json("data_parallel_seed_w2_seq.json");
   const tracer::MlpConfig config{0, {16, 32, 4}, 8, 0.1};
@@ -501,5 +503,12 @@ TEST_CASE("every rank of a data-parallel step runs the golden op sequence, colle
     INFO("rank ", r);
     for (const char* phase : {"forward", "backward", "optimizer"})
       CHECK(nlohmann::json(counters[static_cast<std::size_t>(r)].sequence(phase)) == golden[std::string(phase) + "_seq"]);
+    // The averaged gradients, PyTorch's on both ranks.
+    const std::vector<Tensor> params = models[static_cast<std::size_t>(r)]->parameters();
+    REQUIRE(params.size() == golden["grads"].size());
+    for (std::size_t i = 0; i < params.size(); ++i) {
+      const std::vector<float> want = golden["grads"][i];
+      CHECK(tracer::allclose(params[i].grad(), tensor(want, params[i].sizes()), 1e-5, 1e-6));
+    }
   }
 }
