@@ -7,6 +7,8 @@
 #include <array>
 #include <cstddef>
 #include <initializer_list>
+#include <type_traits>
+#include <utility>
 #include <vector>
 
 namespace strata {
@@ -27,9 +29,12 @@ class ArrayRef {
   ArrayRef(const std::vector<T>& v) : data_(v.data()), size_(v.size()) {}
   template <std::size_t N>
   constexpr ArrayRef(const std::array<T, N>& a) : data_(a.data()), size_(N) {}
-  // Any other contiguous container with data() and size() (SmallVector, std::span).
-  template <typename C, typename = decltype(std::declval<const C&>().data()),
-            typename = std::enable_if_t<!std::is_same_v<C, ArrayRef> && !std::is_same_v<C, std::vector<T>>>>
+  // Any other contiguous container of T with data() and size() (SmallVector, std::span). Only a
+  // container of T converts: a looser test lets overload resolution consider, say, a vector of
+  // strings for an ArrayRef<int64_t> parameter and fail inside this body instead of declining.
+  template <typename C, typename = std::enable_if_t<
+                            std::is_convertible_v<decltype(std::declval<const C&>().data()), const T*> &&
+                            !std::is_same_v<C, ArrayRef> && !std::is_same_v<C, std::vector<T>>>>
   constexpr ArrayRef(const C& c) : data_(c.data()), size_(c.size()) {}
 
   constexpr const T* data() const { return data_; }

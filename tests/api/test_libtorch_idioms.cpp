@@ -11,6 +11,8 @@
 
 #include "strata.h"
 
+namespace test_libtorch_idioms {  // Note [Test files in unity builds]
+
 namespace NSI = strata::indexing;
 namespace NSF = strata::nn::functional;
 using strata::Tensor;
@@ -202,3 +204,5 @@ TEST_CASE_FIXTURE(Fixture, "metadata: equal, allclose, clone + detach, contiguit
 }
 
 }  // TEST_SUITE
+
+}  // namespace test_libtorch_idioms

@@ -16,6 +16,8 @@
 #include "ops/functions.h"
 #include "tests/test_helpers.h"
 
+namespace test_accumulate_grad {  // Note [Test files in unity builds]
+
 using namespace strata;
 using testing::leaf;
 using testing::OpLog;
@@ -200,3 +202,5 @@ TEST_CASE("threads racing to make and drop a leaf's AccumulateGrad share one nod
     CHECK(w.grad().to_vector<float>() == std::vector<float>{1, 1});
   }
 }
+
+}  // namespace test_accumulate_grad

@@ -21,6 +21,8 @@
 #include "tests/test_helpers.h"
 #include "tests/tracer/cli/subprocess.h"
 
+namespace test_autograd {  // Note [Test files in unity builds]
+
 using namespace strata;
 using testing::leaf;
 using testing::OpLog;
@@ -413,3 +415,5 @@ TEST_CASE("an op without a derivative row runs without grad mode and refuses to 
   CHECK(y.to_vector<float>() == std::vector<float>{2, 4});
   CHECK_FALSE(y.requires_grad());
 }
+
+}  // namespace test_autograd

@@ -16,6 +16,8 @@
 #include "ops/functions.h"
 #include "tests/test_helpers.h"
 
+namespace test_backward_inputs {  // Note [Test files in unity builds]
+
 using namespace strata;
 
 namespace {
@@ -148,3 +150,5 @@ TEST_CASE("a pass that needs one input computes it through CopySlices (PyTorch's
   check_equal(x.grad(), w.detach());
   CHECK_FALSE(w.grad().defined());
 }
+
+}  // namespace test_backward_inputs

@@ -11,6 +11,8 @@
 #include "ops/functions.h"
 #include "tests/test_helpers.h"
 
+namespace test_backward_order {  // Note [Test files in unity builds]
+
 using namespace strata;
 
 namespace {
@@ -50,3 +52,5 @@ TEST_CASE("each backward dispatches PyTorch's ops in PyTorch's order") {
     testing::check_same_ops(testing::ops_seen([&] { backward(loss); }), torch_ops.get<std::vector<std::string>>());
   });
 }
+
+}  // namespace test_backward_order

@@ -22,6 +22,8 @@
 #include "tests/ops/op_records.h"
 #include "tests/test_helpers.h"
 
+namespace test_dispatch_order {  // Note [Test files in unity builds]
+
 using namespace strata;
 namespace F = strata::nn::functional;
 
@@ -203,3 +205,5 @@ TEST_CASE("every formula and composite dispatches strata's recorded sequence, fo
     }
   }
 }
+
+}  // namespace test_dispatch_order

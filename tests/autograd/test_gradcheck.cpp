@@ -17,6 +17,8 @@
 #include "ops/op_table.h"
 #include "tests/ops/op_records.h"
 
+namespace test_gradcheck {  // Note [Test files in unity builds]
+
 using namespace strata;
 using autograd::gradcheck;
 
@@ -121,3 +123,5 @@ TEST_CASE("gradcheck refuses a function output it cannot check, instead of readi
   CHECK(x.to_vector<double>() == before);  // the perturbed element was restored
   CHECK(gradcheck([](const std::vector<Tensor>& in) { return mul(in[0], in[0]); }, {x}).ok);
 }
+
+}  // namespace test_gradcheck

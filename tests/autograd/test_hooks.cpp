@@ -11,6 +11,8 @@
 #include "ops/functions.h"
 #include "tests/test_helpers.h"
 
+namespace test_hooks {  // Note [Test files in unity builds]
+
 using namespace strata;
 using strata::testing::read_golden_json;
 
@@ -396,3 +398,5 @@ TEST_CASE("the README's example: a second derivative through autograd::grad, and
   CHECK(x.grad().to_vector<float>() == std::vector<float>{6, 6, 6});
   CHECK(accumulated);
 }
+
+}  // namespace test_hooks

@@ -12,6 +12,8 @@
 #include "ops/functions.h"
 #include "tests/test_helpers.h"
 
+namespace test_inference_mode {  // Note [Test files in unity builds]
+
 using namespace strata;
 using strata::testing::read_golden_json;
 
@@ -102,3 +104,5 @@ TEST_CASE("inference_mode: a guard restores the flags when an op throws inside i
   CHECK_FALSE(is_inference_mode_enabled());
   CHECK(autograd::is_grad_enabled());
 }
+
+}  // namespace test_inference_mode

@@ -16,6 +16,8 @@
 #include "ops/functions.h"
 #include "tests/test_helpers.h"
 
+namespace test_inplace_views {  // Note [Test files in unity builds]
+
 using namespace strata;
 
 namespace {
@@ -523,3 +525,5 @@ TEST_CASE("detach is no view to autograd: an in-place op through it gives it a h
   CHECK_FALSE(a.grad_fn());
   CHECK(name_of(d) == g["d"]);
 }
+
+}  // namespace test_inplace_views

@@ -10,6 +10,8 @@
 #include "ops/functions.h"
 #include "tests/test_helpers.h"
 
+namespace test_matmul_sequences {  // Note [Test files in unity builds]
+
 using namespace strata;
 using nlohmann::json;
 
@@ -101,3 +103,5 @@ TEST_CASE("flatten: start_dim after end_dim and dims out of range are refused as
   CHECK(testing::sizes_of(randn({2, 3}).flatten()) == std::vector<std::int64_t>{6});
   CHECK(testing::sizes_of(randn({2, 3, 4}).permute({2, 0, 1}).flatten(1)) == std::vector<std::int64_t>{4, 6});
 }
+
+}  // namespace test_matmul_sequences

@@ -11,6 +11,8 @@
 #include "ops/functions.h"
 #include "tests/test_helpers.h"
 
+namespace test_multi_grad_hook {  // Note [Test files in unity builds]
+
 using namespace strata;
 using namespace strata::autograd;
 
@@ -131,3 +133,5 @@ TEST_CASE("a graph dropped without a backward frees the hook's state (no cycle)"
   CHECK(handle.expired());
   handle.remove();  // nothing left to remove
 }
+
+}  // namespace test_multi_grad_hook

@@ -6,6 +6,8 @@
 
 #include "autograd/node_index.h"
 
+namespace test_node_index {  // Note [Test files in unity builds]
+
 using strata::autograd::Node;
 using strata::autograd::NodeIndex;
 
@@ -41,3 +43,5 @@ TEST_CASE("NodeIndex answers -1 for an address it does not hold") {
   CHECK(index.find(node_at(2)) == -1);
   CHECK(index.find(node_at(1)) == 5);
 }
+
+}  // namespace test_node_index

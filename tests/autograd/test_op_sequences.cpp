@@ -13,6 +13,8 @@
 #include "ops/functions.h"
 #include "tests/test_helpers.h"
 
+namespace test_op_sequences {  // Note [Test files in unity builds]
+
 using namespace strata;
 
 namespace {
@@ -107,3 +109,5 @@ TEST_CASE("stack, max.dim, dropout and pruned passes dispatch PyTorch's ops, for
     }
   });
 }
+
+}  // namespace test_op_sequences

@@ -16,6 +16,8 @@
 #include "ops/functions.h"
 #include "ops/op_table.h"
 
+namespace test_saved_tensors {  // Note [Test files in unity builds]
+
 using namespace strata;
 
 namespace {
@@ -265,3 +267,5 @@ TEST_CASE("an in-place op's input that sees the write is saved without a referen
   }
   CHECK(x.use_count() == 1);  // every graph above died with its tensors
 }
+
+}  // namespace test_saved_tensors

@@ -12,6 +12,8 @@
 #include "autograd/variable.h"
 #include "ops/functions.h"
 
+namespace test_threads {  // Note [Test files in unity builds]
+
 using namespace strata;
 
 namespace {
@@ -117,3 +119,5 @@ TEST_CASE("threads run backward passes whose hooks share a leaf" * doctest::test
   const std::vector<float> grad = w.grad().to_vector<float>();
   for (std::size_t i = 0; i < values.size(); ++i) CHECK(grad[i] == 4 * values[i] * kThreads * kPasses);
 }
+
+}  // namespace test_threads

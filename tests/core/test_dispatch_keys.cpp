@@ -3,6 +3,8 @@
 
 #include "core/dispatch/local_dispatch_keys.h"
 
+namespace test_dispatch_keys {  // Note [Test files in unity builds]
+
 using namespace strata;
 
 TEST_CASE("keys run in the order they are declared") {
@@ -61,3 +63,5 @@ TEST_CASE("key guards restore the thread's sets when an exception passes through
   CHECK(local_dispatch_keys().included == before.included);
   CHECK(local_dispatch_keys().excluded == before.excluded);
 }
+
+}  // namespace test_dispatch_keys

@@ -8,6 +8,8 @@
 #include "core/interpose/interposer.h"
 #include "tests/core/toy_ops.h"
 
+namespace test_dispatcher {  // Note [Test files in unity builds]
+
 using namespace strata;
 using strata::testing::call_twice;
 using strata::testing::toy_ops;
@@ -82,3 +84,5 @@ TEST_CASE("a call with every key excluded is an error, not undefined behaviour")
                        "[test::twice] no dispatch key is left to run (every key of the call is excluded on this thread)",
                        Error);
 }
+
+}  // namespace test_dispatcher

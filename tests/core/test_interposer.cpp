@@ -7,6 +7,8 @@
 #include "core/interpose/interposer.h"
 #include "tests/core/toy_ops.h"
 
+namespace test_interposer {  // Note [Test files in unity builds]
+
 using namespace strata;
 using strata::testing::call_twice;
 using strata::testing::toy_ops;
@@ -208,3 +210,5 @@ TEST_CASE("a mode that leaves the wrong values on the stack is a clear error") {
                        "[test::twice] the dispatch mode Forgetful handled test.twice.default but return #0 is int; expected a Tensor",
                        Error);
 }
+
+}  // namespace test_interposer

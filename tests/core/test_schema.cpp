@@ -3,6 +3,8 @@
 
 #include "core/dispatch/function_schema.h"
 
+namespace test_schema {  // Note [Test files in unity builds]
+
 using namespace strata;
 
 TEST_CASE("addmm's schema parses into names, types, defaults and kwarg-only marks") {
@@ -74,3 +76,5 @@ TEST_CASE("malformed schemas are rejected with the position") {
   const FunctionSchema s = FunctionSchema::parse("f(Tensor self) -> Tensor");
   CHECK_THROWS_WITH_AS(s.default_value(0), "f() missing required argument 'self'", Error);
 }
+
+}  // namespace test_schema

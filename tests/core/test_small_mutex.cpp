@@ -9,6 +9,8 @@
 
 #include "core/util/small_mutex.h"
 
+namespace test_small_mutex {  // Note [Test files in unity builds]
+
 using namespace strata;
 
 TEST_CASE("SmallMutex excludes, also when threads contend and sleep on it" * doctest::test_suite("threads")) {
@@ -34,3 +36,5 @@ TEST_CASE("SmallMutex excludes, also when threads contend and sleep on it" * doc
   CHECK(mutex.try_lock());
   mutex.unlock();
 }
+
+}  // namespace test_small_mutex

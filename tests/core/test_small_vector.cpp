@@ -8,7 +8,10 @@
 
 #include "core/util/small_vector.h"
 
-namespace strata {
+namespace test_small_vector {  // Note [Test files in unity builds]
+
+using namespace strata;
+
 namespace {
 
 // Records every destruction, to check order and count.
@@ -72,4 +75,4 @@ TEST_CASE("SmallVector::resize grows the capacity geometrically; reserve is exac
   CHECK(r.capacity() >= 74);
 }
 
-}  // namespace strata
+}  // namespace test_small_vector

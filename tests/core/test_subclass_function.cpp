@@ -14,6 +14,8 @@
 #include "ops/functions.h"
 #include "tests/test_helpers.h"
 
+namespace test_subclass_function {  // Note [Test files in unity builds]
+
 using namespace strata;
 using Log = std::vector<std::string>;
 
@@ -259,3 +261,5 @@ TEST_CASE("a subclass tensor made on one thread takes function calls on another"
   worker.join();
   CHECK(*log == Log{"function torch.relu", "dispatch aten.relu.default"});
 }
+
+}  // namespace test_subclass_function

@@ -13,6 +13,8 @@
 #include "core/tensor_format.h"
 #include "tests/test_helpers.h"
 
+namespace test_tensor {  // Note [Test files in unity builds]
+
 using namespace strata;
 
 TEST_CASE("a tensor is a cheap handle; copies share the impl") {
@@ -351,3 +353,5 @@ TEST_CASE("the generator reproduces PyTorch's mt19937 stream") {
   Generator h;
   CHECK(h.initial_seed() == 67280421310721ULL);
 }
+
+}  // namespace test_tensor

@@ -14,6 +14,8 @@
 
 #include "core/util/warning.h"
 
+namespace test_warning {  // Note [Test files in unity builds]
+
 using namespace strata;
 
 namespace {
@@ -103,3 +105,5 @@ TEST_CASE("STRATA_WARN_ONCE warns once per place, even when threads race to it" 
   REQUIRE(collector.messages.size() == 1);
   CHECK(collector.messages[0].rfind("warned once, first with ", 0) == 0);
 }
+
+}  // namespace test_warning

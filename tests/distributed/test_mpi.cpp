@@ -23,6 +23,8 @@
 #include "tests/distributed/collective_inputs.h"
 #include "tracer/cli/mlp_experiment.h"
 
+namespace test_mpi {  // Note [Test files in unity builds]
+
 using namespace strata;
 using namespace strata::distributed;
 using testing::input_of;
@@ -170,3 +172,5 @@ int main(int argc, char** argv) {
   finalize_mpi();
   return any;
 }
+
+}  // namespace test_mpi

@@ -11,6 +11,8 @@
 #include "tests/distributed/collective_inputs.h"
 #include "tests/test_helpers.h"
 
+namespace test_reducer_ops {  // Note [Test files in unity builds]
+
 using namespace strata;
 using namespace strata::distributed;
 
@@ -73,3 +75,5 @@ TEST_CASE("c10d::allreduce_ reduces the tensor in place and returns its Work" * 
   }
   CHECK(message == "spawn: rank 0 failed: [c10d::allreduce_] the tensor must be contiguous to be reduced in place");
 }
+
+}  // namespace test_reducer_ops

@@ -25,6 +25,8 @@
 #include "modes/op_counter.h"
 #include "tracer/cli/mlp_experiment.h"
 
+namespace test_thread_collectives {  // Note [Test files in unity builds]
+
 using namespace strata;
 using namespace strata::distributed;
 
@@ -512,3 +514,5 @@ TEST_CASE("every rank of a data-parallel step runs the golden op sequence, colle
     }
   }
 }
+
+}  // namespace test_thread_collectives

@@ -22,6 +22,8 @@
 #include "tests/distributed/collective_inputs.h"
 #include "tests/test_helpers.h"
 
+namespace test_thread_faults {  // Note [Test files in unity builds]
+
 using namespace strata;
 using namespace strata::distributed;
 
@@ -215,3 +217,5 @@ TEST_CASE("a group split after a rank returned knows that rank is gone" * doctes
   CHECK(waited == "[_c10d_functional::wait_tensor] all_reduce (collective #0 on group '1'): rank 1 returned without joining it");
   CHECK(error == "spawn: all_reduce (collective #0 on group '1'): rank 1 returned without joining it");
 }
+
+}  // namespace test_thread_faults

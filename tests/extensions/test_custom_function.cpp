@@ -13,6 +13,8 @@
 #include "tests/test_helpers.h"
 #include "modes/logging_tensor.h"
 
+namespace test_custom_function {  // Note [Test files in unity builds]
+
 using namespace strata;
 using autograd::AutogradContext;
 using autograd::Function;
@@ -499,3 +501,5 @@ TEST_CASE("Function<T>: a hook on a tensor whose gradient a backward returned as
     CHECK(values(x.grad()) == std::vector<float>{2, 2});
   }
 }
+
+}  // namespace test_custom_function

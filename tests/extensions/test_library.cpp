@@ -13,6 +13,8 @@
 #include "ops/typed_operator.h"
 #include "tests/test_helpers.h"
 
+namespace test_library {  // Note [Test files in unity builds]
+
 using namespace strata;
 using autograd::AutogradContext;
 using autograd::variable_list;
@@ -169,3 +171,5 @@ TEST_CASE("Library: a key without a kernel is PyTorch's \"Could not run\"; no au
                        Error);
   CHECK_THROWS_AS(m.def("other::f(Tensor x) -> Tensor"), Error);
 }
+
+}  // namespace test_library

@@ -11,6 +11,8 @@
 #include "modes/logging_tensor.h"
 #include "tests/test_helpers.h"
 
+namespace test_subclass {  // Note [Test files in unity builds]
+
 using namespace strata;
 using testing::OpLog;
 
@@ -104,3 +106,5 @@ TEST_CASE("an in-place op a wrapper's handler runs on its inner tensor counts on
   CHECK(inner.impl()->version() == 1);  // PyTorch: 0
   CHECK(inner.to_vector<float>() == std::vector<float>{1, 1, 1});
 }
+
+}  // namespace test_subclass

@@ -18,6 +18,8 @@
 #include "io/python_repr.h"
 #include "tracer/cli/trace_cli.h"
 
+namespace test_debug_mode {  // Note [Test files in unity builds]
+
 using namespace strata;
 using namespace strata::tracer;
 
@@ -524,3 +526,5 @@ TEST_CASE("strata-trace --debug prints the log; its flags need --debug") {
     CHECK(err == "strata-trace: error: " + message + "\n");
   }
 }
+
+}  // namespace test_debug_mode

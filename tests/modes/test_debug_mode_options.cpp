@@ -15,6 +15,8 @@
 #include "tracer/cli/debug_step.h"
 #include "tracer/cli/trace_cli.h"
 
+namespace test_debug_mode_options {  // Note [Test files in unity builds]
+
 using namespace strata;
 using namespace strata::tracer;
 
@@ -225,3 +227,5 @@ TEST_CASE("strata-trace --debug --fake: the fake step's log, the real log's call
   CHECK(j["options"]["record_faketensor"] == true);
   CHECK(j["calls"][0]["line"] == "aten::t(ft: f32[2, 3])");
 }
+
+}  // namespace test_debug_mode_options

@@ -11,6 +11,8 @@
 #include "tests/test_helpers.h"
 #include "modes/op_counter.h"
 
+namespace test_dispatch_views {  // Note [Test files in unity builds]
+
 using namespace strata;
 
 TEST_CASE("the dispatch table of addmm lists what runs at each key") {
@@ -37,3 +39,5 @@ TEST_CASE("the dispatch trace of linear + relu under a mode matches the golden t
   }
   CHECK(out.str() == testing::read_text(testing::golden_path("dispatch_trace_linear_relu.txt")));
 }
+
+}  // namespace test_dispatch_views

@@ -16,6 +16,8 @@
 #include "modes/logging_tensor.h"
 #include "tracer/cli/mlp_experiment.h"
 
+namespace test_fake_tensor {  // Note [Test files in unity builds]
+
 using namespace strata;
 using namespace strata::tracer;
 
@@ -364,3 +366,5 @@ TEST_CASE("a meta kernel that throws leaves the arguments it was given readable"
   CHECK_THROWS_WITH_AS(mm(a, b), doctest::Contains("cannot be multiplied"), Error);
   CHECK(reader.seen == std::vector<std::vector<std::int64_t>>{{2, 3}, {4, 5}});
 }
+
+}  // namespace test_fake_tensor

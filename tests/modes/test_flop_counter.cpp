@@ -18,6 +18,8 @@
 #include "modes/flop_counter.h"
 #include "tracer/cli/mlp_experiment.h"
 
+namespace test_flop_counter {  // Note [Test files in unity builds]
+
 using namespace strata;
 using namespace strata::tracer;
 
@@ -393,3 +395,5 @@ TEST_CASE("upstream's test_custom and test_noop: custom_mapping replaces a formu
                        "(namespace::name, without an overload: a formula covers every overload of its op)",
                        Error);
 }
+
+}  // namespace test_flop_counter

@@ -9,6 +9,8 @@
 #include "nn/functional.h"
 #include "ops/functions.h"
 
+namespace test_flop_counter_bmm {  // Note [Test files in unity builds]
+
 using namespace strata;
 using strata::tracer::FlopCounterMode;
 
@@ -61,3 +63,5 @@ TEST_CASE("matmul is counted through what it runs: bmm for batched operands, mm 
   CHECK(mode.get_flop_counts() == std::vector<std::pair<std::string, FlopCounterMode::OpCounts>>{
                                       {"Global", {{"aten.bmm", 240}, {"aten.mm", 660}}}});
 }
+
+}  // namespace test_flop_counter_bmm

@@ -13,6 +13,8 @@
 #include "modes/logging_tensor.h"
 #include "modes/op_counter.h"
 
+namespace test_interposer_pytorch_cases {  // Note [Test files in unity builds]
+
 using namespace strata;
 using strata::testing::read_golden_json;
 using Log = std::vector<std::string>;
@@ -409,3 +411,5 @@ TEST_CASE("a recorded view of a wrapper counts its base's writes, so backward re
   testing::write_base_of_saved_view(a, ref["view"].get<std::uint32_t>(), ref["base"].get<std::uint32_t>(),
                                     ref["error"].get<std::string>());
 }
+
+}  // namespace test_interposer_pytorch_cases

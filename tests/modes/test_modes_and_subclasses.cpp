@@ -8,6 +8,8 @@
 #include "modes/logging_tensor.h"
 #include "modes/op_counter.h"
 
+namespace test_modes_and_subclasses {  // Note [Test files in unity builds]
+
 using namespace strata;
 using namespace strata::tracer;
 
@@ -111,3 +113,5 @@ TEST_CASE("a handler's own ops run below Autograd, as PyTorch's do, even when th
   CHECK(mode.made.grad_fn() == nullptr);
   CHECK(mul(x, x).grad_fn() != nullptr);  // outside any handler it records
 }
+
+}  // namespace test_modes_and_subclasses

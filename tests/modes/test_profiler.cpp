@@ -16,6 +16,8 @@
 #include "tracer/cli/profile_step.h"
 #include "modes/profiler.h"
 
+namespace test_profiler {  // Note [Test files in unity builds]
+
 using namespace strata;
 using namespace strata::profiler;
 
@@ -268,3 +270,5 @@ TEST_CASE("each thread's ops are its own events, nested on their own thread" * d
   CHECK(threads.size() == 2);
   CHECK(relus == 40);
 }
+
+}  // namespace test_profiler

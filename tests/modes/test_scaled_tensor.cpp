@@ -20,6 +20,8 @@
 #include "modes/scaled_tensor.h"
 #include "tracer/cli/mlp_experiment.h"
 
+namespace test_scaled_tensor {  // Note [Test files in unity builds]
+
 using namespace strata;
 using strata::tracer::ScaledTensor;
 
@@ -226,3 +228,5 @@ TEST_CASE("ScaledTensor weights: the seed model's logits within the quantization
           losses[2], " ", losses[3], " ", losses[4]);
   CHECK(losses[4] < losses[0]);
 }
+
+}  // namespace test_scaled_tensor

@@ -10,6 +10,8 @@
 #include "optim/sgd.h"
 #include "tests/test_helpers.h"
 
+namespace test_edge_cases {  // Note [Test files in unity builds]
+
 using namespace strata;
 using testing::max_abs_diff;
 namespace F = strata::nn::functional;
@@ -120,3 +122,5 @@ TEST_CASE("composites refuse an undefined tensor with the dispatcher's message i
   CHECK_THROWS_WITH_AS(nn::init::calculate_fan_in_and_fan_out(Tensor()),
                        "calculate_fan_in_and_fan_out: expected a defined tensor, got an undefined Tensor", Error);
 }
+
+}  // namespace test_edge_cases

@@ -15,7 +15,10 @@
 #include "optim/sgd.h"
 #include "tests/test_helpers.h"
 
-namespace strata {
+namespace test_function_modes {  // Note [Test files in unity builds]
+
+using namespace strata;
+
 namespace {
 
 using nlohmann::json;
@@ -515,4 +518,4 @@ TEST_CASE("module hooks: a hook that throws leaves every stack as it was") {
 }
 
 }  // namespace
-}  // namespace strata
+}  // namespace test_function_modes

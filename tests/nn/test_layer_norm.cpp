@@ -14,6 +14,8 @@
 #include "ops/functions.h"
 #include "tests/test_helpers.h"
 
+namespace test_layer_norm {  // Note [Test files in unity builds]
+
 using namespace strata;
 using testing::max_abs_diff;
 namespace F = strata::nn::functional;
@@ -125,3 +127,5 @@ TEST_CASE("nn::LayerNorm starts as ones and zeros and prints as PyTorch's") {
   CHECK(plain.repr() == "LayerNorm((2, 3), eps=0.001, elementwise_affine=False)");
   CHECK(plain.parameters().empty());
 }
+
+}  // namespace test_layer_norm

@@ -15,6 +15,8 @@
 #include "ops/functions.h"
 #include "tests/test_helpers.h"
 
+namespace test_mod_tracker_backward {  // Note [Test files in unity builds]
+
 using namespace strata;
 
 namespace {
@@ -182,3 +184,5 @@ TEST_CASE("ModTracker: a backward that fails drops its callbacks; the next pass 
   CHECK(tracker.parents() == std::set<std::string>{"Global"});
   tracker.exit();
 }
+
+}  // namespace test_mod_tracker_backward

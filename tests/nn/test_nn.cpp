@@ -14,6 +14,8 @@
 #include "optim/sgd.h"
 #include "tests/test_helpers.h"
 
+namespace test_nn {  // Note [Test files in unity builds]
+
 using namespace strata;
 using testing::OpLog;
 using testing::max_abs_diff;
@@ -219,3 +221,5 @@ TEST_CASE("Embedding and Dropout modules print, initialise and run as PyTorch's"
   CHECK_THROWS_WITH_AS(nn::functional::dropout(embedding.weight(), -0.5), "dropout probability has to be between 0 and 1, but got -0.5",
                        Error);
 }
+
+}  // namespace test_nn

@@ -11,6 +11,8 @@
 #include "tests/nn/safetensors_test_helpers.h"
 #include "tests/test_helpers.h"
 
+namespace test_safetensors {  // Note [Test files in unity builds]
+
 using namespace strata;
 using namespace strata::testing;
 namespace fs = std::filesystem;
@@ -287,3 +289,5 @@ TEST_CASE("files written from the format description load bit-exact, and strata 
                                        {"values", tensor<double>({1.0, -2.0})}});
   CHECK(misaligned.metadata.empty());
 }
+
+}  // namespace test_safetensors

@@ -17,6 +17,8 @@
 #include "tests/nn/safetensors_test_helpers.h"
 #include "tests/test_helpers.h"
 
+namespace test_safetensors_io {  // Note [Test files in unity builds]
+
 using namespace strata;
 using namespace strata::testing;
 
@@ -216,3 +218,5 @@ TEST_CASE("save and load: LibTorch's spelling for one tensor and a vector, round
   CHECK(loaded.size() == 3);  // unchanged by the failed load
   CHECK_THROWS_WITH_AS(save(Tensor(), dir.file("u.pt")), "save_safetensors: tensor '0' is undefined", Error);
 }
+
+}  // namespace test_safetensors_io

@@ -7,6 +7,8 @@
 #include "optim/sgd.h"
 #include "tests/test_helpers.h"
 
+namespace test_sgd {  // Note [Test files in unity builds]
+
 using namespace strata;
 using testing::OpLog;
 
@@ -106,3 +108,5 @@ TEST_CASE("step() runs inside a record-function scope and dispatches PyTorch's s
                                                "profiler._record_function_exit._RecordFunction"});
   CHECK(momentum.momentum_buffer(0).defined());
 }
+
+}  // namespace test_sgd

@@ -9,6 +9,8 @@
 #include "ops/functions.h"
 #include "tests/test_helpers.h"
 
+namespace test_state_dict {  // Note [Test files in unity builds]
+
 using namespace strata;
 
 namespace {
@@ -95,3 +97,5 @@ TEST_CASE("load_state_dict reports missing, unexpected and mismatched keys in Py
                        "\tUnexpected key(s) in state_dict: \"0.extra.x\". ",
                        Error);
 }
+
+}  // namespace test_state_dict

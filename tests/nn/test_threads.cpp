@@ -16,6 +16,8 @@
 #include "ops/functions.h"
 #include "optim/sgd.h"
 
+namespace test_threads {  // Note [Test files in unity builds]
+
 using namespace strata;
 
 namespace {
@@ -122,3 +124,5 @@ TEST_CASE("one model shared by several threads under InferenceMode gives each th
           doctest::test_suite("threads")) {
   check_shared_inference<InferenceMode>();
 }
+
+}  // namespace test_threads

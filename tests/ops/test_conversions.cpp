@@ -12,6 +12,8 @@
 #include "ops/functions.h"
 #include "tests/test_helpers.h"
 
+namespace test_conversions {  // Note [Test files in unity builds]
+
 using namespace strata;
 
 namespace {
@@ -110,3 +112,5 @@ TEST_CASE("floating to int64 and bool converts as PyTorch does") {
     CHECK(sum(x, ScalarType::Bool).item().to_bool() == c["sum_bool"].get<bool>());
   }
 }
+
+}  // namespace test_conversions

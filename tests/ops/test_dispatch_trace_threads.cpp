@@ -13,6 +13,8 @@
 #include "core/dispatch/dispatch_trace.h"
 #include "ops/functions.h"
 
+namespace test_dispatch_trace_threads {  // Note [Test files in unity builds]
+
 using namespace strata;
 
 namespace {
@@ -100,3 +102,5 @@ TEST_CASE("a thread without a stream of its own traces into the process default"
   CHECK(own.str() == "aten.relu.default(f32[2]) [CPU] -> CPU: kernel relu\n");
   CHECK(other_thread.str() == "aten.neg.default(f32[2]) [CPU] -> CPU: kernel neg\n");
 }
+
+}  // namespace test_dispatch_trace_threads

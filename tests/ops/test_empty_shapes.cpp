@@ -10,6 +10,8 @@
 #include "ops/functions.h"
 #include "tests/test_helpers.h"
 
+namespace test_empty_shapes {  // Note [Test files in unity builds]
+
 using namespace strata;
 using testing::sizes_of;
 using Sizes = std::vector<std::int64_t>;
@@ -152,3 +154,5 @@ TEST_CASE("[0, 2^40, 2^40]: a view is made with PyTorch's wrapped strides; a fre
   CHECK_THROWS_WITH_AS(empty_f32({0, k40, k40}), "[aten::empty] Stride calculation overflowed", Error);
   CHECK_THROWS_WITH_AS(exp(v), "[aten::exp] Stride calculation overflowed", Error);
 }
+
+}  // namespace test_empty_shapes

@@ -11,6 +11,8 @@
 #include "tests/ops/op_harness.h"
 #include "tests/test_helpers.h"
 
+namespace test_factories {  // Note [Test files in unity builds]
+
 using namespace strata;
 using nlohmann::json;
 using testing::sizes_of;
@@ -122,3 +124,5 @@ TEST_CASE("from_blob wraps memory the caller owns, without a copy and without fr
   CHECK_THROWS_AS(from_blob(reinterpret_cast<char*>(data.data()) + 1, {2}), Error);  // misaligned floats
   CHECK_THROWS_AS(from_blob(data.data(), {2}, {.device = Device::Meta}), Error);
 }
+
+}  // namespace test_factories

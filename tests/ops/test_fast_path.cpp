@@ -9,6 +9,8 @@
 #include "core/interpose/interposer.h"
 #include "ops/functions.h"
 
+namespace test_fast_path {  // Note [Test files in unity builds]
+
 using namespace strata;
 
 namespace {
@@ -91,3 +93,5 @@ TEST_CASE("the fast path is taken only when the CPU kernel is all that would run
   }
   CHECK(trace.str() == "aten.neg.default(f32[2]) [CPU] -> CPU: kernel neg\n");
 }
+
+}  // namespace test_fast_path

@@ -11,6 +11,8 @@
 #include "ops/native/elementwise.h"
 #include "tests/ops/op_harness.h"
 
+namespace test_inference_ops {  // Note [Test files in unity builds]
+
 using namespace strata;
 using namespace strata::testing;
 
@@ -358,3 +360,5 @@ TEST_CASE("dropout is the identity in eval and for p = 0, zero for p = 1, and sc
   const auto [mo, mm] = native_dropout(strata::empty({3, 2}, {.device = Device::Meta}), 0.5, true);
   CHECK((mo.is_meta() && mm.dtype() == ScalarType::Bool && sizes_of(mm) == std::vector<std::int64_t>{3, 2}));
 }
+
+}  // namespace test_inference_ops

@@ -14,6 +14,8 @@
 #include "core/parallel.h"
 #include "ops/functions.h"
 
+namespace test_num_threads {  // Note [Test files in unity builds]
+
 using namespace strata;
 
 namespace {
@@ -77,3 +79,5 @@ TEST_CASE("set_num_threads refuses a count below one") {
   ThreadCountRestorer restore;
   CHECK_THROWS_WITH_AS(set_num_threads(0), "set_num_threads expects a positive number of threads, but got 0", Error);
 }
+
+}  // namespace test_num_threads

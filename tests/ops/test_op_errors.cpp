@@ -14,6 +14,8 @@
 #include "tests/ops/op_harness.h"
 #include "tests/test_helpers.h"
 
+namespace test_op_errors {  // Note [Test files in unity builds]
+
 using namespace strata;
 
 namespace {
@@ -205,3 +207,5 @@ TEST_CASE("composites check their arguments in the words of the ops they mirror"
                        "embedding(sparse=True) has no backward",
                        Error);
 }
+
+}  // namespace test_op_errors

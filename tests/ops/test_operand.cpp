@@ -6,6 +6,8 @@
 #include "ops/functions.h"
 #include "ops/native/operand.h"
 
+namespace test_operand {  // Note [Test files in unity builds]
+
 using namespace strata;
 using ops::Operand;
 
@@ -43,3 +45,5 @@ TEST_CASE("Operand::in_dtype borrows a tensor of that dtype and converts one of 
     CHECK(wide->to_vector<double>() == src.to_vector<double>());
   }
 }
+
+}  // namespace test_operand

@@ -6,6 +6,8 @@
 #include "ops/native/small_gemm.h"
 #include "tests/ops/op_harness.h"
 
+namespace test_ops_reference {  // Note [Test files in unity builds]
+
 using namespace strata;
 using namespace strata::testing;
 
@@ -537,3 +539,5 @@ TEST_CASE("factories and copies: dtypes, values, and preserved layouts") {
   fill_(filled_int, 1.7);
   CHECK(filled_int.to_vector<std::int64_t>() == std::vector<std::int64_t>{1, 1});
 }
+
+}  // namespace test_ops_reference

@@ -3,6 +3,8 @@
 #include "ops/functions.h"
 #include "tests/test_helpers.h"
 
+namespace test_output_layout {  // Note [Test files in unity builds]
+
 using namespace strata;
 
 using strata::testing::strides_of;
@@ -41,3 +43,5 @@ TEST_CASE("a permuted output whose size overflows is refused, and no stride over
                        "strides=[4398046511104, 1, 1099511627776]",
                        Error);
 }
+
+}  // namespace test_output_layout

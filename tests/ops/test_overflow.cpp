@@ -13,6 +13,8 @@
 #include "ops/functions.h"
 #include "tests/test_helpers.h"
 
+namespace test_overflow {  // Note [Test files in unity builds]
+
 // Note [Huge allocations under AddressSanitizer]
 // The allocation-failure test asks for more memory than any machine has. AddressSanitizer's default
 // is to abort the process on such a request; with this option its nothrow operator new returns null,
@@ -226,3 +228,5 @@ TEST_CASE("strided loops over a view without elements do not multiply its huge s
   CHECK(zero_(empty).numel() == 0);         // fill's loop
   CHECK(copy_(empty, empty).numel() == 0);  // copy_'s loop
 }
+
+}  // namespace test_overflow

@@ -6,6 +6,8 @@
 #include "ops/native/elementwise.h"
 #include "tests/ops/op_harness.h"
 
+namespace test_pointwise_reference {  // Note [Test files in unity builds]
+
 using namespace strata;
 using namespace strata::testing;
 
@@ -184,3 +186,5 @@ TEST_CASE("large pointwise ops split across threads give the same result as smal
   }
   CHECK(worst_contiguous < 1e-5);
 }
+
+}  // namespace test_pointwise_reference

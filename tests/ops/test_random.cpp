@@ -8,6 +8,8 @@
 #include "tests/ops/op_harness.h"
 #include "tests/test_helpers.h"
 
+namespace test_random {  // Note [Test files in unity builds]
+
 using namespace strata;
 using testing::max_abs_diff;
 
@@ -102,3 +104,5 @@ TEST_CASE("random ops on meta tensors draw nothing") {
   const nlohmann::json cases = testing::read_golden_json("rng_cases.json");
   check_case(cases, "randn_3_first", randn({3}));
 }
+
+}  // namespace test_random

@@ -12,6 +12,8 @@
 #include "tests/ops/op_harness.h"
 #include "tests/test_helpers.h"
 
+namespace test_scaled_mm {  // Note [Test files in unity builds]
+
 using namespace strata;
 
 namespace {
@@ -188,3 +190,5 @@ TEST_CASE("_scaled_mm has no derivative: it records NotImplemented, whose backwa
   // Without an input that requires grad nothing is recorded.
   CHECK(_scaled_mm(a, b, scalar_f32(1), scalar_f32(1), {}, {}, ScalarType::Float32).grad_fn() == nullptr);
 }
+
+}  // namespace test_scaled_mm

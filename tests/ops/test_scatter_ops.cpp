@@ -7,6 +7,8 @@
 #include "tests/ops/op_harness.h"
 #include "tests/test_helpers.h"
 
+namespace test_scatter_ops {  // Note [Test files in unity builds]
+
 using namespace strata;
 using testing::sizes_of;
 
@@ -106,3 +108,5 @@ TEST_CASE("gather and the scatters give PyTorch's errors") {
   CHECK_THROWS_WITH_AS(gather_backward(x, {2, 2}, 0, index22, true),
                        "gather_backward: strata has no sparse tensors (sparse_grad=True)", Error);
 }
+
+}  // namespace test_scatter_ops

@@ -7,6 +7,8 @@
 #include "ops/op_table.h"
 #include "tests/test_helpers.h"
 
+namespace test_schemas {  // Note [Test files in unity builds]
+
 using namespace strata;
 
 TEST_CASE("registered schemas are exactly the listed ones") {
@@ -27,3 +29,5 @@ TEST_CASE("registered schemas are exactly the listed ones") {
   CHECK_MESSAGE(unlisted.empty(), "registered but not listed: ", nlohmann::json(unlisted).dump());
   CHECK(registered.size() == listed.size());
 }
+
+}  // namespace test_schemas

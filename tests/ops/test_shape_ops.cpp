@@ -12,6 +12,8 @@
 #include "tests/ops/op_harness.h"
 #include "tests/test_helpers.h"
 
+namespace test_shape_ops {  // Note [Test files in unity builds]
+
 using namespace strata;
 using nlohmann::json;
 using testing::sizes_of;
@@ -253,3 +255,5 @@ TEST_CASE("select, slice and narrow are views: writes reach the base, versions a
   // A view of a leaf that requires grad may not be written in place.
   CHECK_THROWS_AS(fill_(select(x, 0, 0), 1.0), Error);
 }
+
+}  // namespace test_shape_ops

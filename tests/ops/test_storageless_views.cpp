@@ -13,6 +13,8 @@
 #include "ops/functions.h"
 #include "tests/test_helpers.h"
 
+namespace test_storageless_views {  // Note [Test files in unity builds]
+
 using namespace strata;
 
 namespace {
@@ -129,3 +131,5 @@ TEST_CASE("views of a wrapper that requires grad record history and still refuse
   CHECK_THROWS_WITH_AS(add(v, v), doctest::Contains(kNoStorage), Error);
   CHECK(v.str() == "tensor(..., size=(3, 2), storage=None, grad_fn=<TBackward0>)");
 }
+
+}  // namespace test_storageless_views

@@ -14,6 +14,8 @@
 #include "ops/functions.h"
 #include "tests/test_helpers.h"
 
+namespace test_tensor_api {  // Note [Test files in unity builds]
+
 using namespace strata;
 using testing::sizes_of;
 
@@ -241,3 +243,5 @@ TEST_CASE("equal and allclose follow LibTorch") {
                        Error);
   CHECK_THROWS_WITH_AS(x.allclose(x.to(ScalarType::Float64)), "[aten::isclose] Float did not match Double", Error);
 }
+
+}  // namespace test_tensor_api

@@ -17,6 +17,8 @@
 #include "tracer/autograd_dot.h"
 #include "tracer/cli/profile_step.h"
 
+namespace test_autograd_dot {  // Note [Test files in unity builds]
+
 using namespace strata;
 using namespace strata::tracer;
 
@@ -124,3 +126,5 @@ TEST_CASE("a tensor without history is a graph of itself; the text is the same e
   CHECK(to_dot(t).find("->") == std::string::npos);
   CHECK(mlp_graph_dot(MlpConfig{}) == mlp_graph_dot(MlpConfig{}));
 }
+
+}  // namespace test_autograd_dot

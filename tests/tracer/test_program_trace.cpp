@@ -18,6 +18,8 @@
 #include "modes/scaled_tensor.h"
 #include "tracer/cli/mlp_traces.h"
 
+namespace test_program_trace {  // Note [Test files in unity builds]
+
 using namespace strata;
 using namespace strata::tracer;
 
@@ -368,3 +370,5 @@ TEST_CASE("ScaledTensor traces print as Thunder's: f8_e4m3fn, clone's memory_for
   CHECK(backward.substr(clone, backward.find('\n', clone) - clone).find("memory_format=None)") != std::string::npos);
   CHECK(backward.find("torch.contiguous_format") == std::string::npos);
 }
+
+}  // namespace test_program_trace

@@ -8,6 +8,8 @@
 #include "tests/test_helpers.h"
 #include "tracer/cli/mlp_experiment.h"
 
+namespace test_mlp_experiment {  // Note [Test files in unity builds]
+
 using namespace strata;
 using namespace strata::tracer;
 
@@ -71,3 +73,5 @@ TEST_CASE("allclose is torch.allclose: |a - b| <= atol + rtol * |b|, NaN never c
   CHECK_FALSE(tracer::allclose(tensor<double>({1.0, 100.0, 0.0}), tensor<double>({1.0, 100.0, std::nan("")})));
   CHECK_FALSE(tracer::allclose(tensor<double>({1.0, 100.0}), view(tensor<double>({1.0, 100.0}), {2, 1})));
 }
+
+}  // namespace test_mlp_experiment

@@ -13,6 +13,8 @@
 #include "tests/tracer/cli/cli_test_helpers.h"
 #include "tests/tracer/cli/subprocess.h"
 
+namespace test_output_paths {  // Note [Test files in unity builds]
+
 using namespace strata;
 using namespace strata::testing;
 namespace fs = std::filesystem;
@@ -275,3 +277,5 @@ TEST_CASE("permissions decide as for open(): a writable file in a read-only dire
   fs::remove_all(logs);
 }
 #endif
+
+}  // namespace test_output_paths

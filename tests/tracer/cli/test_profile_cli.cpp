@@ -9,6 +9,8 @@
 #include "tests/tracer/cli/cli_test_helpers.h"
 #include "tracer/cli/trace_cli.h"
 
+namespace test_profile_cli {  // Note [Test files in unity builds]
+
 using namespace strata;
 namespace fs = std::filesystem;
 
@@ -114,3 +116,5 @@ TEST_CASE("every JSON output strata-trace writes starts with the run header") {
   check_header(nlohmann::ordered_json::parse(debug.out), 7);
   fs::remove_all(dir);
 }
+
+}  // namespace test_profile_cli

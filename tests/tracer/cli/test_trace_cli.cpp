@@ -15,6 +15,8 @@
 #include "io/python_json.h"
 #include "tracer/cli/trace_cli.h"
 
+namespace test_trace_cli {  // Note [Test files in unity builds]
+
 using namespace strata;
 using namespace strata::tracer;
 namespace fs = std::filesystem;
@@ -342,3 +344,5 @@ TEST_CASE("flags set the configuration") {
   CHECK(r.code == 0);
   CHECK(nlohmann::json::parse(r.out)["total_ops"] == 23);  // 5 forward, 14 backward, 4 optimizer
 }
+
+}  // namespace test_trace_cli

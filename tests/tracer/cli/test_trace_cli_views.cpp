@@ -5,6 +5,8 @@
 #include "modes/flop_counter.h"
 #include "tracer/cli/trace_cli.h"
 
+namespace test_trace_cli_views {  // Note [Test files in unity builds]
+
 using namespace strata;
 using namespace strata::tracer;
 
@@ -207,3 +209,5 @@ TEST_CASE("--world-size runs the traced step data-parallel: its collectives are 
       {{"--world-size", "2", "--trace"}, "--world-size: not with --trace (only the report's traced step runs on several ranks)"},
   });
 }
+
+}  // namespace test_trace_cli_views

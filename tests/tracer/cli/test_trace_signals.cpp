@@ -12,6 +12,8 @@
 #include "io/atomic_file.h"
 #include "io/temp_file_registry.h"
 
+namespace test_trace_signals {  // Note [Test files in unity builds]
+
 using namespace strata;
 using namespace strata::testing;
 namespace fs = std::filesystem;
@@ -196,3 +198,5 @@ TEST_CASE("a file-size limit (ulimit -f) is a write error: one line, exit code 2
   fs::remove_all(logs);
 }
 #endif
+
+}  // namespace test_trace_signals
