@@ -30,6 +30,8 @@ namespace strata {
 //    else their broadcast mul. The result goes back to the front of the list;
 //  - at the end, a view dropping the summed (now size 1) dimensions, or with a single operand, a sum.
 // A dimension counts as an operand's when its size is not 1, so size-1 dimensions broadcast.
+// Upstream later swaps sumproduct_pair's operands when that makes bmm's output land in order; that
+// came after 2.8 and changes the sequence ("ij,jk->ki"), so strata keeps 2.8's.
 
 namespace {
 
