@@ -248,7 +248,8 @@ Tensor sumproduct_pair(Tensor left, Tensor right, const std::vector<std::int64_t
 Tensor contract(std::deque<Tensor> ops, const Layout& l, std::vector<std::int64_t>& operands_with) {
   while (ops.size() > 1) {
     Tensor a = std::move(ops[0]), b = std::move(ops[1]);
-    ops.erase(ops.begin(), ops.begin() + 2);
+    ops.pop_front();
+    ops.pop_front();
     std::vector<std::int64_t> sum_dims, a_only, b_only;
     for (std::int64_t d = l.out_dims; d < l.total; ++d) {
       std::int64_t& n = operands_with[static_cast<std::size_t>(d)];
