@@ -2,12 +2,16 @@
 // scripts/reference/einsum_reference.py): the ops a dispatch mode sees forward and backward (Note
 // [einsum runs ATen's decomposition], ops/einsum.cpp), the output's sizes, strides and values, the
 // gradients and every error message; then gradcheck through the decomposition, what a function mode
-// and DebugMode see, and the seed's example line for line.
+// and DebugMode see, the seed's example line for line, and a wrapper subclass meeting each op.
+#include <algorithm>
+#include <memory>
+
 #include "autograd/backward.h"
 #include "autograd/gradcheck.h"
 #include "autograd/variable.h"
 #include "core/interpose/function_mode.h"
 #include "modes/debug_mode.h"
+#include "modes/logging_tensor.h"
 #include "ops/einsum.h"
 #include "ops/functions.h"
 #include "tests/golden_products.h"
@@ -15,6 +19,7 @@
 
 using namespace strata;
 using strata::tracer::DebugMode;
+using strata::tracer::LoggingTensor;
 using nlohmann::json;
 
 namespace {
@@ -133,4 +138,25 @@ TEST_CASE("DebugMode logs the seed's einsum as the seed prints its local ops") {
         "      aten::view(t: f32[1, 96, 16], [16, 6, 1, 4, 4])\n"
         "      aten::permute(t: f32[16, 6, 1, 4, 4], [0, 1, 3, 4, 2])\n"
         "      aten::view(t: f32[16, 6, 4, 4, 1], [16, 6, 4, 4])");
+}
+
+TEST_CASE("a wrapper subclass sees each op of einsum, forward and backward, and its gradients are wrappers") {
+  // What a sharded tensor will meet: every op of the decomposition reaches its handler one by one.
+  const Tensor a = randn({2, 3, 4}), b = randn({4, 3});
+  auto log = std::make_shared<LoggingTensor::Log>();
+  const Tensor wa = LoggingTensor::wrap(a, log, true), wb = LoggingTensor::wrap(b, log, true);
+  std::vector<std::string> plain_ops;
+  Tensor plain;
+  plain_ops = testing::ops_seen([&] { plain = einsum("bij,jk->bik", {a, b}); });
+  const Tensor wrapped = einsum("bij,jk->bik", {wa, wb});
+  CHECK(*log == plain_ops);
+  REQUIRE(LoggingTensor::of(wrapped) != nullptr);
+  CHECK(testing::sizes_of(wrapped) == testing::sizes_of(plain));
+  CHECK(allclose(LoggingTensor::of(wrapped)->elem(), plain));
+  log->clear();
+  backward(sum(wrapped));
+  CHECK(std::count(log->begin(), log->end(), "aten.bmm.default") == 2);
+  REQUIRE(wa.grad().defined());
+  CHECK(LoggingTensor::of(wa.grad()) != nullptr);
+  CHECK(testing::sizes_of(wb.grad()) == std::vector<std::int64_t>{4, 3});
 }
