@@ -54,6 +54,7 @@
 #include "nn/module_hooks.h"
 #include "nn/safetensors.h"
 #include "ops/detach.h"
+#include "ops/einsum.h"
 #include "ops/functions.h"
 #include "ops/indexing.h"
 #include "ops/library.h"

@@ -1,4 +1,4 @@
-// autograd/formulas/views.cpp: the derivative rows of view ops (t, transpose, permute, view...), select/slice backwards, cat, stack, detach: PyTorch's
+// autograd/formulas/views.cpp: the derivative rows of view ops (t, transpose, permute, view...), select/slice/diagonal backwards, cat, stack, detach: PyTorch's
 // tools/autograd/derivatives.yaml entry quoted above each row, its formulas written with the same
 // helper calls (and so the same dispatched ops). Rows and their Notes: autograd/derivative_table.h.
 #include <limits>
@@ -76,6 +76,20 @@ std::vector<DerivativeRow> view_rows() {
       {.op = "aten::slice_backward",
        .formulas = {{"grad_output",
                      [](C c) { return slice(c.grad(), c.integer("dim"), c.integer("start"), c.integer("end"), c.integer("step")); }}}},
+      // - name: diagonal(Tensor(a) self, int offset=0, int dim1=0, int dim2=1) -> Tensor(a)
+      //   self: diagonal_backward_symint(grad, self.sym_sizes(), offset, dim1, dim2)
+      {.op = "aten::diagonal",
+       .formulas = {{"self",
+                     [](C c) {
+                       return diagonal_backward(c.grad(), c.sizes("self"), c.integer("offset"), c.integer("dim1"),
+                                                c.integer("dim2"));
+                     }}},
+       .geometry = {"self"}},
+      // - name: diagonal_backward(Tensor grad_output, SymInt[] input_sizes, int offset, int dim1, int dim2) -> Tensor
+      //   grad_output: grad.diagonal(offset, dim1, dim2)
+      {.op = "aten::diagonal_backward",
+       .formulas = {{"grad_output",
+                     [](C c) { return diagonal(c.grad(), c.integer("offset"), c.integer("dim1"), c.integer("dim2")); }}}},
       // - name: cat(Tensor[] tensors, int dim=0) -> Tensor
       //   tensors: cat_tensors_backward(grad, to_args_sizes_symint(tensors), to_args_scalartypes(tensors), dim)
       // One edge per tensor of the list: recorded by cat's own kernel (autograd/formulas/cat_backward.h).

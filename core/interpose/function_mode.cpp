@@ -112,6 +112,10 @@ FunctionSignature::FunctionSignature(std::string_view function_name, std::string
     Param p;
     p.keyword = keyword;
     std::string_view body = item;
+    if (body.size() > 1 && body.front() == '*') {
+      p.variadic = true;
+      body.remove_prefix(1);
+    }
     const bool bracketed = body.size() >= 2 && body.front() == '[' && body.back() == ']';
     if (bracketed) body = trim(body.substr(1, body.size() - 2));
     const std::size_t eq = body.find('=');
@@ -130,6 +134,14 @@ FunctionCall::FunctionCall(const FunctionSignature& signature, std::vector<IValu
   std::size_t next = 0;
   for (const auto& p : signature.params) {
     IValue v = p.constant ? p.value : std::move(boxed[next++]);
+    if (p.variadic) {
+      STRATA_INTERNAL_ASSERT(v.is_tensor_list(), signature.name, "'s *", p.name, " is not a tensor list");
+      for (const Tensor& t : v.to_tensor_list()) {
+        args_.emplace_back(t);
+        arg_params_.push_back(&p);
+      }
+      continue;
+    }
     if (p.has_default && p.keyword && is_default(v, p.value)) continue;  // Note [Arguments at their default are not passed]
     if (p.keyword) {
       kwargs_.emplace_back(p.name, std::move(v));

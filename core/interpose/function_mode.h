@@ -40,7 +40,9 @@ class FunctionMode {
 // then keyword names (after `*`); `name=VALUE` is a constant strata's function always passes (None,
 // True, False, an integer, a float or a 'string'), e.g. cross_entropy's `size_average=None`;
 // `[name]` and `[name=VALUE]` are parameters with a default, left out of the call when the C++
-// argument is None or VALUE (Note [Arguments at their default are not passed]).
+// argument is None or VALUE (Note [Arguments at their default are not passed]); `*name` is Python's
+// variadic positional (torch.functional.einsum's `*operands`): its C++ argument, a tensor list, is
+// passed as one positional argument per tensor.
 // Parsed once per function, on its first announced call.
 struct FunctionSignature {
   struct Param {
@@ -48,6 +50,7 @@ struct FunctionSignature {
     bool keyword = false;
     bool constant = false;
     bool has_default = false;  // `[name]` (default None) or `[name=VALUE]`
+    bool variadic = false;     // `*name`: a tensor list spread into positionals
     IValue value;              // the constant, when `constant`; the default, when `has_default`
   };
   // `name`: PyTorch's public name (torch.overrides.resolve_name): "torch.mm", "torch.Tensor.add_".

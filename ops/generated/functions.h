@@ -298,5 +298,14 @@ Tensor select_backward(const Tensor& grad_output, IntArrayRef input_sizes, std::
 //   SymInt step) -> Tensor
 Tensor slice_backward(const Tensor& grad_output, IntArrayRef input_sizes, std::int64_t dim, std::int64_t start,
                       std::int64_t end, std::int64_t step);
+// The diagonal of the matrices that dimensions dim1 and dim2 make, shifted by offset (above the main
+// diagonal when positive, below it when negative), as the view's last dimension; dim1 and dim2 are
+// dropped. einsum takes it for a subscript repeated in one operand ("ii->i").
+// aten::diagonal(Tensor(a) self, int offset=0, int dim1=0, int dim2=1) -> Tensor(a)
+Tensor diagonal(const Tensor& self, std::int64_t offset = 0, std::int64_t dim1 = 0, std::int64_t dim2 = 1);
+// The gradient of diagonal: zeros of `input_sizes` with `grad_output` on the diagonal.
+// aten::diagonal_backward(Tensor grad_output, SymInt[] input_sizes, int offset, int dim1, int dim2) -> Tensor
+Tensor diagonal_backward(const Tensor& grad_output, IntArrayRef input_sizes, std::int64_t offset, std::int64_t dim1,
+                         std::int64_t dim2);
 
 }  // namespace strata

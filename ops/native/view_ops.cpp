@@ -1,6 +1,6 @@
 // ops/native/view_ops.cpp: ops whose output shares the input's storage: t, transpose.int, permute, view, expand,
-// as_strided, detach, unsqueeze, squeeze.dim, select.int, slice.Tensor (and select_backward, slice_backward, which write
-// into such a view of a fresh tensor). Each is one geometry function (sizes, strides, offset of the view); the same
+// as_strided, detach, unsqueeze, squeeze.dim, select.int, slice.Tensor, diagonal (and select_backward, slice_backward,
+// diagonal_backward, which write into such a view of a fresh tensor). Each is one geometry function (sizes, strides, offset of the view); the same
 // function serves CPU and meta tensors, so no data is touched.
 #include <algorithm>
 #include <cstring>
@@ -255,6 +255,62 @@ TensorSpec slice_backward_meta(const Tensor& grad_output, IntArrayRef input_size
 void slice_backward_cpu(const Tensor& out, const Tensor& grad_output, IntArrayRef, std::int64_t dim, std::int64_t start,
                         std::int64_t end, std::int64_t step) {
   zero_and_copy_into(out, slice_geometry(out, dim, start, end, step), grad_output);
+}
+
+// ---- diagonal and its backward op ----
+// PyTorch's diagonal: dim1 and dim2 are dropped and the diagonal, shifted by `offset` (above the main
+// one when positive: dim2's first columns are skipped; below it when negative: dim1's first rows),
+// becomes the last dimension. An offset past the end gives an empty diagonal at the input's offset.
+struct DiagonalDims {
+  std::size_t dim1, dim2;
+  std::int64_t length;
+  DimVector sizes;  // the diagonal's
+};
+DiagonalDims diagonal_dims(IntArrayRef sizes, std::int64_t offset, std::int64_t dim1, std::int64_t dim2) {
+  const auto ndim = static_cast<std::int64_t>(sizes.size());
+  const auto d1 = static_cast<std::size_t>(wrap_dim(dim1, ndim));
+  const auto d2 = static_cast<std::size_t>(wrap_dim(dim2, ndim));
+  STRATA_CHECK(d1 != d2, "diagonal dimensions cannot be identical ", dim1, ", ", dim2);
+  const std::int64_t size1 = sizes[d1], size2 = sizes[d2];
+  // Each branch compares with a size first, so the offset is never negated or added out of range.
+  const std::int64_t length = offset >= 0 ? (offset >= size2 ? 0 : std::min(size1, size2 - offset))
+                                          : (offset <= -size1 ? 0 : std::min(size1 + offset, size2));
+  DimVector out;
+  for (std::size_t i = 0; i < sizes.size(); ++i)
+    if (i != d1 && i != d2) out.push_back(sizes[i]);
+  out.push_back(length);
+  return {d1, d2, length, out};
+}
+
+ViewSpec diagonal_geometry(const Tensor& self, std::int64_t offset, std::int64_t dim1, std::int64_t dim2) {
+  DiagonalDims d = diagonal_dims(self.sizes(), offset, dim1, dim2);
+  const IntArrayRef in_strides = self.strides();
+  const std::int64_t stride1 = in_strides[d.dim1], stride2 = in_strides[d.dim2];
+  // The first element's offset: inside a tensor with elements it cannot overflow; an empty tensor's
+  // strides may be anything, and then an offset that would overflow is left as it was (as slice's).
+  std::int64_t offset_out = self.storage_offset(), shift = 0;
+  if (d.length > 0 && !__builtin_mul_overflow(offset >= 0 ? offset : -offset, offset >= 0 ? stride2 : stride1, &shift) &&
+      !__builtin_add_overflow(offset_out, shift, &shift))
+    offset_out = shift;
+  DimVector strides;
+  for (std::size_t i = 0; i < in_strides.size(); ++i)
+    if (i != d.dim1 && i != d.dim2) strides.push_back(in_strides[i]);
+  std::int64_t stride = 0;
+  if (__builtin_add_overflow(stride1, stride2, &stride)) stride = std::numeric_limits<std::int64_t>::max();
+  strides.push_back(stride);
+  return {std::move(d.sizes), strides, offset_out};
+}
+
+// PyTorch's diagonal_backward: zeros of input_sizes, the gradient copied into their diagonal.
+TensorSpec diagonal_backward_meta(const Tensor& grad_output, IntArrayRef input_sizes, std::int64_t offset, std::int64_t dim1,
+                                  std::int64_t dim2) {
+  check_size_nonnegative(input_sizes);
+  check_backward_grad(grad_output, diagonal_dims(input_sizes, offset, dim1, dim2).sizes);
+  return {DimVector(input_sizes), grad_output.dtype(), {}};
+}
+void diagonal_backward_cpu(const Tensor& out, const Tensor& grad_output, IntArrayRef, std::int64_t offset, std::int64_t dim1,
+                           std::int64_t dim2) {
+  zero_and_copy_into(out, diagonal_geometry(out, offset, dim1, dim2), grad_output);
 }
 
 // ---- detach: same geometry, no autograd history (see ops/detach.h) ----

@@ -8,6 +8,7 @@
 #include "nn/functional.h"
 #include "ops/detach.h"
 #include "ops/functions.h"
+#include "tests/golden_products.h"
 #include "tests/test_helpers.h"
 
 namespace test_matmul_sequences {  // Note [Test files in unity builds]
@@ -41,13 +42,6 @@ Tensor run(const json& c, const std::vector<Tensor>& xs) {
   return flatten(xs[0], extra.size() > 0 ? extra[0].get<std::int64_t>() : 0, extra.size() > 1 ? extra[1].get<std::int64_t>() : -1);
 }
 
-void check_values(const Tensor& t, const json& expected) {
-  const std::vector<double> got = contiguous(t).to_vector<double>();
-  const std::vector<double> want = expected.get<std::vector<double>>();
-  REQUIRE(got.size() == want.size());
-  for (std::size_t i = 0; i < got.size(); ++i) CHECK(got[i] == doctest::Approx(want[i]).epsilon(1e-5));
-}
-
 }  // namespace
 
 TEST_CASE("matmul and flatten dispatch PyTorch's ops and give its outputs and gradients") {
@@ -59,26 +53,7 @@ TEST_CASE("matmul and flatten dispatch PyTorch's ops and give its outputs and gr
     INFO(name);
     std::vector<Tensor> xs;
     for (const json& spec : c["operands"]) xs.push_back(operand(spec));
-    Tensor y;
-    testing::check_same_ops(testing::ops_seen([&] { y = run(c, xs); }), c["forward"].get<std::vector<std::string>>());
-    CHECK(testing::sizes_of(y) == c["sizes"].get<std::vector<std::int64_t>>());
-    CHECK(testing::strides_of(y) == c["strides"].get<std::vector<std::int64_t>>());
-    check_values(y, c["values"]);
-    if (!c.contains("grads")) {
-      CHECK(!y.requires_grad());
-      continue;
-    }
-    const Tensor loss = sum(mul(y, view(arange(1.0, static_cast<double>(y.numel()) + 1), y.sizes())));
-    const std::vector<std::string> backward_ops = testing::ops_seen([&] { backward(loss); });
-    if (c.contains("backward")) testing::check_same_ops(backward_ops, c["backward"].get<std::vector<std::string>>());
-    for (std::size_t k = 0; k < xs.size(); ++k) {
-      if (c["grads"][k].is_null()) {
-        CHECK(!xs[k].grad().defined());
-        continue;
-      }
-      REQUIRE(xs[k].grad().defined());
-      check_values(xs[k].grad(), c["grads"][k]);
-    }
+    testing::check_golden_product(c, xs, [&] { return run(c, xs); });
   }
 }
 
