@@ -60,11 +60,14 @@ DeviceMesh::DeviceMesh(std::vector<std::int64_t> shape, std::vector<int> ranks, 
   ProcessGroup& world = resolve_process_group("0");
   STRATA_CHECK(!shape.empty(), "DeviceMesh: the mesh must have at least one dimension");
   std::int64_t numel = 1;
+  bool overflows = false;
   for (std::int64_t s : shape) {
     STRATA_CHECK(s >= 1, "DeviceMesh: every mesh dimension must be at least 1, got shape ", shape_str(shape));
-    STRATA_CHECK(!mul_overflows(numel, s, &numel) && numel <= world.size(), "Mesh should not be bigger than default "
-                 "world size ", world.size(), ", but found a mesh of shape ", shape_str(shape));
+    overflows = overflows || mul_overflows(numel, s, &numel);
   }
+  STRATA_CHECK(!overflows && numel <= world.size(), "Mesh should not be bigger than default world size ", world.size(),
+               ", but found a mesh of shape ", shape_str(shape), " (", overflows ? "more than 2^63" : std::to_string(numel),
+               " ranks)!");
   if (ranks.empty())
     for (int r = 0; r < numel; ++r) ranks.push_back(r);
   STRATA_CHECK(static_cast<std::int64_t>(ranks.size()) == numel, "DeviceMesh: a mesh of shape ", shape_str(shape),
@@ -73,7 +76,8 @@ DeviceMesh::DeviceMesh(std::vector<std::int64_t> shape, std::vector<int> ranks, 
   for (int r : ranks) {
     STRATA_CHECK(r >= 0 && r < world.size(), "DeviceMesh: rank ", r, " is not a rank of the world (it has ",
                  world.size(), " ranks)");
-    STRATA_CHECK(!seen[static_cast<std::size_t>(r)], "DeviceMesh: rank ", r, " appears more than once in the mesh");
+    STRATA_CHECK(!seen[static_cast<std::size_t>(r)], "DeviceMesh cannot have duplicate values, but found rank ", r,
+                 " more than once in ", shape_str(std::vector<std::int64_t>(ranks.begin(), ranks.end())));
     seen[static_cast<std::size_t>(r)] = true;
   }
   if (!dim_names.empty()) {

@@ -158,11 +158,14 @@ TEST_CASE("a mesh of given ranks, copies and equality") {
 TEST_CASE("a mesh's errors: sizes, ranks, dimension names, a local rank without a dimension") {
   FakeWorld world(0, 8);
   CHECK_THROWS_WITH_AS(init_device_mesh({4, 4}), "Mesh should not be bigger than default world size 8, but found a "
-                       "mesh of shape [4, 4]", Error);
+                       "mesh of shape [4, 4] (16 ranks)!", Error);
+  CHECK_THROWS_WITH_AS(init_device_mesh({1LL << 40, 1LL << 40}), "Mesh should not be bigger than default world size 8, "
+                       "but found a mesh of shape [1099511627776, 1099511627776] (more than 2^63 ranks)!", Error);
   CHECK_THROWS_WITH_AS(init_device_mesh({}), "DeviceMesh: the mesh must have at least one dimension", Error);
   CHECK_THROWS_WITH_AS(init_device_mesh({2, 0}), "DeviceMesh: every mesh dimension must be at least 1, got shape [2, 0]",
                        Error);
-  CHECK_THROWS_WITH_AS(DeviceMesh({2}, {0, 0}), "DeviceMesh: rank 0 appears more than once in the mesh", Error);
+  CHECK_THROWS_WITH_AS(DeviceMesh({2}, {0, 0}), "DeviceMesh cannot have duplicate values, but found rank 0 more than "
+                       "once in [0, 0]", Error);
   CHECK_THROWS_WITH_AS(DeviceMesh({2}, {0, 8}), "DeviceMesh: rank 8 is not a rank of the world (it has 8 ranks)", Error);
   CHECK_THROWS_WITH_AS(DeviceMesh({2, 2}, {0, 1}), "DeviceMesh: a mesh of shape [2, 2] needs 4 ranks, got 2", Error);
   CHECK_THROWS_WITH_AS(init_device_mesh({2, 4}, {"dp"}), "mesh_shape and mesh_dim_names should have same length! "
