@@ -8,6 +8,7 @@
 #include "core/shape.h"
 #include "core/util/checked_math.h"
 #include "core/util/error.h"
+#include "distributed/placement.h"
 #include "distributed/process_group.h"
 
 namespace strata::distributed {
@@ -159,6 +160,13 @@ std::string DeviceMesh::short_str() const {
   std::string out = "DM(";
   for (std::size_t i = 0; i < impl_->shape.size(); ++i) out += (i ? ", " : "") + std::to_string(impl_->shape[i]);
   return out + ")";
+}
+
+std::size_t DeviceMesh::hash() const {
+  std::size_t h = impl_->shape.size();
+  for (std::int64_t s : impl_->shape) h = hash_mix(h, static_cast<std::size_t>(s));
+  for (int r : impl_->ranks) h = hash_mix(h, static_cast<std::size_t>(r));
+  return h;
 }
 
 bool operator==(const DeviceMesh& a, const DeviceMesh& b) {

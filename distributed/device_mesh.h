@@ -4,7 +4,9 @@
 // collectives on a dimension run on its group.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
@@ -55,7 +57,8 @@ class DeviceMesh {
   // DebugMode's short form, "DM(4, 2)".
   std::string short_str() const;
 
-  // Meshes are equal when their shapes and ranks are (upstream's __eq__).
+  // Meshes are equal when their shapes and ranks are (upstream's __eq__), and hash alike then.
+  std::size_t hash() const;
   friend bool operator==(const DeviceMesh& a, const DeviceMesh& b);
   friend bool operator!=(const DeviceMesh& a, const DeviceMesh& b) { return !(a == b); }
 
@@ -69,3 +72,8 @@ class DeviceMesh {
 DeviceMesh init_device_mesh(std::vector<std::int64_t> shape, std::vector<std::string> dim_names = {});
 
 }  // namespace strata::distributed
+
+template <>
+struct std::hash<strata::distributed::DeviceMesh> {
+  std::size_t operator()(const strata::distributed::DeviceMesh& m) const noexcept { return m.hash(); }
+};

@@ -17,19 +17,15 @@ ReduceOp Placement::reduce_op() const {
   return reduce_op_;
 }
 
-namespace {
-std::size_t mix(std::size_t seed, std::size_t v) { return seed ^ (v + 0x9e3779b97f4a7c15ULL + (seed << 6) + (seed >> 2)); }
-}  // namespace
-
 std::size_t Placement::hash() const {
-  std::size_t h = mix(0, static_cast<std::size_t>(kind_));
-  h = mix(h, static_cast<std::size_t>(dim_));
-  return mix(h, static_cast<std::size_t>(reduce_op_));
+  std::size_t h = hash_mix(0, static_cast<std::size_t>(kind_));
+  h = hash_mix(h, static_cast<std::size_t>(dim_));
+  return hash_mix(h, static_cast<std::size_t>(reduce_op_));
 }
 
 std::size_t hash_placements(const Placements& ps) {
-  std::size_t h = mix(0, ps.size());
-  for (const Placement& p : ps) h = mix(h, p.hash());
+  std::size_t h = hash_mix(0, ps.size());
+  for (const Placement& p : ps) h = hash_mix(h, p.hash());
   return h;
 }
 

@@ -72,6 +72,10 @@ std::string repr(const Placement& p);
 // DebugMode's list: "[S(0), R]".
 std::string to_string(const Placements& ps, PartialStyle style = PartialStyle::Bare);
 std::size_t hash_placements(const Placements& ps);
+// Folds `value` into `seed` (boost's hash_combine): how placements and meshes hash their fields.
+inline std::size_t hash_mix(std::size_t seed, std::size_t value) {
+  return seed ^ (value + 0x9e3779b97f4a7c15ULL + (seed << 6) + (seed >> 2));
+}
 std::ostream& operator<<(std::ostream& os, const Placement& p);  // to_string(p)
 
 }  // namespace strata::distributed

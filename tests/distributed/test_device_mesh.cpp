@@ -151,6 +151,9 @@ TEST_CASE("a mesh of given ranks, copies and equality") {
   CHECK(copy == mesh);
   CHECK(copy.group_name(1) == "3");
   CHECK(DeviceMesh({2, 2}, {3, 1, 2, 0}) == mesh);
+  CHECK(std::hash<DeviceMesh>()(DeviceMesh({2, 2}, {3, 1, 2, 0})) == mesh.hash());
+  CHECK(DeviceMesh({2, 2}).hash() != mesh.hash());
+  CHECK(DeviceMesh({4}, {3, 1, 2, 0}).hash() != mesh.hash());
   CHECK(DeviceMesh({2, 2}) != mesh);
   CHECK(DeviceMesh({4}, {3, 1, 2, 0}) != mesh);
 }
