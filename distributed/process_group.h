@@ -1,7 +1,8 @@
 // distributed/process_group.h: process groups (PyTorch's c10d::ProcessGroup): a rank's view of a
 // set of ranks that run collectives together, named so that ops can carry the name as a string
 // (upstream's functional collectives take `str group_name`), and the reductions they apply.
-// The backends are in thread_backend.h (ranks as threads of one process).
+// The backends are in thread_backend.h (ranks as threads of one process), mpi_backend.h and
+// fake_process_group.h (one rank that only pretends to communicate).
 #pragma once
 
 #include <cstdint>

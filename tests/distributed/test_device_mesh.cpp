@@ -222,3 +222,18 @@ TEST_CASE("meshes on 8 thread ranks: each rank's groups are PyTorch's, and reach
   CHECK(failures.empty());
   for (const std::string& f : failures) MESSAGE(f);
 }
+
+TEST_CASE("a mesh smaller than the thread world: its ranks share a group, the others have no coordinate" *
+          doctest::test_suite("threads")) {
+  std::vector<float> sums(4, -1);
+  std::vector<int> in_mesh(4, -1);
+  spawn(4, [&](int rank) {
+    const DeviceMesh mesh({2}, {3, 1});
+    const auto r = static_cast<std::size_t>(rank);
+    if (!mesh.get_coordinate()) return;
+    in_mesh[r] = static_cast<int>((*mesh.get_coordinate())[0]);
+    sums[r] = wait_tensor(all_reduce(full({1}, static_cast<double>(rank)), "sum", mesh.group_name(0))).item<float>();
+  });
+  CHECK(in_mesh == std::vector<int>{-1, 1, -1, 0});
+  CHECK(sums == std::vector<float>{-1, 4, -1, 4});
+}
