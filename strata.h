@@ -6,8 +6,8 @@
 //   ops          the ops' front ends, detach, custom ops (Library), record_function scopes
 //   autograd     backward and grad, grad mode, hooks, graph callbacks, custom functions, gradcheck
 //   nn, optim    modules, functional, init, module hooks and ModTracker, safetensors; SGD
-//   distributed  process groups, the thread backend (spawn), functional and differentiable
-//                collectives, DistributedDataParallel
+//   distributed  process groups, the thread backend (spawn), the fake process group, functional
+//                and differentiable collectives, DistributedDataParallel, device meshes, placements
 //   modes        DebugMode, FakeTensorMode, FlopCounterMode, OpCounter, the profiler, LoggingTensor,
 //                ScaledTensor
 //   tracer       program traces (record_program), the autograd graph as DOT
@@ -36,8 +36,12 @@
 #include "core/util/warning.h"
 #include "distributed/autograd_collectives.h"
 #include "distributed/data_parallel.h"
+#include "distributed/device_mesh.h"
+#include "distributed/fake_process_group.h"
 #include "distributed/functional_collectives.h"
+#include "distributed/placement.h"
 #include "distributed/process_group.h"
+#include "distributed/shard_layout.h"
 #include "distributed/thread_backend.h"
 #include "modes/debug_hashes.h"
 #include "modes/debug_mode.h"

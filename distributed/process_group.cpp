@@ -77,6 +77,11 @@ std::string split_group(const std::vector<std::vector<int>>& split_ranks, std::s
   return {};
 }
 
+void destroy_process_groups() {
+  groups().clear();
+  groups_made = 1;
+}
+
 ProcessGroup* find_process_group(std::string_view name) {
   const auto it = groups().find(name);
   return it == groups().end() ? nullptr : it->second.get();

@@ -1,7 +1,8 @@
 // distributed/process_group.h: process groups (PyTorch's c10d::ProcessGroup): a rank's view of a
 // set of ranks that run collectives together, named so that ops can carry the name as a string
 // (upstream's functional collectives take `str group_name`), and the reductions they apply.
-// The backends are in thread_backend.h (ranks as threads of one process).
+// The backends are in thread_backend.h (ranks as threads of one process), mpi_backend.h and
+// fake_process_group.h (one rank that only pretends to communicate).
 #pragma once
 
 #include <cstdint>
@@ -12,13 +13,9 @@
 
 #include "../core/util/array_ref.h"
 #include "../core/tensor.h"
+#include "reduce_op.h"
 
 namespace strata::distributed {
-
-// Upstream's reduce_op strings: "sum", "avg", "product", "min", "max".
-enum class ReduceOp { Sum, Avg, Product, Min, Max };
-ReduceOp parse_reduce_op(std::string_view name);  // throws strata::Error for any other name
-std::string_view reduce_op_name(ReduceOp op);
 
 // A collective in flight on this rank (upstream's c10d::Work). wait() returns once this rank's
 // output holds the result, and throws strata::Error if the collective failed (a rank that failed,
@@ -78,6 +75,9 @@ void register_process_group(std::shared_ptr<ProcessGroup> group);  // an error i
 void unregister_process_group(std::string_view name);
 ProcessGroup& resolve_process_group(std::string_view name);  // an error naming the group if unknown
 ProcessGroup* find_process_group(std::string_view name);     // null if unknown
+// upstream's destroy_process_group() without a group: forgets every group registered on this thread
+// and restarts the names, so the next world registered is "0" and the next split's first group "1".
+void destroy_process_groups();
 
 // Note [Splitting a group]
 // upstream's split_group(parent, split_ranks): every rank of the parent calls it with the same

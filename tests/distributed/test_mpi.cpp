@@ -14,6 +14,7 @@
 
 #include "autograd/backward.h"
 #include "distributed/data_parallel.h"
+#include "distributed/device_mesh.h"
 #include "distributed/functional_collectives.h"
 #include "distributed/mpi_backend.h"
 #include "distributed/process_group.h"
@@ -161,6 +162,25 @@ TEST_CASE("MPI: split_group makes a 2-D mesh's rows and columns") {
   CHECK(wait_tensor(all_reduce(mine, "sum", rows)).to_vector<double>() == std::vector<double>{row_sum, row_sum});
   CHECK(wait_tensor(all_reduce(mine, "sum", cols)).to_vector<double>() == std::vector<double>{col_sum, col_sum});
   CHECK(resolve_process_group(cols).rank() == me() / 2);
+}
+
+TEST_CASE("MPI: device meshes over the world: the whole world in 1-D, a (2, 2) mesh's groups in PyTorch's order") {
+  const DeviceMesh line = init_device_mesh({world()});
+  CHECK(line.group_name(0) == "0");
+  CHECK(line.get_local_rank() == me());
+  if (world() != 4) return;
+  std::vector<int> everyone{0, 1, 2, 3};
+  const int base = std::stoi(split_group({everyone}));  // the names made so far differ with the cases run
+  const DeviceMesh mesh = init_device_mesh({2, 2});
+  const int i = me() / 2, j = me() % 2;
+  CHECK(*mesh.get_coordinate() == std::vector<std::int64_t>{i, j});
+  CHECK(mesh.group_name(0) == std::to_string(base + 1 + j));  // columns [0, 2], [1, 3]
+  CHECK(mesh.group_name(1) == std::to_string(base + 3 + i));  // rows [0, 1], [2, 3]
+  const Tensor mine = full({1}, static_cast<double>(me()));
+  CHECK(wait_tensor(all_reduce(mine, "sum", mesh.group_name(0))).item<float>() == static_cast<float>(2 + 2 * j));
+  CHECK(wait_tensor(all_reduce(mine, "sum", mesh.group_name(1))).item<float>() == static_cast<float>(1 + 4 * i));
+  CHECK(mesh.get_local_rank(0) == i);
+  CHECK(mesh.get_local_rank(1) == j);
 }
 
 int main(int argc, char** argv) {
