@@ -17,6 +17,8 @@
 #include "distributed/thread_backend.h"
 #include "ops/functions.h"
 
+namespace test_device_mesh {  // Note [Test files in unity builds]
+
 using namespace strata;
 using namespace strata::distributed;
 
@@ -237,3 +239,5 @@ TEST_CASE("a mesh smaller than the thread world: its ranks share a group, the ot
   CHECK(in_mesh == std::vector<int>{-1, 1, -1, 0});
   CHECK(sums == std::vector<float>{-1, 4, -1, 4});
 }
+
+}  // namespace test_device_mesh

@@ -11,6 +11,8 @@
 #include "modes/fake_tensor.h"
 #include "ops/functions.h"
 
+namespace test_fake_process_group {  // Note [Test files in unity builds]
+
 using namespace strata;
 using namespace strata::distributed;
 
@@ -121,3 +123,5 @@ TEST_CASE("a FakeWorld replaces this thread's groups and forgets them, and the n
   CHECK(split_group({{0, 1}, {2, 3}}) == "2");  // the counter restarted at "1"
   CHECK(resolve_process_group("2").rank() == 1);
 }
+
+}  // namespace test_fake_process_group

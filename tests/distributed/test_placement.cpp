@@ -8,6 +8,8 @@
 #include "core/util/error.h"
 #include "distributed/placement.h"
 
+namespace test_placement {  // Note [Test files in unity builds]
+
 using namespace strata;
 using namespace strata::distributed;
 
@@ -79,3 +81,5 @@ TEST_CASE("a placement's kind, dim and reduce op; asking a placement for what it
   CHECK_THROWS_WITH_AS(Placement(Replicate{}).dim(), "Placement::dim: Replicate() is not a Shard placement", Error);
   CHECK_THROWS_WITH_AS(s.reduce_op(), "Placement::reduce_op: Shard(dim=2) is not a Partial placement", Error);
 }
+
+}  // namespace test_placement

@@ -8,6 +8,8 @@
 #include "core/util/error.h"
 #include "distributed/shard_layout.h"
 
+namespace test_shard_layout {  // Note [Test files in unity builds]
+
 using namespace strata;
 using namespace strata::distributed;
 
@@ -105,3 +107,5 @@ TEST_CASE("compute_local_shape_and_global_offset on 1-D and 2-D meshes, sharding
   CHECK_THROWS_WITH_AS(at({4}, {2}, {0}, {Shard{1}}), "Sharding dim 1 greater than tensor ndim 1", Error);
   CHECK_THROWS_AS(at({4}, {2, 2}, {0, 0}, {Shard{0}}), Error);
 }
+
+}  // namespace test_shard_layout

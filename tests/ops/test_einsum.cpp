@@ -17,6 +17,8 @@
 #include "tests/golden_products.h"
 #include "tests/test_helpers.h"
 
+namespace test_einsum {  // Note [Test files in unity builds]
+
 using namespace strata;
 using strata::tracer::DebugMode;
 using strata::tracer::LoggingTensor;
@@ -160,3 +162,5 @@ TEST_CASE("a wrapper subclass sees each op of einsum, forward and backward, and 
   CHECK(LoggingTensor::of(wa.grad()) != nullptr);
   CHECK(testing::sizes_of(wb.grad()) == std::vector<std::int64_t>{4, 3});
 }
+
+}  // namespace test_einsum
