@@ -147,6 +147,8 @@ class Tensor {
   std::tuple<Tensor, Tensor> max(std::int64_t dim, bool keepdim = false) const;  // (values, indices)
   Tensor argmax(std::optional<std::int64_t> dim = std::nullopt, bool keepdim = false) const;
   Tensor mm(const Tensor& mat2) const;
+  Tensor dot(const Tensor& tensor) const;
+  Tensor mv(const Tensor& vec) const;
   Tensor matmul(const Tensor& other) const;
   Tensor sum(std::optional<ScalarType> dtype = std::nullopt) const;
   Tensor sum(IntArrayRef dim, bool keepdim = false, std::optional<ScalarType> dtype = std::nullopt) const;
@@ -176,6 +178,7 @@ class Tensor {
   Tensor sin() const;
   Tensor cos() const;
   Tensor pow(const Scalar& exponent) const;
+  Tensor pow(const Tensor& exponent) const;
   Tensor clamp(const std::optional<Scalar>& min = std::nullopt, const std::optional<Scalar>& max = std::nullopt) const;
   Tensor eq(const Tensor& other) const;
   Tensor eq(const Scalar& other) const;

@@ -43,16 +43,11 @@ bool has_torch_function(const LayerNormFuncOptions& options) {
 // unsqueeze, mm, squeeze; an N-D operand with a 1-D or 2-D other is folded into a matrix for one mm
 // when should_fold says so (the smaller operand requires grad, or the fold is a view); otherwise the
 // batch dimensions are broadcast, expanded and reshaped to [batch, n, m] for one bmm, whose product
-// _unsafe_view gives its shape. The products of a 1-D second operand (dot, mv) are ops strata does
-// not have: those cases are refused, naming the op they would need.
+// _unsafe_view gives its shape. 1-D @ 1-D is dot and 2-D @ 1-D is mv, and a fold whose other operand
+// is a vector (N-D @ 1-D, or 1-D @ N-D when the vector requires grad) is one mv.
 namespace {
 Tensor matrix_transpose(const Tensor& t) { return transpose(t, -2, -1); }  // Tensor.mT
 Tensor matmul_impl(const Tensor& tensor1, const Tensor& tensor2);
-
-void refuse_vector_product(const char* op, const Tensor& input, const Tensor& other) {
-  STRATA_CHECK(false, "matmul: ", shape_str(input.sizes()), " @ ", shape_str(other.sizes()), " needs aten::", op,
-               ", which strata does not have");
-}
 
 // PyTorch's should_fold (without out=): whether the larger operand is folded into a matrix for mm.
 bool should_fold(const Tensor& tensor1, const Tensor& tensor2) {
@@ -69,19 +64,20 @@ bool should_fold(const Tensor& tensor1, const Tensor& tensor2) {
   return true;
 }
 
-// The fold: t1 (>= 3-D) reshaped to [rows, k] for one mm with the matrix t2.
+// The fold: t1 (>= 3-D) reshaped to [rows, k] for one mm with the matrix t2, or one mv with the vector t2.
 Tensor folded_matmul(const Tensor& tensor1, const Tensor& tensor2) {
   const bool transposed = tensor2.dim() > tensor1.dim();
   const Tensor t1 = transposed ? matrix_transpose(tensor2) : tensor1;
   const Tensor t2 = !transposed ? tensor2 : tensor1.dim() == 2 ? t(tensor1) : tensor1;
-  if (t2.dim() != 2) refuse_vector_product("mv", tensor1, tensor2);
   DimVector output_shape(t1.sizes());
   const std::int64_t k = output_shape.back();
   output_shape.pop_back();
   std::int64_t rows = 1;  // a product, not -1: reshape cannot infer -1 next to a last dimension of 0
   for (std::int64_t s : output_shape) rows *= s;
-  output_shape.push_back(t2.size(1));
+  const bool t2_is_matrix = t2.dim() == 2;
+  if (t2_is_matrix) output_shape.push_back(t2.size(1));
   const Tensor folded = reshape(t1, {rows, k});
+  if (!t2_is_matrix) return _unsafe_view(mv(folded, t2), output_shape);
   const Tensor output = _unsafe_view(mm(folded, t2), output_shape);  // the product is nobody's view
   return transposed ? contiguous(matrix_transpose(output)) : output;
 }
@@ -124,8 +120,8 @@ Tensor matmul_impl(const Tensor& tensor1, const Tensor& tensor2) {
   const std::int64_t dim1 = tensor1.dim(), dim2 = tensor2.dim();
   STRATA_CHECK(dim1 != 0 && dim2 != 0, "both arguments to matmul need to be at least 1D, but they are ", dim1, "D and ",
                dim2, "D");
-  if (dim1 == 1 && dim2 == 1) refuse_vector_product("dot", tensor1, tensor2);
-  if (dim1 == 2 && dim2 == 1) refuse_vector_product("mv", tensor1, tensor2);
+  if (dim1 == 1 && dim2 == 1) return dot(tensor1, tensor2);
+  if (dim1 == 2 && dim2 == 1) return mv(tensor1, tensor2);
   if (dim1 == 1 && dim2 == 2) return squeeze(mm(unsqueeze(tensor1, 0), tensor2), 0);
   if (dim1 == 2 && dim2 == 2) return mm(tensor1, tensor2);
   if (should_fold(tensor1, tensor2)) return folded_matmul(tensor1, tensor2);

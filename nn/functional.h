@@ -23,8 +23,8 @@ enum class Reduction : std::int64_t { None = 0, Mean = 1, Sum = 2 };
 // back; otherwise matmul, then an add of the bias.
 Tensor linear(const Tensor& input, const Tensor& weight, const Tensor& bias = Tensor());
 // input @ other, as torch.matmul: 2-D products, N-D operands folded into one mm or broadcast into
-// one bmm (Note [matmul runs PyTorch's _matmul_impl], nn/functional.cpp). A 1-D other needs dot or mv,
-// which strata does not have, unless it meets a batch: refused otherwise.
+// one bmm (Note [matmul runs PyTorch's _matmul_impl], nn/functional.cpp); 1-D operands take dot, mv,
+// or unsqueeze, mm and squeeze, as PyTorch's.
 Tensor matmul(const Tensor& input, const Tensor& other);
 Tensor relu(const Tensor& input);
 Tensor log_softmax(const Tensor& input, std::int64_t dim, std::optional<ScalarType> dtype = std::nullopt);

@@ -23,6 +23,7 @@ void register_ops() {
     register_embedding_ops(d);
     register_dropout_ops(d);
     register_norm_ops(d);
+    register_vector_ops(d);
     register_join_ops(d);
     register_scatter_ops(d);
     register_math_ops(d);

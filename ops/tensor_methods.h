@@ -142,6 +142,14 @@ inline Tensor Tensor::mm(const Tensor& mat2) const {
   STRATA_TORCH_METHOD(mm, "self, mat2", mat2);
   return strata::mm(*this, mat2);
 }
+inline Tensor Tensor::dot(const Tensor& tensor) const {
+  STRATA_TORCH_METHOD(dot, "self, tensor", tensor);
+  return strata::dot(*this, tensor);
+}
+inline Tensor Tensor::mv(const Tensor& vec) const {
+  STRATA_TORCH_METHOD(mv, "self, vec", vec);
+  return strata::mv(*this, vec);
+}
 inline Tensor Tensor::sum(std::optional<ScalarType> dtype) const {
   STRATA_TORCH_METHOD(sum, "self, *, [dtype]", dtype);
   return strata::sum(*this, dtype);
@@ -207,6 +215,10 @@ inline Tensor Tensor::cos() const {
   return strata::cos(*this);
 }
 inline Tensor Tensor::pow(const Scalar& exponent) const {
+  STRATA_TORCH_METHOD(pow, "self, exponent", exponent);
+  return strata::pow(*this, exponent);
+}
+inline Tensor Tensor::pow(const Tensor& exponent) const {
   STRATA_TORCH_METHOD(pow, "self, exponent", exponent);
   return strata::pow(*this, exponent);
 }

@@ -5,6 +5,7 @@
 
 #include <optional>
 #include <string_view>
+#include <tuple>
 
 #include "../../core/tensor.h"
 #include "../../ops/functions.h"
@@ -70,6 +71,14 @@ Tensor embedding_dense_double_backward(const Tensor& grad, const Tensor& indices
 Tensor infinitely_differentiable_native_dropout_backward(const Tensor& grad, const Tensor& mask, double scale);
 // Gradient of native_dropout_backward with respect to grad_output.
 Tensor native_dropout_double_backward(const Tensor& ggI, const Tensor& grad, const Tensor& mask, double scale);
+
+// The gradients of native_layer_norm_backward's input, weight and grad_out (PyTorch's
+// layer_norm_double_backward; autograd/formulas/layer_norm_double_backward.cpp), given the gradients
+// ggI, ggG, ggB of its three outputs (each may be undefined) and an undefined gamma for no weight.
+std::tuple<Tensor, Tensor, Tensor> layer_norm_double_backward(const Tensor& input, const Tensor& gamma, const Tensor& ggI,
+                                                              const Tensor& ggG, const Tensor& ggB, const Tensor& gO,
+                                                              const Tensor& save_mean, const Tensor& save_invstd,
+                                                              IntArrayRef normalized_shape);
 
 // PyTorch's not_implemented(name, reason): the error a formula strata cannot compute raises.
 [[noreturn]] void not_implemented(const char* name, const char* reason);

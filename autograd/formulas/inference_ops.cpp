@@ -249,14 +249,17 @@ std::vector<DerivativeRow> inference_rows() {
       //   input, weight, grad_out: layer_norm_double_backward(input, weight, grads[0], grads[1], grads[2], grad_out, mean, rstd, normalized_shape, grad_input_mask)
       //   bias: Tensor()
       //   mean, rstd: non_differentiable
-      // strata has no layer_norm_double_backward yet: a NotImplemented node, so a gradient of
-      // native_layer_norm's gradient (create_graph, then backward) fails with "derivative for
-      // native_layer_norm_backward is not implemented", as PyTorch's ops without a formula do.
-      {.op = "aten::native_layer_norm_backward", .node_name = "NotImplemented",
-       .formulas = {{"bias", not_implemented_node<"native_layer_norm_backward">},
-                    {"grad_out", not_implemented_node<"native_layer_norm_backward">},
-                    {"input", not_implemented_node<"native_layer_norm_backward">},
-                    {"weight", not_implemented_node<"native_layer_norm_backward">}},
+      // One formula for three inputs, as native_layer_norm's (Note [One formula for several inputs]).
+      {.op = "aten::native_layer_norm_backward",
+       .formulas = {{"bias", [](C) { return Tensor(); }},
+                    {"input, weight, grad_out", {"input", "weight", "grad_out", "mean", "rstd"},
+                     [](C c) -> variable_list {
+                       auto [gI, gG, ggO] = layer_norm_double_backward(
+                           c.saved("input"), c.saved("weight"), c.grad(0), c.grad(1), c.grad(2), c.saved("grad_out"),
+                           c.saved("mean"), c.saved("rstd"), c.arg("normalized_shape").to_int_list());
+                       return {std::move(gI), std::move(gG), std::move(ggO)};
+                     }}},
+       .outputs = {0, 1, 2},
        .non_differentiable = {"mean", "rstd"}},
   };
 }

@@ -1,4 +1,4 @@
-// autograd/formulas/linalg_and_reductions.cpp: the derivative rows of mm, addmm, bmm, baddbmm, _scaled_mm (not implemented, as upstream), sum: PyTorch's
+// autograd/formulas/linalg_and_reductions.cpp: the derivative rows of mm, addmm, bmm, baddbmm, dot, mv, _scaled_mm (not implemented, as upstream), sum: PyTorch's
 // tools/autograd/derivatives.yaml entry quoted above each row, its formulas written with the same
 // helper calls (and so the same dispatched ops). Rows and their Notes: autograd/derivative_table.h.
 #include <limits>
@@ -53,6 +53,23 @@ std::vector<DerivativeRow> linalg_and_reduction_rows() {
                      [](C c) { return maybe_multiply(bmm(c.grad(), transpose(c.saved("batch2"), 1, 2)), c.scalar("alpha")); }},
                     {"batch2", {"batch1"},
                      [](C c) { return maybe_multiply(bmm(transpose(c.saved("batch1"), 1, 2), c.grad()), c.scalar("alpha")); }}}},
+      // - name: dot(Tensor self, Tensor tensor) -> Tensor
+      //   self: grad * tensor.conj()
+      //   tensor: grad * self.conj()
+      {.op = "aten::dot",
+       .formulas = {{"self", {"tensor"}, [](C c) { return mul(c.grad(), c.saved("tensor")); }},
+                    {"tensor", {"self"}, [](C c) { return mul(c.grad(), c.saved("self")); }}}},
+      // - name: mv(Tensor self, Tensor vec) -> Tensor
+      //   self: grad.ger(vec.conj())
+      //   vec: self.conj().t().mv(grad)
+      // ger is outer, grad.reshape({grad.size(0), 1}) * vec: a view and a mul under a mode.
+      {.op = "aten::mv",
+       .formulas = {{"self", {"vec"},
+                     [](C c) {
+                       const Tensor column = reshape(c.grad(), {c.grad().size(0), 1});
+                       return mul(column, c.saved("vec"));
+                     }},
+                    {"vec", {"self"}, [](C c) { return mv(t(c.saved("self")), c.grad()); }}}},
       // _scaled_mm has no derivatives.yaml entry: the forward runs and records a NotImplemented node,
       // whose backward fails, as PyTorch's generated code does.
       {.op = "aten::_scaled_mm", .node_name = "NotImplemented",

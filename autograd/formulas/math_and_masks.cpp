@@ -1,5 +1,5 @@
 // autograd/formulas/math_and_masks.cpp: the derivative rows of the unary math ops (sqrt, rsqrt, log,
-// abs, sgn, sin, cos), pow.Tensor_Scalar, clamp, where, masked_fill, triu and tril, and of the
+// abs, sgn, sin, cos), pow (Tensor_Scalar, Tensor_Tensor, pow_.Tensor), clamp, where, masked_fill, triu and tril, and of the
 // comparisons and factories that have none: PyTorch's tools/autograd/derivatives.yaml entry quoted
 // above each row, its formulas written with the same helper calls (and so the same dispatched ops).
 // Rows and their Notes: autograd/derivative_table.h.
@@ -8,6 +8,7 @@
 #include "autograd/formula_node.h"
 #include "autograd/formulas/rows.h"
 #include "ops/functions.h"
+#include "ops/native/type_promotion.h"
 
 namespace strata::autograd::formulas {
 
@@ -26,6 +27,33 @@ Tensor pow_backward(const Tensor& grad, const Tensor& self, const Scalar& expone
   const Tensor power = pow(self, e - 1);
   const Tensor scaled = mul(power, e);
   return mul(grad, scaled);
+}
+
+// PyTorch's pow_backward_self: where(exponent == 0, 0, grad * (exponent * self.pow(exponent - 1))).
+// where's arguments run last to first, as in PyTorch's build (Note [An op's operands are dispatched
+// in a written order]); the zero is a 0-d scalar_tensor in grad's dtype, as 2.8 makes it.
+Tensor pow_backward_self(const Tensor& grad, const Tensor& self, const Tensor& exponent) {
+  const Tensor power = pow(self, sub(exponent, Scalar(1)));
+  const Tensor derivative = mul(exponent, power);
+  const Tensor product = mul(grad, derivative);
+  const Tensor zero = scalar_tensor(0.0, {.dtype = grad.dtype()});
+  const Tensor exponent_is_zero = eq(exponent, Scalar(0.0));
+  return where(exponent_is_zero, zero, product);
+}
+
+// PyTorch's pow_backward_exponent: grad * where(self == 0 and exponent >= 0, 0, result * log(self)),
+// self in the promoted dtype. d(a^b)/db is taken as 0 at a = 0, b >= 0 (by continuity from b > 0) and
+// as result * log(0) = -inf (times 0^b) for b < 0, as PyTorch does.
+Tensor pow_backward_exponent(const Tensor& grad, const Tensor& self, const Tensor& exponent, const Tensor& result) {
+  const Tensor exponent_nonnegative = ge(exponent, Scalar(0.0));
+  const Tensor self_is_zero = eq(self, Scalar(0));
+  const Tensor cond = logical_and(self_is_zero, exponent_nonnegative);
+  const Tensor promoted_self = to(self, ops::result_type(self, exponent));
+  const Tensor log_self = log(promoted_self);
+  const Tensor derivative = mul(result, log_self);
+  const Tensor zero = scalar_tensor(0.0, {.dtype = grad.dtype()});
+  const Tensor masked = where(cond, zero, derivative);
+  return mul(grad, masked);
 }
 
 // PyTorch's clamp_backward: grad where min <= self <= max (the bounds given), else 0; the subgradient
@@ -54,6 +82,10 @@ std::vector<DerivativeRow> math_and_mask_rows() {
   //   self: grad.masked_fill(mask, 0)    mask: non_differentiable      (masked_fill_.Scalar: the same)
   const std::vector<InputFormula> masked_fill_formulas = {
       {"self", {"mask"}, [](C c) { return masked_fill(c.grad(), c.saved("mask"), Scalar(0)); }}};
+  const std::vector<InputFormula> pow_tensor_formulas = {
+      {"exponent", {"self", "exponent", "result"},
+       [](C c) { return pow_backward_exponent(c.grad(), c.saved("self"), c.saved("exponent"), c.saved("result")); }},
+      {"self", {"self", "exponent"}, [](C c) { return pow_backward_self(c.grad(), c.saved("self"), c.saved("exponent")); }}};
   return {
       // - name: sqrt(Tensor self) -> Tensor   self: grad / (2 * result.conj())
       {.op = "aten::sqrt",
@@ -84,6 +116,12 @@ std::vector<DerivativeRow> math_and_mask_rows() {
       //   self: pow_backward(grad, self, exponent)
       {.op = "aten::pow", .overload = "Tensor_Scalar",
        .formulas = {{"self", {"self"}, [](C c) { return pow_backward(c.grad(), c.saved("self"), c.scalar("exponent")); }}}},
+      // - name: pow.Tensor_Tensor(Tensor self, Tensor exponent) -> Tensor
+      //   self: pow_backward_self(grad, self, exponent)
+      //   exponent: pow_backward_exponent(grad, self, exponent, result)
+      // pow_.Tensor takes the same formulas, self read as it was before the write.
+      {.op = "aten::pow", .overload = "Tensor_Tensor", .node_name = "PowBackward1", .formulas = pow_tensor_formulas},
+      {.op = "aten::pow_", .overload = "Tensor", .node_name = "PowBackward1", .formulas = pow_tensor_formulas},
       // - name: clamp(Tensor self, Scalar? min=None, Scalar? max=None) -> Tensor
       //   self: clamp_backward(grad, self, min, max)
       {.op = "aten::clamp",

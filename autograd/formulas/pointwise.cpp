@@ -33,10 +33,16 @@ std::vector<DerivativeRow> pointwise_rows() {
       //   self: handle_r_to_c(self.scalar_type(), grad)
       {.op = "aten::add", .overload = "Scalar", .node_name = "AddBackward1", .formulas = {{"self", identity}}},
       {.op = "aten::sub", .overload = "Tensor", .formulas = sub_formulas},
+      // - name: sub.Scalar(Tensor self, Scalar other, Scalar alpha=1) -> Tensor
+      //   self: handle_r_to_c(self.scalar_type(), grad)
+      {.op = "aten::sub", .overload = "Scalar", .node_name = "SubBackward1", .formulas = {{"self", identity}}},
       {.op = "aten::sub_", .overload = "Tensor", .formulas = sub_formulas},
       {.op = "aten::mul", .overload = "Tensor", .formulas = mul_formulas},
       // - name: mul.Scalar(Tensor self, Scalar other)   self: mul_tensor_backward(grad, other, self.scalar_type())
       {.op = "aten::mul", .overload = "Scalar", .node_name = "MulBackward1",
+       .formulas = {{"self", [](C c) { return mul(c.grad(), c.scalar("other")); }}}},
+      // mul_.Scalar takes mul.Scalar's row (MulBackward1): grad * other.
+      {.op = "aten::mul_", .overload = "Scalar", .node_name = "MulBackward1",
        .formulas = {{"self", [](C c) { return mul(c.grad(), c.scalar("other")); }}}},
       // mul_'s `self` formula reads self as it was before the write: saved as a clone (PyTorch's
       // original_self = self.clone(); Note [A formula declares the tensors it reads]).

@@ -169,6 +169,11 @@ Tensor sgn(const Tensor& self);
 // self ** exponent, in self's dtype promoted with the exponent's.
 // aten::pow.Tensor_Scalar(Tensor self, Scalar exponent) -> Tensor
 Tensor pow(const Tensor& self, const Scalar& exponent);
+// self ** exponent elementwise, broadcast, in their promoted dtype.
+// aten::pow.Tensor_Tensor(Tensor self, Tensor exponent) -> Tensor
+Tensor pow(const Tensor& self, const Tensor& exponent);
+// aten::pow_.Tensor(Tensor(a!) self, Tensor exponent) -> Tensor(a!)
+const Tensor& pow_(const Tensor& self, const Tensor& exponent);
 // Each element limited to [min, max]; either bound may be None, not both.
 // aten::clamp(Tensor self, Scalar? min=None, Scalar? max=None) -> Tensor
 Tensor clamp(const Tensor& self, const std::optional<Scalar>& min = std::nullopt,
@@ -195,8 +200,14 @@ Tensor mul(const Tensor& self, const Tensor& other);
 const Tensor& mul_(const Tensor& self, const Tensor& other);
 // aten::mul.Scalar(Tensor self, Scalar other) -> Tensor
 Tensor mul(const Tensor& self, const Scalar& other);
+// self *= a C++ number, in place (what FunctionsManual's t.mul_(3. / N) dispatches).
+// aten::mul_.Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!)
+const Tensor& mul_(const Tensor& self, const Scalar& other);
 // aten::add.Scalar(Tensor self, Scalar other, Scalar alpha=1) -> Tensor
 Tensor add(const Tensor& self, const Scalar& other, const Scalar& alpha = 1);
+// self - alpha * a C++ number (what C++'s `t - 1` dispatches).
+// aten::sub.Scalar(Tensor self, Scalar other, Scalar alpha=1) -> Tensor
+Tensor sub(const Tensor& self, const Scalar& other, const Scalar& alpha = 1);
 // aten::div.Tensor(Tensor self, Tensor other) -> Tensor
 Tensor div(const Tensor& self, const Tensor& other);
 // aten::div.Scalar(Tensor self, Scalar other) -> Tensor
@@ -255,6 +266,14 @@ Tensor _log_softmax_backward_data(const Tensor& grad_output, const Tensor& outpu
 // aten::_softmax_backward_data(Tensor grad_output, Tensor output, int dim, ScalarType input_dtype) -> Tensor
 Tensor _softmax_backward_data(const Tensor& grad_output, const Tensor& output, std::int64_t dim,
                               ScalarType input_dtype);
+
+// ---- ops/native/vector_ops.yaml ----
+// The inner product of two 1-D tensors of the same length and dtype: a 0-d tensor.
+// aten::dot(Tensor self, Tensor tensor) -> Tensor
+Tensor dot(const Tensor& self, const Tensor& tensor);
+// A matrix [n, m] times a vector [m]: a vector [n].
+// aten::mv(Tensor self, Tensor vec) -> Tensor
+Tensor mv(const Tensor& self, const Tensor& vec);
 
 // ---- ops/native/view_ops.yaml ----
 // aten::t(Tensor(a) self) -> Tensor(a)

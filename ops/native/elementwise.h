@@ -205,6 +205,10 @@ void promoting_binary_loop(const Tensor& out, const Tensor& a, const Tensor& b, 
   binary_loop<T>(out, Operand::in_dtype(a, out.dtype()), Operand::in_dtype(b, out.dtype()), fn);
 }
 
+// PyTorch's rules for an in-place binary op writing self (ops/native/pointwise_ops.cpp): no internal or
+// partial overlap, the promoted dtype castable to self's, and the broadcast shape self's own.
+void check_inplace(const Tensor& self, const Tensor& other);
+
 // Copies src (broadcast to dst's shape) into dst, converting the element type with convert_element
 // (Note [Float to integer conversion saturates to INT64_MIN]): copy_'s and _to_copy's kernel.
 void copy_elements(const Tensor& dst, const Tensor& src);

@@ -1,6 +1,6 @@
 // ops/native/math_ops.cpp: the unary math ops and their scalar-parameter kin: sqrt, rsqrt, log, sin,
 // cos (integer and bool inputs compute in float32, as exp), abs and sgn (the input's dtype),
-// pow.Tensor_Scalar and clamp (the dtype of self promoted with the numbers). One translation unit
+// pow (Tensor_Scalar, and Tensor_Tensor broadcast as the binary ops) and clamp (the dtype of self promoted with the numbers). One translation unit
 // and one templated loop (math_loop) for all of them: each op is a lambda over an element.
 #include <cmath>
 #include <limits>
@@ -128,6 +128,31 @@ void pow_cpu(const Tensor& out, const Tensor& self, Scalar exponent) {
     }
   });
 }
+
+// ---- pow.Tensor_Tensor, pow_.Tensor ----
+// PyTorch's pow_tensor_tensor kernel: powi for integers (a negative exponent gives 1, +-1 or 0, as
+// the exponents are data and not checked), std::pow in the promoted floating type.
+TensorSpec pow_tensor_meta(const Tensor& self, const Tensor& exponent) {
+  const ScalarType dtype = result_type(self, exponent);
+  STRATA_CHECK(dtype != ScalarType::Bool, "\"pow\" not implemented for 'Bool'");
+  DimVector shape = broadcast_shapes(self.sizes(), exponent.sizes());
+  DimVector strides = output_strides(shape, {&self, &exponent});
+  return {std::move(shape), dtype, std::move(strides)};
+}
+void pow_tensor_cpu(const Tensor& out, const Tensor& self, const Tensor& exponent) {
+  visit_dtype(out.dtype(), [&](auto zero) {
+    using T = decltype(zero);
+    if constexpr (std::is_floating_point_v<T>)
+      promoting_binary_loop<T>(out, self, exponent, [](T x, T y) { return std::pow(x, y); });
+    else if constexpr (!std::is_same_v<T, bool>)  // bool is refused by the meta function
+      promoting_binary_loop<T>(out, self, exponent, [](T x, T y) { return powi(x, y); });
+  });
+}
+void pow__tensor_check(const Tensor& self, const Tensor& exponent) {
+  STRATA_CHECK(result_type(self, exponent) != ScalarType::Bool, "\"pow\" not implemented for 'Bool'");
+  check_inplace(self, exponent);
+}
+void pow__tensor_cpu(const Tensor& self, const Tensor& exponent) { pow_tensor_cpu(self, self, exponent); }
 
 // ---- clamp(self, min, max): max(min(x, max), min) as PyTorch orders it, NaN kept ----
 // The dtype is self's promoted with the given bounds (PyTorch's clamp meta: a bool tensor clamped by

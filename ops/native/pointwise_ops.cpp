@@ -1,5 +1,5 @@
 // ops/native/pointwise_ops.cpp: elementwise arithmetic with broadcasting and type promotion:
-// add / add_ / sub (alpha), mul / mul_, div / div.Scalar / div_.Scalar (true division), neg, exp, relu, threshold_backward.
+// add / add_ / sub / sub.Scalar (alpha), mul / mul_ / mul_.Scalar, div / div.Scalar / div_.Scalar (true division), neg, exp, relu, threshold_backward.
 // Each op is a meta function (validate, output shape and dtype) and a CPU function (compute only).
 #include <cmath>
 
@@ -27,20 +27,6 @@ void check_alpha(ScalarType dtype, const Scalar& alpha) {
   STRATA_CHECK(is_floating_point(dtype) || !alpha.is_floating_point(),
                "For integral input tensors, argument alpha must not be a floating point number.");
   STRATA_CHECK(dtype == ScalarType::Bool || !alpha.is_bool(), "Boolean alpha only supported for Boolean results.");
-}
-
-// In-place ops write the promoted result into self: it must fit self's dtype and shape.
-void check_inplace(const Tensor& self, const Tensor& other) {
-  assert_no_internal_overlap(self);
-  assert_no_partial_overlap(self, other);
-  const ScalarType common = result_type(self, other);
-  STRATA_CHECK(can_cast(common, self.dtype()), "result type ", common, " can't be cast to the desired output type ",
-               self.dtype());
-  if (self.sizes() == other.sizes()) return;  // the common case: nothing to broadcast
-  const DimVector shape = broadcast_shapes(self.sizes(), other.sizes());
-  STRATA_CHECK(IntArrayRef(shape).size() == self.sizes().size() &&
-                   std::equal(shape.begin(), shape.end(), self.sizes().begin()),
-               "output with shape ", shape_str(self.sizes()), " doesn't match the broadcast shape ", shape_str(shape));
 }
 
 // Note [Pointwise metas inline into their kernels]
@@ -90,6 +76,15 @@ void mul_scalar_cpu(const Tensor& out, const Tensor& self, Scalar other) {
     unary_loop<T>(out, Operand::in_dtype(self, out.dtype()), [s](T x) { return wrapping_mul(x, s); });
   });
 }
+
+// ---- mul_.Scalar: self *= a C++ number, the product in self's dtype ----
+void mul__scalar_check(const Tensor& self, Scalar other) {
+  assert_no_internal_overlap(self);
+  const ScalarType common = result_type(self, other);
+  STRATA_CHECK(can_cast(common, self.dtype()), "result type ", common, " can't be cast to the desired output type ",
+               self.dtype());
+}
+void mul__scalar_cpu(const Tensor& self, Scalar other) { mul_scalar_cpu(self, self, other); }
 
 // ---- add.Scalar: self + alpha * a C++ number (PyTorch's add with a wrapped-number other) ----
 [[gnu::always_inline]] inline TensorSpec add_scalar_meta(const Tensor& self, Scalar other, Scalar alpha) {
@@ -141,6 +136,21 @@ inline void check_sub_dtypes(const Tensor& self, const Tensor& other) {
 void sub_cpu(const Tensor& out, const Tensor& self, const Tensor& other, Scalar alpha) {
   const Scalar negated = alpha.is_floating_point() ? Scalar(-alpha.to_double()) : Scalar(wrapping_neg(alpha.to_int()));
   add_out(out, self, other, negated);
+}
+
+// ---- sub.Scalar: self - alpha * a C++ number ----
+[[gnu::always_inline]] inline TensorSpec sub_scalar_meta(const Tensor& self, Scalar other, Scalar alpha) {
+  STRATA_CHECK(self.dtype() != ScalarType::Bool || !other.is_bool(),
+               "Subtraction, the `-` operator, with two bool tensors is not supported. Use the `^` or `logical_xor()` "
+               "operator instead.");
+  STRATA_CHECK(self.dtype() != ScalarType::Bool && !other.is_bool(),
+               "Subtraction, the `-` operator, with a bool tensor is not supported. If you are trying to invert a "
+               "mask, use the `~` or `logical_not()` operator instead.");
+  return add_scalar_meta(self, other, alpha);
+}
+void sub_scalar_cpu(const Tensor& out, const Tensor& self, Scalar other, Scalar alpha) {
+  const Scalar negated = alpha.is_floating_point() ? Scalar(-alpha.to_double()) : Scalar(wrapping_neg(alpha.to_int()));
+  add_scalar_cpu(out, self, other, negated);
 }
 
 // ---- sub_.Tensor ----
@@ -256,6 +266,20 @@ void threshold_backward_cpu(const Tensor& out, const Tensor& grad_output, const 
 }
 
 }  // namespace
+
+// In-place ops write the promoted result into self: it must fit self's dtype and shape.
+void check_inplace(const Tensor& self, const Tensor& other) {
+  assert_no_internal_overlap(self);
+  assert_no_partial_overlap(self, other);
+  const ScalarType common = result_type(self, other);
+  STRATA_CHECK(can_cast(common, self.dtype()), "result type ", common, " can't be cast to the desired output type ",
+               self.dtype());
+  if (self.sizes() == other.sizes()) return;  // the common case: nothing to broadcast
+  const DimVector shape = broadcast_shapes(self.sizes(), other.sizes());
+  STRATA_CHECK(IntArrayRef(shape).size() == self.sizes().size() &&
+                   std::equal(shape.begin(), shape.end(), self.sizes().begin()),
+               "output with shape ", shape_str(self.sizes()), " doesn't match the broadcast shape ", shape_str(shape));
+}
 
 // register_pointwise_ops(): the rows of pointwise_ops.yaml, which scripts/gen-ops writes as C++ at build time.
 #include "ops/generated/pointwise_ops_rows.inc"

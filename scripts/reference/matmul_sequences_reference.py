@@ -7,12 +7,14 @@ backward_order_reference.py does), then the backward of sum(output * w), w = ara
 under another, and records the ops of both phases, the output's sizes, strides and values, and each
 operand's gradient. The cases cover PyTorch's _matmul_impl branches: 2-D products, the fold into one mm
 (of the first operand, or of the transposed second), and the broadcast bmm (a vector second operand
-included), with and without operands that require grad; and flatten's view and copy.
+included), with and without operands that require grad; the vector products (dot, mv, and mv on a
+folded batch, the vector first or second); and flatten's view and copy.
 
 PyTorch 1.13's reshape of a viewable tensor dispatches _reshape_alias where 2.8's dispatches view,
 which is replaced here (as op_records_reference.py does). Where 1.13's _matmul_impl takes another
 branch than 2.8's, the values and gradients are 1.13's (the same products) and the forward sequence
-is 2.8's, read from its source (SEQUENCES_28, each with the reason); their backward is not compared.
+is 2.8's, read from its source (SEQUENCES_28, each with the reason); their backward is not compared,
+unless the difference is outside the autograd graph (BACKWARD_AS_IN_113).
 
 Run with Debian's python3-torch:  /usr/bin/python3 scripts/reference/matmul_sequences_reference.py > tests/golden/matmul_sequences_torch.json
 """
@@ -60,6 +62,16 @@ CASES = {
     "batch_of_one_requires_grad": ("matmul", [([1, 3, 4], "", True), ([2, 4, 5], "", True)], []),
     "batch_of_one_broadcast": ("matmul", [([1, 3, 4], "", False), ([2, 4, 5], "", False)], []),
     "batch_times_vector": ("matmul", [([2, 3, 4], "t", False), ([4], "", False)], []),
+    "dot": ("matmul", [([4], "", True), ([4], "", True)], []),
+    "dot_strided": ("matmul", [([3], "step", True), ([3], "", False)], []),
+    "matrix_vector": ("matmul", [([3, 4], "", True), ([4], "", True)], []),
+    "matrix_vector_transposed": ("matmul", [([3, 4], "t", True), ([4], "", True)], []),
+    "fold_batch_vector": ("matmul", [([2, 3, 4], "", False), ([4], "", False)], []),
+    "fold_batch_vector_requires_grad": ("matmul", [([2, 3, 4], "", True), ([4], "", True)], []),
+    "vector_times_batch": ("matmul", [([4], "", False), ([2, 4, 5], "", False)], []),
+    "vector_requires_grad_times_batch": ("matmul", [([4], "", True), ([2, 4, 5], "", False)], []),
+    "vector_times_batch_4d": ("matmul", [([4], "", True), ([2, 1, 4, 3], "", True)], []),
+    "batch_4d_times_vector_strided": ("matmul", [([2, 2, 3, 4], "t", True), ([4], "", True)], []),
     "flatten_all": ("flatten", [([2, 3, 4], "", True)], []),
     "flatten_middle": ("flatten", [([2, 3, 4, 2], "", True)], [1, 2]),
     "flatten_transposed_copy": ("flatten", [([2, 3, 4], "t", True)], [1]),
@@ -95,11 +107,31 @@ SEQUENCES_28 = {
         "1.13 copied it for mv",
         ["aten.expand.default", "aten.view.default", "aten.expand.default", "aten.view.default", "aten.unsqueeze.default",
          "aten.bmm.default", "aten.squeeze.dim", "aten._unsafe_view.default"]),
+    "vector_times_batch": (
+        "2.8's should_fold transposes tensor2 to decide, and folds a 1-D @ N-D product only when the vector requires "
+        "grad or the transposed batch views as rows; this one takes the bmm branch, the vector expanded to [2, 1, 4]. "
+        "1.13 transposed and copied the batch for mv",
+        ["aten.transpose.int", "aten.expand.default", "aten.view.default", "aten.expand.default", "aten.view.default",
+         "aten.bmm.default", "aten._unsafe_view.default"]),
+    "vector_requires_grad_times_batch": (
+        "2.8's should_fold takes tensor2.mT() (a transpose) before deciding, then the fold transposes again; "
+        "1.13 transposed once. The graph, and so the backward, is the same",
+        ["aten.transpose.int", "aten.transpose.int", "aten.clone.default", "aten._unsafe_view.default",
+         "aten.mv.default", "aten._unsafe_view.default"]),
+    "vector_times_batch_4d": (
+        "2.8's should_fold takes tensor2.mT() (a transpose) before deciding, then the fold transposes again; "
+        "1.13 transposed once. The graph, and so the backward, is the same",
+        ["aten.transpose.int", "aten.transpose.int", "aten.clone.default", "aten._unsafe_view.default",
+         "aten.mv.default", "aten._unsafe_view.default"]),
     "vector_matrix": (
         "PyTorch squeezes the product in place (squeeze_), an op strata does not have: strata's squeeze is the out-of-place "
         "view",
         ["aten.unsqueeze.default", "aten.mm.default", "aten.squeeze.dim"]),
 }
+
+
+# Cases whose 2.8 forward differs from 1.13's only in ops outside the graph: their backward is compared.
+BACKWARD_AS_IN_113 = {"vector_matrix", "vector_requires_grad_times_batch", "vector_times_batch_4d"}
 
 
 def logged(fn):
@@ -123,7 +155,7 @@ def run(name, op, specs, extra):
     if y.requires_grad:
         loss = (y * torch.arange(1.0, y.numel() + 1).reshape(y.shape)).sum()
         _, backward_ops = logged(loss.backward)
-        if name not in SEQUENCES_28 or name == "vector_matrix":
+        if name not in SEQUENCES_28 or name in BACKWARD_AS_IN_113:
             case["backward"] = backward_ops
         case["grads"] = [x.grad.flatten().tolist() if x.grad is not None else None for x in xs]
     return case

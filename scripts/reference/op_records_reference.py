@@ -14,7 +14,8 @@ PyTorch's own message.
 
 PyTorch 1.13 (Debian's python3-torch) answers for 2.8 here: where they differ for these calls (1.13's
 autograd.grad checks the gradient's shape with aten.is_same_size, 2.8 does not; 1.13's reshape
-dispatches _reshape_alias where 2.8's dispatches view) the difference is removed and said below.
+dispatches _reshape_alias where 2.8's dispatches view; 1.13's pow backward makes its zero with zeros,
+2.8's with scalar_tensor) the difference is removed and said below.
 
 Run with Debian's python3-torch:  /usr/bin/python3 scripts/reference/op_records_reference.py [family ...]
 """
@@ -42,6 +43,12 @@ NOT_IN_28 = {"aten.is_same_size.default"}
 # one, and for any tensor while a mode is on or a wrapper's key is set (isTensorSubclassLike), which is
 # every call logged here.
 AS_IN_28 = {"aten._reshape_alias.default": "aten.view.default"}
+# 1.13's pow_backward_self and pow_backward_exponent make their 0-d zero with at::zeros({}); 2.8's
+# with at::scalar_tensor(0.0) (FunctionsManual.cpp), in the same place of the sequence.
+BACKWARD_AS_IN_28 = {
+    "aten::pow.Tensor_Tensor": {"aten.zeros.default": "aten.scalar_tensor.default"},
+    "aten::pow_.Tensor": {"aten.zeros.default": "aten.scalar_tensor.default"},
+}
 
 
 def is_tensor_spec(value):
@@ -230,6 +237,8 @@ def run_sequences(record, sample, dtype_name, wrapped):
             grads = torch.autograd.grad(outs, leaves, ones, allow_unused=True)
         backward = mode.ops
     backward = [AS_IN_28.get(o, o) for o in backward if o not in NOT_IN_28]
+    renamed = BACKWARD_AS_IN_28.get(record["op"], {})
+    backward = [renamed.get(o, o) for o in backward]
     if wrapped:  # only the mode's gradients are compared; 1.13 hands a view's back as a LoggingTensor without elem
         return forward, backward, None
     grads = [described(g) if g is not None else None for g in grads]

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Forward and backward op sequences of stack, max.dim and dropout, for tests/golden/op_sequences_torch.json.
+"""Forward and backward op sequences of stack, max.dim, layer_norm's double backward and dropout, for tests/golden/op_sequences_torch.json.
 
 Each case runs a forward under a TorchDispatchMode that logs every op (as backward_order_reference.py
 does), then the backward of sum(output) (or of the case's own loss) under another. They pin what a
@@ -16,6 +16,8 @@ import sys
 import torch
 
 from backward_order_reference import OpLog, leaf  # the same logging mode and leaves
+
+AS_IN_28 = {"aten._reshape_alias.default": "aten.view.default"}
 
 
 def logged(fn):
@@ -50,6 +52,33 @@ def max_dim_double_backward(keepdim):
     return {"backward": first, "double_backward": second}
 
 
+def layer_norm_double_backward(affine):
+    """grad of layer_norm's output (and weight) with create_graph, then the backward of a weighted sum
+    of the gradients: native_layer_norm_backward's derivative is layer_norm_double_backward
+    (FunctionsManual.cpp), a decomposition into pointwise ops and sums. With a weight, the sum reads
+    grad_input and grad_weight (ggI and ggG; ggB stays undefined); without, grad_input alone.
+
+    1.13's reshape dispatches _reshape_alias where 2.8's dispatches view under a mode (AS_IN_28); 1.13's
+    autograd.grad's aten.is_same_size is dropped as in max_dim_double_backward. 2.8's
+    layer_norm_double_backward is 1.13's, line for line."""
+    x = leaf([1.0, 5.0, 3.0, 4.0, 2.0, 6.0], (2, 3))
+    w = leaf([0.5, -1.0, 2.0], (3,)) if affine else None
+    b = leaf([0.1, 0.2, 0.3], (3,)) if affine else None
+    y = torch.nn.functional.layer_norm(x, (3,), w, b)
+    go = torch.arange(6.0).reshape(2, 3).requires_grad_()
+    wrt = (x, w, b) if affine else (x,)
+    grads, first = logged(lambda: torch.autograd.grad(y, wrt, go, create_graph=True))
+    first = [op for op in first if op != "aten.is_same_size.default"]
+    loss = (grads[0] * torch.arange(6.0).reshape(2, 3)).sum()
+    if affine:
+        loss = loss + (grads[1] * torch.tensor([1.0, 2.0, 3.0])).sum()
+    _, second = logged(loss.backward)
+    second = [AS_IN_28.get(op, op) for op in second]
+    leaves = (x, w, go) if affine else (x, go)
+    return {"backward": first, "double_backward": second,
+            "grads": [t.grad.flatten().tolist() for t in leaves]}
+
+
 def pruned(wrt_y, accumulate):
     """A pass that runs part of its graph: grad of sum((a * b) * a) with respect to b alone (or to a
     and b), or backward(inputs=[b]). Only the gradients that lead to the inputs are computed
@@ -81,6 +110,8 @@ def cases():
         "max_dim_keepdim": lambda: forward_backward(lambda: (x(),), lambda u: torch.max(u, 0, True)[0]),
         "max_dim_double_backward": lambda: max_dim_double_backward(False),
         "max_dim_keepdim_double_backward": lambda: max_dim_double_backward(True),
+        "layer_norm_double_backward": lambda: layer_norm_double_backward(True),
+        "layer_norm_double_backward_no_weight": lambda: layer_norm_double_backward(False),
         "dropout_train": lambda: forward_backward(lambda: (ones(),), lambda u: torch.dropout(u, 0.5, True)),
         "dropout_p1": lambda: forward_backward(lambda: (ones(),), lambda u: torch.dropout(u, 1.0, True)),
         "dropout_eval": lambda: forward_backward(lambda: (ones(),), lambda u: torch.dropout(u, 0.5, False)),

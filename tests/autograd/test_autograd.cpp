@@ -4,7 +4,9 @@
 // rules and sharing are test_accumulate_grad.cpp's.
 #include <doctest/doctest.h>
 
+#include <cmath>
 #include <cstdio>
+#include <limits>
 #include <sstream>
 
 #include "autograd/backward.h"
@@ -414,6 +416,27 @@ TEST_CASE("an op without a derivative row runs without grad mode and refuses to 
   const Tensor y = call(x);
   CHECK(y.to_vector<float>() == std::vector<float>{2, 4});
   CHECK_FALSE(y.requires_grad());
+}
+
+// PyTorch 1.13's values (2.8's formulas are the same): pow(x, e).backward(ones), with x and e at the
+// points pow_backward_self and pow_backward_exponent mask. 0^0 = 1 with both gradients 0 (unmasked,
+// 0 * 0^-1 would be NaN and 1 * log(0) -inf); 0^2 has an exponent gradient of 0; 0^-1 keeps its infinities.
+TEST_CASE("pow.Tensor_Tensor's gradients are masked where PyTorch masks them") {
+  const Tensor x = requires_grad_(tensor<float>({0, 0, 0, 2, 0.5f, 0}));
+  const Tensor e = requires_grad_(tensor<float>({0, 2, 0.5f, 0, -1, -1}));
+  const Tensor y = pow(x, e);
+  CHECK(y.grad_fn()->name() == "PowBackward1");
+  backward(y, ones_like(y));
+  const double inf = std::numeric_limits<double>::infinity();
+  CHECK(y.to_vector<double>() == std::vector<double>{1, 0, 0, 1, 2, inf});
+  CHECK(x.grad().to_vector<double>() == std::vector<double>{0, 0, inf, 0, -4, -inf});
+  const std::vector<double> ge = e.grad().to_vector<double>();
+  const std::vector<double> want{0, 0, 0, 0.6931471824645996, -1.3862943649291992, -inf};
+  REQUIRE(ge.size() == want.size());
+  for (std::size_t i = 0; i < ge.size(); ++i) {
+    if (std::isinf(want[i])) CHECK(ge[i] == want[i]);
+    else CHECK(ge[i] == doctest::Approx(want[i]).epsilon(1e-6));
+  }
 }
 
 }  // namespace test_autograd

@@ -2,7 +2,7 @@
 // and torch.flatten against PyTorch (tests/golden/matmul_sequences_torch.json, from
 // scripts/reference/matmul_sequences_reference.py): the ops a dispatch mode sees forward and backward
 // (Note [matmul runs PyTorch's _matmul_impl], nn/functional.cpp), the output's sizes, strides and
-// values, and the gradients; then the products strata refuses (dot, mv) and flatten's errors.
+// values, and the gradients (the vector products dot and mv included); then matmul's and flatten's errors.
 #include "autograd/backward.h"
 #include "autograd/variable.h"
 #include "nn/functional.h"
@@ -46,7 +46,7 @@ Tensor run(const json& c, const std::vector<Tensor>& xs) {
 
 TEST_CASE("matmul and flatten dispatch PyTorch's ops and give its outputs and gradients") {
   const json golden = testing::read_golden_json("matmul_sequences_torch.json")["cases"];
-  REQUIRE(golden.size() == 19);
+  REQUIRE(golden.size() == 29);
   for (const auto& entry : golden.items()) {
     const std::string name = entry.key();
     const json& c = entry.value();
@@ -57,13 +57,15 @@ TEST_CASE("matmul and flatten dispatch PyTorch's ops and give its outputs and gr
   }
 }
 
-TEST_CASE("matmul refuses the products it would need dot or mv for, and scalars, in PyTorch's words") {
-  CHECK_THROWS_WITH_AS((void)nn::functional::matmul(randn({3}), randn({3})),
-                       "matmul: [3] @ [3] needs aten::dot, which strata does not have", Error);
-  CHECK_THROWS_WITH_AS((void)nn::functional::matmul(randn({2, 3}), randn({3})),
-                       "matmul: [2, 3] @ [3] needs aten::mv, which strata does not have", Error);
-  CHECK_THROWS_WITH_AS((void)nn::functional::matmul(randn({2, 3, 4}), randn({4})),  // contiguous: the fold, then mv
-                       "matmul: [2, 3, 4] @ [4] needs aten::mv, which strata does not have", Error);
+TEST_CASE("matmul refuses mismatched vector products, scalars and batches in PyTorch's words") {
+  CHECK_THROWS_WITH_AS((void)nn::functional::matmul(randn({3}), randn({4})),
+                       "[aten::dot] inconsistent tensor size, expected tensor [3] and src [4] to have the same number of "
+                       "elements, but got 3 and 4 elements respectively",
+                       Error);
+  CHECK_THROWS_WITH_AS((void)nn::functional::matmul(randn({2, 3}), randn({4})),
+                       "[aten::mv] size mismatch, got input (2), mat (2x3), vec (4)", Error);
+  CHECK_THROWS_WITH_AS((void)nn::functional::matmul(randn({2, 3, 4}), randn({5})),  // contiguous: the fold, then mv
+                       "[aten::mv] size mismatch, got input (6), mat (6x4), vec (5)", Error);
   CHECK_THROWS_WITH_AS((void)nn::functional::matmul(randn({2, 3}), randn({})),
                        "both arguments to matmul need to be at least 1D, but they are 2D and 0D", Error);
   CHECK_THROWS_WITH_AS((void)nn::functional::matmul(randn({2, 3, 4}), randn({3, 4, 5})),
@@ -77,6 +79,14 @@ TEST_CASE("flatten: start_dim after end_dim and dims out of range are refused as
                        "[aten::flatten] Dimension out of range (expected to be in range of [-2, 1], but got 2)", Error);
   CHECK(testing::sizes_of(randn({2, 3}).flatten()) == std::vector<std::int64_t>{6});
   CHECK(testing::sizes_of(randn({2, 3, 4}).permute({2, 0, 1}).flatten(1)) == std::vector<std::int64_t>{4, 6});
+}
+
+TEST_CASE("dot, mv and pow are Tensor methods too, as LibTorch spells them") {
+  const Tensor a = tensor<float>({1, 2, 3});
+  const Tensor m = tensor<float>({1, 0, 2, -1, 3, 1}, {2, 3});
+  CHECK(a.dot(a).item<float>() == 14);
+  CHECK(m.mv(a).to_vector<float>() == std::vector<float>{7, 8});
+  CHECK(a.pow(tensor<float>({2, 0, 1})).to_vector<float>() == std::vector<float>{1, 1, 3});
 }
 
 }  // namespace test_matmul_sequences

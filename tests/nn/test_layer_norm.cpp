@@ -92,13 +92,18 @@ TEST_CASE("layer_norm's formula computes only the gradients asked for, each as w
                              1.0182985067367554, 0.3394240140914917}) < 1e-5);
 }
 
-TEST_CASE("a gradient of layer_norm's gradient is refused: native_layer_norm_backward has no derivative yet") {
+TEST_CASE("a gradient of layer_norm's gradient goes through NativeLayerNormBackwardBackward0") {
+  // PyTorch 1.13: x.grad after autograd.grad(create_graph=True), then the backward of sum(gx * d) (no
+  // weight; sum(gx) alone would be 0 whatever x, as a row of layer_norm's gradient sums to 0).
   const Tensor x = leaf_of({1, 2, 4, 0, -1, 3}, {2, 3});
   const Tensor c = tensor<float>({1, -1, 2, 0.5f, 3, -2}, {2, 3});
   const auto gx = autograd::grad({sum(mul(layer_norm(x, {3}), c))}, {x}, {}, std::nullopt, /*create_graph=*/true);
   REQUIRE(gx[0].requires_grad());
-  CHECK(gx[0].grad_fn()->name() == "NotImplemented");
-  CHECK_THROWS_WITH_AS(strata::backward(sum(gx[0])), "derivative for native_layer_norm_backward is not implemented", Error);
+  CHECK(gx[0].grad_fn()->name() == "NativeLayerNormBackwardBackward0");
+  strata::backward(sum(mul(gx[0], tensor<float>({2, 0, -1, 1, 3, 0.5f}, {2, 3}))));
+  REQUIRE(x.grad().defined());
+  CHECK(max_abs_diff(x.grad(), {0.916304886341095, -0.7731432914733887, -0.1431620717048645, -0.7615392208099365,
+                                0.7267345190048218, 0.03480476140975952}) < 1e-5);
 }
 
 TEST_CASE("native_layer_norm's mean and rstd keep the leading dimensions, and bad shapes get PyTorch's errors") {
