@@ -110,19 +110,19 @@ void register_split_ops(Dispatcher& d) {
 namespace strata {
 
 std::vector<Tensor> split(const Tensor& self, std::int64_t split_size, std::int64_t dim) {
-  STRATA_TORCH_FUNCTION(split, "torch.split", "tensor, split_size_or_sections, dim", self, split_size, dim);
+  STRATA_TORCH_FUNCTION(split, "torch.functional.split", "tensor, split_size_or_sections, *, dim", self, split_size, dim);
   static const OperatorHandle op = ops::op("aten::split", "Tensor");
   return ops::call_list_op(op, self, IValue(split_size), dim);
 }
 
 // PyTorch's split.sizes is CompositeImplicitAutograd: split_with_sizes is what dispatches.
 std::vector<Tensor> split(const Tensor& self, IntArrayRef split_sizes, std::int64_t dim) {
-  STRATA_TORCH_FUNCTION(split, "torch.split", "tensor, split_size_or_sections, dim", self, split_sizes, dim);
+  STRATA_TORCH_FUNCTION(split, "torch.functional.split", "tensor, split_size_or_sections, *, dim", self, split_sizes, dim);
   return split_with_sizes(self, split_sizes, dim);
 }
 
 std::vector<Tensor> split_with_sizes(const Tensor& self, IntArrayRef split_sizes, std::int64_t dim) {
-  STRATA_TORCH_FUNCTION(split_with_sizes, "torch.split_with_sizes", "input, split_sizes, dim", self, split_sizes, dim);
+  STRATA_TORCH_FUNCTION(split_with_sizes, "torch.split_with_sizes", "input, split_sizes, [dim=0]", self, split_sizes, dim);
   static const OperatorHandle op = ops::op("aten::split_with_sizes");
   return ops::call_list_op(op, self, IValue(split_sizes), dim);
 }
@@ -130,7 +130,7 @@ std::vector<Tensor> split_with_sizes(const Tensor& self, IntArrayRef split_sizes
 // PyTorch 2.8's chunk: pieces of ceil(size / chunks), so fewer than `chunks` when the last ones would
 // be empty (6 in 4 chunks gives 3 of 2); an empty dimension gives `chunks` empty pieces.
 std::vector<Tensor> chunk(const Tensor& self, std::int64_t chunks, std::int64_t dim) {
-  STRATA_TORCH_FUNCTION(chunk, "torch.chunk", "input, chunks, dim", self, chunks, dim);
+  STRATA_TORCH_FUNCTION(chunk, "torch.chunk", "input, chunks, [dim=0]", self, chunks, dim);
   detail::check_defined(self, "aten::chunk", 0, "self");
   const std::int64_t dim_size = named_after("aten::chunk", [&] {
     STRATA_CHECK(self.dim() > 0, "chunk expects at least a 1-dimensional tensor");

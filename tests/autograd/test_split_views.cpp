@@ -11,6 +11,7 @@
 #include "autograd/backward.h"
 #include "autograd/grad_mode.h"
 #include "autograd/variable.h"
+#include "core/interpose/function_mode.h"
 #include "core/interpose/interposer.h"
 #include "ops/functions.h"
 #include "tests/test_helpers.h"
@@ -76,6 +77,7 @@ TEST_CASE("one SplitBackward0 takes every piece's gradient, zeros for a piece th
   CHECK(name_of(pieces[0]) == g["grad_fn"].get<std::string>());
   CHECK(((pieces[0].grad_fn() == pieces[1].grad_fn()) && (pieces[1].grad_fn() == pieces[2].grad_fn())) == g["same_node"].get<bool>());
   for (std::size_t i = 0; i < 3; ++i) CHECK(pieces[i].impl()->autograd_meta()->output_nr == i);
+  CHECK(name_of(x.split_with_sizes({2, 3})[1]) == "SplitWithSizesBackward0");  // PyTorch 1.13's name too
   const Tensor first = sum(pieces[0]);  // in PyTorch's order: the nodes' sequence numbers order the backward
   const Tensor loss = add(first, sum(mul(pieces[2], tensor<float>({2}, {}))));
   check_same_ops(ops_seen([&] { backward(loss); }), g["backward"].get<std::vector<std::string>>());
@@ -98,4 +100,29 @@ TEST_CASE("an in-place op on a piece is refused in PyTorch's words; without grad
                        ("[aten::mul_] " + g["plain_written_with_grad"].get<std::string>()).c_str(), Error);
   mul_(plain[1], tensor<float>({10}, {}));
   CHECK(z.to_vector<float>() == g["plain_written"].get<std::vector<float>>());
+}
+
+TEST_CASE("a function mode sees split and chunk under PyTorch's names, with dim where PyTorch passes it") {
+  // PyTorch 1.13's resolve_name and argument counts: torch.functional.split and Tensor.split hand dim
+  // on as a keyword; chunk and split_with_sizes are builtins that get what the caller wrote.
+  struct Names final : FunctionMode {
+    std::vector<std::string> seen;
+    std::string_view name() const override { return "Names"; }
+    void torch_function(FunctionCall& call) override {
+      seen.push_back(std::string(call.name()) + " " + std::to_string(call.args().size()) + "+" +
+                     std::to_string(call.kwargs().size()));
+      call.call_through();
+    }
+  } names;
+  const Tensor x = empty({5, 6});
+  {
+    FunctionModeGuard guard(names);
+    x.chunk(3, 1);
+    x.chunk(3);
+    split(x, 2);
+    x.split({1, 4});
+    split_with_sizes(x, {2, 3});
+  }
+  CHECK(names.seen == std::vector<std::string>{"torch.Tensor.chunk 3+0", "torch.Tensor.chunk 2+0", "torch.functional.split 2+1",
+                                               "torch.Tensor.split 2+1", "torch.split_with_sizes 2+0"});
 }
