@@ -4,6 +4,7 @@
 
 #include "autograd/accumulate_grad.h"
 #include "autograd/formulas/cat_backward.h"
+#include "autograd/formulas/split_backward.h"
 #include "autograd/derivative_table.h"
 #include "autograd/view_history.h"
 #include "core/autograd_meta.h"
@@ -36,6 +37,11 @@ void register_autograd() {
                                             KernelFunction{&cat_autograd_kernel, "autograd cat"});
     Dispatcher::singleton().register_kernel(ops::op("aten::stack"), DispatchKey::Autograd,
                                             KernelFunction{&stack_autograd_kernel, "autograd stack"});
+    // split's pieces are one node's inputs (autograd/formulas/split_backward.h).
+    Dispatcher::singleton().register_kernel(ops::op("aten::split", "Tensor"), DispatchKey::Autograd,
+                                            KernelFunction{&split_autograd_kernel, "autograd split"});
+    Dispatcher::singleton().register_kernel(ops::op("aten::split_with_sizes"), DispatchKey::Autograd,
+                                            KernelFunction{&split_autograd_kernel, "autograd split_with_sizes"});
     // Last: a thread that dispatches into the fallback (which it may do before this call returns,
     // Note [Registration is safe from any thread]) finds everything above in place.
     Dispatcher::singleton().register_fallback(DispatchKey::Autograd, KernelFunction{&autograd_fallback, "autograd"});

@@ -48,8 +48,25 @@ void make_differentiable_view(const Tensor& view, Tensor&& base) {
                "outside (if you want the inplace to be tracked)."));
 }
 
+// PyTorch's handle_view_on_rebase for an output of an op that returns several views
+// (CreationMeta::MULTI_OUTPUT_NODE; Note [The outputs of a multi-output view], ops/split_ops.cpp):
+// written itself, or (indirect) used after its base or a sibling was written.
+[[noreturn, gnu::cold]] void throw_multi_output_view(const Tensor& self, bool indirect) {
+  const AutogradMeta* meta = self.impl()->autograd_meta();
+  const char* modified = indirect ? "its base or another view of its base has been" : "is being";
+  const std::string head =
+      meta->grad_fn ? strata::detail::str_cat("Output ", meta->output_nr, " of ", meta->grad_fn->name(), " is a view and ",
+                                              modified, " modified inplace.")
+                    : strata::detail::str_cat("A view was created in no_grad mode and ", modified,
+                                              " modified inplace with grad mode enabled.");
+  strata::detail::throw_error(strata::detail::str_cat(
+      head, " This view is the output of a function that returns multiple views. Such functions do not allow the output "
+            "views to be modified inplace. You should replace the inplace operation by an out-of-place one."));
+}
+
 void check_inplace(const Tensor& self) {
   if (self.impl()->is_no_grad_view()) [[unlikely]] throw_no_grad_view(self);
+  if (const ViewInfo* info = view_info(self); info && info->multi_output) [[unlikely]] throw_multi_output_view(self, false);
   // PyTorch's view requires grad through its base (DifferentiableViewMeta::requires_grad), also when it
   // was taken before its leaf base was set to require grad; strata's view answers only for itself, so
   // the base is asked too. Recording a write to such a view would give the leaf a CopySlices history
@@ -65,6 +82,7 @@ void check_inplace(const Tensor& self) {
 // as_strided, called as `base.as_strided(view.sizes(), view.strides(), view.storage_offset())`).
 void regenerate_view_grad_fn(const Tensor& view, AutogradMeta& meta) {
   if (!meta.grad_fn && !meta.view.base.requires_grad()) return;  // a view without history of a base without one
+  if (meta.view.multi_output) [[unlikely]] throw_multi_output_view(view, true);
   static const OperatorHandle as_strided = *Dispatcher::singleton().find("aten::as_strided", "");
   const ResolvedRow* row = derivative_table().find(as_strided);  // looked up each time: rows move when added
   STRATA_INTERNAL_ASSERT(row && row->kind == Differentiability::Formula, "as_strided has a derivative formula");

@@ -43,6 +43,9 @@ class Node;
 struct ViewInfo {
   Tensor base;                // the root base, never itself a view; undefined when this is no view
   std::uint32_t version = 0;  // the storage's version when the view's grad_fn was last set
+  // One of several views an op returned at once (split's pieces): no in-place op may write it, as
+  // PyTorch's CreationMeta::MULTI_OUTPUT_NODE (Note [The outputs of a multi-output view], ops/split_ops.cpp).
+  bool multi_output = false;
 };
 
 struct AutogradMeta {

@@ -122,6 +122,11 @@ class Tensor {
   Tensor slice(std::int64_t dim = 0, std::optional<std::int64_t> start = std::nullopt,
                std::optional<std::int64_t> end = std::nullopt, std::int64_t step = 1) const;
   Tensor narrow(std::int64_t dim, std::int64_t start, std::int64_t length) const;
+  // Pieces along dim, each a view of this tensor (ops/split_ops.cpp): t.split(2), t.split({1, 2}), t.chunk(3, 1).
+  std::vector<Tensor> split(std::int64_t split_size, std::int64_t dim = 0) const;
+  std::vector<Tensor> split(IntArrayRef split_sizes, std::int64_t dim = 0) const;
+  std::vector<Tensor> split_with_sizes(IntArrayRef split_sizes, std::int64_t dim = 0) const;
+  std::vector<Tensor> chunk(std::int64_t chunks, std::int64_t dim = 0) const;
   Tensor contiguous() const;
   Tensor to(ScalarType dtype) const;
   Tensor clone() const;

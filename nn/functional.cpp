@@ -32,6 +32,14 @@ void box_argument(std::vector<IValue>& out, const LayerNormFuncOptions& options)
   strata::detail::box_argument(out, options.bias());
   out.emplace_back(options.eps());
 }
+// A PadFuncOptions is F.pad's pad, mode (always 'constant') and value.
+void box_argument(std::vector<IValue>& out, const PadFuncOptions& options) {
+  out.emplace_back(IntArrayRef(options.pad()));
+  out.emplace_back(std::string_view("constant"));
+  if (options.value()) out.emplace_back(*options.value());
+  else out.emplace_back();
+}
+bool has_torch_function(const PadFuncOptions&) { return false; }
 bool has_torch_function(const LayerNormFuncOptions& options) {
   return strata::detail::has_torch_function(options.weight()) || strata::detail::has_torch_function(options.bias());
 }
@@ -198,6 +206,11 @@ Tensor dropout(const Tensor& input, double p, bool training) {
                         training);
   STRATA_CHECK(p >= 0 && p <= 1, "dropout probability has to be between 0 and 1, but got ", p);
   return strata::dropout(input, p, training);
+}
+
+Tensor pad(const Tensor& input, const PadFuncOptions& options) {
+  STRATA_TORCH_FUNCTION(functional::pad, "torch.nn.functional.pad", "input, pad, [mode='constant'], [value]", input, options);
+  return constant_pad_nd(input, options.pad(), options.value().value_or(0.0));
 }
 
 Tensor layer_norm(const Tensor& input, const LayerNormFuncOptions& options) {

@@ -60,6 +60,21 @@ struct LayerNormFuncOptions {
 // F.layer_norm: native_layer_norm's output over the trailing dimensions normalized_shape.
 Tensor layer_norm(const Tensor& input, const LayerNormFuncOptions& options);
 
+// LibTorch's F::PadFuncOptions for the constant mode, the only one strata has: the pads ((before,
+// after) pairs, the last dimension's first; negative ones crop) and the value (0 unless set).
+struct PadFuncOptions {
+  PadFuncOptions(std::vector<std::int64_t> pad) : pad_(std::move(pad)) {}  // NOLINT: implicit, as LibTorch's
+  PadFuncOptions& value(double v) { value_ = v; return *this; }
+  const std::vector<std::int64_t>& pad() const { return pad_; }
+  std::optional<double> value() const { return value_; }
+
+ private:
+  std::vector<std::int64_t> pad_;
+  std::optional<double> value_;
+};
+// F.pad in constant mode: PyTorch's aten::pad, which dispatches constant_pad_nd(input, pad, value or 0).
+Tensor pad(const Tensor& input, const PadFuncOptions& options);
+
 struct LossOptions {
   Tensor weight;                          // per-class weight, or undefined
   Reduction reduction = Reduction::Mean;

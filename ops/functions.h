@@ -102,6 +102,13 @@ Tensor reshape(const Tensor& self, IntArrayRef shape);
 // becomes [1]; start_dim == end_dim returns self).
 Tensor flatten(const Tensor& self, std::int64_t start_dim = 0, std::int64_t end_dim = -1);
 Tensor contiguous(const Tensor& self);
+// Pieces of self along dim, each a view of self (ops/split_ops.cpp): split's of split_size (the last
+// one shorter), or of the given sizes (which must add up to the dimension's size: split_with_sizes);
+// chunk's `chunks` pieces of ceil(size / chunks), fewer when the last would be empty, as PyTorch's.
+std::vector<Tensor> split(const Tensor& self, std::int64_t split_size, std::int64_t dim = 0);
+std::vector<Tensor> split(const Tensor& self, IntArrayRef split_sizes, std::int64_t dim = 0);
+std::vector<Tensor> split_with_sizes(const Tensor& self, IntArrayRef split_sizes, std::int64_t dim = 0);
+std::vector<Tensor> chunk(const Tensor& self, std::int64_t chunks, std::int64_t dim = 0);
 // `length` elements of dimension `dim` from `start` (which may be negative): a slice that must fit,
 // PyTorch's CompositeImplicit narrow (it dispatches aten::slice). detach() is in ops/detach.h.
 Tensor narrow(const Tensor& self, std::int64_t dim, std::int64_t start, std::int64_t length);

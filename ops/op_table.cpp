@@ -25,6 +25,8 @@ void register_ops() {
     register_norm_ops(d);
     register_vector_ops(d);
     register_join_ops(d);
+    register_pad_ops(d);
+    register_split_ops(d);
     register_scatter_ops(d);
     register_math_ops(d);
     register_mask_ops(d);

@@ -18,6 +18,8 @@ OperatorHandle op(std::string_view qualified_name, std::string_view overload = "
 // One registration function per op family (see the file of the same name).
 void register_view_ops(Dispatcher& d);
 void register_join_ops(Dispatcher& d);
+void register_pad_ops(Dispatcher& d);
+void register_split_ops(Dispatcher& d);  // ops/split_ops.cpp: split.Tensor, split_with_sizes (boxed)
 void register_scatter_ops(Dispatcher& d);
 void register_math_ops(Dispatcher& d);
 void register_mask_ops(Dispatcher& d);

@@ -161,6 +161,21 @@ inline Tensor Tensor::sum(IntArrayRef dim, bool keepdim, std::optional<ScalarTyp
 inline const Tensor& Tensor::fill_(const Scalar& value) const { return strata::fill_(*this, value); }
 inline const Tensor& Tensor::zero_() const { return strata::zero_(*this); }
 inline const Tensor& Tensor::copy_(const Tensor& src, bool non_blocking) const { return strata::copy_(*this, src, non_blocking); }
+inline std::vector<Tensor> Tensor::split(std::int64_t split_size, std::int64_t dim) const {
+  STRATA_TORCH_METHOD(split, "self, split_size, *, dim", split_size, dim);
+  return strata::split(*this, split_size, dim);
+}
+inline std::vector<Tensor> Tensor::split(IntArrayRef split_sizes, std::int64_t dim) const {
+  STRATA_TORCH_METHOD(split, "self, split_size, *, dim", split_sizes, dim);
+  return strata::split(*this, split_sizes, dim);
+}
+inline std::vector<Tensor> Tensor::split_with_sizes(IntArrayRef split_sizes, std::int64_t dim) const {
+  return strata::split_with_sizes(*this, split_sizes, dim);
+}
+inline std::vector<Tensor> Tensor::chunk(std::int64_t chunks, std::int64_t dim) const {
+  STRATA_TORCH_METHOD(chunk, "self, chunks, [dim=0]", chunks, dim);
+  return strata::chunk(*this, chunks, dim);
+}
 inline Tensor Tensor::permute(IntArrayRef dims) const {
   STRATA_TORCH_METHOD(permute, "self, dims", dims);
   return strata::permute(*this, dims);

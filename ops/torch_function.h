@@ -86,6 +86,7 @@ bool wants_torch_function(const Args&... args) {
 
 // A result as a mode sees it, and back. A function returning several tensors gives a tensor list.
 inline IValue box_result(const Tensor& t) { return t.defined() ? IValue(t) : IValue(); }
+inline IValue box_result(std::vector<Tensor> r) { return IValue(std::move(r)); }  // split's pieces
 template <typename... Ts>
 IValue box_result(const std::tuple<Ts...>& r) {
   return IValue(std::apply([](const auto&... t) { return std::vector<Tensor>{t...}; }, r));
@@ -100,6 +101,14 @@ struct UnboxResult<Tensor> {
     if (v.is_none()) return Tensor();
     if (!v.is_tensor()) [[unlikely]] throw_bad_function_result(call, "a Tensor");
     return v.to_tensor();
+  }
+};
+template <>
+struct UnboxResult<std::vector<Tensor>> {  // a Tensor[] (split's pieces)
+  static std::vector<Tensor> get(const FunctionCall& call) {
+    const IValue& v = call.result();
+    if (!v.is_tensor_list()) [[unlikely]] throw_bad_function_result(call, "a list of Tensors");
+    return v.to_tensor_list();
   }
 };
 template <typename... Ts>

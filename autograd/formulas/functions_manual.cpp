@@ -41,6 +41,12 @@ Tensor permute_backwards(const Tensor& grad, IntArrayRef fwd_dims) {
   return permute(grad, dims);
 }
 
+Tensor constant_pad_nd_backward(const Tensor& grad, IntArrayRef pad) {
+  DimVector negated(pad);
+  for (std::int64_t& p : negated) p = -p;
+  return constant_pad_nd(grad, negated, 0);
+}
+
 Tensor unsqueeze_to(const Tensor& grad, std::int64_t dim, IntArrayRef sizes) {
   if (sizes.empty()) return grad;
   const auto d = static_cast<std::size_t>(wrap_dim(dim, static_cast<std::int64_t>(sizes.size())));

@@ -43,6 +43,9 @@ Tensor as_strided_backward(Tensor grad, IntArrayRef input_sizes, IntArrayRef inp
 // The gradient of permute(self, dims): grad permuted by the inverse permutation.
 Tensor permute_backwards(const Tensor& grad, IntArrayRef fwd_dims);
 
+// PyTorch's constant_pad_nd_backward: grad padded by the negated pads (cropped where self was padded), with 0.
+Tensor constant_pad_nd_backward(const Tensor& grad, IntArrayRef pad);
+
 // grad.unsqueeze(dim) if sizes[dim] == 1 (the gradient of squeeze.dim), else grad.
 Tensor unsqueeze_to(const Tensor& grad, std::int64_t dim, IntArrayRef sizes);
 

@@ -90,6 +90,10 @@ std::vector<DerivativeRow> view_rows() {
       {.op = "aten::diagonal_backward",
        .formulas = {{"grad_output",
                      [](C c) { return diagonal(c.grad(), c.integer("offset"), c.integer("dim1"), c.integer("dim2")); }}}},
+      // - name: constant_pad_nd(Tensor self, SymInt[] pad, Scalar value=0) -> Tensor
+      //   self: constant_pad_nd_backward(grad, pad)
+      {.op = "aten::constant_pad_nd",
+       .formulas = {{"self", [](C c) { return constant_pad_nd_backward(c.grad(), c.arg("pad").to_int_list()); }}}},
       // - name: cat(Tensor[] tensors, int dim=0) -> Tensor
       //   tensors: cat_tensors_backward(grad, to_args_sizes_symint(tensors), to_args_scalartypes(tensors), dim)
       // One edge per tensor of the list: recorded by cat's own kernel (autograd/formulas/cat_backward.h).
@@ -98,6 +102,13 @@ std::vector<DerivativeRow> view_rows() {
       //   tensors: stack_tensors_backward(grad, dim, to_args_scalartypes(tensors))
       // One edge per tensor of the list, as cat's: recorded by stack's own kernel.
       {.op = "aten::stack", .kind = D::Kernel},
+      // - name: split.Tensor(Tensor(a -> *) self, SymInt split_size, int dim=0) -> Tensor(a)[]
+      //   self: split_backward(grads, split_size, dim, self.sym_sizes(), self.options())
+      // A Tensor[] of views, one node for all: recorded by split's own kernel (autograd/formulas/split_backward.h).
+      {.op = "aten::split", .overload = "Tensor", .kind = D::Kernel},
+      // - name: split_with_sizes(Tensor(a -> *) self, SymInt[] split_sizes, int dim=0) -> Tensor(a)[]
+      //   self: split_with_sizes_backward(grads, split_sizes, dim, self.sym_sizes(), self.options())
+      {.op = "aten::split_with_sizes", .kind = D::Kernel},
       // - name: detach(Tensor(a) self)                   output_differentiability: [False]
       {.op = "aten::detach", .kind = D::NonDifferentiable},
   };

@@ -185,6 +185,12 @@ Tensor max(const Tensor& self);
 // aten::argmax(Tensor self, int? dim=None, bool keepdim=False) -> Tensor
 Tensor argmax(const Tensor& self, std::optional<std::int64_t> dim = std::nullopt, bool keepdim = false);
 
+// ---- ops/native/pad_ops.yaml ----
+// self padded with `value`: pad holds (before, after) pairs, the last dimension's first; a negative
+// amount crops. constant_pad_nd(x, {1, 2}) adds one column before and two after.
+// aten::constant_pad_nd(Tensor self, SymInt[] pad, Scalar value=0) -> Tensor
+Tensor constant_pad_nd(const Tensor& self, IntArrayRef pad, const Scalar& value = 0);
+
 // ---- ops/native/pointwise_ops.yaml ----
 // aten::add.Tensor(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor
 Tensor add(const Tensor& self, const Tensor& other, const Scalar& alpha = 1);

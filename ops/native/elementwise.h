@@ -213,4 +213,7 @@ void check_inplace(const Tensor& self, const Tensor& other);
 // (Note [Float to integer conversion saturates to INT64_MIN]): copy_'s and _to_copy's kernel.
 void copy_elements(const Tensor& dst, const Tensor& src);
 
+// Writes `value`, converted to t's dtype, into every element of t: fill_'s kernel.
+void fill_scalar(const Tensor& t, const Scalar& value);
+
 }  // namespace strata::ops

@@ -56,9 +56,13 @@ void fill_with(const Tensor& t, T value) {
   loop.for_each([&](const std::array<std::int64_t, 1>& off) { p[off[0]] = value; });
 }
 
+}  // namespace
+
 void fill_scalar(const Tensor& t, const Scalar& value) {
   visit_all_dtypes(t.dtype(), [&](auto zero) { fill_with(t, scalar_to_element<decltype(zero)>(value)); });
 }
+
+namespace {
 
 // ---- empty.memory_format ----
 TensorSpec empty_meta(IntArrayRef size, std::optional<ScalarType> dtype, std::optional<Layout>, std::optional<Device>,

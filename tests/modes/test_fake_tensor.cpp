@@ -367,4 +367,24 @@ TEST_CASE("a meta kernel that throws leaves the arguments it was given readable"
   CHECK(reader.seen == std::vector<std::vector<std::int64_t>>{{2, 3}, {4, 5}});
 }
 
+TEST_CASE("chunk of a fake gives fakes with PyTorch's shapes, strides and offsets, and a backward through them") {
+  // PyTorch 1.13: FakeTensorMode's from_tensor(randn(5, 3)).chunk(2) is two FakeTensors of [3, 3] and
+  // [2, 3], the second with strides (3, 1) and storage offset 9.
+  FakeTensorMode mode;
+  const Tensor x = mode.from_tensor(randn({5, 3}));
+  requires_grad_(x);
+  ModeGuard guard(mode);  // entered: the backward's zeros, which has no fake argument, is a fake too
+  const std::vector<Tensor> pieces = x.chunk(2);
+  REQUIRE(pieces.size() == 2);
+  CHECK(FakeTensor::is_fake(pieces[0]));
+  CHECK(FakeTensor::is_fake(pieces[1]));
+  CHECK(testing::sizes_of(pieces[1]) == std::vector<std::int64_t>{2, 3});
+  CHECK(testing::strides_of(pieces[1]) == std::vector<std::int64_t>{3, 1});
+  CHECK(pieces[1].storage_offset() == 9);
+  backward(sum(pieces[1]));  // SplitBackward0's zeros and cat run on meta
+  REQUIRE(x.grad().defined());
+  CHECK(FakeTensor::is_fake(x.grad()));
+  CHECK(testing::sizes_of(x.grad()) == std::vector<std::int64_t>{5, 3});
+}
+
 }  // namespace test_fake_tensor

@@ -114,4 +114,26 @@ TEST_CASE("a handler's own ops run below Autograd, as PyTorch's do, even when th
   CHECK(mul(x, x).grad_fn() != nullptr);  // outside any handler it records
 }
 
+TEST_CASE("split of a LoggingTensor: the handler sees split.Tensor, the pieces share one SplitBackward0") {
+  // PyTorch 1.13 logs split.Tensor, sum, then backward's ones_like, expand, cat (zeros has no
+  // LoggingTensor argument) and AccumulateGrad's two detaches; x.grad is ones in the first piece.
+  auto log = std::make_shared<LoggingTensor::Log>();
+  const Tensor x = LoggingTensor::wrap(view(arange(15, {.dtype = ScalarType::Float32}), {5, 3}), log, true);
+  const std::vector<Tensor> pieces = x.split(2);
+  REQUIRE(pieces.size() == 3);
+  CHECK(LoggingTensor::of(pieces[2]) != nullptr);
+  CHECK(testing::sizes_of(pieces[2]) == std::vector<std::int64_t>{1, 3});
+  CHECK(std::string(pieces[0].grad_fn()->name()) == "SplitBackward0");
+  CHECK(pieces[0].grad_fn() == pieces[2].grad_fn());
+  backward(sum(pieces[0]));
+  CHECK(*log == LoggingTensor::Log{"aten.split.Tensor", "aten.sum.default", "aten.ones_like.default", "aten.expand.default",
+                                   "aten.cat.default", "aten.detach.default", "aten.detach.default"});
+  CHECK(LoggingTensor::of(x.grad())->elem().to_vector<float>() == std::vector<float>{1, 1, 1, 1, 1, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0});
+  CHECK_THROWS_WITH_AS(mul_(pieces[1], tensor<float>({2}, {})),
+                       "[aten::mul_] Output 1 of SplitBackward0 is a view and is being modified inplace. This view is the output of "
+                       "a function that returns multiple views. Such functions do not allow the output views to be modified "
+                       "inplace. You should replace the inplace operation by an out-of-place one.",
+                       Error);
+}
+
 }  // namespace test_modes_and_subclasses
