@@ -35,5 +35,6 @@ void register_compare_ops(Dispatcher& d);
 void register_embedding_ops(Dispatcher& d);
 void register_dropout_ops(Dispatcher& d);
 void register_norm_ops(Dispatcher& d);
+void register_lift_fresh(Dispatcher& d);  // ops/tensor_literal.cpp
 
 }  // namespace strata::ops
