@@ -119,33 +119,6 @@ autograd::Node* Tensor::grad_fn() const {
   return meta ? meta->grad_fn : nullptr;
 }
 
-namespace detail {
-template <typename T>
-Tensor tensor_of(ArrayRef<T> values, IntArrayRef sizes) {
-  const DimVector shape(sizes);
-  STRATA_CHECK(numel_of(shape) == static_cast<std::int64_t>(values.size()), "tensor(): shape ",
-               shape_str(shape), " needs ", numel_of(shape), " values but ", values.size(), " were given");
-  Tensor out = detail::make_contiguous_tensor(shape, scalar_type_of<T>(), Device::CPU);
-  T* data = out.data_ptr<T>();
-  for (std::size_t i = 0; i < values.size(); ++i) data[i] = values[i];
-  return out;
-}
-template Tensor tensor_of<float>(ArrayRef<float>, IntArrayRef);
-template Tensor tensor_of<double>(ArrayRef<double>, IntArrayRef);
-template Tensor tensor_of<std::int64_t>(ArrayRef<std::int64_t>, IntArrayRef);
-template Tensor tensor_of<bool>(ArrayRef<bool>, IntArrayRef);
-template Tensor tensor_of<std::int8_t>(ArrayRef<std::int8_t>, IntArrayRef);
-
-void throw_ragged_rows(std::size_t expected, std::size_t got) {
-  throw_error(str_cat("tensor(): expected all rows to have ", expected, " elements, but got a row of ", got));
-}
-}  // namespace detail
-
-Tensor tensor(std::initializer_list<int> values) {
-  std::vector<std::int64_t> wide(values.begin(), values.end());
-  return tensor(wide);
-}
-
 Tensor scalar_tensor(Scalar value, ScalarType dtype) {
   Tensor out = detail::make_contiguous_tensor({}, dtype, Device::CPU);
   visit_all_dtypes(dtype, [&](auto zero) {

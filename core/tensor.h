@@ -234,61 +234,8 @@ namespace detail {
 extern const Tensor undefined_tensor;
 }
 
-// A new contiguous CPU tensor holding a copy of `values` with shape `sizes` (an empty `sizes` makes
-// a 0-d tensor of one value); without `sizes`, a 1-D tensor (PyTorch's torch.tensor(list)).
-// The element types tensor() takes: the C++ types of strata's dtypes.
-template <typename T>
-inline constexpr bool is_tensor_element_v = std::is_same_v<T, float> || std::is_same_v<T, double> ||
-                                            std::is_same_v<T, std::int64_t> || std::is_same_v<T, bool> ||
-                                            std::is_same_v<T, std::int8_t>;
-namespace detail {
-template <typename T>
-Tensor tensor_of(ArrayRef<T> values, IntArrayRef sizes);  // instantiated for the element types above
-[[noreturn]] void throw_ragged_rows(std::size_t expected, std::size_t got);
-}  // namespace detail
-// Every tensor() overload checks its element type here, so tensor({std::complex<float>{}}) is a
-// compile-time error naming the types it takes, never a link error.
-template <typename T>
-Tensor tensor(ArrayRef<T> values, IntArrayRef sizes) {
-  static_assert(is_tensor_element_v<T>,
-                "strata::tensor() takes float, double, std::int64_t, std::int8_t or bool elements; "
-                "write integers as std::int64_t");
-  return detail::tensor_of(values, sizes);
-}
-template <typename T>
-Tensor tensor(std::initializer_list<T> values, IntArrayRef sizes) {
-  return tensor(ArrayRef<T>(values), sizes);
-}
-template <typename T>
-Tensor tensor(std::initializer_list<T> values) {
-  const std::int64_t n = static_cast<std::int64_t>(values.size());
-  return tensor(ArrayRef<T>(values), IntArrayRef(&n, 1));
-}
-// Integer literals make an int64 tensor, as LibTorch's torch::tensor({1, 2, 3}) and Python's do.
-Tensor tensor(std::initializer_list<int> values);
-template <typename T>
-Tensor tensor(const std::vector<T>& values, IntArrayRef sizes) {
-  return tensor(ArrayRef<T>(values), sizes);
-}
-template <typename T>
-Tensor tensor(const std::vector<T>& values) {
-  const std::int64_t n = static_cast<std::int64_t>(values.size());
-  return tensor(ArrayRef<T>(values), IntArrayRef(&n, 1));
-}
-// A 2-D tensor from rows of equal length: tensor({{1.f, 2.f}, {3.f, 4.f}}).
-template <typename T>
-Tensor tensor(std::initializer_list<std::initializer_list<T>> rows) {
-  static_assert(is_tensor_element_v<T>, "strata::tensor() takes float, double, std::int64_t or bool elements");
-  const std::size_t columns = rows.size() == 0 ? 0 : rows.begin()->size();
-  const auto values = std::make_unique<T[]>(rows.size() * columns);  // not std::vector: vector<bool> has no data()
-  std::size_t n = 0;
-  for (const auto& row : rows) {
-    if (row.size() != columns) [[unlikely]] detail::throw_ragged_rows(columns, row.size());
-    for (const T& v : row) values[n++] = v;
-  }
-  const std::int64_t shape[2] = {static_cast<std::int64_t>(rows.size()), static_cast<std::int64_t>(columns)};
-  return tensor(ArrayRef<T>(values.get(), n), IntArrayRef(shape, 2));
-}
+// A new 0-d CPU tensor holding `value` as `dtype`, made without dispatching anything (tensor(values),
+// ops/tensor_literal.h, is the factory a dispatch mode sees).
 Tensor scalar_tensor(Scalar value, ScalarType dtype);
 
 namespace detail {

@@ -7,11 +7,13 @@
 #include <optional>
 #include <sstream>
 #include <typeinfo>
+#include <utility>
 
 #include "autograd/variable.h"
 #include "core/dispatch/local_dispatch_keys.h"
 #include "core/interpose/subclass.h"
 #include "core/tensor_impl.h"
+#include "ops/op_table.h"
 
 namespace strata::tracer {
 
@@ -149,6 +151,17 @@ void run_fake(const IntrusivePtr<FakeTensor>& payload, FakeTensorMode* mode, con
     }
   }
   if (any_real) [[unlikely]] {
+    // Upstream's `lift_fns` branch: tensor(values) hands its fresh constant to lift_fresh, which the
+    // mode answers with a fake of it whatever allow_non_fake_inputs says (Note [A tensor from values
+    // is lifted], ops/tensor_literal.h). Not kept in the memo: nothing else will ever hold the constant.
+    static const OperatorHandle lift_fresh = ops::op("aten::lift_fresh");
+    if (op == lift_fresh) {
+      const Tensor& real = std::as_const(stack.back()).to_tensor();
+      Tensor fake = FakeTensor::make(payload, meta_like(real), real.device());
+      if (real.requires_grad()) requires_grad_(fake);
+      stack.back() = IValue(std::move(fake));
+      return;
+    }
     STRATA_CHECK(owner.options.allow_non_fake_inputs,
                  "Please convert all Tensors to FakeTensors first or instantiate FakeTensorMode with "
                  "'allow_non_fake_inputs'. Found in ", render_call(op, stack, base));

@@ -46,8 +46,10 @@ namespace strata::tracer {
 // converted with from_tensor. A fake of another mode is "Mixing fake modes NYI". Python numbers
 // never reach upstream's mode as tensors; strata passes them as wrapped-number 0-d tensors (SGD's
 // `mul_(momentum)`), so those go through unchanged, and only they: a real 0-d tensor is a real
-// tensor. strata's tensor() and scalar_tensor() build real data without dispatching, so under the
-// mode they stay real (upstream lifts torch.tensor to a fake constant): use from_tensor. All fakes run
+// tensor. A tensor(values) literal reaches the mode as aten::lift_fresh of its fresh constant, which
+// the mode answers with a fake of it, as upstream's `lift_fns` branch does, allowed or not (Note [A
+// tensor from values is lifted], ops/tensor_literal.h); scalar_tensor() dispatches nothing and stays
+// real: use from_tensor. All fakes run
 // meta functions, so fakes on two devices pass the dispatcher's device check, as upstream's do under
 // in_kernel_invocation; a new result takes _find_common_device's device (a cpu 0-d fake defers to the
 // other), which refuses two others in upstream's words, while copy_, which returns its self, may mix

@@ -19,6 +19,7 @@
 #include "../core/generator.h"
 #include "../core/dispatch/ivalue.h"
 #include "../core/tensor.h"
+#include "tensor_literal.h"
 #include "generated/functions.h"
 #include "typed_operator.h"
 

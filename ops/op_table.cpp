@@ -17,6 +17,7 @@ void register_ops() {
     register_factory_ops(d);
     register_random_ops(d);
     register_profiler_ops(d);
+    register_lift_fresh(d);
     register_activation_ops(d);
     register_max_ops(d);
     register_compare_ops(d);

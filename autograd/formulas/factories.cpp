@@ -55,6 +55,11 @@ std::vector<DerivativeRow> factory_rows() {
       non_differentiable("aten::randint", "generator"),
       non_differentiable("aten::randint", "low"),
       non_differentiable("aten::randint", "low_generator"),
+      // - name: lift_fresh(Tensor(a) self) -> Tensor(a)   self: grad
+      // It returns self, so its output is its input, with the input's own history: recording
+      // upstream's node would give the input itself a grad_fn. tensor() lifts only fresh tensors,
+      // which never require grad (Note [A tensor from values is lifted], ops/tensor_literal.h).
+      non_differentiable("aten::lift_fresh"),
       non_differentiable("profiler::_record_function_enter_new"),
       non_differentiable("profiler::_record_function_exit", "_RecordFunction"),
   };

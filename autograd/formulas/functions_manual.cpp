@@ -128,9 +128,12 @@ Tensor embedding_dense_double_backward(const Tensor& grad, const Tensor& indices
   const Tensor picked = embedding(grad, indices);
   if (padding_idx < 0 || padding_idx >= grad.size(0)) return picked;
   // The gradient rows of padding_idx are zero: picked * (indices != padding_idx), as a [..., 1] mask.
-  std::vector<double> keep(static_cast<std::size_t>(grad.size(0)), 1.0);
-  keep[static_cast<std::size_t>(padding_idx)] = 0.0;
-  const Tensor row_keep = to(unsqueeze(tensor<double>(keep), 1), grad.dtype());
+  // The mask is built in place, not by tensor(values): that would dispatch aten::lift_fresh, which
+  // PyTorch's formula (a masked_fill_) does not.
+  const Tensor keep = strata::detail::make_contiguous_tensor({grad.size(0)}, ScalarType::Float64, Device::CPU);
+  double* k = keep.data_ptr<double>();
+  for (std::int64_t i = 0; i < grad.size(0); ++i) k[i] = i == padding_idx ? 0.0 : 1.0;
+  const Tensor row_keep = to(unsqueeze(keep, 1), grad.dtype());
   return mul(picked, embedding(row_keep, indices));
 }
 

@@ -37,9 +37,10 @@ TEST_CASE("AccumulateGrad steals a gradient it alone holds, and copies one with 
 
   OpLog log2;
   const Tensor v = leaf({1, 2, 3});
+  const Tensor ones_grad = tensor<float>({1, 1, 1});  // outside the mode, which would log its lift_fresh
   {
     ModeGuard mode(log2);
-    backward(mul(v, v), tensor<float>({1, 1, 1}));
+    backward(mul(v, v), ones_grad);
   }
   // mul's gradient is a fresh dense tensor: stolen with detach, which PyTorch 2.8 dispatches twice.
   // Both of mul's input gradients go to v: with a mode on, the engine's input buffer adds them out

@@ -70,6 +70,7 @@ std::vector<std::pair<std::string, std::function<Phases()>>> composite_cases() {
   using Fn = std::function<Tensor(const Inputs&)>;
   const auto fb = [](std::function<Inputs()> inputs, Fn fn) { return [=] { return forward_backward(inputs(), fn); }; };
   const Tensor target = tensor<std::int64_t>({0, 2, 1, 2});
+  const Tensor class_weight = tensor<float>({0.2f, 1, 3});  // made here: inside a case a mode would log its lift_fresh
   return {
       {"F::linear", fb([] { return Inputs{leaf({4, 3}), leaf({2, 3}), leaf({2})}; },
                        [](const Inputs& x) { return F::linear(x[0], x[1], x[2]); })},
@@ -102,9 +103,9 @@ std::vector<std::pair<std::string, std::function<Phases()>>> composite_cases() {
                                       })},
       {"F::nll_loss", fb([] { return Inputs{leaf({4, 3})}; }, [target](const Inputs& x) { return F::nll_loss(x[0], target); })},
       {"F::nll_loss weight, sum, ignore_index", fb([] { return Inputs{leaf({4, 3})}; },
-                                                   [target](const Inputs& x) {
+                                                   [target, class_weight](const Inputs& x) {
                                                      return F::nll_loss(x[0], target,
-                                                                        {.weight = tensor<float>({0.2f, 1, 3}),
+                                                                        {.weight = class_weight,
                                                                          .reduction = F::Reduction::Sum,
                                                                          .ignore_index = 1});
                                                    })},

@@ -10,6 +10,7 @@
 #include "autograd/variable.h"
 #include "core/util/warning.h"
 #include "ops/functions.h"
+#include "ops/native/type_promotion.h"
 #include "tests/test_helpers.h"
 #include "modes/logging_tensor.h"
 
@@ -96,8 +97,10 @@ struct TwoOutputs : Function<TwoOutputs<Materialize>> {
   }
   static variable_list backward(AutogradContext*, variable_list g) {
     CHECK(g[1].defined() == Materialize);
-    const Tensor two = tensor<float>({2}, {});  // Python's g1 * 2: mul.Tensor with a 0-d other
-    const Tensor three = tensor<float>({3}, {});
+    // Python's g1 * 2: mul.Tensor with the number as a wrapped 0-d tensor (a tensor(values) literal
+    // would be a real constant, which a mode sees lifted: aten.lift_fresh)
+    const Tensor two = ops::wrapped_scalar_tensor(2);
+    const Tensor three = ops::wrapped_scalar_tensor(3);
     return {g[1].defined() ? add(mul(g[0], two), mul(g[1], three)) : mul(g[0], two)};
   }
 };
