@@ -16,6 +16,8 @@
 #include "ops/functions.h"
 #include "tests/test_helpers.h"
 
+namespace test_split_views {  // Note [Test files in unity builds]
+
 using namespace strata;
 using testing::check_same_ops;
 using testing::ops_seen;
@@ -126,3 +128,5 @@ TEST_CASE("a function mode sees split and chunk under PyTorch's names, with dim 
   CHECK(names.seen == std::vector<std::string>{"torch.Tensor.chunk 3+0", "torch.Tensor.chunk 2+0", "torch.functional.split 2+1",
                                                "torch.Tensor.split 2+1", "torch.split_with_sizes 2+0"});
 }
+
+}  // namespace test_split_views

@@ -11,6 +11,8 @@
 #include "ops/functions.h"
 #include "tests/test_helpers.h"
 
+namespace test_tensor_literal {  // Note [Test files in unity builds]
+
 using namespace strata;
 using namespace strata::tracer;
 
@@ -118,3 +120,5 @@ TEST_CASE("without a mode tensor(values) is the tensor it built, held by nothing
   CHECK(w.grad_fn() == nullptr);
   CHECK(w.is_leaf());
 }
+
+}  // namespace test_tensor_literal

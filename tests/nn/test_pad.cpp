@@ -12,6 +12,8 @@
 #include "ops/functions.h"
 #include "tests/test_helpers.h"
 
+namespace test_pad {  // Note [Test files in unity builds]
+
 using namespace strata;
 namespace F = strata::nn::functional;
 
@@ -47,3 +49,5 @@ TEST_CASE("F::pad pads with the value, as constant_pad_nd; the modes see PyTorch
   CHECK(x.grad().to_vector<float>() == std::vector<float>{0, 2, 4, 6, 8, 10});  // 2x, cropped back to x's part
   CHECK(testing::sizes_of(F::pad(x, F::PadFuncOptions({-1, 0}))) == std::vector<std::int64_t>{2, 2});
 }
+
+}  // namespace test_pad
