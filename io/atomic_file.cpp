@@ -41,7 +41,10 @@ namespace {
 // rename would silently replace, is EACCES), and everything it accepts is written. In place, the
 // file is truncated only in publish, after the run and stdout succeeded, so every failure before
 // that leaves it untouched; a failure or a fatal signal during that last write leaves it partial,
-// which is the price of a directory that cannot hold a second copy. A temporary name must fit in
+// which is the price of a directory that cannot hold a second copy. Holding the content is bounded
+// too: past kInPlaceHoldBytes the file is truncated and written as the content comes, so a huge
+// tensor file costs no more memory in place than replaced, and a failure from then on leaves it
+// partial as the last write would. A temporary name must fit in
 // NAME_MAX: for a long destination name (over 244 bytes) it is "<the name cut to 244 bytes>.tmp.XXXXXX".
 constexpr std::size_t kTempSuffix = 11;  // ".tmp.XXXXXX"
 
@@ -216,8 +219,18 @@ void AtomicFile::write(std::string_view content) {
 
 void AtomicFile::append(std::string_view part) {
   STRATA_CHECK(!written_ && (fd_ >= 0 || in_place_fd_ >= 0), "'", path_, "' was already written");
-  if (mode_ == Mode::kInPlace) {
-    pending_.append(part);  // Note [When the file is written in place]
+  if (mode_ == Mode::kInPlace) {  // Note [When the file is written in place]
+    if (!rewriting_ && pending_.size() + part.size() <= kInPlaceHoldBytes) {
+      pending_.append(part);
+      return;
+    }
+    if (!rewriting_) {
+      rewriting_ = true;
+      const int err = ftruncate(in_place_fd_, 0) != 0 ? errno : write_all(in_place_fd_, pending_);
+      if (err) fail("cannot write", err);
+      std::string().swap(pending_);
+    }
+    if (const int err = write_all(in_place_fd_, part)) fail("cannot write", err);
   } else if (const int err = write_all(fd_, part)) {
     fail("cannot write", err);
   }
@@ -266,7 +279,7 @@ void AtomicFile::publish() {
   done_ = true;
   if (mode_ == Mode::kInPlace) {
     const int fd = std::exchange(in_place_fd_, -1);
-    int err = ftruncate(fd, 0) != 0 ? errno : write_all(fd, pending_);
+    int err = rewriting_ ? 0 : ftruncate(fd, 0) != 0 ? errno : write_all(fd, pending_);
     if (!err && fsync(fd) != 0) err = errno;
     const int close_err = close_checked(fd);
     if (err || close_err) fail("cannot write", err ? err : close_err);

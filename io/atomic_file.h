@@ -48,6 +48,9 @@ class AtomicFile {
   // device, or is written in place (Note [When the file is written in place], atomic_file.cpp).
   const std::string& temp_path() const { return temp_path_; }
   bool in_place() const { return mode_ == Mode::kInPlace; }
+  // What a file written in place holds in memory before it starts rewriting the file (Note [When
+  // the file is written in place], atomic_file.cpp).
+  static constexpr std::size_t kInPlaceHoldBytes = std::size_t{64} << 20;
 
  private:
   enum class Mode { kReplace, kStream, kInPlace };
@@ -64,6 +67,7 @@ class AtomicFile {
   int fd_ = -1;           // the temporary file, or the FIFO or device
   int in_place_fd_ = -1;  // the existing file, opened to write (not truncated)
   std::string pending_;   // what publish writes in place
+  bool rewriting_ = false;  // in place, past kInPlaceHoldBytes: the file is being rewritten
   std::string temp_name_;
   std::string temp_path_;
   int slot_ = -1;  // in the registry of temporary files

@@ -38,10 +38,10 @@ int dtype_rank(ScalarType t) {
 // element by element, in row-major order, through a buffer of kChunkBytes. Memory is then the header
 // and one chunk, whatever the tensors' sizes, and a file too big for its file system or the
 // file-size limit is refused from its size before a byte is written (AtomicFile::check_fits). An
-// expanded view of a scalar to 2^40 elements is 4 TiB of file and 1 MiB of memory. The exception is a
-// file AtomicFile writes in place (a hard-linked file, a directory that takes no new file: Note [When
-// the file is written in place]), which it holds whole until publish, so that a failure before then
-// leaves the old file intact.
+// expanded view of a scalar to 2^40 elements is 4 TiB of file and 1 MiB of memory. A file AtomicFile
+// writes in place (a hard-linked file, a directory that takes no new file: Note [When the file is
+// written in place]) is held until publish up to 64 MiB, so that a failure before then leaves the old
+// file intact, and written as it comes past that.
 constexpr std::size_t kChunkBytes = std::size_t{1} << 20;
 using Sink = std::function<void(std::string_view)>;
 

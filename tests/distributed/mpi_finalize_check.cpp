@@ -13,8 +13,6 @@
 #include "distributed/process_group.h"
 #include "ops/functions.h"
 
-namespace mpi_finalize_check {  // Note [Test files in unity builds]
-
 using namespace strata;
 using namespace strata::distributed;
 
@@ -51,5 +49,3 @@ int main(int argc, char** argv) {
   finalize_mpi();
   return 2;
 }
-
-}  // namespace mpi_finalize_check

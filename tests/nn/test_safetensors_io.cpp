@@ -108,6 +108,22 @@ TEST_CASE("save_safetensors streams views and expanded tensors in parts and load
   CHECK(read_bytes(path) == serialize_safetensors({{"wide", wide}, {"t", transposed}, {"s", scalar_tensor(2.0, ScalarType::Float64)}}));
 }
 
+TEST_CASE("a hard-linked file bigger than the in-place hold is rewritten as it streams, under both names") {
+  TempDir dir;
+  const std::string path = dir.file("linked.safetensors"), other = dir.file("other-name.safetensors");
+  save_safetensors(path, {{"old", tensor<float>({1, 2})}});
+  REQUIRE(link(path.c_str(), other.c_str()) == 0);  // two names: a rename would split them
+  // 64 MiB + 1 MiB of float32 from one element: past the hold, so written before publish.
+  const std::int64_t n = static_cast<std::int64_t>(tracer::AtomicFile::kInPlaceHoldBytes / 4) + (1 << 18);
+  const Tensor big = expand(tensor<float>({2.5f}), {n});
+  save_safetensors(path, {{"big", big}, {"small", tensor<float>({7, 8})}});
+  const SafetensorsFile file = load_safetensors(other);  // the other name sees the new content
+  CHECK(file.tensors.count("old") == 0);
+  REQUIRE(file.tensors.at("big").numel() == n);
+  CHECK(file.tensors.at("big")[n - 1].item<float>() == 2.5f);
+  CHECK(file.tensors.at("small").to_vector<float>() == std::vector<float>{7, 8});
+}
+
 TEST_CASE("save_safetensors under a file-size limit is refused with both sizes and leaves no temporary") {
   TempDir dir;
   const std::string path = dir.file("big.safetensors");
