@@ -24,8 +24,6 @@
 #include "tests/distributed/collective_inputs.h"
 #include "tracer/cli/mlp_experiment.h"
 
-namespace test_mpi {  // Note [Test files in unity builds]
-
 using namespace strata;
 using namespace strata::distributed;
 using testing::input_of;
@@ -192,5 +190,3 @@ int main(int argc, char** argv) {
   finalize_mpi();
   return any;
 }
-
-}  // namespace test_mpi

@@ -12,6 +12,8 @@
 #include "ops/functions.h"
 #include "tests/test_helpers.h"
 
+namespace test_float8 {  // Note [Test files in unity builds]
+
 using namespace strata;
 
 namespace {
@@ -163,3 +165,5 @@ TEST_CASE("safetensors: F8_E4M3 and I8 save and load byte for byte") {
   for (std::size_t k = 0; k < 4; ++k) CHECK(std::memcmp(&expected[k], &got[k], 4) == 0);
   CHECK(loaded.tensors.at("i").to_vector<std::int64_t>() == std::vector<std::int64_t>{-128, 0, 127});
 }
+
+}  // namespace test_float8

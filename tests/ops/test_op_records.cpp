@@ -17,6 +17,8 @@
 #include "tests/ops/op_records.h"
 #include "tests/test_helpers.h"
 
+namespace test_op_records {  // Note [Test files in unity builds]
+
 using namespace strata;
 using testing::OpRecord;
 using testing::RecordSample;
@@ -249,3 +251,5 @@ TEST_CASE("a dispatch mode and a wrapper subclass see PyTorch's ops for every op
     }
   }
 }
+
+}  // namespace test_op_records
