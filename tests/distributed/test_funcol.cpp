@@ -4,8 +4,10 @@
 // seen by modes.
 #include <doctest/doctest.h>
 
+#include <chrono>
 #include <mutex>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "core/util/error.h"
@@ -13,6 +15,7 @@
 #include "distributed/device_mesh.h"
 #include "distributed/fake_process_group.h"
 #include "distributed/funcol.h"
+#include "distributed/functional_collectives.h"
 #include "distributed/process_group.h"
 #include "distributed/thread_backend.h"
 #include "modes/debug_mode.h"
@@ -72,6 +75,18 @@ TEST_CASE("funcol on 4 thread ranks: gathered, scattered and reduced values, wra
   });
   CHECK(failures.empty());
   for (const std::string& f : failures) MESSAGE(f);
+}
+
+TEST_CASE("wait_tensor on a view of a collective's output waits for the collective" * doctest::test_suite("threads")) {
+  std::vector<float> got(2, -1);
+  spawn(2, [&](int rank) {
+    // Rank 1 joins late: rank 0's view must not be read before the gather is complete.
+    if (rank == 1) std::this_thread::sleep_for(std::chrono::milliseconds(30));
+    const Tensor out = all_gather_into_tensor(full({1, 2}, 1.0 + rank), 2, "0");
+    const Tensor view = out.narrow(0, 1, 1);  // rank 1's row
+    got[static_cast<std::size_t>(rank)] = wait_tensor(view)[0][1].item<float>();
+  });
+  CHECK(got == std::vector<float>{2, 2});
 }
 
 TEST_CASE("funcol's local ops around the collective are upstream's, on a fake world of 8") {
