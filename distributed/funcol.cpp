@@ -21,6 +21,17 @@ std::int64_t checked_dim(const Tensor& self, std::int64_t dim, const char* what,
                shape_str(self.sizes()));
   return dim < 0 ? dim + n : dim;
 }
+
+
+// Note [Fake collectives are not wrapped]
+// upstream's _maybe_wrap_tensor returns wait_tensor(output) instead of a wrapper while it traces
+// (_are_we_tracing: a FakeTensorMode is active, or dynamo, or a proxy mode). Strata traces with
+// FakeTensorMode only, and a collective's output under it is a fake tensor, so an output that is a
+// subclass tensor is waited for at once and returned as it is.
+Tensor maybe_wrap_tensor(const Tensor& output) {
+  if (output.subclass() != nullptr) return distributed::wait_tensor(output);
+  return AsyncCollectiveTensor::wrap(output);
+}
 }  // namespace
 
 Group::Group(const DeviceMesh& mesh, int mesh_dim) : name(mesh.group_name(mesh_dim)) {}
@@ -31,10 +42,10 @@ Tensor all_gather_tensor(const Tensor& self, std::int64_t gather_dim, const Grou
                shape_str(self.sizes()), " and strides ", shape_str(self.strides()));
   gather_dim = checked_dim(self, gather_dim, "gather_dim", "all_gather_tensor");
   const std::int64_t group_size = group_size_of(group);
-  Tensor res = AsyncCollectiveTensor::wrap(all_gather_into_tensor(self, group_size, group.name));
+  Tensor res = maybe_wrap_tensor(all_gather_into_tensor(self, group_size, group.name));
   if (gather_dim != 0) {
     // cat reads the data, so upstream waits here, on the plain tensor, before chunk and cat.
-    res = AsyncCollectiveTensor::wait(res);
+    if (AsyncCollectiveTensor::of(res) != nullptr) res = AsyncCollectiveTensor::wait(res);
     res = cat(chunk(res, group_size, 0), gather_dim);
   }
   return res;
@@ -48,12 +59,12 @@ Tensor reduce_scatter_tensor(const Tensor& self, std::string_view reduce_op, std
                " must be a multiple of group_size ", group_size, ")");
   Tensor input = self;
   if (scatter_dim != 0) input = cat(chunk(self, group_size, scatter_dim), 0);
-  return AsyncCollectiveTensor::wrap(distributed::reduce_scatter_tensor(input, reduce_op, group_size, group.name));
+  return maybe_wrap_tensor(distributed::reduce_scatter_tensor(input, reduce_op, group_size, group.name));
 }
 
 Tensor all_reduce(const Tensor& self, std::string_view reduce_op, const Group& group) {
   STRATA_CHECK(self.defined(), "all_reduce: the input is undefined");
-  return AsyncCollectiveTensor::wrap(distributed::all_reduce(self, reduce_op, group.name));
+  return maybe_wrap_tensor(distributed::all_reduce(self, reduce_op, group.name));
 }
 
 Tensor all_to_all_single(const Tensor& self, IntArrayRef output_split_sizes, IntArrayRef input_split_sizes,
@@ -69,7 +80,7 @@ Tensor all_to_all_single(const Tensor& self, IntArrayRef output_split_sizes, Int
     outs.assign(static_cast<std::size_t>(group_size), self.size(0) / group_size);
     ins = outs;
   }
-  return AsyncCollectiveTensor::wrap(distributed::all_to_all_single(self, outs, ins, group.name));
+  return maybe_wrap_tensor(distributed::all_to_all_single(self, outs, ins, group.name));
 }
 
 Tensor wait_tensor(const Tensor& self) { return distributed::wait_tensor(self); }

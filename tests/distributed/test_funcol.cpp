@@ -19,6 +19,7 @@
 #include "distributed/process_group.h"
 #include "distributed/thread_backend.h"
 #include "modes/debug_mode.h"
+#include "modes/fake_tensor.h"
 #include "ops/functions.h"
 
 namespace test_funcol {  // Note [Test files in unity builds]
@@ -156,6 +157,22 @@ TEST_CASE("an AsyncCollectiveTensor waits at its first non-view op, unseen; view
   CHECK(sum.equal(full({4, 6}, 2.0)));  // the fake group's all_reduce leaves the input
   CHECK_THROWS_WITH_AS(AsyncCollectiveTensor::wait(ones({2})), "wait() is a method of AsyncCollectiveTensor, got a plain tensor",
                        Error);
+}
+
+TEST_CASE("under FakeTensorMode a collective's fake output is waited for at once, not wrapped") {
+  FakeWorld world(1, 8);
+  const DeviceMesh mesh = init_device_mesh({4, 2});
+  tracer::FakeTensorMode fake;
+  const ModeGuard guard(fake);
+  const Tensor x = ones({2, 8});
+  const Tensor reduced = funcol::all_reduce(x, "sum", {mesh, 0});
+  CHECK(AsyncCollectiveTensor::of(reduced) == nullptr);
+  CHECK(tracer::FakeTensor::is_fake(reduced));
+  const Tensor gathered = funcol::all_gather_tensor(x, 1, {mesh, 1});
+  CHECK(tracer::FakeTensor::is_fake(gathered));
+  CHECK(gathered.sizes() == IntArrayRef({2, 16}));
+  const Tensor scattered = funcol::reduce_scatter_tensor(x, "avg", 1, {mesh, 0});
+  CHECK(scattered.sizes() == IntArrayRef({2, 2}));
 }
 
 TEST_CASE("an AsyncCollectiveTensor prints its waited value and flattens to its inner tensor") {
