@@ -116,6 +116,21 @@ TEST_CASE("plans: one step per changed mesh dimension, nested sharding replicate
   CHECK(plan_str(gen_transform_infos(spec_of(line, {kR}, {4}), spec_of(line, {kR}, {4}))) == "0:R->R[4] ");
 }
 
+TEST_CASE("a cached plan is this rank's: one thread acting as two ranks of one mesh in turn") {
+  // [S(0), S(0)] -> [S(0), R] of 5 rows: mesh dim 1 gathers what dim 0's shard left, 3 rows at
+  // coordinate (0, 0) and 2 at (1, 1); a plan cached for the first rank would give the second 3.
+  const auto gathered_rows = [](int rank, std::int64_t local_rows) {
+    FakeWorld world(rank, 4);
+    const DeviceMesh mesh = init_device_mesh({2, 2});
+    return redistribute_local_tensor(ones({local_rows, 3}), spec_of(mesh, {kS0, kS0}, {5, 3}),
+                                     spec_of(mesh, {kS0, kR}, {5, 3}))
+        .size(0);
+  };
+  CHECK(gathered_rows(0, 2) == 3);
+  CHECK(gathered_rows(3, 1) == 2);
+  CHECK(gathered_rows(0, 2) == 3);
+}
+
 TEST_CASE("redistribute: async_op keeps the collective's wrapper, a rank outside the mesh keeps its tensor") {
   FakeWorld world(0, 4);
   const DeviceMesh line = init_device_mesh({4});
