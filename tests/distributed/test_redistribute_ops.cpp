@@ -100,6 +100,26 @@ TEST_CASE("the seed's redistributions on a (4, 2) mesh over a fake world of 8, a
   }
 }
 
+TEST_CASE("uneven shards are padded for the collective and unpadded by a view, waited for at the end") {
+  FakeWorld world(3, 4);  // 5 rows over 4 ranks: rank 3's shard is empty, padded to 2 rows
+  const DeviceMesh line = init_device_mesh({4});
+  Tensor out;
+  const std::string gather =
+      log_of(ones({0, 3}), spec_of(line, {kS0}, {5, 3}), spec_of(line, {kR}, {5, 3}), &out);
+  CHECK(out.sizes() == IntArrayRef({5, 3}));
+  CHECK(gather ==
+        "    aten::constant_pad_nd(t: f32[0, 3], [0, 0, 0, 2])\n"
+        "    _c10d_functional::all_gather_into_tensor(t: f32[2, 3], 4, 0)\n"
+        "    _c10d_functional::wait_tensor(t: f32[5, 3])");
+  // [R] -> [S(1)] of 7 columns: rank 3 clones its last column; P -> S(1) pads each chunk to 2.
+  CHECK(log_of(ones({5, 7}), spec_of(line, {kR}, {5, 7}), spec_of(line, {kS1}, {5, 7}), &out).find(
+            "aten::clone(t: f32[5, 1])") != std::string::npos);
+  const std::string scatter = log_of(ones({5, 7}), spec_of(line, {kP}, {5, 7}), spec_of(line, {kS1}, {5, 7}), &out);
+  CHECK(out.sizes() == IntArrayRef({5, 1}));
+  CHECK(scatter.find("aten::constant_pad_nd(t: f32[5, 1], [0, 1])") != std::string::npos);
+  CHECK(scatter.find("_c10d_functional::reduce_scatter_tensor(t: f32[20, 2], sum, 4, 0)") != std::string::npos);
+}
+
 TEST_CASE("plans: one step per changed mesh dimension, nested sharding replicated first, logical shapes") {
   FakeWorld world(3, 4);  // coordinate (1, 1) on a (2, 2) mesh
   const DeviceMesh mesh = init_device_mesh({2, 2});
