@@ -16,22 +16,18 @@
 #include "distributed/shard_dim_alltoall.h"
 #include "modes/debug_mode.h"
 #include "ops/functions.h"
+#include "tests/distributed/redistribute_cases.h"
 
 namespace test_redistribute_ops {  // Note [Test files in unity builds]
 
 using namespace strata;
 using namespace strata::distributed;
+using testing::spec_of;
 using tracer::DebugMode;
 using tracer::DebugModeOptions;
 
 namespace {
 using Sizes = std::vector<std::int64_t>;
-
-DTensorSpec spec_of(const DeviceMesh& mesh, const Placements& ps, const Sizes& shape) {
-  Sizes stride(shape.size(), 1);
-  for (std::size_t i = shape.size(); i-- > 1;) stride[i - 1] = stride[i] * shape[i];
-  return DTensorSpec{mesh, ps, TensorMeta{shape, stride, ScalarType::Float32}};
-}
 
 // The log of redistributing `local` from `src` to `dst`, without outputs.
 std::string log_of(const Tensor& local, const DTensorSpec& src, const DTensorSpec& dst, Tensor* result = nullptr) {
