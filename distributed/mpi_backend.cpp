@@ -1,6 +1,6 @@
 // distributed/mpi_backend.cpp: process groups over MPI_COMM_WORLD (Note [Starting MPI]). Each
-// collective copies what MPI reads into a buffer it owns, starts the non-blocking call, and leaves an
-// MPIWork that completes it (MPI_Wait) and finishes avg by dividing.
+// collective keeps what MPI reads, starts the non-blocking call, and leaves an MPIWork that completes
+// it (MPI_Wait, or MPI_Test when progress is made) and finishes avg by dividing.
 #include "distributed/mpi_backend.h"
 
 #include "core/util/error.h"
@@ -11,7 +11,6 @@
 
 #include <cstdlib>
 #include <algorithm>
-#include <cstring>
 #include <limits>
 #include <memory>
 #include <string>
@@ -67,6 +66,7 @@ int mpi_count(std::int64_t n, const char* collective) {
 // must not write it before wait_tensor), else a contiguous copy.
 Tensor sendable(const Tensor& t) { return t.is_contiguous() ? t : clone(t, MemoryFormat::Contiguous); }
 
+// Note [How MPI collectives make progress] (mpi_backend.h): wait() is MPI_Wait, progress MPI_Test.
 class MPIWork final : public Work {
  public:
   // `counts`: what MPI_Ialltoallv reads until it completes (its count and displacement arrays).
@@ -77,12 +77,21 @@ class MPIWork final : public Work {
   ~MPIWork() override {
     if (request_ != MPI_REQUEST_NULL) MPI_Wait(&request_, MPI_STATUS_IGNORE);  // MPI must not write freed memory
   }
-  void wait() override {
+  void wait() override { advance(true); }
+  void test() { advance(false); }  // one MPI_Test, which may complete it
+
+ private:
+  // MPI_Wait (block) or MPI_Test; once MPI completed the request (and set it to MPI_REQUEST_NULL),
+  // releases what MPI read and finishes avg (MPI summed; the kernel refused avg of integers).
+  void advance(bool block) {
     if (request_ == MPI_REQUEST_NULL) return;
-    check_mpi(MPI_Wait(&request_, MPI_STATUS_IGNORE), "MPI_Wait");
+    int complete = 1;
+    if (block) check_mpi(MPI_Wait(&request_, MPI_STATUS_IGNORE), "MPI_Wait");
+    else check_mpi(MPI_Test(&request_, &complete, MPI_STATUS_IGNORE), "MPI_Test");
+    if (!complete) return;
     keep_.clear();
     counts_.clear();
-    if (divide_by_ == 1) return;  // avg: MPI summed; the kernel refused avg of integers
+    if (divide_by_ == 1) return;
     const std::size_t n = static_cast<std::size_t>(output_.numel());
     if (output_.dtype() == ScalarType::Float32) {
       float* o = static_cast<float*>(output_.impl()->data());
@@ -93,7 +102,6 @@ class MPIWork final : public Work {
     }
   }
 
- private:
   MPI_Request request_;
   Tensor output_;
   std::vector<Tensor> keep_;
@@ -251,14 +259,21 @@ class MPIGroup final : public ProcessGroup {
     pending_.clear();
   }
 
+  // Note [How MPI collectives make progress]: tests each pending collective once (none blocks).
+  void progress() {
+    for (const Pending& p : pending_)
+      if (const std::shared_ptr<MPIWork> work = p.work.lock()) work->test();
+  }
+
  private:
-  struct Pending {
+  struct Pending {  // collective #number, of kCollectives[kind]
     std::int64_t number;
     std::int32_t kind;
     std::weak_ptr<MPIWork> work;
   };
   // The collective was started: it is number issued_, and finalize_mpi completes it if nobody waits.
   std::shared_ptr<Work> issued(std::int32_t kind, std::shared_ptr<MPIWork> work) {
+    progress();  // Note [How MPI collectives make progress]
     pending_.erase(std::remove_if(pending_.begin(), pending_.end(), [](const Pending& p) { return p.work.expired(); }),
                    pending_.end());
     pending_.push_back(Pending{issued_++, kind, work});
@@ -347,6 +362,11 @@ void init_mpi(int* argc, char*** argv) {
   register_process_group(MPIGroup::make(MPI_COMM_WORLD, rank, size, kWorldGroupName));
 }
 
+void mpi_progress() {
+  for (const std::weak_ptr<MPIGroup>& g : groups_made())
+    if (const std::shared_ptr<MPIGroup> group = g.lock()) group->progress();
+}
+
 void finalize_mpi() {
   // Note [finalize_mpi completes every collective], group by group in name order (the same on every
   // rank: each comparison is a collective call on its group).
@@ -373,6 +393,7 @@ namespace strata::distributed {
 bool mpi_available() { return false; }
 void init_mpi(int*, char***) { STRATA_CHECK(false, "init_mpi: this build of strata has no MPI backend (configure with -Dmpi=enabled and Open MPI installed)"); }
 void finalize_mpi() { STRATA_CHECK(false, "finalize_mpi: this build of strata has no MPI backend"); }
+void mpi_progress() { STRATA_CHECK(false, "mpi_progress: this build of strata has no MPI backend"); }
 
 }  // namespace strata::distributed
 

@@ -25,4 +25,16 @@ bool mpi_available();
 void init_mpi(int* argc, char*** argv);
 void finalize_mpi();
 
+// Note [How MPI collectives make progress]
+// Every collective starts as a non-blocking MPI call and returns at once, whether or not the other
+// ranks have issued it (under STRATA_DISTRIBUTED_DEBUG=DETAIL, after the exchange of descriptions,
+// which blocks as upstream's checking wrapper does); its wait blocks in MPI_Wait. Open MPI runs
+// non-blocking collectives (libnbc's schedules) only inside MPI calls, and strata starts no progress
+// thread (it would take a core, and MPI_THREAD_MULTIPLE). So a collective advances when this rank
+// calls MPI: at its wait, when a later collective is issued (the issue tests every pending one of
+// its group once, MPI_Test), and in mpi_progress(), which tests every pending collective of every
+// group once without blocking: a program that computes between the issue and the wait may call it
+// between ops. Small messages complete in the first call; a large one advances a step per call.
+void mpi_progress();
+
 }  // namespace strata::distributed
