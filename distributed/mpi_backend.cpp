@@ -90,6 +90,11 @@ class MPIGroup final : public ProcessGroup {
     int done = 0;
     MPI_Finalized(&done);
     if (done) return;
+    try {  // DETAIL: start what is held back while the communicators exist (the works may outlive the group)
+      while (checks_->advance(true)) {
+      }
+    } catch (...) {  // an MPI failure: the works that were not started report theirs at their wait
+    }
     MPI_Comm_free(&counts_comm_);
     if (check_comm_ != MPI_COMM_NULL) MPI_Comm_free(&check_comm_);
     if (comm_ != MPI_COMM_WORLD) MPI_Comm_free(&comm_);
