@@ -176,7 +176,9 @@ void check_limits(const MlpConfig& c, bool fake) {  // Note [Limits of strata-tr
 // step (its tensors print as `ft`); --hashes reads data, so not under --fake. --profile (the profiled
 // step's table on stdout, its trace in the file) and --graph (a file only) replace the report, and
 // may go together; nothing that shapes another view goes with them. --trace prints the program
-// traces (--logging and --json shape them) and takes only the model's shape with it.
+// traces (--logging and --json shape them) and takes only the model's shape with it. --world-size N
+// runs the report's traced step, or --debug's or --trace's step, on N ranks; --rank R picks the rank
+// whose --debug or --trace log is printed (Note [One rank's view of the data-parallel step]).
 void check_combinations(const TraceOptions& o) {
   STRATA_CHECK(!(o.flops && o.debug), "--flops: not with --debug (one view at a time)");
   if (o.explain) {
