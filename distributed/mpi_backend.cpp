@@ -1,6 +1,6 @@
 // distributed/mpi_backend.cpp: process groups over MPI_COMM_WORLD (Note [Starting MPI]). Each
-// collective copies what MPI reads into a buffer it owns, starts the non-blocking call, and leaves an
-// MPIWork that completes it (MPI_Wait) and finishes avg by dividing.
+// collective checks what it can on this rank, keeps what MPI reads, and starts its non-blocking call
+// (under DETAIL, the exchange that precedes it) in an MPIWork (mpi_work.h) that completes it.
 #include "distributed/mpi_backend.h"
 
 #include "core/util/error.h"
@@ -11,7 +11,6 @@
 
 #include <cstdlib>
 #include <algorithm>
-#include <cstring>
 #include <limits>
 #include <memory>
 #include <string>
@@ -19,6 +18,7 @@
 
 #include "core/util/checked_math.h"
 #include "distributed/functional_collectives.h"
+#include "distributed/mpi_work.h"
 #include "distributed/process_group.h"
 #include "distributed/thread_backend.h"
 #include "ops/functions.h"
@@ -27,13 +27,9 @@ namespace strata::distributed {
 
 namespace {
 
-void check_mpi(int code, const char* call) {
-  if (code == MPI_SUCCESS) return;
-  char text[MPI_MAX_ERROR_STRING];
-  int length = 0;
-  MPI_Error_string(code, text, &length);
-  STRATA_CHECK(false, call, " failed: ", std::string(text, static_cast<std::size_t>(length)));
-}
+using detail::Checks;
+using detail::MPIWork;
+using detail::check_mpi;
 
 MPI_Datatype mpi_type(ScalarType t) {
   switch (t) {
@@ -67,48 +63,6 @@ int mpi_count(std::int64_t n, const char* collective) {
 // must not write it before wait_tensor), else a contiguous copy.
 Tensor sendable(const Tensor& t) { return t.is_contiguous() ? t : clone(t, MemoryFormat::Contiguous); }
 
-class MPIWork final : public Work {
- public:
-  // `counts`: what MPI_Ialltoallv reads until it completes (its count and displacement arrays).
-  MPIWork(MPI_Request request, Tensor output, std::vector<Tensor> keep, double divide_by,
-          std::vector<std::vector<int>> counts = {})
-      : request_(request), output_(std::move(output)), keep_(std::move(keep)), divide_by_(divide_by),
-        counts_(std::move(counts)) {}
-  ~MPIWork() override {
-    if (request_ != MPI_REQUEST_NULL) MPI_Wait(&request_, MPI_STATUS_IGNORE);  // MPI must not write freed memory
-  }
-  void wait() override {
-    if (request_ == MPI_REQUEST_NULL) return;
-    check_mpi(MPI_Wait(&request_, MPI_STATUS_IGNORE), "MPI_Wait");
-    keep_.clear();
-    counts_.clear();
-    if (divide_by_ == 1) return;  // avg: MPI summed; the kernel refused avg of integers
-    const std::size_t n = static_cast<std::size_t>(output_.numel());
-    if (output_.dtype() == ScalarType::Float32) {
-      float* o = static_cast<float*>(output_.impl()->data());
-      for (std::size_t i = 0; i < n; ++i) o[i] = o[i] / static_cast<float>(divide_by_);
-    } else {
-      double* o = static_cast<double*>(output_.impl()->data());
-      for (std::size_t i = 0; i < n; ++i) o[i] = o[i] / divide_by_;
-    }
-  }
-
- private:
-  MPI_Request request_;
-  Tensor output_;
-  std::vector<Tensor> keep_;
-  double divide_by_;
-  std::vector<std::vector<int>> counts_;
-};
-
-// Note [Starting MPI]: the DETAIL check. What a rank is about to call, compared across ranks.
-struct Descriptor {
-  std::int32_t collective, dtype, op, root, dims;
-  std::int64_t sizes[8];
-};
-const char* const kCollectives[] = {"all_reduce", "all_gather_into_tensor", "reduce_scatter_tensor", "all_to_all_single",
-                                    "broadcast"};
-
 bool debug_detail() {
   const char* v = std::getenv("STRATA_DISTRIBUTED_DEBUG");
   return v && std::string(v) == "DETAIL";
@@ -128,12 +82,21 @@ class MPIGroup final : public ProcessGroup {
     // comm_ that another never did (Note [finalize_mpi completes every collective]).
     check_mpi(MPI_Comm_dup(comm_, &counts_comm_), "MPI_Comm_dup");
     MPI_Comm_set_errhandler(counts_comm_, MPI_ERRORS_RETURN);
+    if (!detail_) return;  // Note [DETAIL checks without blocking]: the exchanges' own communicator
+    check_mpi(MPI_Comm_dup(comm_, &check_comm_), "MPI_Comm_dup");
+    MPI_Comm_set_errhandler(check_comm_, MPI_ERRORS_RETURN);
   }
   ~MPIGroup() override {
     int done = 0;
     MPI_Finalized(&done);
     if (done) return;
+    try {  // DETAIL: start what is held back while the communicators exist (the works may outlive the group)
+      while (checks_->advance(true)) {
+      }
+    } catch (...) {  // an MPI failure: the works that were not started report theirs at their wait
+    }
     MPI_Comm_free(&counts_comm_);
+    if (check_comm_ != MPI_COMM_NULL) MPI_Comm_free(&check_comm_);
     if (comm_ != MPI_COMM_WORLD) MPI_Comm_free(&comm_);
   }
   static std::shared_ptr<MPIGroup> make(MPI_Comm comm, int rank, int size, std::string name) {
@@ -155,39 +118,41 @@ class MPIGroup final : public ProcessGroup {
     return make(sub, sub_rank, sub_size, name);
   }
 
+  // Each collective checks what it can on this rank, then issue() starts its MPI call (Note [DETAIL
+  // checks without blocking]); the calls capture the communicator, not the group.
   std::shared_ptr<Work> all_reduce(const Tensor& input, const Tensor& output, ReduceOp op) override {
-    agree(0, input, op, 0);
     const Tensor send = sendable(input);
     // all_reduce_ passes one tensor as both: MPI spells that MPI_IN_PLACE.
     const void* from = send.impl()->data() == output.impl()->data() ? MPI_IN_PLACE : send.impl()->data();
-    MPI_Request r;
-    check_mpi(MPI_Iallreduce(from, output.impl()->data(), mpi_count(output.numel(), "all_reduce"),
-                             mpi_type(input.dtype()), mpi_op(op), comm_, &r),
-              "MPI_Iallreduce");
-    return issued(0, std::make_shared<MPIWork>(r, output, std::vector<Tensor>{send}, op == ReduceOp::Avg ? size() : 1));
+    const int n = mpi_count(output.numel(), "all_reduce");
+    const MPI_Datatype type = mpi_type(input.dtype());
+    auto work = std::make_shared<MPIWork>(output, std::vector<Tensor>{send}, op == ReduceOp::Avg ? size() : 1);
+    return issue(0, work, input, op, 0, {}, {}, [from, to = output.impl()->data(), n, type, op, comm = comm_](MPI_Request* r) {
+      check_mpi(MPI_Iallreduce(from, to, n, type, mpi_op(op), comm, r), "MPI_Iallreduce");
+    });
   }
   std::shared_ptr<Work> all_gather_into_tensor(const Tensor& input, const Tensor& output) override {
-    agree(1, input, ReduceOp::Sum, 0);
     const Tensor send = sendable(input);
     const int n = mpi_count(send.numel(), "all_gather_into_tensor");
-    MPI_Request r;
-    check_mpi(MPI_Iallgather(send.impl()->data(), n, mpi_type(input.dtype()), output.impl()->data(), n, mpi_type(input.dtype()),
-                             comm_, &r),
-              "MPI_Iallgather");
-    return issued(1, std::make_shared<MPIWork>(r, output, std::vector<Tensor>{send}, 1));
+    const MPI_Datatype type = mpi_type(input.dtype());
+    auto work = std::make_shared<MPIWork>(output, std::vector<Tensor>{send}, 1);
+    return issue(1, work, input, ReduceOp::Sum, 0, {}, {},
+                 [from = send.impl()->data(), to = output.impl()->data(), n, type, comm = comm_](MPI_Request* r) {
+                   check_mpi(MPI_Iallgather(from, n, type, to, n, type, comm, r), "MPI_Iallgather");
+                 });
   }
   std::shared_ptr<Work> reduce_scatter_tensor(const Tensor& input, const Tensor& output, ReduceOp op) override {
-    agree(2, input, op, 0);
     const Tensor send = sendable(input);
-    MPI_Request r;
-    check_mpi(MPI_Ireduce_scatter_block(send.impl()->data(), output.impl()->data(), mpi_count(output.numel(), "reduce_scatter_tensor"),
-                                        mpi_type(input.dtype()), mpi_op(op), comm_, &r),
-              "MPI_Ireduce_scatter_block");
-    return issued(2, std::make_shared<MPIWork>(r, output, std::vector<Tensor>{send}, op == ReduceOp::Avg ? size() : 1));
+    const int n = mpi_count(output.numel(), "reduce_scatter_tensor");
+    const MPI_Datatype type = mpi_type(input.dtype());
+    auto work = std::make_shared<MPIWork>(output, std::vector<Tensor>{send}, op == ReduceOp::Avg ? size() : 1);
+    return issue(2, work, input, op, 0, {}, {},
+                 [from = send.impl()->data(), to = output.impl()->data(), n, type, op, comm = comm_](MPI_Request* r) {
+                   check_mpi(MPI_Ireduce_scatter_block(from, to, n, type, mpi_op(op), comm, r), "MPI_Ireduce_scatter_block");
+                 });
   }
   std::shared_ptr<Work> all_to_all_single(const Tensor& input, const Tensor& output, IntArrayRef output_splits,
                                           IntArrayRef input_splits) override {
-    agree(3, input, ReduceOp::Sum, 0, output_splits, input_splits);
     const Tensor send = sendable(input);
     const std::int64_t row = input.size(0) == 0 ? 0 : input.numel() / input.size(0);
     // counts and displacements, in elements: MPI takes ints (checked: split sizes are the caller's)
@@ -207,20 +172,23 @@ class MPIGroup final : public ProcessGroup {
       counts[3].push_back(mpi_count(received, "all_to_all_single"));
       received += counts[2].back();
     }
-    MPI_Request r;
-    check_mpi(MPI_Ialltoallv(send.impl()->data(), counts[0].data(), counts[1].data(), mpi_type(input.dtype()),
-                             output.impl()->data(), counts[2].data(), counts[3].data(), mpi_type(input.dtype()), comm_, &r),
-              "MPI_Ialltoallv");
-    return issued(3, std::make_shared<MPIWork>(r, output, std::vector<Tensor>{send}, 1, std::move(counts)));
+    const MPI_Datatype type = mpi_type(input.dtype());
+    auto work = std::make_shared<MPIWork>(output, std::vector<Tensor>{send}, 1, std::move(counts));
+    const std::vector<std::vector<int>>& c = work->counts();  // held by the work until MPI completes
+    return issue(3, work, input, ReduceOp::Sum, 0, output_splits, input_splits,
+                 [from = send.impl()->data(), to = output.impl()->data(), c0 = c[0].data(), c1 = c[1].data(),
+                  c2 = c[2].data(), c3 = c[3].data(), type, comm = comm_](MPI_Request* r) {
+                   check_mpi(MPI_Ialltoallv(from, c0, c1, type, to, c2, c3, type, comm, r), "MPI_Ialltoallv");
+                 });
   }
   std::shared_ptr<Work> broadcast(const Tensor& input, const Tensor& output, int src) override {
-    agree(4, input, ReduceOp::Sum, src);
+    const int n = mpi_count(output.numel(), "broadcast");
+    const MPI_Datatype type = mpi_type(input.dtype());
     if (rank() == src) copy_(output, input);
-    MPI_Request r;
-    check_mpi(MPI_Ibcast(output.impl()->data(), mpi_count(output.numel(), "broadcast"), mpi_type(input.dtype()), src,
-                         comm_, &r),
-              "MPI_Ibcast");
-    return issued(4, std::make_shared<MPIWork>(r, output, std::vector<Tensor>{}, 1));
+    auto work = std::make_shared<MPIWork>(output, std::vector<Tensor>{}, 1);
+    return issue(4, work, input, ReduceOp::Sum, src, {}, {}, [to = output.impl()->data(), n, type, src, comm = comm_](MPI_Request* r) {
+      check_mpi(MPI_Ibcast(to, n, type, src, comm, r), "MPI_Ibcast");
+    });
   }
 
   // Note [finalize_mpi completes every collective]
@@ -243,83 +211,58 @@ class MPIGroup final : public ProcessGroup {
         if (counts[r] == fewest) missing.push_back(static_cast<int>(r));
       std::string ranks;
       for (std::size_t i = 0; i < missing.size(); ++i) ranks += (i ? ", " : "") + std::to_string(missing[i]);
-      STRATA_CHECK(false, "finalize_mpi: ", kinds_seen >= 0 ? kCollectives[kinds_seen] : "a collective", " (collective #", fewest,
-                   " on group '", name(), "'): rank", missing.size() > 1 ? "s " : " ", ranks, " never joined it");
+      STRATA_CHECK(false, "finalize_mpi: ", kinds_seen >= 0 ? detail::kMpiCollectives[kinds_seen] : "a collective",
+                   " (collective #", fewest, " on group '", name(), "'): rank", missing.size() > 1 ? "s " : " ", ranks,
+                   " never joined it");
+    }
+    while (checks_->advance(true)) {  // Note [DETAIL checks without blocking]
     }
     for (const Pending& p : pending_)
-      if (const std::shared_ptr<MPIWork> work = p.work.lock()) work->wait();
+      if (const std::shared_ptr<MPIWork> work = p.work.lock(); work && !work->failed()) work->wait();
     pending_.clear();
+    if (checks_->unseen.empty()) return;
+    const std::string error = checks_->unseen.begin()->second;
+    checks_->unseen.clear();
+    STRATA_CHECK(false, "finalize_mpi: ", error, " (on group '", name(), "', and nobody waited for it)");
+  }
+
+  // Note [How MPI collectives make progress]: tests each pending collective once (none blocks).
+  void progress() {
+    while (checks_->advance(false)) {
+    }
+    for (const Pending& p : pending_)
+      if (const std::shared_ptr<MPIWork> work = p.work.lock()) work->test();
   }
 
  private:
-  struct Pending {
+  struct Pending {  // collective #number, of detail::kMpiCollectives[kind]
     std::int64_t number;
     std::int32_t kind;
     std::weak_ptr<MPIWork> work;
   };
-  // The collective was started: it is number issued_, and finalize_mpi completes it if nobody waits.
-  std::shared_ptr<Work> issued(std::int32_t kind, std::shared_ptr<MPIWork> work) {
+  // Starts the collective (under DETAIL, its exchange: Note [DETAIL checks without blocking]); it is
+  // number issued_, and finalize_mpi completes it if nobody waits.
+  std::shared_ptr<Work> issue(std::int32_t kind, const std::shared_ptr<MPIWork>& work, const Tensor& input, ReduceOp op,
+                              int root, IntArrayRef output_splits, IntArrayRef input_splits, MPIWork::Start call) {
+    progress();  // Note [How MPI collectives make progress]
+    if (detail_) {
+      work->defer(std::move(call), std::make_unique<detail::DescriptorExchange>(check_comm_, size(), kind, input, op, root,
+                                                                                output_splits, input_splits),
+                  issued_, checks_);
+      checks_->works.push_back(work);
+    } else {
+      work->start(call);
+    }
     pending_.erase(std::remove_if(pending_.begin(), pending_.end(), [](const Pending& p) { return p.work.expired(); }),
                    pending_.end());
     pending_.push_back(Pending{issued_++, kind, work});
     return work;
   }
 
-  // STRATA_DISTRIBUTED_DEBUG=DETAIL: every rank's description of this collective, compared
-  // (all_to_all_single's splits too: what each rank sends another must be what that one expects).
-  void agree(int collective, const Tensor& input, ReduceOp op, int root, IntArrayRef output_splits = {},
-             IntArrayRef input_splits = {}) {
-    if (!detail_) return;
-    const std::int64_t number = issued_;
-    Descriptor mine{};
-    mine.collective = collective;
-    mine.dtype = static_cast<std::int32_t>(input.dtype());
-    mine.op = static_cast<std::int32_t>(op);
-    mine.root = root;
-    mine.dims = static_cast<std::int32_t>(std::min<std::size_t>(input.sizes().size(), 8));
-    for (int d = 0; d < mine.dims; ++d) mine.sizes[d] = input.sizes()[static_cast<std::size_t>(d)];
-    std::vector<Descriptor> all(static_cast<std::size_t>(size()));
-    check_mpi(MPI_Allgather(&mine, sizeof(Descriptor), MPI_BYTE, all.data(), sizeof(Descriptor), MPI_BYTE, comm_),
-              "MPI_Allgather");
-    const Descriptor& first = all[0];
-    const char* name = kCollectives[first.collective];
-    const bool rows_only = first.collective == 3;  // all_to_all_single: rows of one size, not one count
-    for (std::size_t r = 1; r < all.size(); ++r) {
-      const Descriptor& d = all[r];
-      STRATA_CHECK(d.collective == first.collective, "collective #", number, ": rank 0 called ", name, " but rank ", r,
-                   " called ", kCollectives[d.collective], " (every rank must call the same collectives in the same order)");
-      STRATA_CHECK(d.dtype == first.dtype, name, " (collective #", number, "): rank 0's tensor is ",
-                   static_cast<ScalarType>(first.dtype), " but rank ", r, "'s is ", static_cast<ScalarType>(d.dtype));
-      const int from = rows_only ? 1 : 0;
-      STRATA_CHECK(d.dims == first.dims && std::equal(d.sizes + from, d.sizes + d.dims, first.sizes + from), name,
-                   " (collective #", number, "): rank 0's tensor has sizes ",
-                   shape_str(IntArrayRef(first.sizes, static_cast<std::size_t>(first.dims))), " but rank ", r, "'s has ",
-                   shape_str(IntArrayRef(d.sizes, static_cast<std::size_t>(d.dims))),
-                   rows_only ? " (all but the first must match)" : "");
-      STRATA_CHECK(d.op == first.op, name, " (collective #", number, "): rank 0 reduces with ",
-                   reduce_op_name(static_cast<ReduceOp>(first.op)), " but rank ", r, " with ",
-                   reduce_op_name(static_cast<ReduceOp>(d.op)));
-      STRATA_CHECK(d.root == first.root, "broadcast (collective #", number, "): rank 0 broadcasts from rank ", first.root,
-                   " but rank ", r, " from rank ", d.root);
-    }
-    if (!rows_only) return;
-    // Each rank's splits, [output..., input...], side by side: rank j sends input_splits[r] rows to r.
-    const auto n = static_cast<std::size_t>(size());
-    std::vector<std::int64_t> splits(output_splits.begin(), output_splits.end()), everyone(2 * n * n);
-    splits.insert(splits.end(), input_splits.begin(), input_splits.end());
-    check_mpi(MPI_Allgather(splits.data(), static_cast<int>(2 * n), MPI_INT64_T, everyone.data(), static_cast<int>(2 * n),
-                            MPI_INT64_T, comm_),
-              "MPI_Allgather");
-    for (std::size_t r = 0; r < n; ++r)
-      for (std::size_t j = 0; j < n; ++j) {
-        const std::int64_t sent = everyone[j * 2 * n + n + r], received = everyone[r * 2 * n + j];
-        STRATA_CHECK(sent == received, "all_to_all_single (collective #", number, "): rank ", j, " sends ", sent,
-                     " rows to rank ", r, ", which expects ", received);
-      }
-  }
-
   MPI_Comm comm_;
   MPI_Comm counts_comm_ = MPI_COMM_NULL;
+  MPI_Comm check_comm_ = MPI_COMM_NULL;  // DETAIL's exchanges
+  std::shared_ptr<Checks> checks_ = std::make_shared<Checks>();
   bool detail_;
   std::int64_t issued_ = 0;       // collectives started on this group
   std::vector<Pending> pending_;  // those whose Work may still be pending
@@ -345,6 +288,11 @@ void init_mpi(int* argc, char*** argv) {
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
   MPI_Comm_size(MPI_COMM_WORLD, &size);
   register_process_group(MPIGroup::make(MPI_COMM_WORLD, rank, size, kWorldGroupName));
+}
+
+void mpi_progress() {
+  for (const std::weak_ptr<MPIGroup>& g : groups_made())
+    if (const std::shared_ptr<MPIGroup> group = g.lock()) group->progress();
 }
 
 void finalize_mpi() {
@@ -373,6 +321,7 @@ namespace strata::distributed {
 bool mpi_available() { return false; }
 void init_mpi(int*, char***) { STRATA_CHECK(false, "init_mpi: this build of strata has no MPI backend (configure with -Dmpi=enabled and Open MPI installed)"); }
 void finalize_mpi() { STRATA_CHECK(false, "finalize_mpi: this build of strata has no MPI backend"); }
+void mpi_progress() { STRATA_CHECK(false, "mpi_progress: this build of strata has no MPI backend"); }
 
 }  // namespace strata::distributed
 

@@ -4,6 +4,8 @@
 // finalize_mpi their outputs hold the results, and wait_tensor returns them (exit 0 when they do).
 // `missing`: rank 0 issues an all_reduce that rank 1 never does; finalize_mpi throws on every rank,
 // which prints the error and exits 3 at once (MPI cannot end with the collective pending).
+// `disagree` (with STRATA_DISTRIBUTED_DEBUG=DETAIL): the ranks issue an all_reduce of different
+// sizes that nobody waits for; finalize_mpi throws its error on every rank the same way.
 #include <cstdlib>
 #include <iostream>
 #include <string>
@@ -34,8 +36,9 @@ int main(int argc, char** argv) {
     std::cout << "rank " << rank << (ok ? ": every collective completed" : ": a collective did not complete") << std::endl;
     return ok ? 0 : 1;
   }
-  if (mode == "missing") {
-    if (rank == 0) (void)all_reduce(ones({2}), "sum", "0");
+  if (mode == "missing" || mode == "disagree") {
+    if (mode == "disagree") (void)all_reduce(ones({rank + 2}), "sum", "0");  // never waited for
+    else if (rank == 0) (void)all_reduce(ones({2}), "sum", "0");
     try {
       finalize_mpi();
     } catch (const Error& e) {
@@ -45,7 +48,7 @@ int main(int argc, char** argv) {
     std::cout << "rank " << rank << ": finalize_mpi returned" << std::endl;
     return 0;
   }
-  std::cerr << "usage: mpi_finalize_check unwaited|missing" << std::endl;
+  std::cerr << "usage: mpi_finalize_check unwaited|missing|disagree" << std::endl;
   finalize_mpi();
   return 2;
 }

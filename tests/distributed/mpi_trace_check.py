@@ -1,7 +1,9 @@
 #!/usr/bin/env python3
 """tests/distributed/mpi_trace_check.py: strata-trace under `mpirun -np 2` runs its traced step with one
 rank per process (Note [strata-trace under mpirun]): the report matches the one-process step, and
-rank 0's sequences equal the thread backend's (tests/golden/data_parallel_seed_w2_seq.json).
+rank 0's sequences equal the thread backend's (tests/golden/data_parallel_seed_w2_seq.json); --debug
+and --trace print the chosen rank's log, collectives included, as the thread ranks of
+`--world-size 2` print it, and a --rank outside the world is refused with exit status 2.
 
 usage: mpi_trace_check.py MPIRUN STRATA_TRACE GOLDEN"""
 import json
@@ -11,8 +13,14 @@ import sys
 
 mpirun, exe, golden = sys.argv[1:4]
 env = dict(os.environ, OMPI_MCA_btl="self,vader")
-run = subprocess.run([mpirun, "--allow-run-as-root", "--oversubscribe", "-np", "2", exe, "--sequences"],
-                     capture_output=True, text=True, env=env, timeout=240)
+
+
+def under_mpirun(*args):
+    return subprocess.run([mpirun, "--allow-run-as-root", "--oversubscribe", "-np", "2", exe, *args],
+                          capture_output=True, text=True, env=env, timeout=240)
+
+
+run = under_mpirun("--sequences")
 if run.returncode != 0:
     sys.exit(f"strata-trace under mpirun failed ({run.returncode}): {run.stderr}")
 report = json.loads(run.stdout)
@@ -22,4 +30,18 @@ if report["traced_step_matches"] is not True:
     problems.append("traced_step_matches")
 if problems:
     sys.exit("differs from the thread backend: " + ", ".join(problems))
-print("strata-trace under mpirun -np 2: the thread backend's report")
+
+# One rank's log: the process of that rank prints it, the same text as thread rank's.
+for view, rank, collective in (("--debug", "1", "c10d::allreduce_("), ("--trace", "0", "c10d.allreduce_.default(")):
+    run = under_mpirun(view, "--rank", rank)
+    threads = subprocess.run([exe, view, "--world-size", "2", "--rank", rank], capture_output=True, text=True, timeout=240)
+    if run.returncode != 0 or threads.returncode != 0:
+        sys.exit(f"strata-trace {view} --rank {rank} failed: {run.stderr}{threads.stderr}")
+    if collective not in run.stdout:
+        sys.exit(f"strata-trace {view} under mpirun: no {collective} in rank {rank}'s log")
+    if run.stdout != threads.stdout:
+        sys.exit(f"strata-trace {view} --rank {rank} under mpirun differs from --world-size 2 on threads")
+run = under_mpirun("--debug", "--rank", "2")
+if run.returncode != 2 or run.stdout or "--rank: expected a rank below --world-size (2), got 2" not in run.stderr:
+    sys.exit(f"--rank 2 of 2 under mpirun: expected exit status 2 and the error, got {run.returncode}: {run.stderr}")
+print("strata-trace under mpirun -np 2: the thread backend's report and logs")

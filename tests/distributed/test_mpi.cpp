@@ -1,14 +1,18 @@
 // tests/distributed/test_mpi.cpp: the MPI backend, run by meson under `mpirun -np 2` and `-np 4`
 // (one process per rank): every collective against the single-process reference, data-parallel
 // training equal to one process, and (STRATA_DISTRIBUTED_DEBUG=DETAIL) ranks that disagree failing
-// alike, all_to_all_single's splits included. Its own main starts and stops MPI around doctest;
+// alike, all_to_all_single's splits included; a collective returning before the other ranks issue it
+// (Note [How MPI collectives make progress]). Its own main starts and stops MPI around doctest;
 // finalize_mpi's cases are mpi_finalize_check's.
 #define DOCTEST_CONFIG_IMPLEMENT
 #include <doctest/doctest.h>
 
 #include <mpi.h>
 
+#include <chrono>
+#include <cstdlib>
 #include <functional>
+#include <thread>
 #include <limits>
 #include <string>
 
@@ -103,6 +107,49 @@ TEST_CASE("MPI: data-parallel training ends with the single-process parameters")
   for (std::size_t i = 0; i < got.size(); ++i) CHECK(tracer::allclose(got[i], want[i], 1e-6, 1e-6));
 }
 
+// Rank 0 issues every collective, then tells the others (a point-to-point message) that its calls
+// returned; they issue theirs only once they heard. So rank 0's calls return before any other rank
+// has issued them, and its waits are where it blocks: their results hold what the others sent after.
+// Were an issue to block, rank 0 would never send the message: the others then give up after 20 s,
+// fail, and issue anyway, so the job ends (no timing is asserted, only this order). On the world
+// (with the suite's STRATA_DISTRIBUTED_DEBUG=DETAIL, whose exchange of descriptions does not block
+// either: Note [DETAIL checks without blocking]) and on a group made without DETAIL.
+TEST_CASE("MPI: a collective returns before the other ranks issue it; its wait blocks until they have") {
+  const char* const detail = std::getenv("STRATA_DISTRIBUTED_DEBUG");
+  const std::string saved = detail ? detail : "";
+  unsetenv("STRATA_DISTRIBUTED_DEBUG");  // read when a group is made
+  std::vector<int> everyone;
+  for (int r = 0; r < world(); ++r) everyone.push_back(r);
+  const std::string plain = split_group({everyone});
+  if (detail) setenv("STRATA_DISTRIBUTED_DEBUG", saved.c_str(), 1);
+  const int n = world(), rank = me();
+  for (const std::string& group : {std::string("0"), plain}) {
+    INFO("group ", group);
+    constexpr int kTag = 29;
+    int token = 1;
+    std::vector<Tensor> outs;
+    if (rank == 0) {
+      outs = testing::issue_each_collective(rank, n, group);
+      mpi_progress();  // tests the pending collectives; it never blocks either
+      for (int r = 1; r < n; ++r) MPI_Send(&token, 1, MPI_INT, r, kTag, MPI_COMM_WORLD);
+    } else {
+      MPI_Request heard;
+      MPI_Irecv(&token, 1, MPI_INT, 0, kTag, MPI_COMM_WORLD, &heard);
+      int done = 0;
+      const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(20);
+      while (!done && std::chrono::steady_clock::now() < deadline) {
+        MPI_Test(&heard, &done, MPI_STATUS_IGNORE);
+        if (!done) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+      }
+      CHECK_MESSAGE(done, "rank 0's collectives did not return before the other ranks issued theirs");
+      outs = testing::issue_each_collective(rank, n, group);
+      if (!done) MPI_Wait(&heard, MPI_STATUS_IGNORE);
+    }
+    const std::vector<Tensor> expected = testing::each_collective_expected(rank, n);
+    for (std::size_t i = 0; i < outs.size(); ++i) CHECK(same(wait_tensor(outs[i]), expected[i]));
+  }
+}
+
 TEST_CASE("MPI with STRATA_DISTRIBUTED_DEBUG=DETAIL: ranks that disagree all get the same error") {
   std::string message;
   try {
@@ -111,7 +158,8 @@ TEST_CASE("MPI with STRATA_DISTRIBUTED_DEBUG=DETAIL: ranks that disagree all get
     message = e.what();
   }
   // (The collective's number counts the ones the earlier cases ran.)
-  const std::string head = "[_c10d_functional::all_reduce] all_reduce (collective #";
+  // Thrown at the wait, as on threads (Note [DETAIL checks without blocking]).
+  const std::string head = "[_c10d_functional::wait_tensor] all_reduce (collective #";
   const std::string tail = "): rank 0's tensor has sizes [2] but rank 1's has [3]";
   CHECK(message.rfind(head, 0) == 0);
   CHECK(message.size() > tail.size());
@@ -131,7 +179,7 @@ TEST_CASE("MPI with STRATA_DISTRIBUTED_DEBUG=DETAIL: all_to_all_single splits an
   auto ends_with = [](const std::string& s, const std::string& tail) {
     return s.size() >= tail.size() && s.compare(s.size() - tail.size(), tail.size(), tail) == 0;
   };
-  const std::string head = "[_c10d_functional::all_to_all_single] all_to_all_single (collective #";
+  const std::string head = "[_c10d_functional::wait_tensor] all_to_all_single (collective #";
   // Rank 0 expects two rows from rank 1 and none from itself; every rank sends one row to each.
   std::vector<std::int64_t> out(static_cast<std::size_t>(n), 1), in(static_cast<std::size_t>(n), 1);
   if (me() == 0) out[0] = 0, out[1] = 2;

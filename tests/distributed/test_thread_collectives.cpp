@@ -1,10 +1,12 @@
 // tests/distributed/test_thread_collectives.cpp: the functional collectives on the thread backend,
 // each against a single-process reference (odd sizes, 0-d and empty tensors, non-contiguous inputs),
-// completion only at wait_tensor, per-rank dispatch modes seeing the collectives as ops, and the fault
-// cases: a rank that throws, ranks that disagree, a timeout, bad names and sizes.
+// issues that return before the other ranks join, completion only at wait_tensor, per-rank dispatch
+// modes seeing the collectives as ops, and the fault cases: a rank that throws, ranks that disagree,
+// a timeout, bad names and sizes.
 #include <algorithm>
 #include <atomic>
 #include <chrono>
+#include <condition_variable>
 #include <mutex>
 #include <thread>
 
@@ -113,6 +115,42 @@ TEST_CASE("a collective completes only at wait_tensor, and its input may be reus
     }
   });
   CHECK(same(result, full({4}, 3.0)));
+}
+
+// Rank 0 issues every collective and only then lets the other ranks issue theirs (a flag), so its
+// calls return before any other rank joined, and its waits are where it blocks. Were an issue to
+// block, the flag would never be set: the others give up after 20 s, fail, and issue anyway.
+TEST_CASE("a collective returns before the other ranks issue it; its wait blocks until they have" * doctest::test_suite("threads")) {
+  for (const int world : {2, 4}) {
+    INFO("world ", world);
+    std::mutex mutex;
+    std::condition_variable changed;
+    bool rank0_returned = false, heard_in_time = true;
+    std::vector<std::vector<Tensor>> got(static_cast<std::size_t>(world));
+    spawn(world, [&](int rank) {
+      auto issue_all = [&] { return testing::issue_each_collective(rank, world, "0"); };
+      std::vector<Tensor> outs;
+      if (rank == 0) {
+        outs = issue_all();
+        const std::lock_guard<std::mutex> lock(mutex);
+        rank0_returned = true;
+        changed.notify_all();
+      } else {
+        std::unique_lock<std::mutex> lock(mutex);
+        if (!changed.wait_for(lock, std::chrono::seconds(20), [&] { return rank0_returned; })) heard_in_time = false;
+        lock.unlock();
+        outs = issue_all();
+      }
+      for (Tensor& o : outs) o = wait_tensor(o);
+      got[static_cast<std::size_t>(rank)] = outs;
+    });
+    CHECK_MESSAGE(heard_in_time, "rank 0's collectives did not return before the other ranks issued theirs");
+    for (int rank = 0; rank < world; ++rank) {
+      const std::vector<Tensor>& outs = got[static_cast<std::size_t>(rank)];
+      const std::vector<Tensor> expected = testing::each_collective_expected(rank, world);
+      for (std::size_t i = 0; i < outs.size(); ++i) CHECK(same(outs[i], expected[i]));
+    }
+  }
 }
 
 TEST_CASE("each rank's dispatch modes see its collectives as ops" * doctest::test_suite("threads")) {

@@ -105,7 +105,7 @@ TracedStep traced_step(const MlpConfig& config, FakeTensorMode* fake) {
   return t;
 }
 
-TracedStep data_parallel_step(const MlpConfig& config) {
+void run_data_parallel(const MlpConfig& config, const DataParallelRank& fn) {
   const int world = config.world_size;
   STRATA_CHECK(world >= 1 && config.batch % world == 0, "the batch (", config.batch, ") must be divisible by the world size (",
                world, ")");
@@ -118,17 +118,19 @@ TracedStep data_parallel_step(const MlpConfig& config) {
   }
   // (Not a structured binding: clang before 16 cannot capture one in the ranks' lambda.)
   const std::pair<Tensor, Tensor> batch = make_batch(config);
-  const Tensor& x = batch.first;
-  const Tensor& y = batch.second;
-  TracedStep t;
-  t.step.x = x;
-  t.step.y = y;
-  t.step.init_params = detached_clones(models[0]->parameters());
   distributed::run_spmd(world, [&](int rank) {
     distributed::DistributedDataParallel ddp(models[static_cast<std::size_t>(rank)]);
-    optim::SGD opt(ddp.parameters(), {.lr = config.lr});
     const std::int64_t share = config.batch / world;
-    const Tensor xs = narrow(x, 0, rank * share, share), ys = narrow(y, 0, rank * share, share);
+    fn(rank, ddp, narrow(batch.first, 0, rank * share, share), narrow(batch.second, 0, rank * share, share));
+  });
+}
+
+TracedStep data_parallel_step(const MlpConfig& config) {
+  TracedStep t;
+  std::tie(t.step.x, t.step.y) = make_batch(config);
+  run_data_parallel(config, [&](int rank, nn::Module& ddp, const Tensor& xs, const Tensor& ys) {
+    if (rank == 0) t.step.init_params = detached_clones(ddp.parameters());  // the broadcast's source
+    optim::SGD opt(ddp.parameters(), {.lr = config.lr});
     OpCounter counter;
     Tensor out, loss;
     {
@@ -141,7 +143,8 @@ TracedStep data_parallel_step(const MlpConfig& config) {
       opt.step();
     }
     // Every rank's logits, in rank order: the whole batch's (gathered, so this works across processes).
-    const Tensor all_logits = distributed::wait_tensor(distributed::all_gather_into_tensor(detach(out), world, "0"));
+    const Tensor all_logits =
+        distributed::wait_tensor(distributed::all_gather_into_tensor(detach(out), config.world_size, "0"));
     if (rank != 0) return;
     t.step.logits = all_logits;
     t.counter = counter;

@@ -15,6 +15,7 @@
 
 #include "../../core/tensor.h"
 #include "../../nn/mod_tracker.h"
+#include "../../nn/module.h"
 #include "../../modes/fake_tensor.h"
 #include "../../modes/op_counter.h"
 
@@ -88,6 +89,12 @@ SubclassStep subclass_step(const MlpConfig& config, FakeTensorMode* fake = nullp
 // slice of the batch under its own OpCounter. Gives rank 0's counter, every rank's logits in rank
 // order (the whole batch's) and rank 0's parameters after the step.
 TracedStep data_parallel_step(const MlpConfig& config);
+// The data-parallel step's ranks, on config.world_size thread ranks or wherever the program's ranks
+// are (distributed::run_spmd): each rank's model (rank 0's the single-process one, the others made
+// from seed + 1000 + rank) under DistributedDataParallel, which broadcasts rank 0's parameters, and
+// its slice of the batch (x, y); fn(rank, ddp, x, y) runs the step.
+using DataParallelRank = std::function<void(int rank, nn::Module& ddp, const Tensor& x, const Tensor& y)>;
+void run_data_parallel(const MlpConfig& config, const DataParallelRank& fn);
 
 // torch.allclose on host values (same shapes required).
 bool allclose(const Tensor& a, const Tensor& b, double rtol = 1e-5, double atol = 1e-6);

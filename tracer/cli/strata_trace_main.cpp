@@ -9,6 +9,7 @@
 
 #include "distributed/mpi_backend.h"
 #include "distributed/process_group.h"
+#include "core/util/error.h"
 #include "io/temp_file_registry.h"
 #include "tracer/cli/trace_cli.h"
 
@@ -17,8 +18,9 @@ namespace {
 // Note [strata-trace under mpirun]
 // Launched by mpirun (Open MPI sets OMPI_COMM_WORLD_SIZE) in a build with the MPI backend, every
 // process starts MPI and runs the same command; the report's traced step then runs data-parallel
-// with one rank per process (run_spmd), --world-size defaulting to the MPI world's size. Rank 0
-// prints the report and writes the files; the other ranks print only errors, prefixed with their rank.
+// with one rank per process (run_spmd), --world-size defaulting to the MPI world's size, and so do
+// --debug's and --trace's steps. Rank 0 prints the report and writes the files (--debug and --trace:
+// the rank --rank names prints its log); the other ranks print only errors, prefixed with their rank.
 int run_under_mpi(int argc, char** argv) {
   strata::distributed::init_mpi(&argc, &argv);
   const strata::distributed::ProcessGroup& world = strata::distributed::resolve_process_group("0");
@@ -27,8 +29,14 @@ int run_under_mpi(int argc, char** argv) {
     args.push_back("--world-size");
     args.push_back(std::to_string(world.size()));
   }
+  int printer = 0;  // the rank that prints
+  try {
+    const strata::tracer::TraceOptions o = strata::tracer::parse_trace_args(args);
+    if (o.debug || o.trace) printer = static_cast<int>(o.rank.value_or(0));
+  } catch (const strata::Error&) {  // every rank reports it below
+  }
   int code = 0;
-  if (world.rank() == 0) {
+  if (world.rank() == printer) {
     code = strata::tracer::run_trace_cli(args, std::cout, std::cerr);
   } else {
     std::ostringstream discarded, errors;

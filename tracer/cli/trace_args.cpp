@@ -125,7 +125,9 @@ constexpr std::pair<std::string_view, ReadValue> kValueFlags[] = {
        const std::int64_t n = parse_int("--world-size", v, 1);
        STRATA_CHECK(n <= 64, "--world-size: at most 64 ranks (threads of this process), got ", n);
        o.config.world_size = static_cast<int>(n);
+       o.world_size_given = true;
      }},
+    {"--rank", [](TraceOptions& o, const std::string& v) { o.rank = parse_int("--rank", v, 0); }},
     {"--json-out", [](TraceOptions& o, const std::string& v) { o.json_out = v; }},
     {"--dump-tensors", [](TraceOptions& o, const std::string& v) { o.dump_tensors = v; }},
     {"--profile", [](TraceOptions& o, const std::string& v) { o.profile = v; }},
@@ -174,7 +176,9 @@ void check_limits(const MlpConfig& c, bool fake) {  // Note [Limits of strata-tr
 // step (its tensors print as `ft`); --hashes reads data, so not under --fake. --profile (the profiled
 // step's table on stdout, its trace in the file) and --graph (a file only) replace the report, and
 // may go together; nothing that shapes another view goes with them. --trace prints the program
-// traces (--logging and --json shape them) and takes only the model's shape with it.
+// traces (--logging and --json shape them) and takes only the model's shape with it. --world-size N
+// runs the report's traced step, or --debug's or --trace's step, on N ranks; --rank R picks the rank
+// whose --debug or --trace log is printed (Note [One rank's view of the data-parallel step]).
 void check_combinations(const TraceOptions& o) {
   STRATA_CHECK(!(o.flops && o.debug), "--flops: not with --debug (one view at a time)");
   if (o.explain) {
@@ -204,12 +208,19 @@ void check_combinations(const TraceOptions& o) {
   STRATA_CHECK(!o.logging || o.trace, "--logging: only with --trace");
   STRATA_CHECK(!o.scaled || o.trace, "--scaled: only with --trace");
   STRATA_CHECK(!(o.scaled && o.logging), "--scaled: not with --logging (one subclass at a time)");
+  if (o.rank) {  // Note [One rank's view of the data-parallel step]
+    STRATA_CHECK(o.world_size_given, "--rank: only with --world-size (the rank of the world whose log is printed)");
+    STRATA_CHECK(o.debug || o.trace, "--rank: only with --debug or --trace (the report is rank 0's)");
+    STRATA_CHECK(*o.rank < o.config.world_size, "--rank: expected a rank below --world-size (", o.config.world_size,
+                 "), got ", *o.rank);
+  }
   if (o.config.world_size > 1) {
     for (const std::pair<bool, const char*>& flag :
-         {std::pair{o.debug, "--debug"}, std::pair{o.explain, "--explain"}, std::pair{o.flops, "--flops"},
-          std::pair{o.fake, "--fake"}, std::pair{o.trace, "--trace"}, std::pair{o.profile.has_value(), "--profile"},
+         {std::pair{o.explain, "--explain"}, std::pair{o.flops, "--flops"}, std::pair{o.fake, "--fake"},
+          std::pair{o.logging, "--logging"}, std::pair{o.scaled, "--scaled"}, std::pair{o.profile.has_value(), "--profile"},
           std::pair{o.graph.has_value(), "--graph"}, std::pair{o.dump_tensors.has_value(), "--dump-tensors"}})
-      STRATA_CHECK(!flag.first, "--world-size: not with ", flag.second, " (only the report's traced step runs on several ranks)");
+      STRATA_CHECK(!flag.first, "--world-size: not with ", flag.second,
+                   " (the report's traced step, --debug and --trace run on several ranks)");
     STRATA_CHECK(o.config.batch % o.config.world_size == 0, "--world-size: the batch (", o.config.batch,
                  ") must be divisible by the world size (", o.config.world_size, ")");
   }
@@ -259,10 +270,11 @@ std::string trace_usage() {
   return "usage: strata-trace [--seed N] [--sizes A,B,...] [--batch N] [--lr X] [--sequences] [--world-size N]\n"
          "                    [--fake] [--flops [--json]] [--json-out FILE] [--dump-tensors FILE] [--help]\n"
          "       strata-trace --debug [--record-output] [--ids] [--hashes | --fake] [--torchfunction] [--nn-module]\n"
-         "                    [--json] [--seed N] [--sizes A,B,...] [--batch N] [--lr X]\n"
+         "                    [--json] [--world-size N [--rank R]] [--seed N] [--sizes A,B,...] [--batch N] [--lr X]\n"
          "       strata-trace --explain [--seed N] [--sizes A,B,...] [--batch N] [--lr X]\n"
          "       strata-trace [--profile FILE] [--graph FILE] [--seed N] [--sizes A,B,...] [--batch N] [--lr X]\n"
-         "       strata-trace --trace [--logging | --scaled] [--json] [--seed N] [--sizes A,B,...] [--batch N]\n"
+         "       strata-trace --trace [--logging | --scaled | --world-size N [--rank R]] [--json] [--seed N]\n"
+         "                    [--sizes A,B,...] [--batch N]\n"
          "\n"
          "Runs one SGD step of an MLP (Linear -> ReLU -> ... -> Linear, cross-entropy) three ways on\n"
          "strata's dispatcher: eager, under an op-counting dispatch mode (per phase), and with\n"
@@ -310,7 +322,10 @@ std::string trace_usage() {
          "                       unrolled into torchao's t, clone, t, reciprocal, reciprocal, _scaled_mm\n"
          "  --world-size N       run the traced step data-parallel on N thread ranks (DistributedDataParallel,\n"
          "                       each rank on batch/N rows; the counts are rank 0's and include the\n"
-         "                       collectives; traced_step_matches compares with the one-process step) [1]\n"
+         "                       collectives; traced_step_matches compares with the one-process step) [1];\n"
+         "                       with --debug or --trace, their step on N ranks and one rank's log, its\n"
+         "                       collectives included (under mpirun: one rank per process)\n"
+         "  --rank R             with --world-size and --debug or --trace: the rank whose log is printed [0]\n"
          "  --help               show this help\n"
          "\n"
          "Limits, to bound memory: at most 64 layers (65 sizes); at most 2^26 = 67108864 parameters\n"

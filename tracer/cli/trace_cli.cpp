@@ -14,6 +14,7 @@
 #include "tracer/cli/explain.h"
 #include "tracer/cli/mlp_traces.h"
 #include "tracer/cli/profile_step.h"
+#include "tracer/cli/rank_views.h"
 #include "tracer/cli/run_header.h"
 
 namespace strata::tracer {
@@ -22,6 +23,14 @@ namespace {
 
 // The --trace view: the MLP loss's forward and backward traces, as Python text or JSON.
 std::string program_traces_text(const TraceOptions& o) {
+  if (o.config.world_size > 1) {  // Note [One rank's view of the data-parallel step]
+    const std::optional<Trace> step = trace_data_parallel_step(o.config, static_cast<int>(o.rank.value_or(0)));
+    if (!step) return "";  // another process prints it
+    if (!o.json) return to_python(*step);
+    nlohmann::ordered_json j;
+    j["step"] = to_json(*step);
+    return with_run_header(std::move(j), o.config.seed).dump(1) + "\n";
+  }
   const RecordedProgram r = record_mlp_traces(
       o.config, o.logging ? MlpTraceKind::Logging : o.scaled ? MlpTraceKind::Scaled : MlpTraceKind::Plain);
   if (!o.json) return to_python(r.forward) + "\n" + to_python(*r.backward);
@@ -50,8 +59,11 @@ std::string debug_text(const TraceOptions& o) {
   options.record_faketensor = o.fake;  // as upstream's DebugMode(record_faketensor=True) inside a FakeTensorMode
   std::optional<FakeTensorMode> fake;
   if (o.fake) fake.emplace();
-  const auto mode = debug_step(o.config, options, o.hashes ? std::optional(TensorHash::Norm) : std::nullopt, {},
-                               fake ? &*fake : nullptr);
+  const auto hashes = o.hashes ? std::optional(TensorHash::Norm) : std::nullopt;
+  const auto mode = o.config.world_size > 1
+                        ? debug_data_parallel_step(o.config, options, hashes, static_cast<int>(o.rank.value_or(0)))
+                        : debug_step(o.config, options, hashes, {}, fake ? &*fake : nullptr);
+  if (!mode) return "";  // another process prints it (Note [One rank's view of the data-parallel step])
   return (o.json ? with_run_header(mode->to_json(), o.config.seed).dump(2) : mode->debug_string()) + "\n";
 }
 

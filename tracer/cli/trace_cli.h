@@ -2,6 +2,7 @@
 // Parsing is separate from running so tests can check every error without a subprocess.
 #pragma once
 
+#include <cstdint>
 #include <optional>
 #include <ostream>
 #include <string>
@@ -38,8 +39,11 @@ struct TraceOptions {
   bool trace = false;
   bool logging = false;
   bool scaled = false;  // --scaled: with --trace, every Linear weight a float8 ScaledTensor
+  // --world-size N (config.world_size): the traced step, or --debug's and --trace's step,
+  // data-parallel on N ranks; --rank R: the rank whose log --debug or --trace prints [0].
+  bool world_size_given = false;
+  std::optional<std::int64_t> rank;
 };
-// (--world-size N sets config.world_size: the traced step data-parallel on N thread ranks.)
 
 // Throws strata::Error with a one-line message for a bad flag or value.
 TraceOptions parse_trace_args(const std::vector<std::string>& args);

@@ -1,9 +1,12 @@
 // tests/tracer/cli/test_trace_cli_views.cpp: strata-trace --fake and --flops [--json]: what they print,
 // how they combine with --sizes, --batch and --seed, the limits under --fake, and the combinations
-// refused with one line and exit code 2 (Note [Views of strata-trace]).
+// refused with one line and exit code 2 (Note [Views of strata-trace]); --world-size with the report,
+// --debug and --trace (Note [One rank's view of the data-parallel step]).
 #include "tests/tracer/cli/cli_test_helpers.h"
 #include "modes/flop_counter.h"
 #include "tracer/cli/trace_cli.h"
+
+#include <sstream>
 
 namespace test_trace_cli_views {  // Note [Test files in unity builds]
 
@@ -13,6 +16,20 @@ using namespace strata::tracer;
 namespace {
 using Run = testing::CliRun;
 Run run(const std::vector<std::string>& args) { return testing::run_cli(args); }
+
+// The lines of `text` that are not DistributedDataParallel's own ops: the gradients divided into the
+// bucket, its all-reduce, and the reduced gradients copied back.
+std::string without_ddp_lines(const std::string& text) {
+  std::istringstream in(text);
+  std::string line, kept;
+  while (std::getline(in, line)) {
+    bool ddp = false;
+    for (const char* op : {"aten::mul.out(", "c10d::allreduce_(", "aten::as_strided(", "aten::copy_("})
+      ddp = ddp || line.find(op) != std::string::npos;
+    if (!ddp) kept += line + "\n";
+  }
+  return kept;
+}
 }  // namespace
 
 TEST_CASE("--fake prints the plain run's JSON, with null for the fields that compare values") {
@@ -205,8 +222,53 @@ TEST_CASE("--world-size runs the traced step data-parallel: its collectives are 
       {{"--world-size", "64", "--batch", "64", "--sizes", "1024,1024"},
        "--world-size: 64 ranks x 1049600 parameters = 67174400 (each rank holds its own copy of the model), over "
        "strata-trace's limit of 67108864 (2^26) in total"},
-      {{"--world-size", "2", "--fake"}, "--world-size: not with --fake (only the report's traced step runs on several ranks)"},
-      {{"--world-size", "2", "--trace"}, "--world-size: not with --trace (only the report's traced step runs on several ranks)"},
+      {{"--world-size", "2", "--fake"}, "--world-size: not with --fake (the report's traced step, --debug and --trace run on several ranks)"},
+  });
+}
+
+TEST_CASE("--debug and --trace with --world-size print one rank's log, its collectives included") {
+  // Rank 1 of 2 runs the single-process step's ops on its 4 rows of the batch, plus DDP's own.
+  const Run rank1 = run({"--debug", "--world-size", "2", "--rank", "1"});
+  REQUIRE(rank1.code == 0);
+  CHECK(rank1.err.empty());
+  CHECK(rank1.out.find("    c10d::allreduce_(['t: f32[676]'], ") != std::string::npos);  // one bucket of 676 gradients
+  CHECK(rank1.out.find("    aten::mul.out(t: f32[32, 16], t: f64[], out=t: f32[32, 16])\n") != std::string::npos);
+  const Run single = run({"--debug", "--batch", "4"});
+  REQUIRE(single.code == 0);
+  CHECK(without_ddp_lines(rank1.out) == single.out);
+  // Which rank: the ranks' own rows hash differently, and so does the bucket each hands to allreduce_
+  // (hashed as the op returns, before its wait); after the wait the gradients, and so SGD's updated
+  // parameters, are the same on both.
+  const Run hashed0 = run({"--debug", "--hashes", "--world-size", "2"});
+  const Run hashed1 = run({"--debug", "--hashes", "--world-size", "2", "--rank", "1"});
+  REQUIRE(hashed0.code == 0);
+  REQUIRE(hashed1.code == 0);
+  auto line_of = [](const std::string& text, const std::string& op) {
+    const std::size_t at = text.rfind(op);
+    return at == std::string::npos ? std::string() : text.substr(at, text.find('\n', at) - at);
+  };
+  for (const char* op : {"aten::addmm(", "c10d::allreduce_("}) {
+    CHECK(!line_of(hashed0.out, op).empty());
+    CHECK(line_of(hashed0.out, op) != line_of(hashed1.out, op));
+  }
+  CHECK(!line_of(hashed0.out, "aten::add_.Tensor(").empty());
+  CHECK(line_of(hashed0.out, "aten::add_.Tensor(") == line_of(hashed1.out, "aten::add_.Tensor("));
+  // --trace: the step as one program trace of that rank, DDP's collective in its backward.
+  const Run trace = run({"--trace", "--world-size", "2", "--rank", "1"});
+  REQUIRE(trace.code == 0);
+  CHECK(trace.out.rfind("# Constructed by strata's trace recorder: the seed MLP's data-parallel step on rank 1 of 2\n", 0) == 0);
+  CHECK(trace.out.find("  # c0: \"cpu f32[4, 16]\"  (captured)\n") != std::string::npos);  // the rank's rows
+  CHECK(trace.out.find("    # [c14] = c10d.allreduce_.default([c14], ") != std::string::npos);
+  const Run json = run({"--trace", "--json", "--world-size", "4", "--rank", "3"});
+  REQUIRE(json.code == 0);
+  CHECK(nlohmann::json::parse(json.out)["step"]["format"] == "strata.trace");
+  testing::check_refused({
+      {{"--debug", "--rank", "1"}, "--rank: only with --world-size (the rank of the world whose log is printed)"},
+      {{"--debug", "--world-size", "2", "--rank", "2"}, "--rank: expected a rank below --world-size (2), got 2"},
+      {{"--trace", "--world-size", "2", "--rank", "-1"}, "--rank: expected an integer >= 0, got -1"},
+      {{"--world-size", "2", "--rank", "1"}, "--rank: only with --debug or --trace (the report is rank 0's)"},
+      {{"--trace", "--logging", "--world-size", "2"},
+       "--world-size: not with --logging (the report's traced step, --debug and --trace run on several ranks)"},
   });
 }
 
