@@ -1,0 +1,28 @@
+// distributed/debug_mode_hooks.cpp: the thread's redistribution listeners (Note [DebugMode's hooks
+// live below it], debug_mode_hooks.h).
+#include "distributed/debug_mode_hooks.h"
+
+#include <algorithm>
+
+namespace strata::distributed {
+
+namespace {
+std::vector<RedistributeListener*>& listeners() {
+  thread_local std::vector<RedistributeListener*> list;
+  return list;
+}
+}  // namespace
+
+void add_redistribute_listener(RedistributeListener* listener) { listeners().push_back(listener); }
+
+void remove_redistribute_listener(RedistributeListener* listener) {
+  auto& list = listeners();
+  if (auto it = std::find(list.rbegin(), list.rend(), listener); it != list.rend()) list.erase(std::next(it).base());
+}
+
+RedistributeListener* active_redistribute_listener() {
+  const auto& list = listeners();
+  return list.empty() ? nullptr : list.front();
+}
+
+}  // namespace strata::distributed
