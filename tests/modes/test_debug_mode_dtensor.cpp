@@ -9,6 +9,9 @@
 #include "distributed/fake_process_group.h"
 #include "distributed/functional_collectives.h"
 #include "modes/debug_hashes.h"
+#include "autograd/node.h"
+#include "autograd/variable.h"
+#include "core/dispatch/local_dispatch_keys.h"
 #include "ops/functions.h"
 #include "tests/test_helpers.h"
 
@@ -39,13 +42,14 @@ class Spread final : public TensorSubclass, public distributed::DebugModeSubclas
   std::string_view type_name() const override { return "Spread"; }
   std::string_view debug_prefix() const override { return "dt"; }
   Placements debug_placements(const Tensor&) const override { return placements_; }
-  // mm's second input goes from S(0) to R, by an all_gather, as DTensor's mm strategy asks; every
-  // op then runs on the local tensors, and its result keeps the first input's placements (a 0-d
-  // result is Partial, as a sum of shards is).
+  // mm's second input goes from S(0) to R, by an all_gather, as DTensor's mm strategy asks; neg's
+  // input from [R, R] to [S(2), R] by a chunk and a clone, as the first step of the einsum example's
+  // redistribution on a (4, 2) mesh. Every op then runs on the local tensors, and its result keeps
+  // the first input's placements (a 0-d result is Partial, as a sum of shards is).
   void dispatch(const OperatorHandle& op, Stack& stack) override {
     Placements out_placements;
     std::int64_t index = 0;
-    const bool is_mm = op.name().qualified() == "aten::mm";
+    const bool is_mm = op.name().qualified() == "aten::mm", is_neg = op.name().qualified() == "aten::neg";
     for_each_argument_tensor(op, stack, [&](Tensor& t) {
       auto* s = dynamic_cast<Spread*>(t.subclass());
       if (!s) return;
@@ -55,6 +59,12 @@ class Spread final : public TensorSubclass, public distributed::DebugModeSubclas
         const distributed::RecordRedistribute input(1, s->placements_, {Replicate{}});
         const distributed::RecordRedistribute local(t, {s->placements_, {Replicate{}}});
         t = distributed::wait_tensor(distributed::all_gather_into_tensor(t, kMeshSize, "0"));
+      }
+      if (is_neg) {
+        const Placements target{Shard{2}, Replicate{}};
+        const distributed::RecordRedistribute input(0, s->placements_, target);
+        const distributed::RecordRedistribute local(t, {s->placements_, target});
+        t = clone(chunk(t, 4, 2)[0]);
       }
     });
     op.call(stack);
@@ -202,6 +212,59 @@ TEST_CASE("redistributions are calls of kind redistribute in the JSON, and read 
     CHECK(back[1].render() == mode.logs()[1].render());
     CHECK(check_hash_mismatches(back, mode.logs()).empty());
   }
+}
+
+TEST_CASE("chunk reaches a mode as aten::chunk below Autograd, and decomposes into split from the top") {
+  // Note [A composite op decomposes at Autograd]: upstream's einsum log shows
+  // `aten::chunk(t: f32[1, 96, 8], 4, 2)` inside DTensor's redistribution.
+  const Tensor t = randn({1, 96, 8}), g = requires_grad_(randn({4, 6}));
+  for (PlacementFormat format : {PlacementFormat::Lists, PlacementFormat::Joined}) {
+    DebugMode mode({.record_output = false, .placement_format = format});
+    const Tensor x = Spread::wrap(t, {Replicate{}, Replicate{}});
+    {
+      DebugMode::Guard guard(mode);
+      (void)neg(x);
+    }
+    CHECK(mode.debug_string() == (format == PlacementFormat::Lists ? "  aten::neg(dt: f32[1, 96, 8][R, R])\n"
+                                                                     "    redistribute_input(0, [R, R], [S(2), R])\n"
+                                                                     "      aten::chunk(t: f32[1, 96, 8], 4, 2)\n"
+                                                                     "      aten::clone(t: f32[1, 96, 2])\n"
+                                                                     "    aten::neg(t: f32[1, 96, 2])"
+                                                                   : "  aten::neg(dt: f32[1, 96, 8]| RR)\n"
+                                                                     "    redistribute_input(0, RR -> S(2)R)\n"
+                                                                     "      redistribute_input(t: f32[1, 96, 8], trace: RR->S(2)R)\n"
+                                                                     "        aten::chunk(t: f32[1, 96, 8], 4, 2)\n"
+                                                                     "        aten::clone(t: f32[1, 96, 2])\n"
+                                                                     "    aten::neg(t: f32[1, 96, 2])"));
+  }
+  // From the top, with and without grad: the decomposition's op, as PyTorch's mode sees it.
+  DebugMode top({.record_output = false}), below({.record_output = false});
+  std::vector<Tensor> pieces;
+  {
+    DebugMode::Guard guard(top);
+    (void)chunk(t, 4, 2);
+    (void)chunk(g, 2);
+    (void)split(t, IntArrayRef{90, 6}, 1);
+  }
+  {
+    DebugMode::Guard guard(below);
+    const ExcludeKeyGuard no_autograd(DispatchKey::Autograd);
+    pieces = chunk(t, 4, 2);
+    (void)chunk(g, 2);
+    (void)split(t, IntArrayRef{90, 6}, 1);
+  }
+  CHECK(top.debug_string() == "    aten::split.Tensor(t: f32[1, 96, 8], 2, 2)\n"
+                              "    aten::split.Tensor(t: f32[4, 6], 2)\n"
+                              "    aten::split_with_sizes(t: f32[1, 96, 8], [90, 6], 1)");
+  CHECK(below.debug_string() == "    aten::chunk(t: f32[1, 96, 8], 4, 2)\n"
+                                "    aten::chunk(t: f32[4, 6], 2)\n"
+                                "    aten::split.sizes(t: f32[1, 96, 8], [90, 6], 1)");
+  // below Autograd the mode ran the op on, and the backend's kernel decomposed it: split's pieces
+  REQUIRE(pieces.size() == 4);
+  CHECK(pieces[3].sizes() == IntArrayRef{1, 96, 2});
+  CHECK(equal(pieces[3], split(t, 2, 2)[3]));
+  // with grad, the pieces have split's node
+  CHECK(chunk(g, 2)[0].grad_fn()->name() == "SplitBackward0");
 }
 
 }  // namespace test_debug_mode_dtensor
