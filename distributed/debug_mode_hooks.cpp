@@ -25,4 +25,9 @@ RedistributeListener* active_redistribute_listener() {
   return list.empty() ? nullptr : list.front();
 }
 
+void close_redistribute(RedistributeListener* listener) {
+  const auto& list = listeners();
+  if (std::find(list.begin(), list.end(), listener) != list.end()) listener->exit_redistribute();
+}
+
 }  // namespace strata::distributed

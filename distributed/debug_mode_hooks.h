@@ -56,6 +56,8 @@ void remove_redistribute_listener(RedistributeListener* listener);
 // The one that records, as upstream's get_active_debug_mode() finds the outermost DebugMode; null
 // when none is registered on this thread.
 RedistributeListener* active_redistribute_listener();
+// `listener`'s exit_redistribute(), if it is still registered on this thread.
+void close_redistribute(RedistributeListener* listener);
 
 // The record of one redistribution while it runs: the collectives and local ops run meanwhile nest
 // below it. Inert when no listener is active.
@@ -69,8 +71,10 @@ class RecordRedistribute : NonCopyable {
       : listener_(active_redistribute_listener()) {
     if (listener_) listener_->enter_redistribute_tensor(local, path);
   }
+  // Closes the record, unless its listener has left meanwhile (a DebugMode's Guard that ended inside
+  // the redistribution closed it then).
   ~RecordRedistribute() {
-    if (listener_) listener_->exit_redistribute();
+    if (listener_) close_redistribute(listener_);
   }
 
  private:

@@ -5,13 +5,16 @@
 // logs are upstream's test_debug_mode_mm and the mm example of PR 162665, line for line.
 #include <doctest/doctest.h>
 
+#include <memory>
+#include <optional>
+
+#include "autograd/node.h"
+#include "autograd/variable.h"
+#include "core/dispatch/local_dispatch_keys.h"
 #include "distributed/debug_mode_hooks.h"
 #include "distributed/fake_process_group.h"
 #include "distributed/functional_collectives.h"
 #include "modes/debug_hashes.h"
-#include "autograd/node.h"
-#include "autograd/variable.h"
-#include "core/dispatch/local_dispatch_keys.h"
 #include "ops/functions.h"
 #include "tests/test_helpers.h"
 
@@ -183,6 +186,18 @@ TEST_CASE("a redistribution record reaches only the outermost DebugMode entered,
                                 "      aten::neg(t: f32[2])  ->  t: f32[2]");
   CHECK(inner.debug_string() == "    aten::neg(t: f32[2])  ->  t: f32[2]");
   CHECK(outer.call_depth() == 0);
+  // A mode whose Guard ends inside a redistribution closes it then; the scope's end touches nothing.
+  auto mode = std::make_unique<DebugMode>();
+  {
+    std::optional<distributed::RecordRedistribute> open;
+    {
+      DebugMode::Guard guard(*mode);
+      open.emplace(3, Placements{Shard{0}}, Placements{Replicate{}});
+      CHECK(mode->call_depth() == 1);
+    }
+    CHECK(mode->call_depth() == 0);
+    mode.reset();
+  }
 }
 
 TEST_CASE("redistributions are calls of kind redistribute in the JSON, and read back") {
