@@ -229,7 +229,7 @@ TEST_CASE("redistributions are calls of kind redistribute in the JSON, and read 
   }
 }
 
-TEST_CASE("chunk reaches a mode as aten::chunk below Autograd, and decomposes into split from the top") {
+TEST_CASE("chunk and narrow reach a mode as themselves below Autograd, and decompose from the top") {
   // Note [A composite op decomposes at Autograd]: upstream's einsum log shows
   // `aten::chunk(t: f32[1, 96, 8], 4, 2)` inside DTensor's redistribution.
   const Tensor t = randn({1, 96, 8}), g = requires_grad_(randn({4, 6}));
@@ -260,6 +260,7 @@ TEST_CASE("chunk reaches a mode as aten::chunk below Autograd, and decomposes in
     (void)chunk(t, 4, 2);
     (void)chunk(g, 2);
     (void)split(t, IntArrayRef{90, 6}, 1);
+    (void)narrow(t, 1, 0, 90);
   }
   {
     DebugMode::Guard guard(below);
@@ -267,13 +268,16 @@ TEST_CASE("chunk reaches a mode as aten::chunk below Autograd, and decomposes in
     pieces = chunk(t, 4, 2);
     (void)chunk(g, 2);
     (void)split(t, IntArrayRef{90, 6}, 1);
+    (void)narrow(t, 1, 0, 90);
   }
   CHECK(top.debug_string() == "    aten::split.Tensor(t: f32[1, 96, 8], 2, 2)\n"
                               "    aten::split.Tensor(t: f32[4, 6], 2)\n"
-                              "    aten::split_with_sizes(t: f32[1, 96, 8], [90, 6], 1)");
+                              "    aten::split_with_sizes(t: f32[1, 96, 8], [90, 6], 1)\n"
+                              "    aten::slice.Tensor(t: f32[1, 96, 8], 1, 0, 90)");
   CHECK(below.debug_string() == "    aten::chunk(t: f32[1, 96, 8], 4, 2)\n"
                                 "    aten::chunk(t: f32[4, 6], 2)\n"
-                                "    aten::split.sizes(t: f32[1, 96, 8], [90, 6], 1)");
+                                "    aten::split.sizes(t: f32[1, 96, 8], [90, 6], 1)\n"
+                                "    aten::narrow(t: f32[1, 96, 8], 1, 0, 90)");
   // below Autograd the mode ran the op on, and the backend's kernel decomposed it: split's pieces
   REQUIRE(pieces.size() == 4);
   CHECK(pieces[3].sizes() == IntArrayRef{1, 96, 2});
