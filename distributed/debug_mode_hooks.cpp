@@ -13,16 +13,26 @@ std::vector<RedistributeListener*>& listeners() {
 }
 }  // namespace
 
-void add_redistribute_listener(RedistributeListener* listener) { listeners().push_back(listener); }
+namespace detail {
+std::atomic<int> redistribute_listeners_alive{0};
+
+RedistributeListener* thread_redistribute_listener() {
+  const auto& list = listeners();
+  return list.empty() ? nullptr : list.front();
+}
+}  // namespace detail
+
+void add_redistribute_listener(RedistributeListener* listener) {
+  listeners().push_back(listener);
+  detail::redistribute_listeners_alive.fetch_add(1, std::memory_order_relaxed);
+}
 
 void remove_redistribute_listener(RedistributeListener* listener) {
   auto& list = listeners();
-  if (auto it = std::find(list.rbegin(), list.rend(), listener); it != list.rend()) list.erase(std::next(it).base());
-}
-
-RedistributeListener* active_redistribute_listener() {
-  const auto& list = listeners();
-  return list.empty() ? nullptr : list.front();
+  if (auto it = std::find(list.rbegin(), list.rend(), listener); it != list.rend()) {
+    list.erase(std::next(it).base());
+    detail::redistribute_listeners_alive.fetch_sub(1, std::memory_order_relaxed);
+  }
 }
 
 void close_redistribute(RedistributeListener* listener) {

@@ -6,6 +6,7 @@
 // them; docs/debug-mode.md shows the lines.
 #pragma once
 
+#include <atomic>
 #include <cstdint>
 #include <string_view>
 #include <vector>
@@ -53,9 +54,18 @@ class RedistributeListener {
 // The listeners registered on this thread, outermost first (DebugMode::Guard registers its mode).
 void add_redistribute_listener(RedistributeListener* listener);
 void remove_redistribute_listener(RedistributeListener* listener);
+namespace detail {
+// Listeners registered on any thread: with none, a record tests this one counter and returns, as
+// upstream's _ACTIVE_DEBUG_MODE_COUNT lets get_active_debug_mode() return at once.
+extern std::atomic<int> redistribute_listeners_alive;
+RedistributeListener* thread_redistribute_listener();
+}  // namespace detail
 // The one that records, as upstream's get_active_debug_mode() finds the outermost DebugMode; null
 // when none is registered on this thread.
-RedistributeListener* active_redistribute_listener();
+inline RedistributeListener* active_redistribute_listener() {
+  if (detail::redistribute_listeners_alive.load(std::memory_order_relaxed) == 0) return nullptr;
+  return detail::thread_redistribute_listener();
+}
 // `listener`'s exit_redistribute(), if it is still registered on this thread.
 void close_redistribute(RedistributeListener* listener);
 
