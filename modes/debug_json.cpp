@@ -1,6 +1,8 @@
 // modes/debug_json.cpp: DebugMode's calls as JSON and back (the schema is docs/debug-mode.md's).
 #include "modes/debug_hashes.h"
 
+#include <algorithm>
+
 namespace strata::tracer {
 
 namespace {
@@ -23,6 +25,7 @@ nlohmann::ordered_json DebugMode::to_json() const {
     out["options"]["record_tensor_attributes"] = options_.record_tensor_attributes;
   if (options_.store_original_args) out["options"]["store_original_args"] = true;
   if (options_.record_stack_trace) out["options"]["record_stack_trace"] = true;
+  if (options_.placement_format == PlacementFormat::Joined) out["options"]["placement_format"] = "joined";
   nlohmann::ordered_json calls = nlohmann::ordered_json::array();
   for (std::size_t i = 0; i < calls_.size(); ++i) {
     const DebugCall c = rendered(calls_[i]);
@@ -41,6 +44,13 @@ nlohmann::ordered_json DebugMode::to_json() const {
     j["record"] = c.record;
     j["line"] = c.render();
     if (!c.stack_trace.empty()) j["stack_trace"] = c.stack_trace;
+    if (c.redistribution) {
+      nlohmann::ordered_json r;
+      if (c.redistribution->arg_index) r["arg_index"] = *c.redistribution->arg_index;
+      else r["tensor"] = c.redistribution->tensor;
+      r["path"] = c.redistribution->path;
+      j["redistribution"] = std::move(r);
+    }
     calls.push_back(std::move(j));
   }
   out["calls"] = std::move(calls);
@@ -57,8 +67,11 @@ std::vector<DebugCall> calls_from_json(const nlohmann::ordered_json& document) {
     for (const auto& j : document.at("calls")) {
       DebugCall c;
       const std::string kind = j.at("kind").get<std::string>();
-      STRATA_CHECK(kind == "op" || kind == "function" || kind == "module", "calls_from_json: unknown call kind '", kind, "'");
-      c.kind = kind == "op" ? DebugCall::Kind::Op : kind == "function" ? DebugCall::Kind::Function : DebugCall::Kind::Module;
+      constexpr DebugCall::Kind kKinds[] = {DebugCall::Kind::Op, DebugCall::Kind::Function, DebugCall::Kind::Module,
+                                            DebugCall::Kind::Redistribute};
+      const auto* found = std::find_if(std::begin(kKinds), std::end(kKinds), [&](DebugCall::Kind k) { return kind_name(k) == kind; });
+      STRATA_CHECK(found != std::end(kKinds), "calls_from_json: unknown call kind '", kind, "'");
+      c.kind = *found;
       c.depth = j.at("depth").get<int>();
       if (!j.at("parent").is_null()) c.parent = j.at("parent").get<std::size_t>();
       c.name = j.at("name").get<std::string>();
@@ -68,6 +81,14 @@ std::vector<DebugCall> calls_from_json(const nlohmann::ordered_json& document) {
       if (!j.at("output").is_null()) c.output = j.at("output").get<std::string>();
       c.log = j.at("log");
       c.record = j.at("record");
+      if (j.contains("redistribution")) {
+        const auto& r = j.at("redistribution");
+        DebugCall::Redistribution info;
+        if (r.contains("arg_index")) info.arg_index = r.at("arg_index").get<std::int64_t>();
+        else info.tensor = r.at("tensor").get<std::string>();
+        info.path = r.at("path").get<std::vector<std::vector<std::string>>>();
+        c.redistribution = std::move(info);
+      }
       out.push_back(std::move(c));
     }
   } catch (const nlohmann::json::exception& e) {

@@ -22,9 +22,24 @@
 #include "../core/interpose/function_mode.h"
 #include "../core/interpose/interposer.h"
 #include "../core/util/non_copyable.h"
+#include "../distributed/debug_mode_hooks.h"
 #include "../nn/mod_tracker.h"
 
 namespace strata::tracer {
+
+// Note [Two DTensor formats]
+// Upstream has written a sharded tensor and its redistributions two ways. DebugMode's first release
+// (PyTorch PR 162665) writes the placements as a list after the shape, `dt: f32[8, 8][S(0)]`, and a
+// redistribution as `redistribute_input(1, [S(0)], [R])`, the ops it ran one level below. Upstream's
+// main today writes `dt: f32[8, 8]| S(0)` (placements joined, `PR`; a tensor dimension sharded on
+// several mesh dimensions numbers them, `S(2)[0]S(2)[1]`), the input's redistribution as
+// `redistribute_input(1, S(0) -> R)`, and below it the local tensor's, with the path it took:
+// `redistribute_input(t: f32[1, 32], trace: S(0)->R)`, the ops one level below that. The first is
+// strata's default (its golden logs are that release's); the second is an option.
+enum class PlacementFormat {
+  Lists,   // `dt: f32[8, 8][S(0)]`, `redistribute_input(1, [S(0)], [R])`
+  Joined,  // `dt: f32[8, 8]| S(0)`, `redistribute_input(1, S(0) -> R)` and its `trace:` line
+};
 
 // Upstream's constructor options, by their names.
 struct DebugModeOptions {
@@ -49,12 +64,14 @@ struct DebugModeOptions {
   // Each call's user-level call path (Note [DebugMode's stack trace]), printed by debug_string as
   // upstream's `# File: ...` comment above each group of calls that share it.
   bool record_stack_trace = false;
+  // How placements and redistributions are written (Note [Two DTensor formats]).
+  PlacementFormat placement_format = PlacementFormat::Lists;
 };
 
 // One recorded call. The calls of a run form a tree, kept in pre-order: a call's children follow it,
 // one level deeper; `parent` is the index of the enclosing call (none for a root).
 struct DebugCall {
-  enum class Kind { Op, Function, Module };
+  enum class Kind { Op, Function, Module, Redistribute };
   Kind kind = Kind::Op;
   int depth = 0;
   std::optional<std::size_t> parent;
@@ -69,11 +86,20 @@ struct DebugCall {
   // DebugMode renders them); empty otherwise.
   std::vector<IValue> original_args;
   std::vector<std::pair<std::string, IValue>> original_kwargs;
+  // A redistribution's facts (Kind::Redistribute): the input's position for an op handler's
+  // redistribution, else the local tensor as written; the placements of each step, source first,
+  // target last, each as upstream's str() writes it ("S(0)", "R", "P").
+  struct Redistribution {
+    std::optional<std::int64_t> arg_index;
+    std::string tensor;
+    std::vector<std::vector<std::string>> path;
+  };
+  std::optional<Redistribution> redistribution;
 
   // The call's line without its indentation: "aten::t(t: f32[32, 16])  ->  t: f32[16, 32]".
   std::string render() const;
 };
-std::string_view kind_name(DebugCall::Kind kind);  // "op", "function", "module"
+std::string_view kind_name(DebugCall::Kind kind);  // "op", "function", "module", "redistribute"
 
 // What a record or log hook sees: the op, its arguments (when a hook installed reads them) and its
 // returns, as upstream's hooks get (func, types, args, kwargs, result). A hook returns a JSON object
@@ -88,21 +114,17 @@ using DispatchHook = std::function<nlohmann::ordered_json(const DispatchHookCall
 
 // Note [How DebugMode names a tensor]
 // `t` for a plain tensor, `ft` for a fake one, and a wrapper subclass that derives from
-// DebugModeSubclass names itself (`dt` is kept for the sharded tensor to come). Such a subclass's
-// ops are recorded as upstream records DTensor's: at the enclosing depth, then DebugMode declines
-// (return_not_implemented) so the subclass handles the op, and the ops it runs on its inner tensors
-// come back to DebugMode one level deeper. Other wrapper subclasses' ops are not recorded (upstream
-// records only ops whose `types` are empty, FakeTensor or DTensor), except fake tensors'
+// DebugModeSubclass (distributed/debug_mode_hooks.h, below modes/ so that DTensor can derive from it)
+// names itself (`dt` for the sharded tensor) and gives the placements written after its shape. Such
+// a subclass's ops are recorded as upstream records DTensor's: at the enclosing depth, then DebugMode
+// declines (return_not_implemented) so the subclass handles the op, and the ops it runs on its inner
+// tensors come back to DebugMode one level deeper. Other wrapper subclasses' ops are not recorded
+// (upstream records only ops whose `types` are empty, FakeTensor or DTensor), except fake tensors'
 // (modes/fake_tensor.h), and a call is a fake one when it has a fake argument or a FakeTensorMode
 // is the next mode out (a factory under the mode).
-class DebugModeSubclass {
- public:
-  virtual ~DebugModeSubclass() = default;
-  virtual std::string_view debug_prefix() const = 0;                   // "dt"
-  virtual std::string debug_suffix(const Tensor&) const { return {}; }  // "| S(0)", after the shape
-};
+using distributed::DebugModeSubclass;
 
-class DebugMode final : public DispatchMode, NonCopyable {
+class DebugMode final : public DispatchMode, distributed::RedistributeListener, NonCopyable {
  public:
   explicit DebugMode(DebugModeOptions options = {});
   ~DebugMode() override;
@@ -174,6 +196,17 @@ class DebugMode final : public DispatchMode, NonCopyable {
   // Upstream's module pre-forward hook: `[nn.Mod] Sequential.0` one level below the current depth, and
   // the calls until the scope ends below it (record_nn_module).
   CallScope record_module_call(std::string_view fully_qualified_name);
+  // Upstream's record_redistribute_calls, what distributed::RecordRedistribute reaches: a
+  // redistribution one level below the current depth, and the calls until the scope ends below it.
+  // An op handler's input `arg_index` going from `src` to `dst`:
+  // `redistribute_input(1, [S(0)], [R])`, or `redistribute_input(1, S(0) -> R)` (Joined).
+  CallScope record_redistribute_input(std::int64_t arg_index, const distributed::Placements& src,
+                                      const distributed::Placements& dst);
+  // A local tensor going along `path` (source, steps, target): `redistribute_input(t: f32[1, 32],
+  // trace: S(0)->R)` with PlacementFormat::Joined; inert with Lists, whose release had no such line.
+  CallScope record_redistribute_tensor(const Tensor& local, const std::vector<distributed::Placements>& path);
+  // The placements as the tensor suffix writes them: `[S(0), R]`, or `S(0)R` (Joined).
+  std::string placements_string(const distributed::Placements& placements) const;
 
   const std::vector<DebugCall>& logs() const { return calls_; }
   int call_depth() const { return depth_; }
@@ -219,6 +252,13 @@ class DebugMode final : public DispatchMode, NonCopyable {
     bool hidden = false;  // profiler::_record_function_*
   };
   const OpInfo& op_info(const OperatorHandle& op);
+  // distributed::RedistributeListener: the scopes RecordRedistribute opens, innermost last.
+  void enter_redistribute_input(std::int64_t arg_index, const distributed::Placements& src,
+                                const distributed::Placements& dst) override;
+  void enter_redistribute_tensor(const Tensor& local, const std::vector<distributed::Placements>& path) override;
+  void exit_redistribute() override;
+  CallScope open_redistribution(DebugCall call);
+  std::vector<CallScope> open_redistributions_;
   // With ids, `fresh_id` says an output that is not an input gets a new id; without, the ids stay
   // untouched (a stored argument rendered later, as upstream's render passes no tensor memo).
   void append_tensor(std::string& out, const Tensor& t, bool fresh_id, bool with_ids) const;

@@ -19,6 +19,7 @@ std::vector<DebugMode*>& active_modes() {
 }  // namespace
 
 DebugMode::~DebugMode() {
+  distributed::remove_redistribute_listener(this);
   auto& modes = active_modes();
   modes.erase(std::remove(modes.begin(), modes.end(), this), modes.end());
 }
@@ -102,6 +103,7 @@ void DebugMode::CallScope::set_output(const IValue& result) {
 
 DebugMode::Guard::Guard(DebugMode& mode) : mode_(mode), dispatch_((mode.reset(), mode)) {
   active_modes().push_back(&mode_);
+  distributed::add_redistribute_listener(&mode_);
   const DebugModeOptions& options = mode_.options();
   if (options.record_torchfunction || options.record_stack_trace) function_guard_.emplace(functions_);
   if (options.record_nn_module || options.record_stack_trace) {
@@ -125,6 +127,8 @@ void DebugMode::Guard::Functions::torch_function(FunctionCall& call) {
 DebugMode::Guard::~Guard() {
   modules_.exit();
   open_modules_.clear();
+  mode_.open_redistributions_.clear();
+  distributed::remove_redistribute_listener(&mode_);
   auto& modes = active_modes();
   auto it = std::find(modes.rbegin(), modes.rend(), &mode_);
   if (it != modes.rend()) modes.erase(std::next(it).base());

@@ -37,6 +37,7 @@ std::string_view kind_name(DebugCall::Kind kind) {
     case DebugCall::Kind::Op: return "op";
     case DebugCall::Kind::Function: return "function";
     case DebugCall::Kind::Module: return "module";
+    case DebugCall::Kind::Redistribute: return "redistribute";
   }
   return "op";
 }
@@ -156,7 +157,13 @@ void DebugMode::append_tensor(std::string& out, const Tensor& t, bool fresh_id, 
     if (any) out += '}';
     else out.resize(open);
   }
-  if (custom) out += custom->debug_suffix(t);
+  if (custom) {
+    const distributed::Placements placements = custom->debug_placements(t);
+    if (!placements.empty()) {
+      if (options_.placement_format == PlacementFormat::Joined) out += "| ";
+      out += placements_string(placements);
+    }
+  }
 }
 
 // str(value) as upstream's _arg_to_str makes it: a tensor list is a list of strings, so its elements

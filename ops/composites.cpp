@@ -1,10 +1,15 @@
 // ops/composites.cpp: the composite front ends, which call other ops and never reach the dispatcher
-// as themselves (PyTorch's CompositeImplicitAutograd functions): reshape, contiguous, narrow, sum_to,
-// flatten, softmax, dropout, and the derivatives value_selecting_reduction_backward and gather_backward.
+// as themselves (PyTorch's CompositeImplicitAutograd functions): reshape, contiguous, sum_to,
+// flatten, softmax, dropout, and the derivatives value_selecting_reduction_backward and gather_backward;
+// and narrow, a composite op (Note [A composite op decomposes at Autograd], ops/composite_op.h),
+// whose kernel is here.
 #include "ops/functions.h"
 
+#include "ops/composite_op.h"
 #include "ops/named_after.h"
+#include "ops/op_table.h"
 #include "ops/torch_function.h"
+#include "ops/typed_operator.h"
 
 namespace strata {
 
@@ -64,20 +69,16 @@ Tensor contiguous(const Tensor& self) {
   return self.is_contiguous() ? self : clone(self, MemoryFormat::Contiguous);
 }
 
-// PyTorch 2.8's narrow_symint: its checks, then a slice.
 Tensor narrow(const Tensor& self, std::int64_t dim, std::int64_t start, std::int64_t length) {
   STRATA_TORCH_FUNCTION(narrow, "torch.narrow", "input, dim, start, length", self, dim, start, length);
-  detail::check_defined(self, "aten::narrow", 0, "self");
-  named_after("aten::narrow", [&] {
-    STRATA_CHECK(self.dim() > 0, "narrow() cannot be applied to a 0-dim tensor.");
-    STRATA_CHECK(length >= 0, "narrow(): length must be non-negative.");
-    const std::int64_t size = self.sizes()[static_cast<std::size_t>(wrap_dim(dim, self.dim()))];
-    STRATA_CHECK(start >= -size && start <= size, "start out of range (expected to be in range of [", -size, ", ", size,
-                 "], but got ", start, ")");
-    if (start < 0) start += size;
-    STRATA_CHECK(start <= size - length, "start (", start, ") + length (", length, ") exceeds dimension size (", size, ").");
-  });
-  return slice(self, dim, start, start + length, 1);
+  static const OperatorHandle op = ops::op("aten::narrow");
+  Stack stack;
+  detail::push_argument(stack, self);
+  stack.emplace_back(dim);
+  stack.emplace_back(start);
+  stack.emplace_back(length);
+  op.call(stack);
+  return std::move(stack.back().to_tensor());
 }
 
 Tensor sum_to(const Tensor& self, IntArrayRef shape) {
@@ -160,3 +161,32 @@ Tensor layer_norm(const Tensor& input, IntArrayRef normalized_shape, const Tenso
 }
 
 }  // namespace strata
+
+namespace strata::ops {
+
+namespace {
+// PyTorch 2.8's narrow_symint: its checks, then a slice.
+void narrow_kernel(const OperatorHandle&, DispatchKeySet, Stack& stack) {
+  const IValue* args = stack.data() + stack.size() - 4;  // self, dim, start, length
+  const Tensor& self = args[0].to_tensor();
+  const std::int64_t dim = args[1].to_int(), length = args[3].to_int();
+  std::int64_t start = args[2].to_int();
+  STRATA_CHECK(self.dim() > 0, "narrow() cannot be applied to a 0-dim tensor.");
+  STRATA_CHECK(length >= 0, "narrow(): length must be non-negative.");
+  const std::int64_t size = self.sizes()[static_cast<std::size_t>(wrap_dim(dim, self.dim()))];
+  STRATA_CHECK(start >= -size && start <= size, "start out of range (expected to be in range of [", -size, ", ", size,
+               "], but got ", start, ")");
+  if (start < 0) start += size;
+  STRATA_CHECK(start <= size - length, "start (", start, ") + length (", length, ") exceeds dimension size (", size, ").");
+  Tensor out = slice(self, dim, start, start + length, 1);
+  stack.truncate(stack.size() - 4);
+  stack.emplace_back(std::move(out));
+}
+}  // namespace
+
+void register_composite_ops(Dispatcher& d) {
+  def_composite(d, "aten", "narrow(Tensor(a) self, int dim, SymInt start, SymInt length) -> Tensor(a)",
+                {&narrow_kernel, "narrow (decomposes into slice)"});
+}
+
+}  // namespace strata::ops

@@ -1,6 +1,8 @@
 // ops/op_table.cpp: registering the op families (see Note [Registration on first use]).
 #include "ops/op_table.h"
 
+#include "ops/composite_op.h"
+
 namespace strata::ops {
 
 void register_ops() {
@@ -28,6 +30,7 @@ void register_ops() {
     register_join_ops(d);
     register_pad_ops(d);
     register_split_ops(d);
+    register_composite_ops(d);
     register_scatter_ops(d);
     register_math_ops(d);
     register_mask_ops(d);

@@ -1,14 +1,15 @@
 // ops/split_ops.cpp: split.Tensor and split_with_sizes, the ops that return a list of views of self
 // (PyTorch 2.8's split and split_with_sizes in aten/src/ATen/native/TensorShape.cpp: their checks in
-// its words, each piece a narrow of self along dim), their boxed kernels, and the front ends: split,
-// split_with_sizes and chunk, which is PyTorch's CompositeImplicitAutograd chunk (it dispatches
-// split.Tensor, or split_with_sizes for an empty dimension), so a mode sees what PyTorch's sees.
+// its words, each piece a narrow of self along dim), their boxed kernels, the composites chunk and
+// split.sizes (PyTorch's CompositeImplicitAutograd ops: chunk dispatches split.Tensor, or
+// split_with_sizes for an empty dimension; split.sizes dispatches split_with_sizes), so a mode sees
+// what PyTorch's sees (Note [A composite op decomposes at Autograd]), and their front ends.
 #include <vector>
 
 #include "core/autograd_meta.h"
 #include "ops/boxing.h"
+#include "ops/composite_op.h"
 #include "ops/functions.h"
-#include "ops/named_after.h"
 #include "ops/op_table.h"
 
 namespace strata::ops {
@@ -95,6 +96,35 @@ std::vector<Tensor> call_list_op(const OperatorHandle& op, const Tensor& self, c
   return std::move(stack.back().to_tensor_list());
 }
 
+// The composites' kernels: each runs on its arguments where they lie, then replaces them with the
+// pieces. chunk is PyTorch 2.8's: pieces of ceil(size / chunks), so fewer than `chunks` when the last
+// ones would be empty (6 in 4 chunks gives 3 of 2); an empty dimension gives `chunks` empty pieces.
+void chunk_kernel(const OperatorHandle&, DispatchKeySet, Stack& stack) {
+  const IValue* args = stack.data() + stack.size() - 3;  // self, chunks, dim
+  const Tensor& self = args[0].to_tensor();
+  const std::int64_t chunks = args[1].to_int(), dim = args[2].to_int();
+  STRATA_CHECK(self.dim() > 0, "chunk expects at least a 1-dimensional tensor");
+  STRATA_CHECK(chunks > 0, "chunk expects `chunks` to be greater than 0, got: ", chunks);
+  const std::int64_t dim_size = self.sizes()[static_cast<std::size_t>(wrap_dim(dim, self.dim()))];
+  const std::int64_t split_size = (dim_size + chunks - 1) / chunks;
+  static const OperatorHandle split = op("aten::split", "Tensor");
+  static const OperatorHandle split_with_sizes = op("aten::split_with_sizes");
+  std::vector<Tensor> out =
+      split_size == 0 && dim_size == 0
+          ? call_list_op(split_with_sizes, self, IValue(DimVector(static_cast<std::size_t>(chunks), 0)), dim)
+          : call_list_op(split, self, IValue(split_size), dim);
+  stack.truncate(stack.size() - 3);
+  stack.emplace_back(std::move(out));
+}
+
+void split_sizes_kernel(const OperatorHandle&, DispatchKeySet, Stack& stack) {
+  const IValue* args = stack.data() + stack.size() - 3;  // self, split_size, dim
+  static const OperatorHandle split_with_sizes = op("aten::split_with_sizes");
+  std::vector<Tensor> out = call_list_op(split_with_sizes, args[0].to_tensor(), args[1], args[2].to_int());
+  stack.truncate(stack.size() - 3);
+  stack.emplace_back(std::move(out));
+}
+
 }  // namespace
 
 void register_split_ops(Dispatcher& d) {
@@ -103,6 +133,10 @@ void register_split_ops(Dispatcher& d) {
   d.def("aten", "split.Tensor(Tensor(a -> *) self, SymInt split_size, int dim=0) -> Tensor(a)[]", split, split);
   d.def("aten", "split_with_sizes(Tensor(a -> *) self, SymInt[] split_sizes, int dim=0) -> Tensor(a)[]", split_with_sizes,
         split_with_sizes);
+  def_composite(d, "aten", "chunk(Tensor(a -> *) self, int chunks, int dim=0) -> Tensor(a)[]",
+                {&chunk_kernel, "chunk (decomposes into split)"});
+  def_composite(d, "aten", "split.sizes(Tensor(a -> *) self, SymInt[] split_size, int dim=0) -> Tensor(a)[]",
+                {&split_sizes_kernel, "split.sizes (decomposes into split_with_sizes)"});
 }
 
 }  // namespace strata::ops
@@ -115,10 +149,10 @@ std::vector<Tensor> split(const Tensor& self, std::int64_t split_size, std::int6
   return ops::call_list_op(op, self, IValue(split_size), dim);
 }
 
-// PyTorch's split.sizes is CompositeImplicitAutograd: split_with_sizes is what dispatches.
 std::vector<Tensor> split(const Tensor& self, IntArrayRef split_sizes, std::int64_t dim) {
   STRATA_TORCH_FUNCTION(split, "torch.functional.split", "tensor, split_size_or_sections, *, dim", self, split_sizes, dim);
-  return split_with_sizes(self, split_sizes, dim);
+  static const OperatorHandle op = ops::op("aten::split", "sizes");
+  return ops::call_list_op(op, self, IValue(split_sizes), dim);
 }
 
 std::vector<Tensor> split_with_sizes(const Tensor& self, IntArrayRef split_sizes, std::int64_t dim) {
@@ -127,19 +161,10 @@ std::vector<Tensor> split_with_sizes(const Tensor& self, IntArrayRef split_sizes
   return ops::call_list_op(op, self, IValue(split_sizes), dim);
 }
 
-// PyTorch 2.8's chunk: pieces of ceil(size / chunks), so fewer than `chunks` when the last ones would
-// be empty (6 in 4 chunks gives 3 of 2); an empty dimension gives `chunks` empty pieces.
 std::vector<Tensor> chunk(const Tensor& self, std::int64_t chunks, std::int64_t dim) {
   STRATA_TORCH_FUNCTION(chunk, "torch.chunk", "input, chunks, [dim=0]", self, chunks, dim);
-  detail::check_defined(self, "aten::chunk", 0, "self");
-  const std::int64_t dim_size = named_after("aten::chunk", [&] {
-    STRATA_CHECK(self.dim() > 0, "chunk expects at least a 1-dimensional tensor");
-    STRATA_CHECK(chunks > 0, "chunk expects `chunks` to be greater than 0, got: ", chunks);
-    return self.sizes()[static_cast<std::size_t>(wrap_dim(dim, self.dim()))];
-  });
-  const std::int64_t split_size = (dim_size + chunks - 1) / chunks;
-  if (split_size == 0 && dim_size == 0) return split_with_sizes(self, DimVector(static_cast<std::size_t>(chunks), 0), dim);
-  return split(self, split_size, dim);
+  static const OperatorHandle op = ops::op("aten::chunk");
+  return ops::call_list_op(op, self, IValue(chunks), dim);
 }
 
 }  // namespace strata

@@ -250,7 +250,7 @@ TEST_CASE("function and module calls nest the ops below them, as upstream prints
 }
 
 namespace {
-// A wrapper subclass that names itself, as the sharded tensor will ("dt ... | R").
+// A wrapper subclass that names itself and gives its placements, as the sharded tensor does.
 class Sharded final : public TensorSubclass, public DebugModeSubclass {
  public:
   static Tensor wrap(const Tensor& elem) {
@@ -259,7 +259,7 @@ class Sharded final : public TensorSubclass, public DebugModeSubclass {
   }
   std::string_view type_name() const override { return "Sharded"; }
   std::string_view debug_prefix() const override { return "dt"; }
-  std::string debug_suffix(const Tensor&) const override { return "| R"; }
+  distributed::Placements debug_placements(const Tensor&) const override { return {distributed::Replicate{}}; }
   void dispatch(const OperatorHandle& op, Stack& stack) override {
     for_each_argument_tensor(op, stack, [](Tensor& t) {
       if (auto* s = dynamic_cast<Sharded*>(t.subclass())) t = s->elem_;
@@ -334,14 +334,18 @@ TEST_CASE("upstream's test_real_tensor: a method prints as its C method, a torch
 TEST_CASE("a wrapper subclass names its tensors and its ops hold the ops on its inner tensors") {
   const Tensor x = Sharded::wrap(make_tensor({2})), y = Sharded::wrap(make_tensor({2}, 1.0f));
   DebugMode mode({.record_output = false});
-  {
-    DebugMode::Guard guard(mode);
+  DebugMode joined({.record_output = false, .placement_format = PlacementFormat::Joined});
+  for (DebugMode* m : {&mode, &joined}) {
+    DebugMode::Guard guard(*m);
     add(x, y);
   }
   CHECK(mode.debug_string() ==
-        "  aten::add.Tensor(dt: f32[2]| R, dt: f32[2]| R)\n"
+        "  aten::add.Tensor(dt: f32[2][R], dt: f32[2][R])\n"
         "    aten::add.Tensor(t: f32[2], t: f32[2])");
   CHECK(mode.logs()[1].parent == 0u);
+  CHECK(joined.debug_string() ==
+        "  aten::add.Tensor(dt: f32[2]| R, dt: f32[2]| R)\n"
+        "    aten::add.Tensor(t: f32[2], t: f32[2])");
 }
 
 TEST_CASE("fake tensors print as ft and are recorded only with record_faketensor") {
