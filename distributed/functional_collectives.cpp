@@ -148,17 +148,6 @@ TensorSpec all_to_all_meta(const Tensor& input, IntArrayRef output_split_sizes, 
   if (!output_split_sizes.empty()) sizes[0] = split_sum(output_split_sizes, "output_split_sizes");
   return TensorSpec{std::move(sizes), input.dtype(), {}};
 }
-// Equal splits of `rows` over the group when `splits` is empty (upstream's default).
-std::vector<std::int64_t> splits_or_equal(IntArrayRef splits, std::int64_t rows, int size, const char* which) {
-  if (!splits.empty()) {
-    STRATA_CHECK(static_cast<int>(splits.size()) == size, "", which, " has ", splits.size(),
-                 " entries; the group has ", size, " ranks");
-    return {splits.begin(), splits.end()};
-  }
-  STRATA_CHECK(rows % size == 0, "with no ", which, ", the first dimension (", rows,
-               ") must be divisible by the group's size (", size, ")");
-  return std::vector<std::int64_t>(static_cast<std::size_t>(size), rows / size);
-}
 void all_to_all_cpu(const Tensor& out, const Tensor& input, IntArrayRef output_split_sizes, IntArrayRef input_split_sizes,
                     std::string_view group_name) {
   check_dtype(input);

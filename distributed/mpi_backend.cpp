@@ -151,8 +151,10 @@ class MPIGroup final : public ProcessGroup {
                    check_mpi(MPI_Ireduce_scatter_block(from, to, n, type, mpi_op(op), comm, r), "MPI_Ireduce_scatter_block");
                  });
   }
-  std::shared_ptr<Work> all_to_all_single(const Tensor& input, const Tensor& output, IntArrayRef output_splits,
-                                          IntArrayRef input_splits) override {
+  std::shared_ptr<Work> all_to_all_single(const Tensor& input, const Tensor& output, IntArrayRef output_split_sizes,
+                                          IntArrayRef input_split_sizes) override {
+    const std::vector<std::int64_t> output_splits = splits_or_equal(output_split_sizes, output.size(0), size(), "output_splits");
+    const std::vector<std::int64_t> input_splits = splits_or_equal(input_split_sizes, input.size(0), size(), "input_splits");
     const Tensor send = sendable(input);
     const std::int64_t row = input.size(0) == 0 ? 0 : input.numel() / input.size(0);
     // counts and displacements, in elements: MPI takes ints (checked: split sizes are the caller's)

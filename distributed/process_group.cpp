@@ -93,4 +93,15 @@ ProcessGroup& resolve_process_group(std::string_view name) {
   return *it->second;
 }
 
+std::vector<std::int64_t> splits_or_equal(IntArrayRef splits, std::int64_t rows, int size, const char* which) {
+  if (!splits.empty()) {
+    STRATA_CHECK(static_cast<int>(splits.size()) == size, "", which, " has ", splits.size(),
+                 " entries; the group has ", size, " ranks");
+    return {splits.begin(), splits.end()};
+  }
+  STRATA_CHECK(rows % size == 0, "with no ", which, ", the first dimension (", rows,
+               ") must be divisible by the group's size (", size, ")");
+  return std::vector<std::int64_t>(static_cast<std::size_t>(size), rows / size);
+}
+
 }  // namespace strata::distributed

@@ -79,6 +79,11 @@ ProcessGroup* find_process_group(std::string_view name);     // null if unknown
 // and restarts the names, so the next world registered is "0" and the next split's first group "1".
 void destroy_process_groups();
 
+// The split sizes of an all_to_all_single over a group of `group_size` ranks: `splits` as given (one
+// entry per rank), or, when empty, `rows` in equal parts (upstream's default). `which` names the
+// argument in the error: a list of the wrong length, or rows the group's size does not divide.
+std::vector<std::int64_t> splits_or_equal(IntArrayRef splits, std::int64_t rows, int group_size, const char* which);
+
 // Note [Splitting a group]
 // upstream's split_group(parent, split_ranks): every rank of the parent calls it with the same
 // partition of the parent's ranks into disjoint lists (ranks left out get no group); each list becomes

@@ -2,9 +2,11 @@
 // execution, step by step.
 #include "distributed/redistribute.h"
 
+#include <optional>
 #include <unordered_map>
 
 #include "distributed/async_collective_tensor.h"
+#include "distributed/debug_mode_hooks.h"
 #include "distributed/placement_transforms.h"
 #include "distributed/shard_layout.h"
 
@@ -113,6 +115,22 @@ std::vector<TransformInfo> gen_transform_infos(const DTensorSpec& current, const
   return infos;
 }
 
+namespace {
+
+// The placements a plan passes through, from the source to the target (upstream's
+// stringify_transform_infos), for DebugMode's record of the redistribution.
+std::vector<Placements> placements_path(const Placements& start, const std::vector<TransformInfo>& plan) {
+  std::vector<Placements> path{start};
+  for (const TransformInfo& info : plan) {
+    Placements next = path.back();
+    next[at(info.mesh_dim)] = info.dst;
+    path.push_back(std::move(next));
+  }
+  return path;
+}
+
+}  // namespace
+
 Tensor redistribute_local_tensor(const Tensor& local, const DTensorSpec& current, const DTensorSpec& target,
                                  bool async_op) {
   return redistribute_local_tensor(local, current, target, async_op, false);
@@ -125,8 +143,11 @@ Tensor redistribute_local_tensor(const Tensor& local, const DTensorSpec& current
   const DeviceMesh& mesh = current.mesh;
   const auto& coordinate = mesh.get_coordinate();
   if (!coordinate) return local;  // not in the mesh: its local tensor is empty
+  const std::vector<TransformInfo> plan = cached_transform_infos(current, target, *coordinate);
+  std::optional<RecordRedistribute> record;  // the steps and the final wait nest below it
+  if (active_redistribute_listener() != nullptr) record.emplace(local, placements_path(current.placements, plan));
   Tensor t = local;
-  for (const TransformInfo& info : cached_transform_infos(current, target, *coordinate)) {
+  for (const TransformInfo& info : plan) {
     const int i = info.mesh_dim;
     const Placement& cur = info.src;
     const Placement& dst = info.dst;

@@ -84,8 +84,8 @@ class ThreadGroup final : public ProcessGroup {
   std::shared_ptr<Work> all_to_all_single(const Tensor& input, const Tensor& output, IntArrayRef output_splits,
                                           IntArrayRef input_splits) override {
     Contribution c = contribution("all_to_all_single", input);
-    c.output_splits.assign(output_splits.begin(), output_splits.end());
-    c.input_splits.assign(input_splits.begin(), input_splits.end());
+    c.output_splits = splits_or_equal(output_splits, output.size(0), size(), "output_splits");
+    c.input_splits = splits_or_equal(input_splits, input.size(0), size(), "input_splits");
     return join(std::move(c), output);
   }
   std::shared_ptr<Work> broadcast(const Tensor& input, const Tensor& output, int src) override {

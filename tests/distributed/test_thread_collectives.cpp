@@ -269,6 +269,30 @@ TEST_CASE("a collective a rank never joins times out, or fails once that rank ha
   CHECK(error == "[_c10d_functional::wait_tensor] all_reduce (collective #0 on group '0'): rank 1 returned without joining it");
 }
 
+TEST_CASE("a group's all_to_all_single with no splits exchanges equal pieces; splits of the wrong length are refused" * doctest::test_suite("threads")) {
+  const int world = 2;
+  std::vector<Tensor> exchanged(world);
+  std::vector<std::string> errors(world);
+  spawn(world, [&](int rank) {
+    ProcessGroup& group = resolve_process_group("0");
+    const Tensor input = input_of(rank, {4, 3});
+    const Tensor out = empty({4, 3});
+    group.all_to_all_single(input, out, {}, {})->wait();  // ProcessGroup's contract: empty means equal
+    exchanged[static_cast<std::size_t>(rank)] = out;
+    try {
+      group.all_to_all_single(input, out, {1, 1, 2}, {2, 2});
+    } catch (const Error& e) {
+      errors[static_cast<std::size_t>(rank)] = e.what();
+    }
+  });
+  for (int r = 0; r < world; ++r) {
+    INFO("rank ", r);
+    const auto i = static_cast<std::size_t>(r);
+    CHECK(same(exchanged[i], cat({narrow(input_of(0, {4, 3}), 0, 2 * r, 2), narrow(input_of(1, {4, 3}), 0, 2 * r, 2)}, 0)));
+    CHECK(errors[i] == "output_splits has 3 entries; the group has 2 ranks");
+  }
+}
+
 TEST_CASE("bad input: world sizes, group names, group sizes, ranks, splits and dtypes get clear errors" * doctest::test_suite("threads")) {
   CHECK_THROWS_WITH_AS(spawn(0, [](int) {}), "spawn: world_size must be from 1 to 1024, got 0", Error);
   CHECK_THROWS_WITH_AS(all_reduce(ones({2}), "sum", "0"), "[_c10d_functional::all_reduce] Could not resolve the process group registered under the name 0", Error);
