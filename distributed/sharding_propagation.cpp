@@ -1,0 +1,373 @@
+// distributed/sharding_propagation.cpp: the propagator (Note [Sharding propagation picks the first
+// cheapest strategy], Note [The sharding cache keys on the whole call]): the table, the choice, the
+// outputs' tensor meta from the meta kernels, and the per-thread cache.
+#include "distributed/sharding_propagation.h"
+
+#include <algorithm>
+#include <atomic>
+#include <bit>
+#include <cstring>
+#include <limits>
+
+#include "core/dispatch/local_dispatch_keys.h"
+#include "core/tensor_impl.h"
+#include "core/util/error.h"
+#include "distributed/shard_layout.h"
+#include "ops/op_table.h"
+
+namespace strata::distributed {
+
+namespace {
+
+std::size_t hash_value(const IValue& v) {
+  std::size_t h = static_cast<std::size_t>(v.tag());
+  switch (v.tag()) {
+    case IValue::Tag::None:
+    case IValue::Tag::Layout: return h;
+    case IValue::Tag::Double: return hash_mix(h, std::bit_cast<std::uint64_t>(v.to_double()));
+    case IValue::Tag::Int: return hash_mix(h, static_cast<std::size_t>(v.to_int()));
+    case IValue::Tag::Bool: return hash_mix(h, v.to_bool() ? 1 : 0);
+    case IValue::Tag::ScalarType: return hash_mix(h, static_cast<std::size_t>(v.to_scalar_type()));
+    case IValue::Tag::Device: return hash_mix(h, static_cast<std::size_t>(v.to_device()));
+    case IValue::Tag::MemoryFormat: return hash_mix(h, static_cast<std::size_t>(v.to_memory_format()));
+    case IValue::Tag::IntList:
+      for (std::int64_t x : v.to_int_list()) h = hash_mix(h, static_cast<std::size_t>(x));
+      return h;
+    case IValue::Tag::String: return hash_mix(h, std::hash<std::string_view>{}(v.to_string_view()));
+    default:
+      STRATA_CHECK(false, "sharding propagation: a ", v.tag_name(),
+                   " argument cannot be part of an OpSchema (tensors must be DTensor specs)");
+  }
+  return h;
+}
+
+bool same_value(const IValue& a, const IValue& b) {
+  if (a.tag() != b.tag()) return false;
+  switch (a.tag()) {
+    case IValue::Tag::None:
+    case IValue::Tag::Layout: return true;
+    case IValue::Tag::Double: return std::bit_cast<std::uint64_t>(a.to_double()) == std::bit_cast<std::uint64_t>(b.to_double());
+    case IValue::Tag::Int: return a.to_int() == b.to_int();
+    case IValue::Tag::Bool: return a.to_bool() == b.to_bool();
+    case IValue::Tag::ScalarType: return a.to_scalar_type() == b.to_scalar_type();
+    case IValue::Tag::Device: return a.to_device() == b.to_device();
+    case IValue::Tag::MemoryFormat: return a.to_memory_format() == b.to_memory_format();
+    case IValue::Tag::IntList: {
+      const IntArrayRef x = a.to_int_list(), y = b.to_int_list();
+      return std::equal(x.begin(), x.end(), y.begin(), y.end());
+    }
+    case IValue::Tag::String: return a.to_string_view() == b.to_string_view();
+    default: return false;
+  }
+}
+
+bool same_arg(const OpArg& a, const OpArg& b) {
+  if (a.index() != b.index()) return false;
+  if (const auto* v = std::get_if<IValue>(&a)) return same_value(*v, std::get<IValue>(b));
+  if (const auto* s = std::get_if<DTensorSpec>(&a)) return *s == std::get<DTensorSpec>(b);
+  return std::get<std::vector<DTensorSpec>>(a) == std::get<std::vector<DTensorSpec>>(b);
+}
+
+}  // namespace
+
+// ---- OpSchema, OpSpec ----
+
+std::vector<const DTensorSpec*> OpSchema::args_spec() const {
+  std::vector<const DTensorSpec*> out;
+  for (const OpArg& a : args) {
+    if (const auto* s = std::get_if<DTensorSpec>(&a)) out.push_back(s);
+    else if (const auto* l = std::get_if<std::vector<DTensorSpec>>(&a))
+      for (const DTensorSpec& s2 : *l) out.push_back(&s2);
+  }
+  return out;
+}
+
+const DTensorSpec& OpSchema::spec(std::size_t i) const {
+  STRATA_CHECK(i < args.size() && std::holds_alternative<DTensorSpec>(args[i]), op.str(),
+               ": sharding propagation expects argument ", i, " to be a DTensor");
+  return std::get<DTensorSpec>(args[i]);
+}
+const std::vector<DTensorSpec>& OpSchema::spec_list(std::size_t i) const {
+  STRATA_CHECK(i < args.size() && std::holds_alternative<std::vector<DTensorSpec>>(args[i]), op.str(),
+               ": sharding propagation expects argument ", i, " to be a list of DTensors");
+  return std::get<std::vector<DTensorSpec>>(args[i]);
+}
+const IValue& OpSchema::value(std::size_t i) const {
+  STRATA_CHECK(i < args.size() && std::holds_alternative<IValue>(args[i]), op.str(),
+               ": sharding propagation expects argument ", i, " to be a value, not a DTensor");
+  return std::get<IValue>(args[i]);
+}
+bool OpSchema::has_value(std::size_t i) const {
+  return i < args.size() && std::holds_alternative<IValue>(args[i]) && !std::get<IValue>(args[i]).is_none();
+}
+
+std::string OpSchema::placements_str() const {
+  std::string out;
+  for (const DTensorSpec* s : args_spec()) out += (out.empty() ? "" : ", ") + to_string(s->placements);
+  return out;
+}
+
+std::size_t OpSchema::hash() const {
+  std::size_t h = op.valid() ? op.index() : 0;
+  for (const OpArg& a : args) {
+    if (const auto* s = std::get_if<DTensorSpec>(&a)) {
+      h = hash_mix(h, s->hash());
+    } else if (const auto* l = std::get_if<std::vector<DTensorSpec>>(&a)) {
+      h = hash_mix(h, l->size());
+      for (const DTensorSpec& s2 : *l) h = hash_mix(h, s2.hash());
+    } else {
+      h = hash_mix(h, hash_value(std::get<IValue>(a)));
+    }
+  }
+  return h;
+}
+
+bool operator==(const OpSchema& a, const OpSchema& b) {
+  if (!(a.op == b.op) || a.args.size() != b.args.size()) return false;
+  for (std::size_t i = 0; i < a.args.size(); ++i)
+    if (!same_arg(a.args[i], b.args[i])) return false;
+  return true;
+}
+
+const DTensorSpec& OpSpec::output_spec() const {
+  STRATA_CHECK(output_specs.size() == 1, "OpSpec::output_spec: the strategy has ", output_specs.size(),
+               " outputs, not one");
+  return output_specs[0];
+}
+
+double OpSpec::total_cost() const {
+  double sum = 0.0;
+  for (const auto& per_input : redistribute_cost)
+    for (double c : per_input) sum += c;
+  return sum;
+}
+
+// ---- tensor meta ----
+
+namespace {
+Tensor meta_tensor(const TensorMeta& m) {
+  void* unused = nullptr;
+  return Tensor(IntrusivePtr<TensorImpl>::make(StorageImpl::allocate_without_data(0, &unused), 0,
+                                               DimVector(IntArrayRef(m.shape)), DimVector(IntArrayRef(m.stride)),
+                                               m.dtype, Device::Meta));
+}
+TensorMeta meta_of(const Tensor& t) {
+  return TensorMeta{std::vector<std::int64_t>(t.sizes().begin(), t.sizes().end()),
+                    std::vector<std::int64_t>(t.strides().begin(), t.strides().end()), t.dtype()};
+}
+}  // namespace
+
+std::vector<std::optional<TensorMeta>> propagate_tensor_meta(const OpSchema& schema) {
+  const OperatorEntry& entry = schema.op.entry();
+  STRATA_CHECK(schema.args.size() == entry.num_arguments(), schema.op.str(), ": an OpSchema of ",
+               schema.args.size(), " arguments, the op takes ", entry.num_arguments());
+  STRATA_CHECK(entry.resolved(DispatchKey::Meta), schema.op.str(),
+               " has no Meta kernel, so sharding propagation cannot compute its output's shape");
+  Stack stack;
+  stack.reserve(schema.args.size());
+  for (const OpArg& a : schema.args) {
+    if (const auto* s = std::get_if<DTensorSpec>(&a)) {
+      STRATA_CHECK(s->tensor_meta.has_value(), schema.op.str(), ": the input spec ", to_string(*s),
+                   " has no tensor meta");
+      stack.emplace_back(meta_tensor(*s->tensor_meta));
+    } else if (const auto* l = std::get_if<std::vector<DTensorSpec>>(&a)) {
+      std::vector<Tensor> list;
+      for (const DTensorSpec& s2 : *l) list.push_back(meta_tensor(s2.tensor_meta.value()));
+      stack.emplace_back(std::move(list));
+    } else {
+      stack.push_back(std::get<IValue>(a));
+    }
+  }
+  {
+    // As FakeTensorMode's kernels run: no mode sees the meta kernel or the ops it calls.
+    const ExcludeKeyGuard no_modes(DispatchKey::Python);
+    schema.op.redispatch(DispatchKeySet(DispatchKey::Meta), stack);
+  }
+  std::vector<std::optional<TensorMeta>> out;
+  for (const IValue& v : stack) {
+    if (v.is_tensor() && v.to_tensor().defined()) out.emplace_back(meta_of(v.to_tensor()));
+    else if (v.is_tensor_list())
+      for (const Tensor& t : v.to_tensor_list()) out.emplace_back(meta_of(t));
+    else out.emplace_back(std::nullopt);
+  }
+  return out;
+}
+
+// ---- the propagator ----
+
+void ShardingPropagator::register_op_strategy(std::string_view qualified_name, std::string_view overload,
+                                              StrategyFn fn) {
+  table_[ops::op(qualified_name, overload).index()] = fn;
+}
+
+bool ShardingPropagator::has_strategy(const OperatorHandle& op) const { return table_.count(op.index()) != 0; }
+
+namespace {
+// Python's costs.index(min(costs)): the first candidate of least total cost.
+std::size_t select_strategy(const OpStrategy& strategy) {
+  if (strategy.strategies.size() == 1) return 0;
+  std::size_t best = 0;
+  double best_cost = std::numeric_limits<double>::infinity();
+  for (std::size_t i = 0; i < strategy.strategies.size(); ++i) {
+    const double c = strategy.strategies[i].total_cost();
+    if (c < best_cost) best = i, best_cost = c;
+  }
+  return best;
+}
+
+// View and factory ops whose shape (and stride) arguments become the local tensor's when the output
+// is sharded (upstream's op_to_shape_and_stride_idx).
+std::optional<std::size_t> shape_arg_index(const OperatorHandle& op) {
+  static const OperatorHandle view = ops::op("aten::view"), unsafe_view = ops::op("aten::_unsafe_view"),
+                              expand = ops::op("aten::expand");
+  if (op == view || op == unsafe_view || op == expand) return 1;
+  return std::nullopt;
+}
+}  // namespace
+
+OpStrategy ShardingPropagator::strategies(const OpSchema& schema) const {
+  const auto it = table_.find(schema.op.index());
+  if (it == table_.end()) {
+    std::string inputs = schema.placements_str();
+    STRATA_CHECK(false, "Operator ", schema.op.str(), " does not have a sharding strategy registered.",
+                 inputs.empty() ? std::string() : " (input placements: " + inputs + ")");
+  }
+  OpStrategy strategy = it->second(schema);
+  STRATA_CHECK(!strategy.strategies.empty(), "Sharding propagation failed on op ", schema.op.str(),
+               ": no strategy fits the inputs ", schema.placements_str());
+  return strategy;
+}
+
+OutputSharding ShardingPropagator::propagate_non_cached(const OpSchema& schema) const {
+  const OpStrategy strategy = strategies(schema);
+  const std::vector<std::optional<TensorMeta>> out_meta = propagate_tensor_meta(schema);
+  OutputSharding result;
+  result.chosen_index = select_strategy(strategy);
+  const OpSpec& chosen = strategy.strategies[result.chosen_index];
+
+  // The spec each DTensor argument needs, with the argument's tensor meta.
+  const std::vector<const DTensorSpec*> inputs = schema.args_spec();
+  STRATA_CHECK(chosen.input_specs.empty() || chosen.input_specs.size() == inputs.size(), schema.op.str(),
+               ": its strategy gives ", chosen.input_specs.size(), " input specs for ", inputs.size(), " DTensors");
+  for (std::size_t i = 0; i < inputs.size(); ++i) {
+    const DTensorSpec& desired = chosen.input_specs.empty() ? chosen.output_spec() : chosen.input_specs[i];
+    result.input_specs.push_back(DTensorSpec{desired.mesh, desired.placements, inputs[i]->tensor_meta});
+    if (desired.placements != inputs[i]->placements) result.needs_redistribute = true;
+  }
+
+  // The outputs, each with its tensor meta; a spec given once stands for every tensor output.
+  std::size_t tensor_outputs = 0;
+  for (const auto& m : out_meta) tensor_outputs += m.has_value();
+  STRATA_CHECK(chosen.output_specs.size() == tensor_outputs || chosen.output_specs.size() == 1, schema.op.str(),
+               ": its strategy gives ", chosen.output_specs.size(), " output specs for ", tensor_outputs,
+               " tensor outputs");
+  std::size_t k = 0;
+  for (const auto& m : out_meta) {
+    if (!m) {
+      result.output_specs.emplace_back(std::nullopt);
+      continue;
+    }
+    const DTensorSpec& s = chosen.output_specs[chosen.output_specs.size() == 1 ? 0 : k++];
+    result.output_specs.emplace_back(DTensorSpec{s.mesh, s.placements, *m});
+  }
+
+  // The call the local op makes: the redistributed inputs, and for a view of a sharded output its
+  // local shape (upstream's _adjust_shape_and_stride_args).
+  OpSchema local = schema;
+  std::size_t flat = 0;
+  for (OpArg& a : local.args) {
+    if (auto* s = std::get_if<DTensorSpec>(&a)) *s = result.input_specs[flat++];
+    else if (auto* l = std::get_if<std::vector<DTensorSpec>>(&a))
+      for (DTensorSpec& s2 : *l) s2 = result.input_specs[flat++];
+  }
+  if (const auto shape_idx = shape_arg_index(schema.op); shape_idx && !result.output_specs.empty() &&
+                                                        result.output_specs[0] && result.output_specs[0]->is_sharded()) {
+    const DTensorSpec& out = *result.output_specs[0];
+    const LocalShape ls =
+        compute_local_shape_and_global_offset(out.shape(), out.mesh.shape(), out.mesh.get_coordinate(), out.placements);
+    local.args[*shape_idx] = IValue(IntArrayRef(ls.shape));
+    result.needs_redistribute = true;
+  }
+  if (result.needs_redistribute) result.redistribute_schema = std::move(local);
+  return result;
+}
+
+// ---- the per-thread cache ----
+
+namespace {
+// Note [The sharding cache is per thread]
+// As upstream's (a threading.local lru_cache): thread ranks share the propagator but each keeps its
+// own cache, so a hit takes no lock, and a view's local shape (which depends on the rank's mesh
+// coordinate) is never served to another rank. A cache belongs to one propagator by its id, never
+// reused, so a propagator made at a freed one's address never reads the old one's entries.
+std::atomic<std::uint64_t> next_propagator_id{1};
+struct SchemaHash {
+  std::size_t operator()(const OpSchema& s) const { return s.hash(); }
+};
+}  // namespace
+
+struct ShardingPropagator::Cache {
+  std::uint64_t owner = 0;
+  std::unordered_map<OpSchema, std::unique_ptr<const OutputSharding>, SchemaHash> map;
+  std::size_t hits = 0, misses = 0;
+};
+
+namespace {
+// This thread's caches, one per propagator it used (almost always one: the process's).
+std::vector<std::unique_ptr<ShardingPropagator::Cache>>& thread_caches() {
+  thread_local std::vector<std::unique_ptr<ShardingPropagator::Cache>> caches;
+  return caches;
+}
+}  // namespace
+
+ShardingPropagator::ShardingPropagator() : id_(next_propagator_id.fetch_add(1, std::memory_order_relaxed)) {}
+
+ShardingPropagator::~ShardingPropagator() {
+  // This thread's cache goes with it; other threads' are dropped when they next look up another
+  // propagator's id or end (their entries are never read again: ids are not reused).
+  auto& caches = thread_caches();
+  std::erase_if(caches, [this](const std::unique_ptr<Cache>& c) { return c->owner == id_; });
+}
+
+ShardingPropagator::Cache& ShardingPropagator::thread_cache() const {
+  auto& caches = thread_caches();
+  if (!caches.empty() && caches.front()->owner == id_) [[likely]] return *caches.front();
+  for (auto& c : caches)
+    if (c->owner == id_) return *c;
+  caches.push_back(std::make_unique<Cache>());
+  caches.back()->owner = id_;
+  return *caches.back();
+}
+
+const OutputSharding& ShardingPropagator::propagate(const OpSchema& schema) {
+  Cache& cache = thread_cache();
+  if (const auto it = cache.map.find(schema); it != cache.map.end()) {
+    ++cache.hits;
+    return *it->second;
+  }
+  auto result = std::make_unique<const OutputSharding>(propagate_non_cached(schema));
+  ++cache.misses;
+  return *cache.map.emplace(schema, std::move(result)).first->second;
+}
+
+ShardingPropagator::CacheStats ShardingPropagator::cache_stats() const {
+  const Cache& cache = thread_cache();
+  return CacheStats{cache.hits, cache.misses, cache.map.size()};
+}
+
+void ShardingPropagator::clear_cache() {
+  Cache& cache = thread_cache();
+  cache.map.clear();
+  cache.hits = cache.misses = 0;
+}
+
+ShardingPropagator& sharding_propagator() {
+  static ShardingPropagator* const p = [] {
+    auto* made = new ShardingPropagator();  // never destroyed: thread ranks may outlive static destruction
+    register_default_strategies(*made);
+    return made;
+  }();
+  return *p;
+}
+
+}  // namespace strata::distributed
