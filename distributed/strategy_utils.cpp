@@ -156,6 +156,9 @@ bool cost_candidate(const OpSchema& schema, OpSpec& spec) {
 void register_default_strategies(ShardingPropagator& p) {
   register_pointwise_strategies(p);
   register_matrix_strategies(p);
+  register_view_strategies(p);
+  register_math_strategies(p);
+  register_tensor_strategies(p);
 }
 
 }  // namespace strata::distributed

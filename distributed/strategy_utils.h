@@ -54,5 +54,8 @@ bool cost_candidate(const OpSchema& schema, OpSpec& spec);
 // The families (strategies_<family>.cpp).
 void register_pointwise_strategies(ShardingPropagator& p);
 void register_matrix_strategies(ShardingPropagator& p);
+void register_view_strategies(ShardingPropagator& p);
+void register_math_strategies(ShardingPropagator& p);
+void register_tensor_strategies(ShardingPropagator& p);
 
 }  // namespace strata::distributed

@@ -1,0 +1,95 @@
+// distributed/strategies_tensor.cpp: the tensor ops' strategies (PyTorch 2.8's _ops/_tensor_ops.py):
+// ops that keep their input's placements (clone, detach, copy_, fill_, zero_), the *_like factories
+// (a Partial input gives a Replicate output: the new values are not pending sums), and cat and split,
+// which need the joined or cut dimension whole.
+#include "core/util/error.h"
+#include "distributed/strategy_utils.h"
+
+namespace strata::distributed {
+
+namespace {
+
+// Upstream's default_strategy: the output takes self's placements and every input follows it.
+OpStrategy default_strategy(const OpSchema& schema) {
+  const DTensorSpec& self = *schema.args_spec().at(0);
+  OpSpec spec;
+  spec.output_specs.push_back(DTensorSpec{self.mesh, self.placements, {}});
+  for (const DTensorSpec* in : schema.args_spec()) spec.redistribute_cost.push_back(generate_redistribute_costs(*in, spec.output_specs[0]));
+  return OpStrategy{{std::move(spec)}};
+}
+
+// Upstream's create_like_strategy: the input as it is; the output's Partials are Replicate.
+OpStrategy create_like_strategy(const OpSchema& schema) {
+  const DTensorSpec& self = schema.spec(0);
+  Placements out;
+  for (const Placement& p : self.placements) out.push_back(p.is_partial() ? Placement(Replicate{}) : p);
+  OpSpec spec;
+  spec.output_specs.push_back(DTensorSpec{self.mesh, std::move(out), {}});
+  spec.input_specs.push_back(self);
+  spec.redistribute_cost.push_back({0.0});
+  return OpStrategy{{std::move(spec)}};
+}
+
+// Upstream's unshard_tensor_dim: a Shard of `dim` becomes Replicate.
+Placements unshard_tensor_dim(const Placements& ps, std::int64_t dim) {
+  Placements out;
+  for (const Placement& p : ps) out.push_back(p.is_shard(dim) ? Placement(Replicate{}) : p);
+  return out;
+}
+
+// Upstream's merge_placement: with several operands, Partial yields to Shard, Shard to nothing but a
+// different Shard (then Replicate), Replicate to anything.
+Placement merge_placement(const Placement& cur, const Placement& next) {
+  if (cur == next) return cur;
+  if (cur.is_partial()) return next.is_shard() ? next : next.is_partial() ? Placement(Replicate{}) : cur;
+  if (cur.is_shard()) return next.is_shard() ? Placement(Replicate{}) : cur;
+  return next;
+}
+
+// Upstream's cat_strategy of 2.8: every operand follows the merged placements, unsharded on `dim`.
+OpStrategy cat_strategy(const OpSchema& schema) {
+  const std::vector<DTensorSpec>& tensors = schema.spec_list(0);
+  STRATA_CHECK(!tensors.empty(), schema.op.str(), ": no tensors to concatenate");
+  const DeviceMesh& mesh = tensors[0].mesh;
+  Placements follow = tensors[0].placements;
+  for (const DTensorSpec& t : tensors) {
+    STRATA_CHECK(t.mesh == mesh, "All operands in ", schema.op.str(), " must have the same mesh, but got ",
+                 t.mesh.short_str(), " and ", mesh.short_str(), ".");
+    for (std::size_t m = 0; m < follow.size(); ++m) follow[m] = merge_placement(follow[m], t.placements[m]);
+  }
+  const std::int64_t dim = normalize_dim(schema.value(1).to_int(), tensors[0].ndim());
+  follow = unshard_tensor_dim(follow, dim);
+  OpSpec spec;
+  for (const DTensorSpec& t : tensors) {
+    spec.input_specs.push_back(DTensorSpec{mesh, follow, {}});
+    spec.redistribute_cost.push_back(generate_redistribute_costs(t, spec.input_specs.back()));
+  }
+  spec.output_specs.push_back(DTensorSpec{mesh, std::move(follow), {}});
+  return OpStrategy{{std::move(spec)}};
+}
+
+// Upstream's split_strategy: every piece and the input unsharded on the split dimension.
+OpStrategy split_strategy(const OpSchema& schema) {
+  const DTensorSpec& self = schema.spec(0);
+  const std::int64_t dim = normalize_dim(schema.value(2).to_int(), self.ndim());
+  OpSpec spec;
+  spec.input_specs.push_back(DTensorSpec{self.mesh, unshard_tensor_dim(self.placements, dim), self.tensor_meta});
+  spec.redistribute_cost.push_back(generate_redistribute_costs(self, spec.input_specs[0]));
+  spec.output_specs.push_back(DTensorSpec{self.mesh, spec.input_specs[0].placements, {}});  // for every piece
+  return OpStrategy{{std::move(spec)}};
+}
+
+}  // namespace
+
+void register_tensor_strategies(ShardingPropagator& p) {
+  for (const char* name : {"aten::clone", "aten::detach", "aten::copy_", "aten::zero_", "aten::_to_copy"})
+    p.register_op_strategy(name, "", &default_strategy);
+  p.register_op_strategy("aten::fill_", "Scalar", &default_strategy);
+  for (const char* name : {"aten::empty_like", "aten::ones_like", "aten::zeros_like"})
+    p.register_op_strategy(name, "", &create_like_strategy);
+  p.register_op_strategy("aten::cat", "", &cat_strategy);
+  p.register_op_strategy("aten::split", "Tensor", &split_strategy);
+  p.register_op_strategy("aten::split_with_sizes", "", &split_strategy);
+}
+
+}  // namespace strata::distributed
