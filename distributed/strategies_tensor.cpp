@@ -2,6 +2,8 @@
 // ops that keep their input's placements (clone, detach, copy_, fill_, zero_), the *_like factories
 // (a Partial input gives a Replicate output: the new values are not pending sums), and cat and split,
 // which need the joined or cut dimension whole.
+#include <algorithm>
+
 #include "core/util/error.h"
 #include "distributed/strategy_utils.h"
 
@@ -79,6 +81,35 @@ OpStrategy split_strategy(const OpSchema& schema) {
   return OpStrategy{{std::move(spec)}};
 }
 
+// Upstream's new_factory_strategy (new_empty_strided): a replicated new tensor, or, when it has the
+// input's shape and the input is sharded evenly, the input's placements at a cost of -0.1 (upstream's
+// nudge towards them; the first candidate of least cost wins, so it does).
+OpStrategy new_factory_strategy(const OpSchema& schema) {
+  const DTensorSpec& self = schema.spec(0);
+  const IntArrayRef size = schema.value(1).to_int_list();
+  const auto ndim = static_cast<std::size_t>(self.mesh.ndim());
+  OpStrategy out;
+  OpSpec replica;
+  replica.output_specs.push_back(DTensorSpec{self.mesh, Placements(ndim, Replicate{}), {}});
+  replica.input_specs.push_back(self);
+  replica.redistribute_cost.push_back(std::vector<double>(ndim, 0.0));
+  out.strategies.push_back(std::move(replica));
+  const bool same_shape = std::equal(size.begin(), size.end(), self.shape().begin(), self.shape().end());
+  if (same_shape && self.is_sharded()) {
+    const std::vector<std::int64_t> shards = self.num_shards_map();
+    bool even = true;
+    for (std::size_t d = 0; d < shards.size(); ++d) even = even && self.shape()[d] % shards[d] == 0;
+    if (even) {
+      OpSpec follow;
+      follow.output_specs.push_back(DTensorSpec{self.mesh, self.placements, {}});
+      follow.input_specs.push_back(self);
+      follow.redistribute_cost.push_back(std::vector<double>(ndim, -0.1));
+      out.strategies.push_back(std::move(follow));
+    }
+  }
+  return out;
+}
+
 }  // namespace
 
 void register_tensor_strategies(ShardingPropagator& p) {
@@ -87,6 +118,7 @@ void register_tensor_strategies(ShardingPropagator& p) {
   p.register_op_strategy("aten::fill_", "Scalar", &default_strategy);
   for (const char* name : {"aten::empty_like", "aten::ones_like", "aten::zeros_like"})
     p.register_op_strategy(name, "", &create_like_strategy);
+  p.register_op_strategy("aten::new_empty_strided", "", &new_factory_strategy);
   p.register_op_strategy("aten::cat", "", &cat_strategy);
   p.register_op_strategy("aten::split", "Tensor", &split_strategy);
   p.register_op_strategy("aten::split_with_sizes", "", &split_strategy);

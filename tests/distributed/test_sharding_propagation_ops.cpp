@@ -185,4 +185,23 @@ TEST_CASE("cat and split unshard their dimension; like-factories drop Partial; d
   CHECK(run({ops::op("aten::clone"), {s0, IValue()}}).out == "[S(0)] [4, 8]");
 }
 
+TEST_CASE("new_empty_strided follows an evenly sharded input of its shape, with the local size and stride") {
+  FakeWorld world(0, 4);
+  const DeviceMesh mesh = init_device_mesh({4});
+  const OperatorHandle op = ops::op("aten::new_empty_strided");
+  auto call = [&](const DTensorSpec& self, std::vector<std::int64_t> size, std::vector<std::int64_t> stride) {
+    return OpSchema{op, {self, ints(std::move(size)), ints(std::move(stride)), IValue(), IValue(), IValue(), IValue()}};
+  };
+  // Two candidates, replicated (cost 0) and following the input (cost -0.1): the second wins.
+  const OutputSharding same = sharding_propagator().propagate_non_cached(call(spec(mesh, {Shard{1}}, {8, 8}), {8, 8}, {8, 1}));
+  CHECK(same.chosen_index == 1);
+  CHECK(to_string(same.output_specs[0]->placements) == "[S(1)]");
+  REQUIRE(same.redistribute_schema.has_value());
+  const IntArrayRef size = same.redistribute_schema->value(1).to_int_list(), stride = same.redistribute_schema->value(2).to_int_list();
+  CHECK(std::vector<std::int64_t>(size.begin(), size.end()) == std::vector<std::int64_t>{8, 2});
+  CHECK(std::vector<std::int64_t>(stride.begin(), stride.end()) == std::vector<std::int64_t>{2, 1});
+  CHECK(run(call(spec(mesh, {Shard{0}}, {6, 4}), {6, 4}, {4, 1})).out == "[R] [6, 4]");  // uneven
+  CHECK(run(call(spec(mesh, {Shard{0}}, {8, 8}), {4, 4}, {4, 1})).out == "[R] [4, 4]");  // another shape
+}
+
 }  // namespace test_sharding_propagation_ops
