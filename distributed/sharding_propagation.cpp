@@ -61,6 +61,18 @@ bool same_value(const IValue& a, const IValue& b) {
   }
 }
 
+// A spec's hash without walking the mesh's ranks (DTensorSpec::hash does, which on a mesh of 1024
+// ranks would cost every cache hit a microsecond): equal specs have equal mesh shapes, so this is a
+// hash of the same equality.
+std::size_t hash_spec(const DTensorSpec& s) {
+  std::size_t h = hash_placements(s.placements);
+  for (std::int64_t d : s.mesh.shape()) h = hash_mix(h, static_cast<std::size_t>(d));
+  if (!s.tensor_meta) return h;
+  for (std::int64_t d : s.tensor_meta->shape) h = hash_mix(h, static_cast<std::size_t>(d));
+  for (std::int64_t d : s.tensor_meta->stride) h = hash_mix(h, static_cast<std::size_t>(d));
+  return hash_mix(h, static_cast<std::size_t>(s.tensor_meta->dtype));
+}
+
 bool same_arg(const OpArg& a, const OpArg& b) {
   if (a.index() != b.index()) return false;
   if (const auto* v = std::get_if<IValue>(&a)) return same_value(*v, std::get<IValue>(b));
@@ -111,10 +123,10 @@ std::size_t OpSchema::hash() const {
   std::size_t h = op.valid() ? op.index() : 0;
   for (const OpArg& a : args) {
     if (const auto* s = std::get_if<DTensorSpec>(&a)) {
-      h = hash_mix(h, s->hash());
+      h = hash_mix(h, hash_spec(*s));
     } else if (const auto* l = std::get_if<std::vector<DTensorSpec>>(&a)) {
       h = hash_mix(h, l->size());
-      for (const DTensorSpec& s2 : *l) h = hash_mix(h, s2.hash());
+      for (const DTensorSpec& s2 : *l) h = hash_mix(h, hash_spec(s2));
     } else {
       h = hash_mix(h, hash_value(std::get<IValue>(a)));
     }
@@ -260,8 +272,10 @@ OpStrategy ShardingPropagator::strategies(const OpSchema& schema) const {
 }
 
 OutputSharding ShardingPropagator::propagate_non_cached(const OpSchema& schema) const {
-  const OpStrategy strategy = strategies(schema);
+  // The meta kernel first, as upstream: it checks the call (shapes, dims) in the op's own words
+  // before any strategy reads it.
   const std::vector<std::optional<TensorMeta>> out_meta = propagate_tensor_meta(schema);
+  const OpStrategy strategy = strategies(schema);
   OutputSharding result;
   result.chosen_index = select_strategy(strategy);
   const OpSpec& chosen = strategy.strategies[result.chosen_index];
