@@ -160,7 +160,7 @@ TEST_CASE("softmax and nll_loss need the classes whole, as upstream's strategies
   CHECK_FALSE(bwd.moved);
 }
 
-TEST_CASE("cat and split unshard their dimension; like-factories drop Partial; detach keeps all") {
+TEST_CASE("cat, stack, slice, select and split follow upstream; like-factories drop Partial") {
   FakeWorld world(0, 2);
   const DeviceMesh mesh = init_device_mesh({2});
   const DTensorSpec s0 = spec(mesh, {Shard{0}}, {4, 8}), r = spec(mesh, {Replicate{}}, {4, 8});
@@ -170,6 +170,21 @@ TEST_CASE("cat and split unshard their dimension; like-factories drop Partial; d
   CHECK(along1.inputs == "[S(0)] [S(0)]");
   CHECK(run({cat, {std::vector<DTensorSpec>{s0, r}, IValue(0)}}).out == "[R] [8, 8]");
   CHECK(run({cat, {std::vector<DTensorSpec>{spec(mesh, {Shard{1}}, {4, 8}), s0}, IValue(0)}}).out == "[R] [8, 8]");
+
+  // stack moves the Shards at or after its new dimension one further.
+  CHECK(run({ops::op("aten::stack"), {std::vector<DTensorSpec>{spec(mesh, {Shard{1}}, {4, 8}), r}, IValue(0)}}).out ==
+        "[S(2)] [2, 4, 8]");
+  CHECK(run({ops::op("aten::stack"), {std::vector<DTensorSpec>{s0, s0}, IValue(1)}}).out == "[S(0)] [4, 2, 8]");
+  // slice and select cut their dimension whole unless the slice takes all of it.
+  const OperatorHandle slice = ops::op("aten::slice", "Tensor");
+  CHECK(run({slice, {s0, IValue(0), IValue(1), IValue(3), IValue(1)}}).out == "[R] [2, 8]");
+  CHECK(run({slice, {s0, IValue(1), IValue(1), IValue(3), IValue(1)}}).out == "[S(0)] [4, 2]");
+  const Result whole = run({slice, {s0, IValue(0), IValue(), IValue(100), IValue(1)}});
+  CHECK(whole.out == "[S(0)] [4, 8]");
+  CHECK_FALSE(whole.moved);
+  const OperatorHandle select = ops::op("aten::select", "int");
+  CHECK(run({select, {spec(mesh, {Shard{2}}, {4, 6, 2}), IValue(0), IValue(-1)}}).out == "[S(1)] [6, 2]");
+  CHECK(run({select, {s0, IValue(0), IValue(1)}}).out == "[R] [8]");
 
   const Result pieces = run({ops::op("aten::split", "Tensor"), {spec(mesh, {Shard{1}}, {8, 6}), IValue(3), IValue(0)}});
   CHECK(pieces.out == "[S(1)] [3, 6] [S(1)] [3, 6] [S(1)] [2, 6]");
