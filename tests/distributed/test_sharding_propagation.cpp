@@ -63,6 +63,37 @@ TEST_CASE("bmm of [P, R] and [R, P] on a (4, 2) mesh shards the contracting dim 
     CHECK_FALSE(s.input_specs[0].placements[0] == Placement(Shard{0}));
 }
 
+TEST_CASE("a column- then row-wise parallel MLP step moves nothing until the Partial output") {
+  FakeWorld world(0, 2);
+  const DeviceMesh mesh = init_device_mesh({2});
+  ShardingPropagator& p = sharding_propagator();
+  const Placements r{Replicate{}}, s0{Shard{0}}, s1{Shard{1}};
+  // Column-wise: bias S(0), x R, w1^T S(1): the right-only candidate costs nothing.
+  const OutputSharding col = p.propagate_non_cached(
+      {ops::op("aten::addmm"), {spec(mesh, s0, {32}), spec(mesh, r, {8, 16}), spec(mesh, s1, {16, 32}), IValue(1), IValue(1)}});
+  CHECK_FALSE(col.needs_redistribute);
+  CHECK(col.output_specs[0]->placements == s1);
+  CHECK(placements_of(p.propagate_non_cached({ops::op("aten::relu"), {spec(mesh, s1, {8, 32})}}).output_specs[0]) == "[S(1)]");
+  // Row-wise: h S(1) @ w2^T S(0) contracts the sharded dimension: a Partial sum.
+  const OutputSharding row =
+      p.propagate_non_cached({ops::op("aten::mm"), {spec(mesh, s1, {8, 32}), spec(mesh, s0, {32, 4})}});
+  CHECK_FALSE(row.needs_redistribute);
+  CHECK(placements_of(row.output_specs[0]) == "[P]");
+  // Backward of the column-wise layer: grad_w1 = x^T @ grad (S(1)), grad_x = grad @ w1 (Partial),
+  // grad_bias = sum over the batch (S(1) kept, then viewed to S(0)).
+  CHECK(placements_of(p.propagate_non_cached({ops::op("aten::mm"), {spec(mesh, r, {16, 8}), spec(mesh, s1, {8, 32})}})
+                          .output_specs[0]) == "[S(1)]");
+  CHECK(placements_of(p.propagate_non_cached({ops::op("aten::mm"), {spec(mesh, s1, {8, 32}), spec(mesh, s0, {32, 16})}})
+                          .output_specs[0]) == "[P]");
+  const OutputSharding bias = p.propagate_non_cached(
+      {ops::op("aten::sum", "dim_IntList"), {spec(mesh, s1, {8, 32}), IValue(IntArrayRef(std::vector<std::int64_t>{0})), IValue(true), IValue()}});
+  CHECK(placements_of(bias.output_specs[0]) == "[S(1)]");
+  CHECK(placements_of(p.propagate_non_cached({ops::op("aten::view"), {spec(mesh, s1, {1, 32}), IValue(IntArrayRef(std::vector<std::int64_t>{32}))}})
+                          .output_specs[0]) == "[S(0)]");
+  CHECK(placements_of(p.propagate_non_cached({ops::op("aten::threshold_backward"), {spec(mesh, s1, {8, 32}), spec(mesh, s1, {8, 32}), IValue(0)}})
+                          .output_specs[0]) == "[S(1)]");
+}
+
 TEST_CASE("redistribute_cost follows upstream's formulas on a CPU mesh") {
   FakeWorld world(0, 8);
   const DeviceMesh mesh8 = init_device_mesh({8});
