@@ -7,7 +7,8 @@
 //   autograd     backward and grad, grad mode, hooks, graph callbacks, custom functions, gradcheck
 //   nn, optim    modules, functional, init, module hooks and ModTracker, safetensors; SGD
 //   distributed  process groups, the thread backend (spawn), the fake process group, functional
-//                and differentiable collectives, DistributedDataParallel, device meshes, placements
+//                and differentiable collectives (funcol, AsyncCollectiveTensor), DistributedDataParallel,
+//                device meshes, placements, redistribution
 //   modes        DebugMode, FakeTensorMode, FlopCounterMode, OpCounter, the profiler, LoggingTensor,
 //                ScaledTensor
 //   tracer       program traces (record_program), the autograd graph as DOT
@@ -34,13 +35,17 @@
 #include "core/tensor.h"
 #include "core/tensor_format.h"
 #include "core/util/warning.h"
+#include "distributed/async_collective_tensor.h"
 #include "distributed/autograd_collectives.h"
 #include "distributed/data_parallel.h"
 #include "distributed/device_mesh.h"
 #include "distributed/fake_process_group.h"
+#include "distributed/funcol.h"
 #include "distributed/functional_collectives.h"
 #include "distributed/placement.h"
 #include "distributed/process_group.h"
+#include "distributed/redistribute.h"
+#include "distributed/shard_dim_alltoall.h"
 #include "distributed/shard_layout.h"
 #include "distributed/thread_backend.h"
 #include "modes/debug_hashes.h"

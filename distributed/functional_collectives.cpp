@@ -6,6 +6,7 @@
 #include <memory>
 #include <numeric>
 #include <unordered_map>
+#include <vector>
 
 #include "core/util/checked_math.h"
 #include "distributed/process_group.h"
@@ -21,17 +22,33 @@ using ops::TensorSpec;
 namespace {
 
 // Note [A collective's output waits on its Work]
-// A kernel returns the output tensor at once and keeps the collective's Work, keyed by the output,
-// in this thread's table (upstream's c10d::register_work); wait_tensor looks the tensor up, waits and
-// forgets it. The table holds the output too, so its address cannot be reused by another tensor
-// before the wait; a tensor that is not in the table (waited for already, or not a collective's
-// output) has nothing to wait for.
-std::unordered_map<const TensorImpl*, std::pair<Tensor, std::shared_ptr<Work>>>& pending() {
-  thread_local std::unordered_map<const TensorImpl*, std::pair<Tensor, std::shared_ptr<Work>>> table;
+// A kernel returns the output tensor at once and keeps the collective's Work, keyed by the output's
+// storage, in this thread's table (upstream's c10d::register_work keys by storage too); wait_tensor
+// looks its argument's storage up, waits for every collective pending on it and forgets them, so
+// waiting on a view of the output (the narrow that unpads an uneven all_gather) waits for the
+// collective, and in-place collectives on two views of one buffer are both waited for. A tensor without a storage (a
+// fake or meta one) is keyed by itself. The table holds the output too, so its storage cannot be
+// reused by another tensor before the wait; a tensor that is not in the table (waited for already,
+// or not a collective's output) has nothing to wait for.
+struct Pending {
+  Tensor output;
+  std::shared_ptr<Work> work;
+};
+using PendingTable = std::unordered_map<const void*, std::vector<Pending>>;
+PendingTable& pending() {
+  thread_local PendingTable table;
   return table;
 }
 
-void keep_pending(const Tensor& output, std::shared_ptr<Work> work) { pending()[output.impl()] = {output, std::move(work)}; }
+const void* pending_key(const Tensor& t) {
+  const TensorImpl* impl = t.impl();
+  if (const Storage& storage = impl->storage()) return storage.get();
+  return impl;
+}
+
+void keep_pending(const Tensor& output, std::shared_ptr<Work> work) {
+  pending()[pending_key(output)].push_back({output, std::move(work)});
+}
 
 void check_dtype(const Tensor& input) {
   const ScalarType t = input.dtype();
@@ -172,11 +189,11 @@ void wait_tensor_kernel(const OperatorHandle&, DispatchKeySet, Stack& stack) {
   stack.pop_back();
   if constexpr (Waits) {
     if (t.defined()) {
-      const auto it = pending().find(t.impl());
+      const auto it = pending().find(pending_key(t));
       if (it != pending().end()) {
-        const std::shared_ptr<Work> work = std::move(it->second.second);
+        const std::vector<Pending> works = std::move(it->second);
         pending().erase(it);
-        work->wait();
+        for (const Pending& p : works) p.work->wait();
       }
     }
   }

@@ -1,0 +1,118 @@
+// distributed/redistribute.cpp: the plan (Note [The order of a redistribution's steps]) and its
+// execution, step by step.
+#include "distributed/redistribute.h"
+
+#include "distributed/async_collective_tensor.h"
+#include "distributed/placement_transforms.h"
+#include "distributed/shard_layout.h"
+
+namespace strata::distributed {
+
+namespace {
+std::size_t at(std::int64_t i) { return static_cast<std::size_t>(i); }
+
+std::int64_t num_shards(const DTensorSpec& spec) {
+  std::int64_t n = 1;
+  for (std::size_t i = 0; i < spec.placements.size(); ++i)
+    if (spec.placements[i].is_shard()) n *= spec.mesh.size(static_cast<int>(i));
+  return n;
+}
+
+void check_spec(const DTensorSpec& spec, const char* which) {
+  STRATA_CHECK(static_cast<int>(spec.placements.size()) == spec.mesh.ndim(), "redistribute: the ", which, " placements ",
+               to_string(spec.placements), " are not one per dimension of the mesh ", spec.mesh.short_str());
+  for (const Placement& p : spec.placements)
+    if (p.is_shard())
+      STRATA_CHECK(p.dim() >= 0 && p.dim() < spec.ndim(), "redistribute: the ", which, " placement ", to_string(p),
+                   " is not a dimension of the tensor of shape ", shape_str(spec.shape()));
+}
+}  // namespace
+
+std::vector<TransformInfo> gen_transform_infos(const DTensorSpec& current, const DTensorSpec& target) {
+  const DeviceMesh& mesh = current.mesh;
+  const auto& coordinate = mesh.get_coordinate();
+  STRATA_CHECK(coordinate.has_value(), "gen_transform_infos: this rank (", mesh.get_rank(), ") is not in the mesh");
+  check_spec(current, "current");
+  check_spec(target, "target");
+  std::vector<TransformInfo> infos;
+  const std::vector<std::int64_t>& initial = current.shape();
+  if (mesh.ndim() == 1) {
+    infos.push_back({0, current.placements[0], target.placements[0], initial});
+    return infos;
+  }
+  // The logical shape on each mesh dimension: what the shards of the dimensions before it leave.
+  std::vector<std::vector<std::int64_t>> logical{initial};
+  for (int i = 0; i < mesh.ndim(); ++i) {
+    const Placement& src = current.placements[at(i)];
+    const std::vector<std::int64_t>& shape = logical.back();
+    if (!src.is_shard()) {
+      logical.push_back(shape);
+    } else if (i < mesh.ndim() - 1) {
+      std::vector<std::int64_t> next = shape;
+      next[at(src.dim())] = local_shard_size_and_offset(shape[at(src.dim())], mesh.size(i), (*coordinate)[at(i)]).size;
+      logical.push_back(std::move(next));
+    }
+  }
+  Placements placements = current.placements;
+  const Placements& targets = target.placements;
+  const auto add = [&](int mesh_dim, const Placement& dst) {
+    infos.push_back({mesh_dim, placements[at(mesh_dim)], dst, logical[at(mesh_dim)]});
+    placements[at(mesh_dim)] = dst;
+  };
+  if (num_shards(current) > 1) {
+    for (int mesh_dim = mesh.ndim() - 1; mesh_dim >= 0; --mesh_dim) {
+      Placement dst = targets[at(mesh_dim)];
+      if (dst.is_shard()) {
+        // Nested sharding: the dimensions before this one must shard dst's tensor dim alike.
+        bool aligned = true;
+        for (int i = 0; i < mesh_dim; ++i)
+          aligned = aligned && placements[at(i)].is_shard(dst.dim()) == targets[at(i)].is_shard(dst.dim());
+        if (!aligned) dst = Replicate{};
+      }
+      if (placements[at(mesh_dim)] != dst) add(mesh_dim, dst);
+    }
+  }
+  for (int mesh_dim = 0; mesh_dim < mesh.ndim(); ++mesh_dim)
+    if (placements[at(mesh_dim)] != targets[at(mesh_dim)]) add(mesh_dim, targets[at(mesh_dim)]);
+  return infos;
+}
+
+Tensor redistribute_local_tensor(const Tensor& local, const DTensorSpec& current, const DTensorSpec& target,
+                                 bool async_op) {
+  return redistribute_local_tensor(local, current, target, async_op, false);
+}
+
+Tensor redistribute_local_tensor(const Tensor& local, const DTensorSpec& current, const DTensorSpec& target, bool async_op,
+                                 bool is_backward) {
+  STRATA_CHECK(current.mesh == target.mesh, "Cross device mesh comm not supported yet! (from ",
+               current.mesh.short_str(), " to ", target.mesh.short_str(), ")");
+  const DeviceMesh& mesh = current.mesh;
+  const auto& coordinate = mesh.get_coordinate();
+  if (!coordinate) return local;  // not in the mesh: its local tensor is empty
+  Tensor t = local;
+  for (const TransformInfo& info : gen_transform_infos(current, target)) {
+    const int i = info.mesh_dim;
+    const Placement& cur = info.src;
+    const Placement& dst = info.dst;
+    if (cur == dst) continue;
+    if (dst.is_replicate()) {
+      if (cur.is_partial()) t = partial_reduce_value(t, cur.reduce_op(), mesh, i);
+      else t = shard_to_replicate(t, cur.dim(), mesh, i, info.logical_shape);
+    } else if (dst.is_shard()) {
+      if (cur.is_partial()) t = reduce_shard_tensor(t, dst.dim(), mesh, cur.reduce_op(), i);
+      else if (cur.is_replicate()) t = replicate_to_shard(t, dst.dim(), mesh, i, (*coordinate)[at(i)]);
+      else t = to_new_shard_dim(t, cur.dim(), mesh, i, info.logical_shape, dst.dim());
+    } else if (cur.is_replicate()) {  // -> Partial
+      if (!is_backward) t = partial_partition_value(t, dst.reduce_op(), mesh, i);
+    } else if (cur.is_shard()) {
+      STRATA_CHECK(is_backward, "redistribute from ", to_string(cur), " to ", to_string(dst), " not supported yet");
+      t = shard_to_replicate(t, cur.dim(), mesh, i, info.logical_shape);
+    } else {
+      // Partial(a) -> Partial(b): upstream leaves the tensor as it is.
+    }
+  }
+  if (!async_op && AsyncCollectiveTensor::of(t) != nullptr) t = AsyncCollectiveTensor::wait(t);
+  return t;
+}
+
+}  // namespace strata::distributed
