@@ -19,6 +19,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "../core/interpose/debug_mode_subclass.h"
 #include "../core/interpose/function_mode.h"
 #include "../core/interpose/interposer.h"
 #include "../core/util/non_copyable.h"
@@ -95,12 +96,8 @@ using DispatchHook = std::function<nlohmann::ordered_json(const DispatchHookCall
 // records only ops whose `types` are empty, FakeTensor or DTensor), except fake tensors'
 // (modes/fake_tensor.h), and a call is a fake one when it has a fake argument or a FakeTensorMode
 // is the next mode out (a factory under the mode).
-class DebugModeSubclass {
- public:
-  virtual ~DebugModeSubclass() = default;
-  virtual std::string_view debug_prefix() const = 0;                   // "dt"
-  virtual std::string debug_suffix(const Tensor&) const { return {}; }  // "| S(0)", after the shape
-};
+// The interface is in core/interpose/debug_mode_subclass.h, below the layers whose subclasses implement it.
+using strata::DebugModeSubclass;
 
 class DebugMode final : public DispatchMode, NonCopyable {
  public:
