@@ -1,7 +1,8 @@
 // bench/strata_bench.cpp: strata-bench. Times the dispatch path of a tiny op, matrix products, MLP
-// training steps, MLP inference and loading weights, each beside the same work hand-written in Eigen
-// (or done with plain read()) in the same run, and prints one flat JSON object (medians; ratios are
-// strata time / baseline time unless named otherwise).
+// training steps, MLP inference, loading weights and the cached sharding propagation
+// (bench/sharding_bench.cpp), each beside the same work hand-written in Eigen (or done with plain
+// read(), or a plain hash-map lookup) in the same run, and prints one flat JSON object (medians;
+// ratios are strata time / baseline time unless named otherwise).
 #include <fcntl.h>
 #include <unistd.h>
 
@@ -20,6 +21,7 @@
 #include "autograd/grad_mode.h"
 #include "autograd/variable.h"
 #include "bench/eigen_baselines.h"
+#include "bench/sharding_bench.h"
 #include "bench/timing.h"
 #include "core/inference_mode.h"
 #include "core/parallel.h"
@@ -62,17 +64,8 @@ using namespace strata;
 using strata::bench::median_ns;
 namespace F = strata::nn::functional;
 
-// Keeps a result alive so the compiler cannot drop the work.
-template <typename T>
-void keep(const T& value) {
-  asm volatile("" : : "g"(&value) : "memory");
-}
-
-double round3(double x) {
-  if (x == 0 || !std::isfinite(x)) return x;
-  const double scale = std::pow(10.0, 2 - static_cast<int>(std::floor(std::log10(std::abs(x)))));
-  return std::round(x * scale) / scale;
-}
+using strata::bench::keep;
+using strata::bench::round3;
 
 bench::RowMatrix eigen_random(Eigen::Index r, Eigen::Index c) { return bench::RowMatrix::Random(r, c); }
 
@@ -365,6 +358,7 @@ int main() {
     step_benchmarks(out);
     inference_benchmarks(out);
     load_benchmarks(out);
+    bench::sharding_benchmarks(out);
     std::cout << out.dump(2) << std::endl;
     return 0;
   } catch (const std::exception& e) {

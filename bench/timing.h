@@ -6,12 +6,26 @@
 #include <algorithm>
 #include <atomic>
 #include <chrono>
+#include <cmath>
 #include <cstdint>
 #include <vector>
 
 namespace strata::bench {
 
 inline std::atomic<std::uint64_t> allocation_count{0};
+
+// Keeps a result alive so the compiler cannot drop the work.
+template <typename T>
+void keep(const T& value) {
+  asm volatile("" : : "g"(&value) : "memory");
+}
+
+// Three significant digits, for the JSON.
+inline double round3(double x) {
+  if (x == 0 || !std::isfinite(x)) return x;
+  const double scale = std::pow(10.0, 2 - static_cast<int>(std::floor(std::log10(std::abs(x)))));
+  return std::round(x * scale) / scale;
+}
 
 // Median nanoseconds per call of fn(), over `batches` batches.
 template <typename Fn>

@@ -61,6 +61,18 @@ bool same_value(const IValue& a, const IValue& b) {
   }
 }
 
+// A spec's hash without walking the mesh's ranks (DTensorSpec::hash does, which on a mesh of 1024
+// ranks would cost every cache hit a microsecond): equal specs have equal mesh shapes, so this is a
+// hash of the same equality.
+std::size_t hash_spec(const DTensorSpec& s) {
+  std::size_t h = hash_placements(s.placements);
+  for (std::int64_t d : s.mesh.shape()) h = hash_mix(h, static_cast<std::size_t>(d));
+  if (!s.tensor_meta) return h;
+  for (std::int64_t d : s.tensor_meta->shape) h = hash_mix(h, static_cast<std::size_t>(d));
+  for (std::int64_t d : s.tensor_meta->stride) h = hash_mix(h, static_cast<std::size_t>(d));
+  return hash_mix(h, static_cast<std::size_t>(s.tensor_meta->dtype));
+}
+
 bool same_arg(const OpArg& a, const OpArg& b) {
   if (a.index() != b.index()) return false;
   if (const auto* v = std::get_if<IValue>(&a)) return same_value(*v, std::get<IValue>(b));
@@ -111,10 +123,10 @@ std::size_t OpSchema::hash() const {
   std::size_t h = op.valid() ? op.index() : 0;
   for (const OpArg& a : args) {
     if (const auto* s = std::get_if<DTensorSpec>(&a)) {
-      h = hash_mix(h, s->hash());
+      h = hash_mix(h, hash_spec(*s));
     } else if (const auto* l = std::get_if<std::vector<DTensorSpec>>(&a)) {
       h = hash_mix(h, l->size());
-      for (const DTensorSpec& s2 : *l) h = hash_mix(h, s2.hash());
+      for (const DTensorSpec& s2 : *l) h = hash_mix(h, hash_spec(s2));
     } else {
       h = hash_mix(h, hash_value(std::get<IValue>(a)));
     }
@@ -216,12 +228,33 @@ std::size_t select_strategy(const OpStrategy& strategy) {
 }
 
 // View and factory ops whose shape (and stride) arguments become the local tensor's when the output
-// is sharded (upstream's op_to_shape_and_stride_idx).
-std::optional<std::size_t> shape_arg_index(const OperatorHandle& op) {
+// is sharded (upstream's op_to_shape_and_stride_idx): the index of the shape, and of the stride.
+struct ShapeArgs {
+  std::size_t shape = 0;
+  std::optional<std::size_t> stride;
+};
+std::optional<ShapeArgs> shape_args(const OperatorHandle& op) {
   static const OperatorHandle view = ops::op("aten::view"), unsafe_view = ops::op("aten::_unsafe_view"),
-                              expand = ops::op("aten::expand");
-  if (op == view || op == unsafe_view || op == expand) return 1;
+                              expand = ops::op("aten::expand"), new_empty_strided = ops::op("aten::new_empty_strided");
+  if (op == view || op == unsafe_view || op == expand) return ShapeArgs{1, std::nullopt};
+  if (op == new_empty_strided) return ShapeArgs{1, 2};
   return std::nullopt;
+}
+
+// Upstream's compute_local_stride: a stride larger than the sharded dimension's shrinks by the
+// number of its shards.
+std::vector<std::int64_t> compute_local_stride(const DTensorSpec& spec) {
+  const std::vector<std::int64_t>& global = spec.stride();
+  std::vector<std::int64_t> divisors(global.size(), 1);
+  for (std::size_t m = 0; m < spec.placements.size(); ++m) {
+    if (!spec.placements[m].is_shard()) continue;
+    const auto i = static_cast<std::size_t>(spec.placements[m].dim());
+    for (std::size_t j = 0; j < global.size(); ++j)
+      if (global[j] > global[i]) divisors[j] *= spec.mesh.size(static_cast<int>(m));
+  }
+  std::vector<std::int64_t> local(global.size());
+  for (std::size_t j = 0; j < global.size(); ++j) local[j] = global[j] / divisors[j];
+  return local;
 }
 }  // namespace
 
@@ -239,8 +272,10 @@ OpStrategy ShardingPropagator::strategies(const OpSchema& schema) const {
 }
 
 OutputSharding ShardingPropagator::propagate_non_cached(const OpSchema& schema) const {
-  const OpStrategy strategy = strategies(schema);
+  // The meta kernel first, as upstream: it checks the call (shapes, dims) in the op's own words
+  // before any strategy reads it.
   const std::vector<std::optional<TensorMeta>> out_meta = propagate_tensor_meta(schema);
+  const OpStrategy strategy = strategies(schema);
   OutputSharding result;
   result.chosen_index = select_strategy(strategy);
   const OpSpec& chosen = strategy.strategies[result.chosen_index];
@@ -280,12 +315,13 @@ OutputSharding ShardingPropagator::propagate_non_cached(const OpSchema& schema) 
     else if (auto* l = std::get_if<std::vector<DTensorSpec>>(&a))
       for (DTensorSpec& s2 : *l) s2 = result.input_specs[flat++];
   }
-  if (const auto shape_idx = shape_arg_index(schema.op); shape_idx && !result.output_specs.empty() &&
-                                                        result.output_specs[0] && result.output_specs[0]->is_sharded()) {
+  if (const auto idx = shape_args(schema.op); idx && !result.output_specs.empty() && result.output_specs[0] &&
+                                              result.output_specs[0]->is_sharded()) {
     const DTensorSpec& out = *result.output_specs[0];
     const LocalShape ls =
         compute_local_shape_and_global_offset(out.shape(), out.mesh.shape(), out.mesh.get_coordinate(), out.placements);
-    local.args[*shape_idx] = IValue(IntArrayRef(ls.shape));
+    local.args[idx->shape] = IValue(IntArrayRef(ls.shape));
+    if (idx->stride) local.args[*idx->stride] = IValue(IntArrayRef(compute_local_stride(out)));
     result.needs_redistribute = true;
   }
   if (result.needs_redistribute) result.redistribute_schema = std::move(local);

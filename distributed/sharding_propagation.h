@@ -57,7 +57,8 @@ struct OpSchema {
 };
 
 // One candidate sharding of an op (upstream's OpSpec, formerly PlacementStrategy): the outputs'
-// specs (one per tensor return, a list return counting one per element), the input specs it needs,
+// specs (one per tensor output, a list return counting one per element, or a single one standing for
+// every output, as split's pieces or max.dim's values and indices), the input specs it needs,
 // one per DTensor argument in args_spec order (empty: every input as output_specs[0]), and for each
 // input the cost of moving it there from its current spec (one entry per source spec; eager
 // propagation has one).

@@ -90,6 +90,8 @@ DimMap view_groups(const std::vector<std::int64_t>& from, const std::vector<std:
       --fi, from_group.clear();
     } else {
       while (f != t) {
+        STRATA_CHECK(f < t ? fi < from.size() : ti < to.size(), op, ": cannot group the dimensions of a view of ",
+                     numel, " elements");
         if (f < t) f *= from[fi], from_group.push_back(fi++);
         else t *= to[ti], to_group.push_back(to[ti]), ++ti;
       }
@@ -134,6 +136,7 @@ DimMap dim_map_of(const OpSchema& s, std::string_view kind) {
   if (kind == "unsqueeze") {
     std::int64_t d = s.value(1).to_int();
     if (d < 0) d += ndim + 1;
+    STRATA_CHECK(d >= 0 && d <= ndim, op, ": dimension ", s.value(1).to_int(), " out of range for ", ndim + 1, " dimensions");
     DimMap m = identity(ndim);
     m.insert(m.begin() + d, DimSpec::singleton());
     return m;

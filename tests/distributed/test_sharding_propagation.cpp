@@ -169,8 +169,14 @@ TEST_CASE("a repeated call is answered from the cache") {
   CHECK(p.cache_stats().misses == 5);
   CHECK(p.cache_stats().hits == 2);
   CHECK(p.cache_stats().size == 5);
+  // Meshes of one shape over other ranks hash alike but are other keys.
+  const DeviceMesh low({4}, {0, 1, 2, 3}), high({4}, {4, 5, 6, 7});
+  p.propagate({ops::op("aten::relu"), {spec(low, {Shard{0}}, {8, 8})}});
+  p.propagate({ops::op("aten::relu"), {spec(high, {Shard{0}}, {8, 8})}});
+  CHECK(p.cache_stats().misses == 7);
   p.clear_cache();
   CHECK(p.cache_stats().size == 0);
+  CHECK(p.cache_stats().hits == 0);
 }
 
 TEST_CASE("an op without a strategy gets upstream's error with the input placements") {
@@ -183,6 +189,9 @@ TEST_CASE("an op without a strategy gets upstream's error with the input placeme
                        "(input placements: [S(0)], [R])",
                        Error);
   CHECK(empty.cache_stats().size == 0);
+  // The meta kernel checks the call first, in the op's own words, as upstream's fake run does.
+  CHECK_THROWS_WITH_AS(empty.propagate({ops::op("aten::mm"), {spec(mesh, {Shard{0}}, {8, 8}), spec(mesh, {Replicate{}}, {4, 4})}}),
+                       doctest::Contains("cannot be multiplied"), Error);
 }
 
 }  // namespace test_sharding_propagation

@@ -160,7 +160,7 @@ TEST_CASE("softmax and nll_loss need the classes whole, as upstream's strategies
   CHECK_FALSE(bwd.moved);
 }
 
-TEST_CASE("cat and split unshard their dimension; like-factories drop Partial; detach keeps all") {
+TEST_CASE("cat, stack, slice, select and split follow upstream; like-factories drop Partial") {
   FakeWorld world(0, 2);
   const DeviceMesh mesh = init_device_mesh({2});
   const DTensorSpec s0 = spec(mesh, {Shard{0}}, {4, 8}), r = spec(mesh, {Replicate{}}, {4, 8});
@@ -170,6 +170,21 @@ TEST_CASE("cat and split unshard their dimension; like-factories drop Partial; d
   CHECK(along1.inputs == "[S(0)] [S(0)]");
   CHECK(run({cat, {std::vector<DTensorSpec>{s0, r}, IValue(0)}}).out == "[R] [8, 8]");
   CHECK(run({cat, {std::vector<DTensorSpec>{spec(mesh, {Shard{1}}, {4, 8}), s0}, IValue(0)}}).out == "[R] [8, 8]");
+
+  // stack moves the Shards at or after its new dimension one further.
+  CHECK(run({ops::op("aten::stack"), {std::vector<DTensorSpec>{spec(mesh, {Shard{1}}, {4, 8}), r}, IValue(0)}}).out ==
+        "[S(2)] [2, 4, 8]");
+  CHECK(run({ops::op("aten::stack"), {std::vector<DTensorSpec>{s0, s0}, IValue(1)}}).out == "[S(0)] [4, 2, 8]");
+  // slice and select cut their dimension whole unless the slice takes all of it.
+  const OperatorHandle slice = ops::op("aten::slice", "Tensor");
+  CHECK(run({slice, {s0, IValue(0), IValue(1), IValue(3), IValue(1)}}).out == "[R] [2, 8]");
+  CHECK(run({slice, {s0, IValue(1), IValue(1), IValue(3), IValue(1)}}).out == "[S(0)] [4, 2]");
+  const Result whole = run({slice, {s0, IValue(0), IValue(), IValue(100), IValue(1)}});
+  CHECK(whole.out == "[S(0)] [4, 8]");
+  CHECK_FALSE(whole.moved);
+  const OperatorHandle select = ops::op("aten::select", "int");
+  CHECK(run({select, {spec(mesh, {Shard{2}}, {4, 6, 2}), IValue(0), IValue(-1)}}).out == "[S(1)] [6, 2]");
+  CHECK(run({select, {s0, IValue(0), IValue(1)}}).out == "[R] [8]");
 
   const Result pieces = run({ops::op("aten::split", "Tensor"), {spec(mesh, {Shard{1}}, {8, 6}), IValue(3), IValue(0)}});
   CHECK(pieces.out == "[S(1)] [3, 6] [S(1)] [3, 6] [S(1)] [2, 6]");
@@ -183,6 +198,25 @@ TEST_CASE("cat and split unshard their dimension; like-factories drop Partial; d
   CHECK(run({ops::op("aten::zeros_like"), {s0, IValue(), IValue(), IValue(), IValue(), IValue()}}).out == "[S(0)] [4, 8]");
   CHECK(run({ops::op("aten::detach"), {partial}}).out == "[P] [4, 8]");
   CHECK(run({ops::op("aten::clone"), {s0, IValue()}}).out == "[S(0)] [4, 8]");
+}
+
+TEST_CASE("new_empty_strided follows an evenly sharded input of its shape, with the local size and stride") {
+  FakeWorld world(0, 4);
+  const DeviceMesh mesh = init_device_mesh({4});
+  const OperatorHandle op = ops::op("aten::new_empty_strided");
+  auto call = [&](const DTensorSpec& self, std::vector<std::int64_t> size, std::vector<std::int64_t> stride) {
+    return OpSchema{op, {self, ints(std::move(size)), ints(std::move(stride)), IValue(), IValue(), IValue(), IValue()}};
+  };
+  // Two candidates, replicated (cost 0) and following the input (cost -0.1): the second wins.
+  const OutputSharding same = sharding_propagator().propagate_non_cached(call(spec(mesh, {Shard{1}}, {8, 8}), {8, 8}, {8, 1}));
+  CHECK(same.chosen_index == 1);
+  CHECK(to_string(same.output_specs[0]->placements) == "[S(1)]");
+  REQUIRE(same.redistribute_schema.has_value());
+  const IntArrayRef size = same.redistribute_schema->value(1).to_int_list(), stride = same.redistribute_schema->value(2).to_int_list();
+  CHECK(std::vector<std::int64_t>(size.begin(), size.end()) == std::vector<std::int64_t>{8, 2});
+  CHECK(std::vector<std::int64_t>(stride.begin(), stride.end()) == std::vector<std::int64_t>{2, 1});
+  CHECK(run(call(spec(mesh, {Shard{0}}, {6, 4}), {6, 4}, {4, 1})).out == "[R] [6, 4]");  // uneven
+  CHECK(run(call(spec(mesh, {Shard{0}}, {8, 8}), {4, 4}, {4, 1})).out == "[R] [4, 4]");  // another shape
 }
 
 }  // namespace test_sharding_propagation_ops
