@@ -6,6 +6,7 @@
 #include "distributed/funcol.h"
 #include "distributed/shard_dim_alltoall.h"
 #include "distributed/shard_layout.h"
+#include "nn/functional.h"
 #include "ops/functions.h"
 
 namespace strata::distributed {
@@ -50,7 +51,7 @@ Tensor pad_tensor(const Tensor& tensor, std::int64_t dim, std::int64_t pad_size)
   // F.pad's pad list runs from the last dimension backwards; pad_size goes after `dim`'s end.
   std::vector<std::int64_t> pad(at(2 * (tensor.dim() - dim)), 0);
   pad.back() = pad_size;
-  return constant_pad_nd(tensor, pad);
+  return nn::functional::pad(tensor, pad);  // upstream's torch.nn.functional.pad
 }
 
 Tensor unpad_tensor(const Tensor& tensor, std::int64_t dim, std::int64_t pad_size) {

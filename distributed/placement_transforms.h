@@ -23,7 +23,7 @@ struct SplitShards {
 };
 SplitShards split_tensor(const Tensor& tensor, std::int64_t dim, std::int64_t num_chunks, bool with_padding,
                          bool contiguous);
-// upstream's pad_tensor / unpad_tensor: pad_size zeros added at the end of `dim` (constant_pad_nd),
+// upstream's pad_tensor / unpad_tensor: pad_size zeros added at the end of `dim` (F.pad),
 // or narrowed off it; a pad_size of 0 returns the tensor itself.
 Tensor pad_tensor(const Tensor& tensor, std::int64_t dim, std::int64_t pad_size);
 Tensor unpad_tensor(const Tensor& tensor, std::int64_t dim, std::int64_t pad_size);

@@ -2,6 +2,8 @@
 // execution, step by step.
 #include "distributed/redistribute.h"
 
+#include <unordered_map>
+
 #include "distributed/async_collective_tensor.h"
 #include "distributed/placement_transforms.h"
 #include "distributed/shard_layout.h"
@@ -25,6 +27,40 @@ void check_spec(const DTensorSpec& spec, const char* which) {
     if (p.is_shard())
       STRATA_CHECK(p.dim() >= 0 && p.dim() < spec.ndim(), "redistribute: the ", which, " placement ", to_string(p),
                    " is not a dimension of the tensor of shape ", shape_str(spec.shape()));
+}
+// Note [Plans are cached per thread]
+// upstream caches _gen_transform_infos by its two specs (functools.cache): a DTensor program
+// redistributes the same specs step after step. A plan also depends on this rank's coordinate
+// (the logical shapes), which the spec does not hold: one thread may act as several ranks in turn
+// (fake worlds), and thread ranks share a mesh value, so the key holds the coordinate too, and the
+// table is per thread (no lock). It is cleared when it reaches kMaxPlans entries.
+struct PlanKey {
+  DTensorSpec current;
+  DTensorSpec target;
+  std::vector<std::int64_t> coordinate;
+  friend bool operator==(const PlanKey& a, const PlanKey& b) {
+    return a.current == b.current && a.target == b.target && a.coordinate == b.coordinate;
+  }
+};
+struct PlanKeyHash {
+  std::size_t operator()(const PlanKey& k) const noexcept {
+    std::size_t h = hash_mix(k.current.hash(), k.target.hash());
+    for (std::int64_t c : k.coordinate) h = hash_mix(h, std::hash<std::int64_t>{}(c));
+    return h;
+  }
+};
+constexpr std::size_t kMaxPlans = 1024;
+
+std::vector<TransformInfo> cached_transform_infos(const DTensorSpec& current, const DTensorSpec& target,
+                                                         const std::vector<std::int64_t>& coordinate) {
+  thread_local std::unordered_map<PlanKey, std::vector<TransformInfo>, PlanKeyHash> plans;
+  PlanKey key{current, target, coordinate};
+  const auto it = plans.find(key);
+  if (it != plans.end()) return it->second;
+  std::vector<TransformInfo> plan = gen_transform_infos(current, target);  // may throw: nothing cached
+  if (plans.size() >= kMaxPlans) plans.clear();
+  plans.emplace(std::move(key), plan);
+  return plan;  // a copy: the steps may run code that redistributes (and clears the table) meanwhile
 }
 }  // namespace
 
@@ -90,7 +126,7 @@ Tensor redistribute_local_tensor(const Tensor& local, const DTensorSpec& current
   const auto& coordinate = mesh.get_coordinate();
   if (!coordinate) return local;  // not in the mesh: its local tensor is empty
   Tensor t = local;
-  for (const TransformInfo& info : gen_transform_infos(current, target)) {
+  for (const TransformInfo& info : cached_transform_infos(current, target, *coordinate)) {
     const int i = info.mesh_dim;
     const Placement& cur = info.src;
     const Placement& dst = info.dst;

@@ -22,6 +22,7 @@
 #include "nn/layers.h"
 #include "optim/sgd.h"
 #include "tests/distributed/collective_inputs.h"
+#include "tests/distributed/redistribute_cases.h"
 #include "tracer/cli/mlp_experiment.h"
 
 using namespace strata;
@@ -179,6 +180,27 @@ TEST_CASE("MPI: device meshes over the world: the whole world in 1-D, a (2, 2) m
   CHECK(wait_tensor(all_reduce(mine, "sum", mesh.group_name(1))).item<float>() == static_cast<float>(1 + 4 * i));
   CHECK(mesh.get_local_rank(0) == i);
   CHECK(mesh.get_local_rank(1) == j);
+}
+
+TEST_CASE("MPI: redistribution between placements of a (2, 2) mesh and of the world equals the target's shards") {
+  // The thread suite runs every pair; here the collectives of each transform run on MPI (all_gather,
+  // reduce_scatter, all_reduce, shard_dim_alltoall's all-to-all), with uneven and empty shards.
+  const Placement s0 = Shard{0}, s1 = Shard{1}, r = Replicate{}, p = Partial{};
+  const DeviceMesh line = init_device_mesh({world()});
+  for (const std::vector<std::int64_t>& shape : {std::vector<std::int64_t>{5, 7}, {8, 4}})
+    for (const Placements& src : std::vector<Placements>{{s0}, {s1}, {r}, {p}})
+      for (const Placements& dst : std::vector<Placements>{{s0}, {s1}, {r}, {p}}) {
+        if (!testing::supported(src, dst)) continue;
+        CAPTURE(to_string(src) + " -> " + to_string(dst) + " of " + shape_str(shape));
+        CHECK(testing::redistribution_error(line, testing::global_tensor(shape), src, dst) == "");
+      }
+  if (world() != 4) return;
+  const DeviceMesh mesh = init_device_mesh({2, 2});
+  for (const Placements& src : std::vector<Placements>{{s0, s0}, {p, s1}, {r, p}, {s1, s0}})
+    for (const Placements& dst : std::vector<Placements>{{r, s0}, {s1, s1}, {s0, s1}, {r, r}}) {
+      CAPTURE(to_string(src) + " -> " + to_string(dst));
+      CHECK(testing::redistribution_error(mesh, testing::global_tensor({5, 3}), src, dst) == "");
+    }
 }
 
 int main(int argc, char** argv) {

@@ -17,66 +17,16 @@
 #include "distributed/shard_layout.h"
 #include "distributed/thread_backend.h"
 #include "ops/functions.h"
+#include "tests/distributed/redistribute_cases.h"
 
 namespace test_redistribute {  // Note [Test files in unity builds]
 
 using namespace strata;
 using namespace strata::distributed;
+using namespace strata::testing;
 
 namespace {
 using Sizes = std::vector<std::int64_t>;
-
-Tensor global_tensor(const Sizes& shape) {
-  std::int64_t numel = 1;
-  for (std::int64_t s : shape) numel *= s;
-  return arange(numel, {ScalarType::Float32}).reshape(shape) * 0.5 + 1.0;
-}
-
-DTensorSpec spec_of(const DeviceMesh& mesh, const Placements& ps, const Sizes& shape) {
-  Sizes stride(shape.size(), 1);
-  for (std::size_t i = shape.size(); i-- > 1;) stride[i - 1] = stride[i] * shape[i];
-  return DTensorSpec{mesh, ps, TensorMeta{shape, stride, ScalarType::Float32}};
-}
-
-// This rank's shard of `global` under `ps`, each Partial mesh dimension splitting the value into
-// terms that its reduction gives back (sum: value / n plus offsets that add up to 0; avg: offsets
-// that average to 0; max: value minus the rank's coordinate).
-Tensor local_of(const Tensor& global, const DeviceMesh& mesh, const Placements& ps) {
-  const Sizes shape(global.sizes().begin(), global.sizes().end());
-  const LocalShape ls = compute_local_shape_and_global_offset(shape, mesh.shape(), mesh.get_coordinate(), ps);
-  Tensor t = global;
-  for (std::size_t d = 0; d < shape.size(); ++d)
-    t = t.narrow(static_cast<std::int64_t>(d), ls.shape[d] == 0 ? 0 : ls.global_offset[d], ls.shape[d]);
-  for (int m = 0; m < mesh.ndim(); ++m) {
-    const Placement& p = ps[static_cast<std::size_t>(m)];
-    if (!p.is_partial()) continue;
-    const auto n = static_cast<double>(mesh.size(m));
-    const auto c = static_cast<double>((*mesh.get_coordinate())[static_cast<std::size_t>(m)]);
-    const double offset = (c - (n - 1) / 2) * 0.25;
-    if (p.reduce_op() == ReduceOp::Sum) t = t / n + offset;
-    else if (p.reduce_op() == ReduceOp::Avg) t = t + offset;
-    else t = t - c;  // Max
-  }
-  return t.contiguous().clone();
-}
-
-Placements all_replicate(const DeviceMesh& mesh) { return Placements(static_cast<std::size_t>(mesh.ndim()), Replicate{}); }
-
-bool has_partial(const Placements& ps) {
-  for (const Placement& p : ps)
-    if (p.is_partial()) return true;
-  return false;
-}
-
-// Pairs upstream does not redistribute: Shard -> Partial on a mesh dimension (an error outside
-// backward), and Partial(a) -> Partial(b) of different reductions (upstream leaves the terms).
-bool supported(const Placements& src, const Placements& dst) {
-  for (std::size_t i = 0; i < src.size(); ++i) {
-    if (src[i].is_shard() && dst[i].is_partial()) return false;
-    if (src[i].is_partial() && dst[i].is_partial() && src[i] != dst[i]) return false;
-  }
-  return true;
-}
 
 const Placement kS0 = Shard{0};
 const Placement kS1 = Shard{1};
@@ -118,31 +68,13 @@ struct Runner {
         const std::string label = mesh.short_str() + " " + to_string(src, PartialStyle::WithReduceOp) + " -> " +
                                   to_string(dst, PartialStyle::WithReduceOp) + " of " + shape_str(shape);
         try {
-          check_pair(mesh, global, shape, src, dst, label);
+          const std::string error = redistribution_error(mesh, global, src, dst);
+          if (!error.empty()) fail(label + ": " + error);
         } catch (const Error& e) {
           fail(label + ": " + e.what());
         }
       }
     }
-  }
-
-  void check_pair(const DeviceMesh& mesh, const Tensor& global, const Sizes& shape, const Placements& src,
-                  const Placements& dst, const std::string& label) {
-    const DTensorSpec from = spec_of(mesh, src, shape);
-    const DTensorSpec to = spec_of(mesh, dst, shape);
-    const Tensor out = redistribute_local_tensor(local_of(global, mesh, src), from, to);
-    if (AsyncCollectiveTensor::of(out) != nullptr) fail(label + ": the result is still an AsyncCollectiveTensor");
-    const LocalShape ls = compute_local_shape_and_global_offset(shape, mesh.shape(), mesh.get_coordinate(), dst);
-    if (out.sizes() != IntArrayRef(ls.shape)) {
-      fail(label + ": local shape " + shape_str(out.sizes()) + ", expected " + shape_str(ls.shape));
-      return;
-    }
-    if (!has_partial(dst)) {
-      if (!out.allclose(local_of(global, mesh, dst))) fail(label + ": values " + out.str() + ", expected " + local_of(global, mesh, dst).str());
-      return;
-    }
-    const Tensor full = redistribute_local_tensor(out, to, spec_of(mesh, all_replicate(mesh), shape));
-    if (!full.allclose(global)) fail(label + ": full tensor");
   }
 };
 }  // namespace

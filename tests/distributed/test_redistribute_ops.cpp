@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "core/dispatch/local_dispatch_keys.h"
 #include "core/util/error.h"
 #include "distributed/async_collective_tensor.h"
 #include "distributed/device_mesh.h"
@@ -15,22 +16,18 @@
 #include "distributed/shard_dim_alltoall.h"
 #include "modes/debug_mode.h"
 #include "ops/functions.h"
+#include "tests/distributed/redistribute_cases.h"
 
 namespace test_redistribute_ops {  // Note [Test files in unity builds]
 
 using namespace strata;
 using namespace strata::distributed;
+using testing::spec_of;
 using tracer::DebugMode;
 using tracer::DebugModeOptions;
 
 namespace {
 using Sizes = std::vector<std::int64_t>;
-
-DTensorSpec spec_of(const DeviceMesh& mesh, const Placements& ps, const Sizes& shape) {
-  Sizes stride(shape.size(), 1);
-  for (std::size_t i = shape.size(); i-- > 1;) stride[i - 1] = stride[i] * shape[i];
-  return DTensorSpec{mesh, ps, TensorMeta{shape, stride, ScalarType::Float32}};
-}
 
 // The log of redistributing `local` from `src` to `dst`, without outputs.
 std::string log_of(const Tensor& local, const DTensorSpec& src, const DTensorSpec& dst, Tensor* result = nullptr) {
@@ -39,15 +36,18 @@ std::string log_of(const Tensor& local, const DTensorSpec& src, const DTensorSpe
   DebugMode mode(options);
   {
     DebugMode::Guard guard(mode);
+    const ExcludeKeyGuard below_autograd(DispatchKey::Autograd);  // where a DTensor's handler runs
     Tensor out = redistribute_local_tensor(local, src, dst);
     if (result != nullptr) *result = out;
   }
   return mode.debug_string();
 }
 
-// chunk as the log shows it: aten::chunk once it reaches modes, split.Tensor while it decomposes
-// before dispatch (then the chunk of an async collective tensor is a view: no clone is logged).
-bool chunk_dispatches() { return Dispatcher::singleton().find("aten::chunk").has_value(); }
+// Whether `log` shows chunk as aten::chunk, where chunk reaches modes below Autograd, else as the
+// split.Tensor it decomposes to before dispatch; then the chunk of an async collective tensor is a
+// view, which keeps it wrapped, and the clone of the wrapper is not logged. Either way the whole
+// log is compared.
+bool chunk_dispatches(const std::string& log) { return log.find("aten::chunk(") != std::string::npos; }
 
 std::string plan_str(const std::vector<TransformInfo>& infos) {
   std::string s;
@@ -74,7 +74,7 @@ TEST_CASE("the seed's redistributions on a (4, 2) mesh over a fake world of 8, a
   CHECK(AsyncCollectiveTensor::of(out) == nullptr);
   const std::string cat4 = "    aten::cat(['t: f32[1, 96, 2]', 't: f32[1, 96, 2]', 't: f32[1, 96, 2]', 't: f32[1, 96, 2]'])\n";
   const std::string scatter = "    _c10d_functional::reduce_scatter_tensor(t: f32[4, 96, 2], sum, 4, 2)";
-  if (chunk_dispatches()) {
+  if (chunk_dispatches(first)) {
     CHECK(first == "    aten::chunk(t: f32[1, 96, 8], 4, 2)\n" + cat4 + scatter + "\n    aten::clone(t: f32[1, 96, 1])");
   } else {
     CHECK(first == "    aten::split.Tensor(t: f32[1, 96, 8], 2, 2)\n" + cat4 + scatter);
@@ -88,12 +88,32 @@ TEST_CASE("the seed's redistributions on a (4, 2) mesh over a fake world of 8, a
   const std::string rest = "    aten::cat(['t: f32[1, 1, 16]', 't: f32[1, 1, 16]'])\n"
                            "    _c10d_functional::reduce_scatter_tensor(t: f32[2, 1, 16], sum, 2, 3)\n"
                            "    _c10d_functional::wait_tensor(t: f32[1, 1, 16])";
-  if (chunk_dispatches()) {
+  if (chunk_dispatches(second)) {
     CHECK(second == "    aten::chunk(t: f32[1, 8, 16], 4, 1)\n" + tail + "    aten::chunk(t: f32[1, 2, 16], 2, 1)\n" + rest);
   } else {
     CHECK(second == "    aten::split.Tensor(t: f32[1, 8, 16], 2, 1)\n" + tail +
                         "    aten::split.Tensor(t: f32[1, 2, 16], 1, 1)\n" + rest);
   }
+}
+
+TEST_CASE("uneven shards are padded for the collective and unpadded by a view, waited for at the end") {
+  FakeWorld world(3, 4);  // 5 rows over 4 ranks: rank 3's shard is empty, padded to 2 rows
+  const DeviceMesh line = init_device_mesh({4});
+  Tensor out;
+  const std::string gather =
+      log_of(ones({0, 3}), spec_of(line, {kS0}, {5, 3}), spec_of(line, {kR}, {5, 3}), &out);
+  CHECK(out.sizes() == IntArrayRef({5, 3}));
+  CHECK(gather ==
+        "    aten::constant_pad_nd(t: f32[0, 3], [0, 0, 0, 2])\n"
+        "    _c10d_functional::all_gather_into_tensor(t: f32[2, 3], 4, 0)\n"
+        "    _c10d_functional::wait_tensor(t: f32[5, 3])");
+  // [R] -> [S(1)] of 7 columns: rank 3 clones its last column; P -> S(1) pads each chunk to 2.
+  CHECK(log_of(ones({5, 7}), spec_of(line, {kR}, {5, 7}), spec_of(line, {kS1}, {5, 7}), &out).find(
+            "aten::clone(t: f32[5, 1])") != std::string::npos);
+  const std::string scatter = log_of(ones({5, 7}), spec_of(line, {kP}, {5, 7}), spec_of(line, {kS1}, {5, 7}), &out);
+  CHECK(out.sizes() == IntArrayRef({5, 1}));
+  CHECK(scatter.find("aten::constant_pad_nd(t: f32[5, 1], [0, 1])") != std::string::npos);
+  CHECK(scatter.find("_c10d_functional::reduce_scatter_tensor(t: f32[20, 2], sum, 4, 0)") != std::string::npos);
 }
 
 TEST_CASE("plans: one step per changed mesh dimension, nested sharding replicated first, logical shapes") {
@@ -114,6 +134,21 @@ TEST_CASE("plans: one step per changed mesh dimension, nested sharding replicate
   CHECK(plan({kS0, kR}, {kS0, kR}, {4, 6}).empty());
   const DeviceMesh line = init_device_mesh({4});
   CHECK(plan_str(gen_transform_infos(spec_of(line, {kR}, {4}), spec_of(line, {kR}, {4}))) == "0:R->R[4] ");
+}
+
+TEST_CASE("a cached plan is this rank's: one thread acting as two ranks of one mesh in turn") {
+  // [S(0), S(0)] -> [S(0), R] of 5 rows: mesh dim 1 gathers what dim 0's shard left, 3 rows at
+  // coordinate (0, 0) and 2 at (1, 1); a plan cached for the first rank would give the second 3.
+  const auto gathered_rows = [](int rank, std::int64_t local_rows) {
+    FakeWorld world(rank, 4);
+    const DeviceMesh mesh = init_device_mesh({2, 2});
+    return redistribute_local_tensor(ones({local_rows, 3}), spec_of(mesh, {kS0, kS0}, {5, 3}),
+                                     spec_of(mesh, {kS0, kR}, {5, 3}))
+        .size(0);
+  };
+  CHECK(gathered_rows(0, 2) == 3);
+  CHECK(gathered_rows(3, 1) == 2);
+  CHECK(gathered_rows(0, 2) == 3);
 }
 
 TEST_CASE("redistribute: async_op keeps the collective's wrapper, a rank outside the mesh keeps its tensor") {
