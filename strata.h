@@ -8,7 +8,7 @@
 //   nn, optim    modules, functional, init, module hooks and ModTracker, safetensors; SGD
 //   distributed  process groups, the thread backend (spawn), the fake process group, functional
 //                and differentiable collectives (funcol, AsyncCollectiveTensor), DistributedDataParallel,
-//                device meshes, placements, redistribution
+//                device meshes, placements, redistribution, DTensor
 //   modes        DebugMode, FakeTensorMode, FlopCounterMode, OpCounter, the profiler, LoggingTensor,
 //                ScaledTensor
 //   tracer       program traces (record_program), the autograd graph as DOT
@@ -39,6 +39,7 @@
 #include "distributed/autograd_collectives.h"
 #include "distributed/data_parallel.h"
 #include "distributed/device_mesh.h"
+#include "distributed/dtensor.h"
 #include "distributed/fake_process_group.h"
 #include "distributed/funcol.h"
 #include "distributed/functional_collectives.h"
