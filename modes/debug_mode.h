@@ -19,7 +19,6 @@
 
 #include <nlohmann/json.hpp>
 
-#include "../core/interpose/debug_mode_subclass.h"
 #include "../core/interpose/function_mode.h"
 #include "../core/interpose/interposer.h"
 #include "../core/util/non_copyable.h"
