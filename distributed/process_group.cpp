@@ -77,10 +77,17 @@ std::string split_group(const std::vector<std::vector<int>>& split_ranks, std::s
   return {};
 }
 
+namespace {
+thread_local std::uint64_t groups_epoch = 0;
+}  // namespace
+
 void destroy_process_groups() {
   groups().clear();
   groups_made = 1;
+  ++groups_epoch;
 }
+
+std::uint64_t process_groups_epoch() { return groups_epoch; }
 
 ProcessGroup* find_process_group(std::string_view name) {
   const auto it = groups().find(name);

@@ -78,6 +78,10 @@ ProcessGroup* find_process_group(std::string_view name);     // null if unknown
 // upstream's destroy_process_group() without a group: forgets every group registered on this thread
 // and restarts the names, so the next world registered is "0" and the next split's first group "1".
 void destroy_process_groups();
+// How many times destroy_process_groups ran on this thread. What a thread derives from its groups
+// and caches (the sharding propagation's cache: its specs hold meshes, whose groups and this rank's
+// coordinate are the ended world's) is stale once this changes (Note [A new world empties the caches]).
+std::uint64_t process_groups_epoch();
 
 // The split sizes of an all_to_all_single over a group of `group_size` ranks: `splits` as given (one
 // entry per rank), or, when empty, `rows` in equal parts (upstream's default). `which` names the

@@ -129,7 +129,15 @@ std::vector<Placements> placements_path(const Placements& start, const std::vect
   return path;
 }
 
+thread_local RedistributeWait this_thread_wait = RedistributeWait::AfterLastStep;
+
 }  // namespace
+
+RedistributeWait redistribute_wait() { return this_thread_wait; }
+RedistributeWaitGuard::RedistributeWaitGuard(RedistributeWait wait) : previous_(this_thread_wait) {
+  this_thread_wait = wait;
+}
+RedistributeWaitGuard::~RedistributeWaitGuard() { this_thread_wait = previous_; }
 
 Tensor redistribute_local_tensor(const Tensor& local, const DTensorSpec& current, const DTensorSpec& target,
                                  bool async_op) {
@@ -147,6 +155,7 @@ Tensor redistribute_local_tensor(const Tensor& local, const DTensorSpec& current
   std::optional<RecordRedistribute> record;  // the steps and the final wait nest below it
   if (active_redistribute_listener() != nullptr) record.emplace(local, placements_path(current.placements, plan));
   Tensor t = local;
+  const bool wait_each_step = !async_op && this_thread_wait == RedistributeWait::AfterEachStep;
   for (const TransformInfo& info : plan) {
     const int i = info.mesh_dim;
     const Placement& cur = info.src;
@@ -167,6 +176,8 @@ Tensor redistribute_local_tensor(const Tensor& local, const DTensorSpec& current
     } else {
       // Partial(a) -> Partial(b): upstream leaves the tensor as it is.
     }
+    // Note [When a redistribution waits]
+    if (wait_each_step && AsyncCollectiveTensor::of(t) != nullptr) t = AsyncCollectiveTensor::wait(t);
   }
   if (!async_op && AsyncCollectiveTensor::of(t) != nullptr) t = AsyncCollectiveTensor::wait(t);
   return t;

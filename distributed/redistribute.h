@@ -32,11 +32,34 @@ struct TransformInfo {
 // rank's coordinate, so the plan is per rank.
 std::vector<TransformInfo> gen_transform_infos(const DTensorSpec& current, const DTensorSpec& target);
 
+// Note [When a redistribution waits]
+// Upstream's redistribute_local_tensor has waited for its collectives in two places. PR 162665's
+// release (DebugMode's first, the default format's) waited once, after the last step: a step that
+// takes an earlier step's async result (the chunk after a reduce_scatter) waits inside
+// AsyncCollectiveTensor's handler, which DebugMode does not record, and only the last result's
+// wait_tensor shows. Today's waits after every step (unless async_op): each step's wait_tensor is a
+// recorded op and the next step runs on the plain tensor. RedistributeWait picks one per thread,
+// AfterLastStep by default; the DTensor examples of strata-trace run the one whose format they print.
+enum class RedistributeWait { AfterLastStep, AfterEachStep };
+RedistributeWait redistribute_wait();  // this thread's
+// Sets this thread's choice for the guard's life.
+class RedistributeWaitGuard {
+ public:
+  explicit RedistributeWaitGuard(RedistributeWait wait);
+  ~RedistributeWaitGuard();
+  RedistributeWaitGuard(const RedistributeWaitGuard&) = delete;
+  RedistributeWaitGuard& operator=(const RedistributeWaitGuard&) = delete;
+
+ private:
+  RedistributeWait previous_;
+};
+
 // upstream's redistribute_local_tensor: this rank's local tensor of a DTensor of spec `current`
 // (which must have a tensor meta) as a local tensor of spec `target`, on the same mesh. Transforms
 // per step: S -> R all_gather, R -> S chunk and clone, P -> R all_reduce, P -> S reduce_scatter,
 // R -> P partition (sum divides), S(i) -> S(j) shard_dim_alltoall. Unless async_op, a result still
-// wrapped as an AsyncCollectiveTensor is waited for (wait(), seen by modes) and returned plain.
+// wrapped as an AsyncCollectiveTensor is waited for (wait(), seen by modes) and returned plain,
+// after the last step or each (Note [When a redistribution waits]).
 // A rank outside the mesh gets `local` back. Errors: different meshes, placements not one per mesh
 // dimension, S -> P (outside backward).
 Tensor redistribute_local_tensor(const Tensor& local, const DTensorSpec& current, const DTensorSpec& target,

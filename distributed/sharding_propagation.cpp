@@ -9,6 +9,7 @@
 #include "core/dispatch/local_dispatch_keys.h"
 #include "core/tensor_impl.h"
 #include "core/util/error.h"
+#include "distributed/process_group.h"
 #include "distributed/shard_layout.h"
 #include "ops/op_table.h"
 
@@ -202,8 +203,15 @@ struct SchemaHash {
 };
 }  // namespace
 
+// Note [A new world empties the caches]
+// A mesh compares equal to another of the same shape and ranks (upstream's __eq__), so a key does not
+// tell one world from the next on the same thread: after FakeWorld(1, 8) ends and FakeWorld(0, 8)
+// begins, rank 1's entries (meshes over its groups "2" and "3", local shapes at its coordinate)
+// would answer rank 0's calls, whose groups are "1" and "3". The cache remembers the thread's
+// process-group epoch it was filled in and empties itself when the groups were destroyed since.
 struct ShardingPropagator::Cache {
   std::uint64_t owner = 0;
+  std::uint64_t epoch = 0;
   std::unordered_map<OpSchema, std::unique_ptr<const OutputSharding>, SchemaHash> map;
   std::size_t hits = 0, misses = 0;
 };
@@ -237,6 +245,10 @@ ShardingPropagator::Cache& ShardingPropagator::thread_cache() const {
 
 const OutputSharding& ShardingPropagator::propagate(const OpSchema& schema) {
   Cache& cache = thread_cache();
+  if (const std::uint64_t epoch = process_groups_epoch(); cache.epoch != epoch) [[unlikely]] {
+    cache.map.clear();  // Note [A new world empties the caches]
+    cache.epoch = epoch;
+  }
   if (const auto it = cache.map.find(schema); it != cache.map.end()) {
     ++cache.hits;
     return *it->second;

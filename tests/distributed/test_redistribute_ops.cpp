@@ -96,6 +96,33 @@ TEST_CASE("the seed's redistributions on a (4, 2) mesh over a fake world of 8, a
   }
 }
 
+TEST_CASE("RedistributeWait::AfterEachStep waits for each step's collective, as upstream does today") {
+  // Note [When a redistribution waits]: the reduce_scatter's result is waited for before the next
+  // step, whose chunk then runs on the plain tensor, in the log.
+  FakeWorld world(1, 8);
+  const DeviceMesh mesh = init_device_mesh({4, 2});
+  Tensor out;
+  std::string log;
+  {
+    const RedistributeWaitGuard each(RedistributeWait::AfterEachStep);
+    CHECK(redistribute_wait() == RedistributeWait::AfterEachStep);
+    log = log_of(ones({1, 96, 8}), spec_of(mesh, {kP, kR}, {1, 96, 8}), spec_of(mesh, {kS2, kS2}, {1, 96, 8}), &out);
+  }
+  CHECK(redistribute_wait() == RedistributeWait::AfterLastStep);
+  CHECK(out.sizes() == IntArrayRef({1, 96, 1}));
+  CHECK(log == "    aten::chunk(t: f32[1, 96, 8], 4, 2)\n"
+               "    aten::cat(['t: f32[1, 96, 2]', 't: f32[1, 96, 2]', 't: f32[1, 96, 2]', 't: f32[1, 96, 2]'])\n"
+               "    _c10d_functional::reduce_scatter_tensor(t: f32[4, 96, 2], sum, 4, 2)\n"
+               "    _c10d_functional::wait_tensor(t: f32[1, 96, 2])\n"
+               "    aten::chunk(t: f32[1, 96, 2], 2, 2)\n"
+               "    aten::clone(t: f32[1, 96, 1])");
+  // async_op leaves every result wrapped, whatever the choice
+  const RedistributeWaitGuard each(RedistributeWait::AfterEachStep);
+  const Tensor gathered = redistribute_local_tensor(ones({1, 32}), spec_of(mesh, {kS0, kR}, {4, 32}),
+                                                    spec_of(mesh, {kR, kR}, {4, 32}), /*async_op=*/true);
+  CHECK(AsyncCollectiveTensor::of(gathered) != nullptr);
+}
+
 // The unpadding is narrow, a composite op: below Autograd it reaches the AsyncCollectiveTensor as
 // aten::narrow, which upstream's _is_view_op does not count as a view (CompositeImplicitAutograd), so
 // the wrapper waits inside its own handler, unseen by the mode, and no wait is left for the end.

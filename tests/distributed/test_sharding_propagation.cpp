@@ -63,6 +63,20 @@ TEST_CASE("bmm of [P, R] and [R, P] on a (4, 2) mesh shards the contracting dim 
     CHECK_FALSE(s.input_specs[0].placements[0] == Placement(Shard{0}));
 }
 
+TEST_CASE("a new world on the thread is not answered from the last world's cached shardings") {
+  // Note [A new world empties the caches]: rank 1's (4, 2) mesh talks on groups "2" and "3", rank
+  // 0's on "1" and "3"; the two meshes compare equal, so the same call keys the same entry.
+  for (const int rank : {1, 0}) {
+    FakeWorld world(rank, 8);
+    const DeviceMesh mesh = init_device_mesh({4, 2});
+    const OpSchema schema{ops::op("aten::bmm"), {spec(mesh, {Partial{}, Replicate{}}, {1, 96, 8}),
+                                                 spec(mesh, {Replicate{}, Partial{}}, {1, 8, 16})}};
+    const OutputSharding& out = sharding_propagator().propagate(schema);
+    CHECK(out.input_specs[0].mesh.group_name(0) == (rank == 1 ? "2" : "1"));
+    CHECK(out.output_specs[0]->mesh.group_name(0) == mesh.group_name(0));
+  }
+}
+
 TEST_CASE("a column- then row-wise parallel MLP step moves nothing until the Partial output") {
   FakeWorld world(0, 2);
   const DeviceMesh mesh = init_device_mesh({2});

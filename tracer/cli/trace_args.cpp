@@ -128,6 +128,17 @@ constexpr std::pair<std::string_view, ReadValue> kValueFlags[] = {
        o.world_size_given = true;
      }},
     {"--rank", [](TraceOptions& o, const std::string& v) { o.rank = parse_int("--rank", v, 0); }},
+    {"--dtensor-example",
+     [](TraceOptions& o, const std::string& v) {
+       o.dtensor_example = dtensor_example_named(v);
+       STRATA_CHECK(o.dtensor_example, "--dtensor-example: expected mm or einsum, got '", escape_control_chars(v), "'");
+     }},
+    {"--placement-format",
+     [](TraceOptions& o, const std::string& v) {
+       STRATA_CHECK(v == "lists" || v == "joined", "--placement-format: expected lists or joined, got '",
+                    escape_control_chars(v), "'");
+       o.placement_format = v == "lists" ? PlacementFormat::Lists : PlacementFormat::Joined;
+     }},
     {"--json-out", [](TraceOptions& o, const std::string& v) { o.json_out = v; }},
     {"--dump-tensors", [](TraceOptions& o, const std::string& v) { o.dump_tensors = v; }},
     {"--profile", [](TraceOptions& o, const std::string& v) { o.profile = v; }},
@@ -208,7 +219,17 @@ void check_combinations(const TraceOptions& o) {
   STRATA_CHECK(!o.logging || o.trace, "--logging: only with --trace");
   STRATA_CHECK(!o.scaled || o.trace, "--scaled: only with --trace");
   STRATA_CHECK(!(o.scaled && o.logging), "--scaled: not with --logging (one subclass at a time)");
-  if (o.rank) {  // Note [One rank's view of the data-parallel step]
+  STRATA_CHECK(!o.dtensor_example || o.debug, "--dtensor-example: only with --debug");
+  STRATA_CHECK(!o.placement_format || o.dtensor_example, "--placement-format: only with --dtensor-example");
+  if (o.dtensor_example) {  // Note [The DTensor examples]: one rank of a fake world of 8, plain tensors
+    for (const std::pair<bool, const char*>& flag :
+         {std::pair{o.world_size_given, "--world-size"}, std::pair{o.fake, "--fake"}, std::pair{o.hashes, "--hashes"},
+          std::pair{o.nn_module, "--nn-module"}})
+      STRATA_CHECK(!flag.first, flag.second, ": not with --dtensor-example (it runs on a fake world of ",
+                   kDTensorExampleWorld, ")");
+    STRATA_CHECK(o.rank.value_or(0) < kDTensorExampleWorld, "--rank: expected a rank below ", kDTensorExampleWorld,
+                 " (the world of --dtensor-example), got ", *o.rank);
+  } else if (o.rank) {  // Note [One rank's view of the data-parallel step]
     STRATA_CHECK(o.world_size_given, "--rank: only with --world-size (the rank of the world whose log is printed)");
     STRATA_CHECK(o.debug || o.trace, "--rank: only with --debug or --trace (the report is rank 0's)");
     STRATA_CHECK(*o.rank < o.config.world_size, "--rank: expected a rank below --world-size (", o.config.world_size,
@@ -271,6 +292,8 @@ std::string trace_usage() {
          "                    [--fake] [--flops [--json]] [--json-out FILE] [--dump-tensors FILE] [--help]\n"
          "       strata-trace --debug [--record-output] [--ids] [--hashes | --fake] [--torchfunction] [--nn-module]\n"
          "                    [--json] [--world-size N [--rank R]] [--seed N] [--sizes A,B,...] [--batch N] [--lr X]\n"
+         "       strata-trace --debug --dtensor-example mm|einsum [--rank R] [--placement-format lists|joined]\n"
+         "                    [--record-output] [--ids] [--json]\n"
          "       strata-trace --explain [--seed N] [--sizes A,B,...] [--batch N] [--lr X]\n"
          "       strata-trace [--profile FILE] [--graph FILE] [--seed N] [--sizes A,B,...] [--batch N] [--lr X]\n"
          "       strata-trace --trace [--logging | --scaled | --world-size N [--rank R]] [--json] [--seed N]\n"
@@ -326,6 +349,12 @@ std::string trace_usage() {
          "                       with --debug or --trace, their step on N ranks and one rank's log, its\n"
          "                       collectives included (under mpirun: one rank per process)\n"
          "  --rank R             with --world-size and --debug or --trace: the rank whose log is printed [0]\n"
+         "  --dtensor-example E  with --debug: the log of PyTorch PR 162665's example E instead, on DTensors\n"
+         "                       over a fake world of 8 ranks: mm (torch.mm of two S(0) DTensors on a mesh\n"
+         "                       of 8) or einsum (torch.einsum(\"bld,dnh->blnh\") of [P, R] and [R, P] on a\n"
+         "                       (4, 2) mesh); --rank R picks the rank, 0 to 7 [1]\n"
+         "  --placement-format F with --dtensor-example: lists, as the PR printed (dt: f32[8, 8][S(0)]), or\n"
+         "                       joined, as upstream prints today (dt: f32[8, 8]| S(0)) [lists]\n"
          "  --help               show this help\n"
          "\n"
          "Limits, to bound memory: at most 64 layers (65 sizes); at most 2^26 = 67108864 parameters\n"

@@ -57,6 +57,12 @@ std::string debug_text(const TraceOptions& o) {
   options.record_torchfunction = o.torchfunction;
   options.record_nn_module = o.nn_module;
   options.record_faketensor = o.fake;  // as upstream's DebugMode(record_faketensor=True) inside a FakeTensorMode
+  if (o.dtensor_example) {  // as upstream's test: DebugMode(record_torchfunction=True), rank 1 as the PR's log
+    options.record_torchfunction = true;
+    options.placement_format = o.placement_format.value_or(PlacementFormat::Lists);
+    const auto mode = debug_dtensor_example(*o.dtensor_example, options, static_cast<int>(o.rank.value_or(1)));
+    return (o.json ? with_run_header(mode->to_json(), o.config.seed).dump(2) : mode->debug_string()) + "\n";
+  }
   std::optional<FakeTensorMode> fake;
   if (o.fake) fake.emplace();
   const auto hashes = o.hashes ? std::optional(TensorHash::Norm) : std::nullopt;

@@ -9,6 +9,7 @@
 #include <string_view>
 #include <vector>
 
+#include "dtensor_examples.h"
 #include "mlp_experiment.h"
 
 namespace strata::tracer {
@@ -43,6 +44,11 @@ struct TraceOptions {
   // data-parallel on N ranks; --rank R: the rank whose log --debug or --trace prints [0].
   bool world_size_given = false;
   std::optional<std::int64_t> rank;
+  // --dtensor-example mm|einsum (with --debug): that program of PR 162665 on DTensors over a fake
+  // world of 8, as rank --rank [1], instead of the MLP step (Note [The DTensor examples]);
+  // --placement-format lists|joined: how its log writes placements [lists].
+  std::optional<DTensorExample> dtensor_example;
+  std::optional<PlacementFormat> placement_format;
 };
 
 // Throws strata::Error with a one-line message for a bad flag or value.
