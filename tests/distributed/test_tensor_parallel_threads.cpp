@@ -4,21 +4,17 @@
 // for a deeper MLP; 2-D data parallel x tensor parallel on a (2, 2) mesh gives the whole batch's step.
 #include <doctest/doctest.h>
 
-#include <mutex>
 #include <string>
 #include <vector>
 
-#include "autograd/backward.h"
-#include "autograd/grad_mode.h"
 #include "distributed/dtensor.h"
 #include "distributed/tensor_parallel.h"
 #include "distributed/thread_backend.h"
-#include "nn/functional.h"
 #include "nn/layers.h"
 #include "ops/functions.h"
-#include "optim/sgd.h"
 #include "tracer/cli/mlp_experiment.h"
 #include "tests/distributed/rank_failures.h"
+#include "tests/distributed/tensor_parallel_step.h"
 
 namespace test_tensor_parallel_threads {  // Note [Test files in unity builds]
 
@@ -27,7 +23,7 @@ using namespace strata::distributed;
 
 namespace {
 
-using Failures = strata::testing::RankFailures;
+using Failures = testing::RankFailures;
 
 // The single-process model, one copy per rank, made on this thread (the default generator is shared).
 std::vector<std::shared_ptr<nn::Sequential>> models(const tracer::MlpConfig& config, int world) {
@@ -39,31 +35,6 @@ std::vector<std::shared_ptr<nn::Sequential>> models(const tracer::MlpConfig& con
   return out;
 }
 
-// One tensor-parallel SGD step on `tp` of `model` over the batch slice (x, y); with a data-parallel
-// dimension `dp` of `mesh`, the gradients are averaged over it before the step. Checks the loss (when
-// the slice is the whole batch), every gradient and updated parameter against `ref`.
-void check_step(nn::Sequential& model, const DeviceMesh& tp, const tracer::PlainStep& ref, const Tensor& x,
-                const Tensor& y, double lr, Failures& failures, int rank, const DeviceMesh* mesh = nullptr,
-                int dp = 0) {
-  parallelize_module(model, tp, alternating_linear_plan(model));
-  for (const Tensor& p : model.parameters()) failures.check(is_dtensor(p) && p.requires_grad(), rank, "a parameter");
-  optim::SGD opt(model.parameters(), {.lr = lr});
-  const Tensor logits = model(x);
-  failures.check(!is_dtensor(logits), rank, "the output is local");
-  const Tensor loss = nn::functional::cross_entropy(logits, y);
-  backward(loss);
-  if (mesh) average_gradients(model, *mesh, dp);
-  if (!mesh) failures.check(tracer::allclose(loss, ref.loss), rank, "loss");
-  opt.step();
-  const NoGradGuard no_grad;
-  const std::vector<Tensor> params = model.parameters();
-  for (std::size_t i = 0; i < params.size(); ++i) {
-    failures.check(is_dtensor(params[i].grad()), rank, "a DTensor gradient");
-    failures.check(tracer::allclose(full_tensor(params[i].grad()), ref.grads[i]), rank, "grad " + std::to_string(i));
-    failures.check(tracer::allclose(full_tensor(params[i]), ref.params_after[i]), rank, "param " + std::to_string(i));
-  }
-}
-
 void tensor_parallel_case(const tracer::MlpConfig& config, int world) {
   const tracer::PlainStep ref = tracer::plain_step(config);
   const auto ms = models(config, world);
@@ -71,7 +42,8 @@ void tensor_parallel_case(const tracer::MlpConfig& config, int world) {
   Failures failures;
   spawn(world, [&](int rank) {
     const DeviceMesh tp = init_device_mesh({world});
-    check_step(*ms[static_cast<std::size_t>(rank)], tp, ref, batch.first, batch.second, config.lr, failures, rank);
+    testing::check_tensor_parallel_step(*ms[static_cast<std::size_t>(rank)], tp, ref, batch.first, batch.second,
+                                        config.lr, failures, rank);
   });
   failures.report();
 }
@@ -104,8 +76,9 @@ TEST_CASE("2-D: data parallel over dimension 0 and tensor parallel over 1 on a (
   spawn(4, [&](int rank) {
     const DeviceMesh mesh = init_device_mesh({2, 2}, {"dp", "tp"});
     const std::int64_t share = config.batch / 2, at = (*mesh.get_coordinate())[0] * share;
-    check_step(*ms[static_cast<std::size_t>(rank)], mesh.slice("tp"), ref, narrow(batch.first, 0, at, share),
-               narrow(batch.second, 0, at, share), config.lr, failures, rank, &mesh, 0);
+    testing::check_tensor_parallel_step(*ms[static_cast<std::size_t>(rank)], mesh.slice("tp"), ref,
+                                        narrow(batch.first, 0, at, share), narrow(batch.second, 0, at, share),
+                                        config.lr, failures, rank, &mesh, 0);
   });
   failures.report();
 }
