@@ -10,8 +10,11 @@
 #include "distributed/dtensor.h"
 #include "distributed/tensor_parallel.h"
 #include "distributed/thread_backend.h"
+#include "autograd/backward.h"
+#include "nn/functional.h"
 #include "nn/layers.h"
 #include "ops/functions.h"
+#include "optim/sgd.h"
 #include "tracer/cli/mlp_experiment.h"
 #include "tests/distributed/rank_failures.h"
 #include "tests/distributed/tensor_parallel_step.h"
@@ -64,6 +67,34 @@ TEST_CASE("a deeper MLP alternates the styles, its last colwise layer gathering 
   tracer::MlpConfig config;
   config.sizes = {16, 32, 32, 8};
   tensor_parallel_case(config, 4);
+}
+
+TEST_CASE("SGD with momentum, nesterov, weight decay and maximize updates DTensor parameters as plain ones" *
+          doctest::test_suite("threads")) {
+  const tracer::MlpConfig config;
+  const optim::SGDOptions options{.lr = 0.1, .momentum = 0.9, .weight_decay = 0.01, .nesterov = true, .maximize = true};
+  const std::pair<Tensor, Tensor> batch = tracer::make_batch(config);
+  auto ms = models(config, 3);  // two ranks' copies and the reference
+  auto train = [&](nn::Module& model) {
+    optim::SGD opt(model.parameters(), options);
+    for (int s = 0; s < 2; ++s) {  // the second step reads the momentum buffers
+      opt.zero_grad();
+      backward(nn::functional::cross_entropy(model(batch.first), batch.second));
+      opt.step();
+    }
+  };
+  train(*ms[2]);
+  const std::vector<Tensor> want = ms[2]->parameters();
+  Failures failures;
+  spawn(2, [&](int rank) {
+    nn::Sequential& model = *ms[static_cast<std::size_t>(rank)];
+    parallelize_module(model, init_device_mesh({2}), alternating_linear_plan(model));
+    train(model);
+    const std::vector<Tensor> got = model.parameters();
+    for (std::size_t i = 0; i < got.size(); ++i)
+      failures.check(tracer::allclose(full_tensor(got[i]), want[i]), rank, "param " + std::to_string(i));
+  });
+  failures.report();
 }
 
 TEST_CASE("2-D: data parallel over dimension 0 and tensor parallel over 1 on a (2, 2) mesh: the whole batch's step" *
