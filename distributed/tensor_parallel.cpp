@@ -58,10 +58,12 @@ struct Layouts {
 // distribute_module's hooks: the input prepared on the way in, the output on the way out.
 void register_hooks(nn::Module& module, const DeviceMesh& mesh, const Layouts& layouts) {
   module.register_forward_pre_hook([mesh, layouts](nn::Module&, const Tensor& input) -> std::optional<Tensor> {
+    // As upstream: the declared layouts decide, not a DTensor input's own placements (the op's
+    // handler redistributes one that differs).
     Tensor in = input;
     if (!is_dtensor(in)) in = DTensor::from_local(in, mesh, {layouts.input});
     const std::int64_t ndim = in.dim();
-    if (normalized(placements(in)[0], ndim) != normalized(layouts.desired_input, ndim))
+    if (normalized(layouts.input, ndim) != normalized(layouts.desired_input, ndim))
       in = redistribute(in, {layouts.desired_input});
     return in;
   });

@@ -11,8 +11,12 @@
 #include "distributed/dtensor.h"
 #include "distributed/fake_process_group.h"
 #include "distributed/tensor_parallel.h"
+#include "autograd/backward.h"
+#include "modes/fake_tensor.h"
+#include "nn/functional.h"
 #include "nn/layers.h"
 #include "ops/functions.h"
+#include "optim/sgd.h"
 
 namespace test_tensor_parallel {  // Note [Test files in unity builds]
 
@@ -82,6 +86,23 @@ TEST_CASE("the plan: wildcards, nested paths, the alternating plan of a deeper M
   CHECK(placements_of(params[0].second) == "[S(0)]");
   CHECK(params[2].first == "0.2.weight");
   CHECK(placements_of(params[2].second) == "[S(1)]");
+}
+
+TEST_CASE("under FakeTensorMode on a fake world: rank 3 of 4 steps with fake DTensor parameters") {
+  FakeWorld world(3, 4);
+  tracer::FakeTensorMode fake;
+  const ModeGuard guard(fake);
+  auto mlp = nn::make_mlp({16, 32, 32, 8});
+  parallelize_module(*mlp, init_device_mesh({4}), alternating_linear_plan(*mlp));
+  optim::SGD opt(mlp->parameters(), {.lr = 0.1});
+  const Tensor logits = (*mlp)(randn({8, 16}));
+  backward(nn::functional::cross_entropy(logits, randint(0, 8, {8})));
+  opt.step();
+  CHECK(logits.sizes() == std::vector<std::int64_t>{8, 8});
+  const Tensor w = mlp->parameters()[0];
+  CHECK(tracer::FakeTensor::is_fake(to_local(w)));
+  CHECK(to_local(w).sizes() == std::vector<std::int64_t>{8, 16});
+  CHECK(to_local(w.grad()).sizes() == std::vector<std::int64_t>{8, 16});
 }
 
 TEST_CASE("a mesh's slice: the row through this rank, on that dimension's group") {
