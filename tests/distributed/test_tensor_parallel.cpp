@@ -51,6 +51,10 @@ TEST_CASE("colwise and rowwise parameters: DTensors of upstream's placements, un
   const Tensor out = (*mlp)(ones({8, 16}));
   CHECK(!is_dtensor(out));
   CHECK(out.sizes() == std::vector<std::int64_t>{8, 4});
+  // The gradients are DTensors placed as their parameters (upstream's).
+  backward(sum(out));
+  for (const auto& p : mlp->named_parameters())
+    CHECK(placements_of(p.second.grad()) == placements_of(p.second));
   CHECK_THROWS_WITH_AS(parallelize_module(*mlp, mesh, {{"0", ColwiseParallel{}}}),
                        "parallelize_module: the parameter 'weight' of Linear is already a DTensor (a module is "
                        "parallelized once)", Error);
