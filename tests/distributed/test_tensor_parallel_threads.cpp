@@ -69,6 +69,26 @@ TEST_CASE("a deeper MLP alternates the styles, its last colwise layer gathering 
   tensor_parallel_case(config, 4);
 }
 
+TEST_CASE("a DTensor between the layers (use_local_output=false): the rowwise layer takes it as it is" *
+          doctest::test_suite("threads")) {
+  const tracer::MlpConfig config;
+  const tracer::PlainStep ref = tracer::plain_step(config);
+  const auto ms = models(config, 2);
+  const std::pair<Tensor, Tensor> batch = tracer::make_batch(config);
+  Failures failures;
+  spawn(2, [&](int rank) {
+    nn::Sequential& model = *ms[static_cast<std::size_t>(rank)];
+    parallelize_module(model, init_device_mesh({2}),
+                       {{"0", ColwiseParallel{.use_local_output = false}}, {"2", RowwiseParallel{}}});
+    const Tensor loss = nn::functional::cross_entropy(model(batch.first), batch.second);
+    backward(loss);
+    failures.check(tracer::allclose(loss, ref.loss), rank, "loss");
+    const Tensor g = full_tensor(model.parameters()[0].grad());
+    failures.check(tracer::allclose(g, ref.grads[0]), rank, "grad 0");
+  });
+  failures.report();
+}
+
 TEST_CASE("SGD with momentum, nesterov, weight decay and maximize updates DTensor parameters as plain ones" *
           doctest::test_suite("threads")) {
   const tracer::MlpConfig config;
