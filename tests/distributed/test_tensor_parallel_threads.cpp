@@ -4,6 +4,7 @@
 // for a deeper MLP; 2-D data parallel x tensor parallel on a (2, 2) mesh gives the whole batch's step.
 #include <doctest/doctest.h>
 
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -38,17 +39,25 @@ std::vector<std::shared_ptr<nn::Sequential>> models(const tracer::MlpConfig& con
   return out;
 }
 
-void tensor_parallel_case(const tracer::MlpConfig& config, int world) {
+// fn(rank, model, ref, batch, failures) on `world` thread ranks, each with its copy of the model, the
+// single-process step `ref` and the whole batch.
+using RankCase = std::function<void(int rank, nn::Sequential& model, const tracer::PlainStep& ref,
+                                    const std::pair<Tensor, Tensor>& batch, Failures& failures)>;
+void on_ranks(const tracer::MlpConfig& config, int world, const RankCase& fn) {
   const tracer::PlainStep ref = tracer::plain_step(config);
   const auto ms = models(config, world);
   const std::pair<Tensor, Tensor> batch = tracer::make_batch(config);
   Failures failures;
-  spawn(world, [&](int rank) {
-    const DeviceMesh tp = init_device_mesh({world});
-    testing::check_tensor_parallel_step(*ms[static_cast<std::size_t>(rank)], tp, ref, batch.first, batch.second,
-                                        config.lr, failures, rank);
-  });
+  spawn(world, [&](int rank) { fn(rank, *ms[static_cast<std::size_t>(rank)], ref, batch, failures); });
   failures.report();
+}
+
+void tensor_parallel_case(const tracer::MlpConfig& config, int world) {
+  on_ranks(config, world, [&](int rank, nn::Sequential& model, const tracer::PlainStep& ref,
+                              const std::pair<Tensor, Tensor>& batch, Failures& failures) {
+    testing::check_tensor_parallel_step(model, init_device_mesh({world}), ref, batch.first, batch.second, config.lr,
+                                        failures, rank);
+  });
 }
 
 }  // namespace
@@ -71,13 +80,8 @@ TEST_CASE("a deeper MLP alternates the styles, its last colwise layer gathering 
 
 TEST_CASE("a DTensor between the layers (use_local_output=false): the rowwise layer takes it as it is" *
           doctest::test_suite("threads")) {
-  const tracer::MlpConfig config;
-  const tracer::PlainStep ref = tracer::plain_step(config);
-  const auto ms = models(config, 2);
-  const std::pair<Tensor, Tensor> batch = tracer::make_batch(config);
-  Failures failures;
-  spawn(2, [&](int rank) {
-    nn::Sequential& model = *ms[static_cast<std::size_t>(rank)];
+  on_ranks(tracer::MlpConfig{}, 2, [&](int rank, nn::Sequential& model, const tracer::PlainStep& ref,
+                                        const std::pair<Tensor, Tensor>& batch, Failures& failures) {
     parallelize_module(model, init_device_mesh({2}),
                        {{"0", ColwiseParallel{.use_local_output = false}}, {"2", RowwiseParallel{}}});
     const Tensor loss = nn::functional::cross_entropy(model(batch.first), batch.second);
@@ -86,7 +90,6 @@ TEST_CASE("a DTensor between the layers (use_local_output=false): the rowwise la
     const Tensor g = full_tensor(model.parameters()[0].grad());
     failures.check(tracer::allclose(g, ref.grads[0]), rank, "grad 0");
   });
-  failures.report();
 }
 
 TEST_CASE("SGD with momentum, nesterov, weight decay and maximize updates DTensor parameters as plain ones" *
@@ -120,18 +123,13 @@ TEST_CASE("SGD with momentum, nesterov, weight decay and maximize updates DTenso
 TEST_CASE("2-D: data parallel over dimension 0 and tensor parallel over 1 on a (2, 2) mesh: the whole batch's step" *
           doctest::test_suite("threads")) {
   const tracer::MlpConfig config;
-  const tracer::PlainStep ref = tracer::plain_step(config);
-  const auto ms = models(config, 4);
-  const std::pair<Tensor, Tensor> batch = tracer::make_batch(config);
-  Failures failures;
-  spawn(4, [&](int rank) {
+  on_ranks(config, 4, [&](int rank, nn::Sequential& model, const tracer::PlainStep& ref,
+                          const std::pair<Tensor, Tensor>& batch, Failures& failures) {
     const DeviceMesh mesh = init_device_mesh({2, 2}, {"dp", "tp"});
     const std::int64_t share = config.batch / 2, at = (*mesh.get_coordinate())[0] * share;
-    testing::check_tensor_parallel_step(*ms[static_cast<std::size_t>(rank)], mesh.slice("tp"), ref,
-                                        narrow(batch.first, 0, at, share), narrow(batch.second, 0, at, share),
-                                        config.lr, failures, rank, &mesh, 0);
+    testing::check_tensor_parallel_step(model, mesh.slice("tp"), ref, narrow(batch.first, 0, at, share),
+                                        narrow(batch.second, 0, at, share), config.lr, failures, rank, &mesh, 0);
   });
-  failures.report();
 }
 
 }  // namespace test_tensor_parallel_threads
