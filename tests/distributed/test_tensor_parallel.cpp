@@ -1,7 +1,7 @@
 // tests/distributed/test_tensor_parallel.cpp: parallelize_module on a fake world (one process acting
 // as one rank): the parameters a style makes (DTensors with upstream's placements, named as before,
 // in state_dict, requiring grad), the plan's paths and wildcards, the Megatron plan of a deeper MLP,
-// a mesh's slice, the module's own hooks, and the errors.
+// a step under FakeTensorMode, a mesh's slice, the module's own hooks, and the errors.
 #include <doctest/doctest.h>
 
 #include <string>

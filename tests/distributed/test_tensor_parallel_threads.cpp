@@ -1,7 +1,8 @@
 // tests/distributed/test_tensor_parallel_threads.cpp: parallelize_module on the MLP of strata-trace's
 // experiment, on thread ranks: the colwise/rowwise step's loss, gradients (full_tensor of each DTensor
 // gradient) and updated parameters equal the single-process step's (rtol 1e-5) on 2 and 4 ranks and
-// for a deeper MLP; 2-D data parallel x tensor parallel on a (2, 2) mesh gives the whole batch's step.
+// for a deeper MLP; a DTensor handed between the layers; SGD with every option on DTensor parameters;
+// 2-D data parallel x tensor parallel on a (2, 2) mesh gives the whole batch's step.
 #include <doctest/doctest.h>
 
 #include <functional>
