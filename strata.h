@@ -50,6 +50,7 @@
 #include "distributed/shard_dim_alltoall.h"
 #include "distributed/shard_layout.h"
 #include "distributed/sharding_propagation.h"
+#include "distributed/tensor_parallel.h"
 #include "distributed/thread_backend.h"
 #include "modes/debug_hashes.h"
 #include "modes/debug_mode.h"

@@ -21,12 +21,11 @@
 #include "autograd/grad_mode.h"
 #include "autograd/variable.h"
 #include "bench/eigen_baselines.h"
+#include "bench/parallel_step_bench.h"
 #include "bench/sharding_bench.h"
 #include "bench/timing.h"
 #include "core/inference_mode.h"
 #include "core/parallel.h"
-#include "distributed/data_parallel.h"
-#include "distributed/thread_backend.h"
 #include "nn/functional.h"
 #include "nn/layers.h"
 #include "nn/safetensors.h"
@@ -146,33 +145,6 @@ bench::RowMatrix to_eigen(const Tensor& t) {
   return Eigen::Map<const bench::RowMatrix>(v.data(), t.size(0), t.size(1));
 }
 
-// The MLP step data-parallel on 2 thread ranks (DistributedDataParallel, each rank on half the
-// batch), beside the one-process step in the same run. The ranks step in lockstep (their collectives
-// meet), so both run a fixed number of steps; rank 0's median is the figure.
-void data_parallel_benchmark(nlohmann::ordered_json& out, double one_process_us) {
-  constexpr int kSteps = 400;
-  std::vector<StepSetup> setups;
-  for (int r = 0; r < 2; ++r) setups.push_back(make_step({16, 32, 4}, 8));
-  double median_us = 0;
-  distributed::spawn(2, [&](int rank) {
-    StepSetup& s = setups[static_cast<std::size_t>(rank)];
-    distributed::DistributedDataParallel ddp(s.model);
-    optim::SGD opt(ddp.parameters(), {.lr = 0.1});
-    const Tensor x = narrow(s.x, 0, rank * 4, 4), y = narrow(s.y, 0, rank * 4, 4);
-    std::vector<double> samples;
-    for (int i = 0; i < kSteps; ++i) {
-      const auto t0 = std::chrono::steady_clock::now();
-      train_step(ddp, opt, x, y);
-      samples.push_back(std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - t0).count());
-    }
-    if (rank != 0) return;
-    std::nth_element(samples.begin(), samples.begin() + kSteps / 2, samples.end());
-    median_us = samples[kSteps / 2];
-  });
-  out["seed_step_ddp2_threads_us"] = round3(median_us);
-  out["seed_step_ddp2_vs_one_process"] = round3(median_us / one_process_us);
-}
-
 void step_benchmarks(nlohmann::ordered_json& out) {
   // The seed: 16-32-4, batch 8.
   StepSetup seed = make_step({16, 32, 4}, 8);
@@ -187,7 +159,7 @@ void step_benchmarks(nlohmann::ordered_json& out) {
   out["seed_step_vs_eigen"] = round3(seed_step.ratio);
   out["seed_step_allocations"] =
       round3(bench::allocations_per_call([&] { train_step(*seed.model, opt, seed.x, seed.y); }));
-  data_parallel_benchmark(out, step);
+  bench::parallel_step_benchmarks(out, step);
 
   const bench::Paired forward = bench::paired_median_ns(
       [&] {

@@ -27,6 +27,7 @@
 #include "optim/sgd.h"
 #include "tests/distributed/collective_inputs.h"
 #include "tests/distributed/redistribute_cases.h"
+#include "tests/distributed/tensor_parallel_step.h"
 #include "tracer/cli/mlp_experiment.h"
 
 using namespace strata;
@@ -105,6 +106,24 @@ TEST_CASE("MPI: data-parallel training ends with the single-process parameters")
   train(ddp, narrow(x, 0, me() * share, share), narrow(y, 0, me() * share, share));
   const auto got = ddp.parameters(), want = reference->parameters();
   for (std::size_t i = 0; i < got.size(); ++i) CHECK(tracer::allclose(got[i], want[i], 1e-6, 1e-6));
+}
+
+TEST_CASE("MPI: the tensor-parallel step equals the single-process one; on 4 ranks also (2, 2) dp x tp") {
+  const tracer::MlpConfig config;  // the experiment's MLP: sizes 16, 32, 4; batch 8
+  const tracer::PlainStep ref = tracer::plain_step(config);
+  const auto [x, y] = tracer::make_batch(config);
+  testing::RankFailures failures;
+  manual_seed(config.seed);
+  testing::check_tensor_parallel_step(*nn::make_mlp(config.sizes), init_device_mesh({world()}), ref, x, y, config.lr,
+                                      failures, me());
+  if (world() == 4) {
+    const DeviceMesh mesh = init_device_mesh({2, 2}, {"dp", "tp"});
+    const std::int64_t share = config.batch / 2, at = (*mesh.get_coordinate())[0] * share;
+    manual_seed(config.seed);
+    testing::check_tensor_parallel_step(*nn::make_mlp(config.sizes), mesh.slice("tp"), ref, narrow(x, 0, at, share),
+                                        narrow(y, 0, at, share), config.lr, failures, me(), &mesh, 0);
+  }
+  failures.report();
 }
 
 // Rank 0 issues every collective, then tells the others (a point-to-point message) that its calls
