@@ -66,6 +66,9 @@ std::size_t hash_spec(const DTensorSpec& s) {
   return hash_mix(h, static_cast<std::size_t>(s.tensor_meta->dtype));
 }
 
+// Whether a stack value stands for a DTensor spec in an op call (the rest are values).
+bool is_spec_arg(const IValue& a) { return a.is_tensor() && a.to_tensor().defined(); }
+
 bool same_arg(const OpArg& a, const OpArg& b) {
   if (a.index() != b.index()) return false;
   if (const auto* v = std::get_if<IValue>(&a)) return same_value(*v, std::get<IValue>(b));
@@ -75,7 +78,7 @@ bool same_arg(const OpArg& a, const OpArg& b) {
 
 }  // namespace
 
-// ---- OpSchema, OpSpec ----
+// ---- OpSchema ----
 
 std::vector<const DTensorSpec*> OpSchema::args_spec() const {
   std::vector<const DTensorSpec*> out;
@@ -133,6 +136,68 @@ bool operator==(const OpSchema& a, const OpSchema& b) {
     if (!same_arg(a.args[i], b.args[i])) return false;
   return true;
 }
+
+// ---- OpCallRef: the same key, read in place ----
+
+OpSchema OpCallRef::to_schema() const {
+  OpSchema schema{op, {}};
+  schema.args.reserve(num_args);
+  std::size_t k = 0;
+  for (std::size_t i = 0; i < num_args; ++i) {
+    const IValue& a = args[i];
+    if (is_spec_arg(a)) {
+      schema.args.emplace_back(*specs[k++]);
+    } else if (a.is_tensor_list()) {
+      std::vector<DTensorSpec> list;
+      for (std::size_t j = 0; j < a.to_tensor_list().size(); ++j) list.push_back(*specs[k++]);
+      schema.args.emplace_back(std::move(list));
+    } else {
+      schema.args.emplace_back(a);
+    }
+  }
+  return schema;
+}
+
+std::size_t OpCallRef::hash() const {  // OpSchema::hash's sequence, argument for argument
+  std::size_t h = op.valid() ? op.index() : 0;
+  std::size_t k = 0;
+  for (std::size_t i = 0; i < num_args; ++i) {
+    const IValue& a = args[i];
+    if (is_spec_arg(a)) {
+      h = hash_mix(h, hash_spec(*specs[k++]));
+    } else if (a.is_tensor_list()) {
+      h = hash_mix(h, a.to_tensor_list().size());
+      for (std::size_t j = 0; j < a.to_tensor_list().size(); ++j) h = hash_mix(h, hash_spec(*specs[k++]));
+    } else {
+      h = hash_mix(h, hash_value(a));
+    }
+  }
+  return h;
+}
+
+bool operator==(const OpCallRef& a, const OpSchema& b) {
+  if (!(a.op == b.op) || a.num_args != b.args.size()) return false;
+  std::size_t k = 0;
+  for (std::size_t i = 0; i < a.num_args; ++i) {
+    const IValue& v = a.args[i];
+    const OpArg& w = b.args[i];
+    if (is_spec_arg(v)) {
+      const auto* s = std::get_if<DTensorSpec>(&w);
+      if (!s || !(*a.specs[k++] == *s)) return false;
+    } else if (v.is_tensor_list()) {
+      const auto* l = std::get_if<std::vector<DTensorSpec>>(&w);
+      if (!l || l->size() != v.to_tensor_list().size()) return false;
+      for (const DTensorSpec& s : *l)
+        if (!(*a.specs[k++] == s)) return false;
+    } else {
+      const auto* x = std::get_if<IValue>(&w);
+      if (!x || !same_value(v, *x)) return false;
+    }
+  }
+  return true;
+}
+
+// ---- OpSpec ----
 
 const DTensorSpec& OpSpec::output_spec() const {
   STRATA_CHECK(output_specs.size() == 1, "OpSpec::output_spec: the strategy has ", output_specs.size(),
