@@ -11,6 +11,7 @@
 #include "core/shape.h"
 #include "core/util/error.h"
 #include "distributed/shard_layout.h"
+#include "distributed/sharding_propagation.h"
 #include "ops/functions.h"
 
 namespace strata::distributed {
@@ -35,7 +36,8 @@ Tensor DTensor::make(Tensor local, DTensorSpec spec, bool requires_grad) {
   return make(std::move(local), std::make_shared<const DTensorSpec>(std::move(spec)), requires_grad);
 }
 
-Tensor DTensor::make(Tensor local, std::shared_ptr<const DTensorSpec> spec, bool requires_grad) {
+Tensor DTensor::make(Tensor local, std::shared_ptr<const DTensorSpec> spec, bool requires_grad,
+                     std::optional<std::size_t> spec_hash) {
   STRATA_CHECK(spec != nullptr, "DTensor: the spec is null");
   STRATA_CHECK(local.defined(), "DTensor: the local tensor is undefined");
   STRATA_CHECK(!of(local), "DTensor: the local tensor of a DTensor cannot be a DTensor");
@@ -45,7 +47,8 @@ Tensor DTensor::make(Tensor local, std::shared_ptr<const DTensorSpec> spec, bool
   const TensorMeta& meta = *spec->tensor_meta;  // lives as long as the payload, which owns a share
   const ScalarType dtype = local.dtype();
   const Device device = local.device();
-  IntrusivePtr<TensorSubclass> payload(new DTensor(std::move(local), spec));
+  const std::size_t hash = spec_hash ? *spec_hash : spec_cache_hash(*spec);
+  IntrusivePtr<TensorSubclass> payload(new DTensor(std::move(local), spec, hash));
   Tensor out = make_wrapper_tensor(std::move(payload), meta.shape, meta.stride, 0, dtype, device);
   if (requires_grad) requires_grad_(out);
   return out;

@@ -30,7 +30,9 @@ class DTensor final : public TensorSubclass, public DebugModeSubclass {
   static Tensor make(Tensor local, DTensorSpec spec, bool requires_grad);
   // The same with a spec others share (immutable): the handler wraps its results in the specs the
   // sharding cache holds, without copying a shape (Note [The DTensor hit path]).
-  static Tensor make(Tensor local, std::shared_ptr<const DTensorSpec> spec, bool requires_grad);
+  // `spec_hash` is spec_cache_hash(*spec) when the caller knows it (the sharding cache's outputs).
+  static Tensor make(Tensor local, std::shared_ptr<const DTensorSpec> spec, bool requires_grad,
+                     std::optional<std::size_t> spec_hash = std::nullopt);
 
   // upstream's DTensor.from_local (Note [from_local's global shape]).
   static Tensor from_local(const Tensor& local, const DeviceMesh& mesh, Placements placements, bool run_check = false,
@@ -42,6 +44,7 @@ class DTensor final : public TensorSubclass, public DebugModeSubclass {
 
   const Tensor& local() const { return local_; }
   const DTensorSpec& spec() const { return *spec_; }
+  std::size_t spec_hash() const { return spec_hash_; }  // spec_cache_hash(spec()), kept for the cache
 
   std::string_view type_name() const override { return {kTypeName, sizeof(kTypeName) - 1}; }
   void dispatch(const OperatorHandle& op, Stack& stack) override;  // dtensor_dispatch.cpp
@@ -55,7 +58,8 @@ class DTensor final : public TensorSubclass, public DebugModeSubclass {
   Placements debug_placements(const Tensor&) const override { return spec_->placements; }
 
  private:
-  DTensor(Tensor local, std::shared_ptr<const DTensorSpec> spec) : local_(std::move(local)), spec_(std::move(spec)) {}
+  DTensor(Tensor local, std::shared_ptr<const DTensorSpec> spec, std::size_t spec_hash)
+      : local_(std::move(local)), spec_(std::move(spec)), spec_hash_(spec_hash) {}
   // Note [Telling a DTensor by its name's address]
   // of() runs several times per op on DTensors; a dynamic_cast to this class (a base of two) costs a
   // walk of the type info and string comparisons. Only DTensor's type_name returns this private
@@ -63,6 +67,7 @@ class DTensor final : public TensorSubclass, public DebugModeSubclass {
   static constexpr char kTypeName[] = "DTensor";
   Tensor local_;
   std::shared_ptr<const DTensorSpec> spec_;  // never null, never changed
+  std::size_t spec_hash_;
 };
 
 bool is_dtensor(const Tensor& t);

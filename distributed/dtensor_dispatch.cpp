@@ -54,6 +54,7 @@ std::size_t leaves_of(const IValue& v) {
 // one-element tensor gets a replicate spec owned here.
 struct Unwrapped {
   SmallVector<const DTensorSpec*, 4> specs;
+  SmallVector<std::size_t, 4> spec_hashes;  // spec_cache_hash of each spec
   SmallVector<Tensor, 4> locals;
   SmallVector<std::size_t, 4> leaf_index;
   std::vector<std::unique_ptr<const DTensorSpec>> owned;
@@ -75,11 +76,13 @@ void unwrap(const OperatorHandle& op, const IValue* args, std::size_t n, Unwrapp
                    u.mesh->short_str(), " and ", d->spec().mesh.short_str());
       u.locals.push_back(d->local());
       u.specs.push_back(&d->spec());
+      u.spec_hashes.push_back(d->spec_hash());
       return;
     }
     u.locals.push_back(t);
     u.owned.push_back(std::make_unique<const DTensorSpec>(replicate_spec_for_plain(op, t, *u.mesh)));
     u.specs.push_back(u.owned.back().get());
+    u.spec_hashes.push_back(spec_cache_hash(*u.owned.back()));
   };
   std::size_t leaf = 0;
   for (std::size_t i = 0; i < n; ++i) {
@@ -129,7 +132,7 @@ void DTensor::dispatch(const OperatorHandle& op, Stack& stack) {
                  ": out= variants are not supported on DTensors");
   Unwrapped u;
   unwrap(op, args, n, u);
-  const CachedSharding& cached = sharding_propagator().propagate(OpCallRef{op, args, n, u.specs.data()});
+  const CachedSharding& cached = sharding_propagator().propagate(OpCallRef{op, args, n, u.specs.data(), u.spec_hashes.data()});
   const OutputSharding& sharding = cached.sharding;
   const Tensor self = is_inplace(op) ? args[0].to_tensor() : Tensor();
   if (self.defined() && of(self) && !sharding.output_specs.empty() && sharding.output_specs[0]) {
@@ -172,8 +175,8 @@ void DTensor::dispatch(const OperatorHandle& op, Stack& stack) {
   for_each_return_tensor(op, stack, [&](Tensor& t) {
     STRATA_INTERNAL_ASSERT(k < sharding.output_specs.size() && sharding.output_specs[k], op.str(),
                            ": sharding propagation gave no spec for tensor return ", k);
-    const std::shared_ptr<const DTensorSpec>& spec = cached.outputs[k++];
-    if (t.defined()) t = make(t, spec, false);
+    if (t.defined()) t = make(std::move(t), cached.outputs[k], false, cached.output_hashes[k]);
+    ++k;
   });
 }
 

@@ -54,10 +54,12 @@ bool same_value(const IValue& a, const IValue& b) {
   }
 }
 
+}  // namespace
+
 // A spec's hash without walking the mesh's ranks (DTensorSpec::hash does, which on a mesh of 1024
 // ranks would cost every cache hit a microsecond): equal specs have equal mesh shapes, so this is a
 // hash of the same equality.
-std::size_t hash_spec(const DTensorSpec& s) {
+std::size_t spec_cache_hash(const DTensorSpec& s) {
   std::size_t h = hash_placements(s.placements);
   for (std::int64_t d : s.mesh.shape()) h = hash_mix(h, static_cast<std::size_t>(d));
   if (!s.tensor_meta) return h;
@@ -65,6 +67,8 @@ std::size_t hash_spec(const DTensorSpec& s) {
   for (std::int64_t d : s.tensor_meta->stride) h = hash_mix(h, static_cast<std::size_t>(d));
   return hash_mix(h, static_cast<std::size_t>(s.tensor_meta->dtype));
 }
+
+namespace {
 
 // Whether a stack value stands for a DTensor spec in an op call (the rest are values).
 bool is_spec_arg(const IValue& a) { return a.is_tensor() && a.to_tensor().defined(); }
@@ -119,10 +123,10 @@ std::size_t OpSchema::hash() const {
   std::size_t h = op.valid() ? op.index() : 0;
   for (const OpArg& a : args) {
     if (const auto* s = std::get_if<DTensorSpec>(&a)) {
-      h = hash_mix(h, hash_spec(*s));
+      h = hash_mix(h, spec_cache_hash(*s));
     } else if (const auto* l = std::get_if<std::vector<DTensorSpec>>(&a)) {
       h = hash_mix(h, l->size());
-      for (const DTensorSpec& s2 : *l) h = hash_mix(h, hash_spec(s2));
+      for (const DTensorSpec& s2 : *l) h = hash_mix(h, spec_cache_hash(s2));
     } else {
       h = hash_mix(h, hash_value(std::get<IValue>(a)));
     }
@@ -161,13 +165,18 @@ OpSchema OpCallRef::to_schema() const {
 std::size_t OpCallRef::hash() const {  // OpSchema::hash's sequence, argument for argument
   std::size_t h = op.valid() ? op.index() : 0;
   std::size_t k = 0;
+  const auto spec_hash = [&] {
+    const std::size_t sh = spec_hashes ? spec_hashes[k] : spec_cache_hash(*specs[k]);
+    ++k;
+    return sh;
+  };
   for (std::size_t i = 0; i < num_args; ++i) {
     const IValue& a = args[i];
     if (is_spec_arg(a)) {
-      h = hash_mix(h, hash_spec(*specs[k++]));
+      h = hash_mix(h, spec_hash());
     } else if (a.is_tensor_list()) {
       h = hash_mix(h, a.to_tensor_list().size());
-      for (std::size_t j = 0; j < a.to_tensor_list().size(); ++j) h = hash_mix(h, hash_spec(*specs[k++]));
+      for (std::size_t j = 0; j < a.to_tensor_list().size(); ++j) h = hash_mix(h, spec_hash());
     } else {
       h = hash_mix(h, hash_value(a));
     }

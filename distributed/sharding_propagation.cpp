@@ -247,8 +247,10 @@ ShardingPropagator::Cache& ShardingPropagator::thread_cache() const {
 const CachedSharding& ShardingPropagator::compute_and_cache(Cache& cache, OpSchema schema) const {
   auto entry = std::make_unique<CachedSharding>();
   entry->sharding = propagate_non_cached(schema);
-  for (const std::optional<DTensorSpec>& s : entry->sharding.output_specs)
+  for (const std::optional<DTensorSpec>& s : entry->sharding.output_specs) {
     entry->outputs.push_back(s ? std::make_shared<const DTensorSpec>(*s) : nullptr);
+    entry->output_hashes.push_back(s ? spec_cache_hash(*s) : 0);
+  }
   ++cache.misses;
   return *cache.map.emplace(std::move(schema), std::move(entry)).first->second;
 }

@@ -56,6 +56,10 @@ struct OpSchema {
   friend bool operator==(const OpSchema& a, const OpSchema& b);
 };
 
+// A spec's part of the sharding cache's hash (its placements, mesh shape and tensor meta; not the
+// mesh's ranks, which equal specs share anyway). A DTensor keeps its spec's, so a hit hashes nothing.
+std::size_t spec_cache_hash(const DTensorSpec& spec);
+
 // An op call borrowed from the DTensor handler's stack (Note [The DTensor hit path]): the op, its
 // arguments as the stack holds them, and one spec per defined tensor (a list: per element) in
 // argument order, read where it lives (in the DTensor). It hashes and compares as the OpSchema
@@ -65,6 +69,7 @@ struct OpCallRef {
   const IValue* args = nullptr;
   std::size_t num_args = 0;
   const DTensorSpec* const* specs = nullptr;
+  const std::size_t* spec_hashes = nullptr;  // spec_cache_hash of each spec, or null to compute them
 
   OpSchema to_schema() const;  // the owning copy, made on a cache miss
   std::size_t hash() const;    // equal to to_schema().hash()
@@ -111,6 +116,7 @@ struct OutputSharding {
 struct CachedSharding {
   OutputSharding sharding;
   std::vector<std::shared_ptr<const DTensorSpec>> outputs;
+  std::vector<std::size_t> output_hashes;  // spec_cache_hash of each output (0 where none)
 };
 
 // A strategy function: the candidates for one call. Reads the schema's input specs (with tensor
