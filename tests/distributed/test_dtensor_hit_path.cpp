@@ -27,6 +27,8 @@ TEST_CASE("a repeated op on DTensors is a cache hit whose result shares the cach
   CHECK(stats.misses == 1);
   CHECK(stats.hits == 1);
   CHECK(&dtensor_spec(first) == &dtensor_spec(second));  // one spec, shared, not a copy per result
+  for (const Tensor* t : {&da, &db, &first})  // the hash each DTensor keeps for the cache
+    CHECK(DTensor::of(*t)->spec_hash() == spec_cache_hash(dtensor_spec(*t)));
   CHECK(to_string(dtensor_spec(second)) == "Spec(DM(8), [S(0)], f32[4, 4])");
   CHECK(allclose(to_local(second), add(narrow(a, 0, 0, 1), to_local(db))));
 }
@@ -67,6 +69,8 @@ TEST_CASE("OpCallRef hashes and compares as the OpSchema it builds") {
     CHECK(*ref == schema);
   }
   CHECK(cat_ref.to_schema().placements_str() == "[S(0)], [R]");
+  const std::size_t cat_hashes[] = {spec_cache_hash(s0), spec_cache_hash(r)};  // as DTensors keep them
+  CHECK(OpCallRef{cat_ref.op, cat_args.data(), cat_args.size(), cat_specs, cat_hashes}.hash() == cat_ref.hash());
   CHECK_FALSE(cat_ref == sum_ref.to_schema());
   // Any difference in a spec (placements, mesh) or a value makes another key.
   const DTensorSpec* swapped[] = {&r, &s0};
