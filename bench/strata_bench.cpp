@@ -1,8 +1,9 @@
 // bench/strata_bench.cpp: strata-bench. Times the dispatch path of a tiny op, matrix products, MLP
-// training steps, MLP inference, loading weights and the cached sharding propagation
-// (bench/sharding_bench.cpp), each beside the same work hand-written in Eigen (or done with plain
-// read(), or a plain hash-map lookup) in the same run, and prints one flat JSON object (medians;
-// ratios are strata time / baseline time unless named otherwise).
+// training steps, MLP inference, loading weights, the cached sharding propagation
+// (bench/sharding_bench.cpp) and the DTensor op overhead (bench/dtensor_bench.cpp), each beside the
+// same work hand-written in Eigen (or done with plain read(), a plain hash-map lookup, or the op on
+// plain tensors) in the same run, and prints one flat JSON object (medians; ratios are strata time /
+// baseline time unless named otherwise). `strata-bench --only dtensor` runs one group.
 #include <fcntl.h>
 #include <unistd.h>
 
@@ -14,12 +15,14 @@
 #include <iostream>
 #include <new>
 #include <stdexcept>
+#include <string>
 
 #include <nlohmann/json.hpp>
 
 #include "autograd/backward.h"
 #include "autograd/grad_mode.h"
 #include "autograd/variable.h"
+#include "bench/dtensor_bench.h"
 #include "bench/eigen_baselines.h"
 #include "bench/parallel_step_bench.h"
 #include "bench/sharding_bench.h"
@@ -321,16 +324,24 @@ void load_benchmarks(nlohmann::ordered_json& out) {
 
 }  // namespace
 
-int main() {
+int main(int argc, char** argv) {
   try {
+    // --only GROUP: dispatch, mm, step, inference, load, sharding or dtensor.
+    const std::string only = argc == 3 && std::string(argv[1]) == "--only" ? argv[2] : "";
+    if (argc != 1 && only.empty()) {
+      std::cerr << "usage: strata-bench [--only dispatch|mm|step|inference|load|sharding|dtensor]\n";
+      return 2;
+    }
+    const auto want = [&](const char* group) { return only.empty() || only == group; };
     nlohmann::ordered_json out;
     out["threads"] = get_num_threads();
-    dispatch_benchmarks(out);
-    mm_benchmarks(out);
-    step_benchmarks(out);
-    inference_benchmarks(out);
-    load_benchmarks(out);
-    bench::sharding_benchmarks(out);
+    if (want("dispatch")) dispatch_benchmarks(out);
+    if (want("mm")) mm_benchmarks(out);
+    if (want("step")) step_benchmarks(out);
+    if (want("inference")) inference_benchmarks(out);
+    if (want("load")) load_benchmarks(out);
+    if (want("sharding")) bench::sharding_benchmarks(out);
+    if (want("dtensor")) bench::dtensor_benchmarks(out);
     std::cout << out.dump(2) << std::endl;
     return 0;
   } catch (const std::exception& e) {

@@ -11,6 +11,7 @@
 #include "core/shape.h"
 #include "core/util/error.h"
 #include "distributed/shard_layout.h"
+#include "distributed/sharding_propagation.h"
 #include "ops/functions.h"
 
 namespace strata::distributed {
@@ -32,27 +33,35 @@ struct FlattenContext {
 }  // namespace
 
 Tensor DTensor::make(Tensor local, DTensorSpec spec, bool requires_grad) {
+  return make(std::move(local), std::make_shared<const DTensorSpec>(std::move(spec)), requires_grad);
+}
+
+Tensor DTensor::make(Tensor local, std::shared_ptr<const DTensorSpec> spec, bool requires_grad,
+                     std::optional<std::size_t> spec_hash) {
+  STRATA_CHECK(spec != nullptr, "DTensor: the spec is null");
   STRATA_CHECK(local.defined(), "DTensor: the local tensor is undefined");
   STRATA_CHECK(!of(local), "DTensor: the local tensor of a DTensor cannot be a DTensor");
-  STRATA_CHECK(spec.tensor_meta.has_value(), "DTensor: TensorMeta should not be None! (", to_string(spec), ")");
-  STRATA_CHECK(static_cast<int>(spec.placements.size()) == spec.mesh.ndim(), "DTensor: ", to_string(spec), " has ",
-               spec.placements.size(), " placements for a mesh of ", spec.mesh.ndim(), " dimensions");
-  const TensorMeta& meta = *spec.tensor_meta;
+  STRATA_CHECK(spec->tensor_meta.has_value(), "DTensor: TensorMeta should not be None! (", to_string(*spec), ")");
+  STRATA_CHECK(static_cast<int>(spec->placements.size()) == spec->mesh.ndim(), "DTensor: ", to_string(*spec), " has ",
+               spec->placements.size(), " placements for a mesh of ", spec->mesh.ndim(), " dimensions");
+  const TensorMeta& meta = *spec->tensor_meta;  // lives as long as the payload, which owns a share
   const ScalarType dtype = local.dtype();
   const Device device = local.device();
-  std::vector<std::int64_t> shape = meta.shape, stride = meta.stride;
-  IntrusivePtr<TensorSubclass> payload(new DTensor(std::move(local), std::move(spec)));
-  Tensor out = make_wrapper_tensor(std::move(payload), shape, stride, 0, dtype, device);
+  const std::size_t hash = spec_hash ? *spec_hash : spec_cache_hash(*spec);
+  IntrusivePtr<TensorSubclass> payload(new DTensor(std::move(local), spec, hash));
+  Tensor out = make_wrapper_tensor(std::move(payload), meta.shape, meta.stride, 0, dtype, device);
   if (requires_grad) requires_grad_(out);
   return out;
 }
 
-const DTensor* DTensor::of(const Tensor& t) {
-  return t.defined() && t.subclass() ? dynamic_cast<const DTensor*>(t.subclass()) : nullptr;
+const DTensor* DTensor::of(const Tensor& t) {  // Note [Telling a DTensor by its name's address]
+  if (!t.defined()) return nullptr;
+  const TensorSubclass* s = t.subclass();
+  return s && s->type_name().data() == kTypeName ? static_cast<const DTensor*>(s) : nullptr;
 }
 
 FlattenedTensor DTensor::flatten(const Tensor& self) const {
-  auto context = std::make_shared<const FlattenContext>(FlattenContext{spec_, self.requires_grad()});
+  auto context = std::make_shared<const FlattenContext>(FlattenContext{*spec_, self.requires_grad()});
   return FlattenedTensor{{"_local_tensor"}, {local_}, std::move(context)};
 }
 
@@ -65,8 +74,8 @@ Tensor DTensor::unflatten(const FlattenedTensor& flat, IntArrayRef outer_size, I
 }
 
 std::string DTensor::repr(const Tensor&) const {
-  return "DTensor(local_tensor=" + local_.str() + ", device_mesh=" + spec_.mesh.short_str() +
-         ", placements=" + placements_tuple(spec_.placements) + ")";
+  return "DTensor(local_tensor=" + local_.str() + ", device_mesh=" + spec_->mesh.short_str() +
+         ", placements=" + placements_tuple(spec_->placements) + ")";
 }
 
 bool is_dtensor(const Tensor& t) { return DTensor::of(t) != nullptr; }

@@ -10,6 +10,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -27,6 +28,11 @@ class DTensor final : public TensorSubclass, public DebugModeSubclass {
   // local tensor's dtype and device. An error if the spec has no tensor meta, its placements are not
   // one per mesh dimension, or `local` is undefined or a DTensor.
   static Tensor make(Tensor local, DTensorSpec spec, bool requires_grad);
+  // The same with a spec others share (immutable): the handler wraps its results in the specs the
+  // sharding cache holds, without copying a shape (Note [The DTensor hit path]).
+  // `spec_hash` is spec_cache_hash(*spec) when the caller knows it (the sharding cache's outputs).
+  static Tensor make(Tensor local, std::shared_ptr<const DTensorSpec> spec, bool requires_grad,
+                     std::optional<std::size_t> spec_hash = std::nullopt);
 
   // upstream's DTensor.from_local (Note [from_local's global shape]).
   static Tensor from_local(const Tensor& local, const DeviceMesh& mesh, Placements placements, bool run_check = false,
@@ -37,9 +43,10 @@ class DTensor final : public TensorSubclass, public DebugModeSubclass {
   static const DTensor* of(const Tensor& t);
 
   const Tensor& local() const { return local_; }
-  const DTensorSpec& spec() const { return spec_; }
+  const DTensorSpec& spec() const { return *spec_; }
+  std::size_t spec_hash() const { return spec_hash_; }  // spec_cache_hash(spec()), kept for the cache
 
-  std::string_view type_name() const override { return "DTensor"; }
+  std::string_view type_name() const override { return {kTypeName, sizeof(kTypeName) - 1}; }
   void dispatch(const OperatorHandle& op, Stack& stack) override;  // dtensor_dispatch.cpp
   // upstream's __tensor_flatten__: {"_local_tensor"}, with the spec and requires_grad as context.
   FlattenedTensor flatten(const Tensor& self) const override;
@@ -48,12 +55,19 @@ class DTensor final : public TensorSubclass, public DebugModeSubclass {
   std::string repr(const Tensor& self) const override;
 
   std::string_view debug_prefix() const override { return "dt"; }
-  Placements debug_placements(const Tensor&) const override { return spec_.placements; }
+  Placements debug_placements(const Tensor&) const override { return spec_->placements; }
 
  private:
-  DTensor(Tensor local, DTensorSpec spec) : local_(std::move(local)), spec_(std::move(spec)) {}
+  DTensor(Tensor local, std::shared_ptr<const DTensorSpec> spec, std::size_t spec_hash)
+      : local_(std::move(local)), spec_(std::move(spec)), spec_hash_(spec_hash) {}
+  // Note [Telling a DTensor by its name's address]
+  // of() runs several times per op on DTensors; a dynamic_cast to this class (a base of two) costs a
+  // walk of the type info and string comparisons. Only DTensor's type_name returns this private
+  // array, so the address of the name it returns says whether a payload is a DTensor.
+  static constexpr char kTypeName[] = "DTensor";
   Tensor local_;
-  DTensorSpec spec_;
+  std::shared_ptr<const DTensorSpec> spec_;  // never null, never changed
+  std::size_t spec_hash_;
 };
 
 bool is_dtensor(const Tensor& t);

@@ -1,6 +1,7 @@
 // distributed/dtensor_dispatch.cpp: ops on DTensors (upstream's OpDispatcher.dispatch, _dispatch.py):
 // the arguments unwrapped to specs, sharding propagation's decision, the inputs redistributed where
 // it says, the op run on the local tensors, the results wrapped as DTensors of the output specs.
+#include <memory>
 #include <string>
 #include <utility>
 #include <vector>
@@ -8,6 +9,7 @@
 #include "core/dispatch/local_dispatch_keys.h"
 #include "core/shape.h"
 #include "core/util/error.h"
+#include "core/util/small_vector.h"
 #include "distributed/debug_mode_hooks.h"
 #include "distributed/dtensor.h"
 #include "distributed/redistribute.h"
@@ -35,17 +37,31 @@ std::size_t leaves_of(const IValue& v) {
   return 1;
 }
 
-// The op's call in spec space, and the local tensor of each DTensor argument (args_spec order, with
-// its index among the flattened arguments).
+// Note [The DTensor hit path]
+// A repeated op on DTensors of the same specs (the common case: a training step's ops) must cost
+// little beside the op on the local tensors. The handler therefore reads each DTensor's spec where
+// the DTensor holds it and looks the call up in the sharding cache through an OpCallRef (the stack's
+// arguments and pointers to those specs), which hashes and compares exactly as the OpSchema it
+// stands for; only a miss builds that owning OpSchema. The cache keeps each decision's output specs
+// shared and immutable, and a result's DTensor holds a share of its spec instead of a copy. So a hit
+// copies no spec, runs no meta kernel and no strategy, and allocates only what the local op and the
+// output's wrapper need. The invariant: OpCallRef::hash and its comparison agree with OpSchema's for
+// every call (op_schema.cpp computes both from the same per-argument parts), so a borrowed lookup
+// finds exactly the entry the owning schema would.
+
+// The DTensor arguments, read in place: each defined tensor argument's spec (a list's per element)
+// and local tensor in argument order, with its index among the flattened arguments. A plain
+// one-element tensor gets a replicate spec owned here.
 struct Unwrapped {
-  std::vector<OpArg> args;
-  std::vector<Tensor> locals;
-  std::vector<std::size_t> leaf_index;
+  SmallVector<const DTensorSpec*, 4> specs;
+  SmallVector<std::size_t, 4> spec_hashes;  // spec_cache_hash of each spec
+  SmallVector<Tensor, 4> locals;
+  SmallVector<std::size_t, 4> leaf_index;
+  std::vector<std::unique_ptr<const DTensorSpec>> owned;
   const DeviceMesh* mesh = nullptr;
 };
 
-Unwrapped unwrap(const OperatorHandle& op, const IValue* args, std::size_t n) {
-  Unwrapped u;
+void unwrap(const OperatorHandle& op, const IValue* args, std::size_t n, Unwrapped& u) {
   for (std::size_t i = 0; i < n && !u.mesh; ++i) {  // upstream's compute mesh: the first DTensor's
     if (args[i].is_tensor() && DTensor::of(args[i].to_tensor())) u.mesh = &DTensor::of(args[i].to_tensor())->spec().mesh;
     if (args[i].is_tensor_list())
@@ -53,48 +69,49 @@ Unwrapped unwrap(const OperatorHandle& op, const IValue* args, std::size_t n) {
         if (!u.mesh && DTensor::of(t)) u.mesh = &DTensor::of(t)->spec().mesh;
   }
   STRATA_INTERNAL_ASSERT(u.mesh != nullptr, "the DTensor handler got ", op.str(), " without a DTensor argument");
-  const auto spec_of = [&](const Tensor& t, std::size_t leaf) {
+  const auto add = [&](const Tensor& t, std::size_t leaf) {
     u.leaf_index.push_back(leaf);
     if (const DTensor* d = DTensor::of(t)) {
       STRATA_CHECK(d->spec().mesh == *u.mesh, op.str(), ": DTensor does not support cross-mesh operation on ",
                    u.mesh->short_str(), " and ", d->spec().mesh.short_str());
       u.locals.push_back(d->local());
-      return d->spec();
+      u.specs.push_back(&d->spec());
+      u.spec_hashes.push_back(d->spec_hash());
+      return;
     }
     u.locals.push_back(t);
-    return replicate_spec_for_plain(op, t, *u.mesh);
+    u.owned.push_back(std::make_unique<const DTensorSpec>(replicate_spec_for_plain(op, t, *u.mesh)));
+    u.specs.push_back(u.owned.back().get());
+    u.spec_hashes.push_back(spec_cache_hash(*u.owned.back()));
   };
   std::size_t leaf = 0;
   for (std::size_t i = 0; i < n; ++i) {
     const IValue& a = args[i];
     if (a.is_tensor() && a.to_tensor().defined()) {
-      u.args.emplace_back(spec_of(a.to_tensor(), leaf));
+      add(a.to_tensor(), leaf);
     } else if (a.is_tensor_list()) {
-      std::vector<DTensorSpec> specs;
-      for (std::size_t k = 0; k < a.to_tensor_list().size(); ++k) specs.push_back(spec_of(a.to_tensor_list()[k], leaf + k));
-      u.args.emplace_back(std::move(specs));
-    } else {
-      u.args.emplace_back(a);
+      for (std::size_t k = 0; k < a.to_tensor_list().size(); ++k) add(a.to_tensor_list()[k], leaf + k);
     }
     leaf += leaves_of(a);
   }
-  return u;
 }
 
-// The local call's arguments: the (redistributed) local tensors in place of the DTensors, the other
-// values from `schema` (the redistribute schema carries a view's local shape).
-void write_local_args(IValue* args, const OpSchema& schema, const std::vector<Tensor>& locals) {
+// The local call's arguments: the (redistributed) local tensors moved in place of the DTensors, the other
+// values as they are, or from the redistribute schema when there is one (it carries a view's local
+// shape). The arguments are told apart as OpCallRef tells them (a defined tensor, a tensor list).
+void write_local_args(IValue* args, std::size_t n, const OutputSharding& sharding, SmallVector<Tensor, 4>& locals) {
+  const OpSchema* local = sharding.redistribute_schema ? &*sharding.redistribute_schema : nullptr;
   std::size_t flat = 0;
-  for (std::size_t i = 0; i < schema.args.size(); ++i) {
-    const OpArg& a = schema.args[i];
-    if (std::holds_alternative<DTensorSpec>(a)) {
-      args[i] = IValue(locals[flat++]);
-    } else if (std::holds_alternative<std::vector<DTensorSpec>>(a)) {
+  for (std::size_t i = 0; i < n; ++i) {
+    IValue& a = args[i];
+    if (a.is_tensor() && a.to_tensor().defined()) {
+      a = IValue(std::move(locals[flat++]));
+    } else if (a.is_tensor_list()) {
       std::vector<Tensor> list;
-      for (std::size_t k = 0; k < std::get<std::vector<DTensorSpec>>(a).size(); ++k) list.push_back(locals[flat++]);
-      args[i] = IValue(std::move(list));
-    } else {
-      args[i] = std::get<IValue>(a);
+      for (std::size_t k = 0; k < a.to_tensor_list().size(); ++k) list.push_back(std::move(locals[flat++]));
+      a = IValue(std::move(list));
+    } else if (local) {
+      a = local->value(i);
     }
   }
 }
@@ -113,9 +130,10 @@ void DTensor::dispatch(const OperatorHandle& op, Stack& stack) {
   for (std::size_t i = 0; i < n; ++i)
     STRATA_CHECK(!op.schema().arguments()[i].kwarg_only || !op.schema().arguments()[i].type.is_write(), op.str(),
                  ": out= variants are not supported on DTensors");
-  Unwrapped u = unwrap(op, args, n);
-  OpSchema schema{op, std::move(u.args)};
-  const OutputSharding& sharding = sharding_propagator().propagate(schema);
+  Unwrapped u;
+  unwrap(op, args, n, u);
+  const CachedSharding& cached = sharding_propagator().propagate(OpCallRef{op, args, n, u.specs.data(), u.spec_hashes.data()});
+  const OutputSharding& sharding = cached.sharding;
   const Tensor self = is_inplace(op) ? args[0].to_tensor() : Tensor();
   if (self.defined() && of(self) && !sharding.output_specs.empty() && sharding.output_specs[0]) {
     const Placements& mine = of(self)->spec().placements;  // the write must land in self's own local tensor
@@ -127,19 +145,18 @@ void DTensor::dispatch(const OperatorHandle& op, Stack& stack) {
   const bool participating = u.mesh->get_coordinate().has_value();
 
   if (participating && sharding.needs_redistribute) {
-    const std::vector<const DTensorSpec*> current = schema.args_spec();
-    for (std::size_t k = 0; k < current.size(); ++k) {
+    for (std::size_t k = 0; k < u.specs.size(); ++k) {
       const DTensorSpec& to = sharding.input_specs[k];
-      if (*current[k] == to) continue;
+      if (*u.specs[k] == to) continue;
       const Tensor local = u.locals[k];
-      const DTensorSpec& from = *current[k];
+      const DTensorSpec& from = *u.specs[k];
       // upstream's record_redistribute_calls(i, from, to): DebugMode's `redistribute_input(...)`, with
       // the redistribution's collectives and local ops below it
       const RecordRedistribute record(static_cast<std::int64_t>(u.leaf_index[k]), from.placements, to.placements);
       u.locals[k] = redistribute_local_tensor(local, from, to);
     }
   }
-  write_local_args(args, sharding.redistribute_schema ? *sharding.redistribute_schema : schema, u.locals);
+  write_local_args(args, n, sharding, u.locals);
 
   if (participating) {
     op.call(stack);
@@ -158,8 +175,8 @@ void DTensor::dispatch(const OperatorHandle& op, Stack& stack) {
   for_each_return_tensor(op, stack, [&](Tensor& t) {
     STRATA_INTERNAL_ASSERT(k < sharding.output_specs.size() && sharding.output_specs[k], op.str(),
                            ": sharding propagation gave no spec for tensor return ", k);
-    const DTensorSpec& spec = *sharding.output_specs[k++];
-    if (t.defined()) t = make(t, spec, false);
+    if (t.defined()) t = make(std::move(t), cached.outputs[k], false, cached.output_hashes[k]);
+    ++k;
   });
 }
 

@@ -54,10 +54,12 @@ bool same_value(const IValue& a, const IValue& b) {
   }
 }
 
+}  // namespace
+
 // A spec's hash without walking the mesh's ranks (DTensorSpec::hash does, which on a mesh of 1024
 // ranks would cost every cache hit a microsecond): equal specs have equal mesh shapes, so this is a
 // hash of the same equality.
-std::size_t hash_spec(const DTensorSpec& s) {
+std::size_t spec_cache_hash(const DTensorSpec& s) {
   std::size_t h = hash_placements(s.placements);
   for (std::int64_t d : s.mesh.shape()) h = hash_mix(h, static_cast<std::size_t>(d));
   if (!s.tensor_meta) return h;
@@ -65,6 +67,11 @@ std::size_t hash_spec(const DTensorSpec& s) {
   for (std::int64_t d : s.tensor_meta->stride) h = hash_mix(h, static_cast<std::size_t>(d));
   return hash_mix(h, static_cast<std::size_t>(s.tensor_meta->dtype));
 }
+
+namespace {
+
+// Whether a stack value stands for a DTensor spec in an op call (the rest are values).
+bool is_spec_arg(const IValue& a) { return a.is_tensor() && a.to_tensor().defined(); }
 
 bool same_arg(const OpArg& a, const OpArg& b) {
   if (a.index() != b.index()) return false;
@@ -75,7 +82,7 @@ bool same_arg(const OpArg& a, const OpArg& b) {
 
 }  // namespace
 
-// ---- OpSchema, OpSpec ----
+// ---- OpSchema ----
 
 std::vector<const DTensorSpec*> OpSchema::args_spec() const {
   std::vector<const DTensorSpec*> out;
@@ -116,10 +123,10 @@ std::size_t OpSchema::hash() const {
   std::size_t h = op.valid() ? op.index() : 0;
   for (const OpArg& a : args) {
     if (const auto* s = std::get_if<DTensorSpec>(&a)) {
-      h = hash_mix(h, hash_spec(*s));
+      h = hash_mix(h, spec_cache_hash(*s));
     } else if (const auto* l = std::get_if<std::vector<DTensorSpec>>(&a)) {
       h = hash_mix(h, l->size());
-      for (const DTensorSpec& s2 : *l) h = hash_mix(h, hash_spec(s2));
+      for (const DTensorSpec& s2 : *l) h = hash_mix(h, spec_cache_hash(s2));
     } else {
       h = hash_mix(h, hash_value(std::get<IValue>(a)));
     }
@@ -133,6 +140,73 @@ bool operator==(const OpSchema& a, const OpSchema& b) {
     if (!same_arg(a.args[i], b.args[i])) return false;
   return true;
 }
+
+// ---- OpCallRef: the same key, read in place ----
+
+OpSchema OpCallRef::to_schema() const {
+  OpSchema schema{op, {}};
+  schema.args.reserve(num_args);
+  std::size_t k = 0;
+  for (std::size_t i = 0; i < num_args; ++i) {
+    const IValue& a = args[i];
+    if (is_spec_arg(a)) {
+      schema.args.emplace_back(*specs[k++]);
+    } else if (a.is_tensor_list()) {
+      std::vector<DTensorSpec> list;
+      for (std::size_t j = 0; j < a.to_tensor_list().size(); ++j) list.push_back(*specs[k++]);
+      schema.args.emplace_back(std::move(list));
+    } else {
+      schema.args.emplace_back(a);
+    }
+  }
+  return schema;
+}
+
+std::size_t OpCallRef::hash() const {  // OpSchema::hash's sequence, argument for argument
+  std::size_t h = op.valid() ? op.index() : 0;
+  std::size_t k = 0;
+  const auto spec_hash = [&] {
+    const std::size_t sh = spec_hashes ? spec_hashes[k] : spec_cache_hash(*specs[k]);
+    ++k;
+    return sh;
+  };
+  for (std::size_t i = 0; i < num_args; ++i) {
+    const IValue& a = args[i];
+    if (is_spec_arg(a)) {
+      h = hash_mix(h, spec_hash());
+    } else if (a.is_tensor_list()) {
+      h = hash_mix(h, a.to_tensor_list().size());
+      for (std::size_t j = 0; j < a.to_tensor_list().size(); ++j) h = hash_mix(h, spec_hash());
+    } else {
+      h = hash_mix(h, hash_value(a));
+    }
+  }
+  return h;
+}
+
+bool operator==(const OpCallRef& a, const OpSchema& b) {
+  if (!(a.op == b.op) || a.num_args != b.args.size()) return false;
+  std::size_t k = 0;
+  for (std::size_t i = 0; i < a.num_args; ++i) {
+    const IValue& v = a.args[i];
+    const OpArg& w = b.args[i];
+    if (is_spec_arg(v)) {
+      const auto* s = std::get_if<DTensorSpec>(&w);
+      if (!s || !(*a.specs[k++] == *s)) return false;
+    } else if (v.is_tensor_list()) {
+      const auto* l = std::get_if<std::vector<DTensorSpec>>(&w);
+      if (!l || l->size() != v.to_tensor_list().size()) return false;
+      for (const DTensorSpec& s : *l)
+        if (!(*a.specs[k++] == s)) return false;
+    } else {
+      const auto* x = std::get_if<IValue>(&w);
+      if (!x || !same_value(v, *x)) return false;
+    }
+  }
+  return true;
+}
+
+// ---- OpSpec ----
 
 const DTensorSpec& OpSpec::output_spec() const {
   STRATA_CHECK(output_specs.size() == 1, "OpSpec::output_spec: the strategy has ", output_specs.size(),

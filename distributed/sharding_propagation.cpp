@@ -198,8 +198,17 @@ namespace {
 // coordinate) is never served to another rank. A cache belongs to one propagator by its id, never
 // reused, so a propagator made at a freed one's address never reads the old one's entries.
 std::atomic<std::uint64_t> next_propagator_id{1};
+// Transparent: a borrowed call (OpCallRef) is looked up without building its OpSchema.
 struct SchemaHash {
+  using is_transparent = void;
   std::size_t operator()(const OpSchema& s) const { return s.hash(); }
+  std::size_t operator()(const OpCallRef& c) const { return c.hash(); }
+};
+struct SchemaEqual {
+  using is_transparent = void;
+  bool operator()(const OpSchema& a, const OpSchema& b) const { return a == b; }
+  bool operator()(const OpCallRef& a, const OpSchema& b) const { return a == b; }
+  bool operator()(const OpSchema& a, const OpCallRef& b) const { return b == a; }
 };
 }  // namespace
 
@@ -212,7 +221,7 @@ struct SchemaHash {
 struct ShardingPropagator::Cache {
   std::uint64_t owner = 0;
   std::uint64_t epoch = 0;
-  std::unordered_map<OpSchema, std::unique_ptr<const OutputSharding>, SchemaHash> map;
+  std::unordered_map<OpSchema, std::unique_ptr<const CachedSharding>, SchemaHash, SchemaEqual> map;
   std::size_t hits = 0, misses = 0;
 };
 
@@ -233,7 +242,18 @@ ShardingPropagator::~ShardingPropagator() {
   std::erase_if(caches, [this](const std::unique_ptr<Cache>& c) { return c->owner == id_; });
 }
 
+// This thread's cache for this propagator, emptied first if the thread's process groups were
+// destroyed since it was filled (Note [A new world empties the caches]).
 ShardingPropagator::Cache& ShardingPropagator::thread_cache() const {
+  Cache& cache = owned_thread_cache();
+  if (const std::uint64_t epoch = process_groups_epoch(); cache.epoch != epoch) [[unlikely]] {
+    cache.map.clear();
+    cache.epoch = epoch;
+  }
+  return cache;
+}
+
+ShardingPropagator::Cache& ShardingPropagator::owned_thread_cache() const {
   auto& caches = thread_caches();
   if (!caches.empty() && caches.front()->owner == id_) [[likely]] return *caches.front();
   for (auto& c : caches)
@@ -243,19 +263,33 @@ ShardingPropagator::Cache& ShardingPropagator::thread_cache() const {
   return *caches.back();
 }
 
+const CachedSharding& ShardingPropagator::compute_and_cache(Cache& cache, OpSchema schema) const {
+  auto entry = std::make_unique<CachedSharding>();
+  entry->sharding = propagate_non_cached(schema);
+  for (const std::optional<DTensorSpec>& s : entry->sharding.output_specs) {
+    entry->outputs.push_back(s ? std::make_shared<const DTensorSpec>(*s) : nullptr);
+    entry->output_hashes.push_back(s ? spec_cache_hash(*s) : 0);
+  }
+  ++cache.misses;
+  return *cache.map.emplace(std::move(schema), std::move(entry)).first->second;
+}
+
 const OutputSharding& ShardingPropagator::propagate(const OpSchema& schema) {
   Cache& cache = thread_cache();
-  if (const std::uint64_t epoch = process_groups_epoch(); cache.epoch != epoch) [[unlikely]] {
-    cache.map.clear();  // Note [A new world empties the caches]
-    cache.epoch = epoch;
-  }
   if (const auto it = cache.map.find(schema); it != cache.map.end()) {
+    ++cache.hits;
+    return it->second->sharding;
+  }
+  return compute_and_cache(cache, schema).sharding;
+}
+
+const CachedSharding& ShardingPropagator::propagate(const OpCallRef& call) {
+  Cache& cache = thread_cache();
+  if (const auto it = cache.map.find(call); it != cache.map.end()) {
     ++cache.hits;
     return *it->second;
   }
-  auto result = std::make_unique<const OutputSharding>(propagate_non_cached(schema));
-  ++cache.misses;
-  return *cache.map.emplace(schema, std::move(result)).first->second;
+  return compute_and_cache(cache, call.to_schema());
 }
 
 ShardingPropagator::CacheStats ShardingPropagator::cache_stats() const {

@@ -56,6 +56,26 @@ struct OpSchema {
   friend bool operator==(const OpSchema& a, const OpSchema& b);
 };
 
+// A spec's part of the sharding cache's hash (its placements, mesh shape and tensor meta; not the
+// mesh's ranks, which equal specs share anyway). A DTensor keeps its spec's, so a hit hashes nothing.
+std::size_t spec_cache_hash(const DTensorSpec& spec);
+
+// An op call borrowed from the DTensor handler's stack (Note [The DTensor hit path]): the op, its
+// arguments as the stack holds them, and one spec per defined tensor (a list: per element) in
+// argument order, read where it lives (in the DTensor). It hashes and compares as the OpSchema
+// to_schema() would build, so the cache is searched without copying a spec.
+struct OpCallRef {
+  OperatorHandle op;
+  const IValue* args = nullptr;
+  std::size_t num_args = 0;
+  const DTensorSpec* const* specs = nullptr;
+  const std::size_t* spec_hashes = nullptr;  // spec_cache_hash of each spec, or null to compute them
+
+  OpSchema to_schema() const;  // the owning copy, made on a cache miss
+  std::size_t hash() const;    // equal to to_schema().hash()
+  friend bool operator==(const OpCallRef& a, const OpSchema& b);
+};
+
 // One candidate sharding of an op (upstream's OpSpec, formerly PlacementStrategy): the outputs'
 // specs (one per tensor output, a list return counting one per element, or a single one standing for
 // every output, as split's pieces or max.dim's values and indices), the input specs it needs,
@@ -91,6 +111,14 @@ struct OutputSharding {
   std::size_t chosen_index = 0;
 };
 
+// A cached decision, with its output specs also held shared (null where output_specs has none), so
+// that the handler wraps results in them without copying a shape (Note [The DTensor hit path]).
+struct CachedSharding {
+  OutputSharding sharding;
+  std::vector<std::shared_ptr<const DTensorSpec>> outputs;
+  std::vector<std::size_t> output_hashes;  // spec_cache_hash of each output (0 where none)
+};
+
 // A strategy function: the candidates for one call. Reads the schema's input specs (with tensor
 // meta) and values.
 using StrategyFn = OpStrategy (*)(const OpSchema& schema);
@@ -124,6 +152,8 @@ class ShardingPropagator {
   // registered.", followed by the input placements), a strategy with no candidate, a meta kernel's
   // error. The reference stays valid until clear_cache() on this thread or the propagator's end.
   const OutputSharding& propagate(const OpSchema& schema);
+  // The same for a borrowed call (the DTensor handler's): a hit copies nothing.
+  const CachedSharding& propagate(const OpCallRef& call);
   // Computes without the cache (upstream's propagate_op_sharding_non_cached).
   OutputSharding propagate_non_cached(const OpSchema& schema) const;
 
@@ -140,7 +170,10 @@ class ShardingPropagator {
   struct Cache;
 
  private:
-  Cache& thread_cache() const;
+  Cache& thread_cache() const;        // this thread's, emptied when its process groups were destroyed
+  Cache& owned_thread_cache() const;  // this thread's as it is
+  // A miss: computes the call's sharding and caches it with its output specs shared.
+  const CachedSharding& compute_and_cache(Cache& cache, OpSchema schema) const;
   std::unordered_map<std::uint32_t, StrategyFn> table_;  // by op index
   std::uint64_t id_;
 };

@@ -1,0 +1,41 @@
+// bench/dtensor_bench.cpp: what a DTensor adds to an op. A 4x4 add of two Replicate DTensors on a
+// 1-D fake mesh of 1, and of 8 as rank 0 (the handler, a sharding cache hit, the local add, the
+// output wrapped), beside the same add of their local tensors in the same run; and, for context, an
+// mm of S(0) x R on the mesh of 8 (no redistribution) beside the local mm. The target for
+// the add is at most 5x. On a FakeWorld: no ranks, no threads, no communication.
+#include "bench/dtensor_bench.h"
+
+#include <string>
+
+#include "bench/timing.h"
+#include "distributed/dtensor.h"
+#include "distributed/fake_process_group.h"
+#include "ops/functions.h"
+
+namespace strata::bench {
+
+void dtensor_benchmarks(nlohmann::ordered_json& out) {
+  using namespace strata::distributed;
+  for (const int world_size : {1, 8}) {
+    const FakeWorld world(0, world_size);
+    const DeviceMesh mesh = init_device_mesh({world_size});
+    const Tensor a = randn({4, 4}), b = randn({4, 4});
+    const Tensor da = distribute_tensor(a, mesh, {Replicate{}}), db = distribute_tensor(b, mesh, {Replicate{}});
+    const Tensor la = to_local(da), lb = to_local(db);
+    const Paired add_r = paired_median_ns([&] { keep(add(da, db)); }, [&] { keep(add(la, lb)); });
+    const std::string key = "dtensor_op_overhead_add_4x4_mesh" + std::to_string(world_size);
+    out[key + "_ns"] = round3(add_r.a_ns);
+    out[key + "_local_ns"] = round3(add_r.b_ns);
+    out[key + "_ratio"] = round3(add_r.ratio);
+    if (world_size != 8) continue;
+    const Tensor x = distribute_tensor(randn({64, 32}), mesh, {Shard{0}});
+    const Tensor w = distribute_tensor(randn({32, 16}), mesh, {Replicate{}});
+    const Tensor lx = to_local(x), lw = to_local(w);
+    const Paired mm_r = paired_median_ns([&] { keep(mm(x, w)); }, [&] { keep(mm(lx, lw)); });
+    out["dtensor_mm_s0_r_64x32x16_mesh8_ns"] = round3(mm_r.a_ns);
+    out["dtensor_mm_s0_r_64x32x16_mesh8_local_ns"] = round3(mm_r.b_ns);
+    out["dtensor_mm_s0_r_64x32x16_mesh8_ratio"] = round3(mm_r.ratio);
+  }
+}
+
+}  // namespace strata::bench
