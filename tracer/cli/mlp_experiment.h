@@ -101,8 +101,8 @@ bool allclose(const Tensor& a, const Tensor& b, double rtol = 1e-5, double atol 
 
 // The script's JSON; with `sequences`, also forward_seq, backward_seq, optimizer_seq and subclass_log.
 // With `fake`, the steps run under a FakeTensorMode and the value comparisons are null (Note [The fake
-// report]).
-nlohmann::ordered_json experiment_report(const MlpConfig& config, bool sequences, bool fake = false);
+// report]); with several ranks, the counted step is rank `rank`'s, on the fake process group.
+nlohmann::ordered_json experiment_report(const MlpConfig& config, bool sequences, bool fake = false, int rank = 0);
 // x, y, init_params, logits, loss, grads, params_after as scripts/reference/numerics_reference.py writes them.
 nlohmann::ordered_json tensors_report(const MlpConfig& config, const PlainStep& step);
 

@@ -3,6 +3,7 @@
 // trace_cli.cpp's.
 #include "tracer/cli/trace_cli.h"
 
+#include <algorithm>
 #include <charconv>
 #include <cmath>
 #include <cstdio>
@@ -32,11 +33,15 @@ namespace {
 // so the activation limit holds as it is.
 // Under --fake no tensor has data, so parameters and activations may reach 2^40 each (a 10^9-
 // parameter model fits; int64 sizes and FLOP counts stay far from overflowing in the meta
-// functions, and the FLOP formulas check theirs).
+// functions, and the FLOP formulas check theirs); with --world-size one rank runs, so one copy counts.
 constexpr std::int64_t kMaxLayers = 64;
 constexpr std::int64_t kMaxParameters = std::int64_t{1} << 26;
 constexpr std::int64_t kMaxActivations = std::int64_t{1} << 26;
 constexpr std::int64_t kMaxFake = std::int64_t{1} << 40;
+// Ranks: threads of this process, or under --fake one rank of a world that exists only in name (its
+// size costs nothing but the meshes' group lists, Note [One fake rank of a large world]).
+constexpr std::int64_t kMaxThreadRanks = 64;
+constexpr std::int64_t kMaxFakeRanks = std::int64_t{1} << 20;
 constexpr std::int64_t kSaturated = std::numeric_limits<std::int64_t>::max();
 
 std::int64_t add_sat(std::int64_t a, std::int64_t b) {
@@ -122,8 +127,9 @@ constexpr std::pair<std::string_view, ReadValue> kValueFlags[] = {
     {"--lr", [](TraceOptions& o, const std::string& v) { o.config.lr = parse_lr(v); }},
     {"--world-size",
      [](TraceOptions& o, const std::string& v) {
-       const std::int64_t n = parse_int("--world-size", v, 1);
-       STRATA_CHECK(n <= 64, "--world-size: at most 64 ranks (threads of this process), got ", n);
+       const std::int64_t n = parse_int("--world-size", v, 1);  // at most 64 without --fake: check_ranks
+       STRATA_CHECK(n <= kMaxFakeRanks, "--world-size: at most ", kMaxFakeRanks, " ranks (2^20, with --fake; ",
+                    kMaxThreadRanks, " threads without), got ", n);
        o.config.world_size = static_cast<int>(n);
        o.world_size_given = true;
      }},
@@ -142,6 +148,12 @@ const Entry* find_flag(const Entry (&table)[N], std::string_view flag) {
   return nullptr;
 }
 
+// Thread ranks are threads of this process; a fake world is one rank in a world of names.
+void check_ranks(const TraceOptions& o) {
+  STRATA_CHECK(o.fake || o.config.world_size <= kMaxThreadRanks, "--world-size: at most ", kMaxThreadRanks,
+               " ranks (threads of this process; up to 2^20 with --fake), got ", o.config.world_size);
+}
+
 void check_limits(const MlpConfig& c, bool fake) {  // Note [Limits of strata-trace]
   const std::int64_t max_parameters = fake ? kMaxFake : kMaxParameters;
   const std::int64_t max_activations = fake ? kMaxFake : kMaxActivations;
@@ -155,7 +167,7 @@ void check_limits(const MlpConfig& c, bool fake) {  // Note [Limits of strata-tr
   for (std::int64_t s : c.sizes) widths = add_sat(widths, s);
   STRATA_CHECK(parameters <= max_parameters, "--sizes: ", count_text(parameters),
                " parameters, over strata-trace's limit of ", max_parameters, " (", power, ") in total");
-  const std::int64_t ranks = c.world_size, on_all_ranks = mul_sat(parameters, ranks);
+  const std::int64_t ranks = c.world_size, on_all_ranks = mul_sat(parameters, fake ? 1 : ranks);
   STRATA_CHECK(on_all_ranks <= max_parameters, "--world-size: ", ranks, " ranks x ", parameters, " parameters = ",
                count_text(on_all_ranks), " (each rank holds its own copy of the model), over strata-trace's limit of ",
                max_parameters, " (", power, ") in total");
@@ -210,13 +222,14 @@ void check_combinations(const TraceOptions& o) {
   STRATA_CHECK(!(o.scaled && o.logging), "--scaled: not with --logging (one subclass at a time)");
   if (o.rank) {  // Note [One rank's view of the data-parallel step]
     STRATA_CHECK(o.world_size_given, "--rank: only with --world-size (the rank of the world whose log is printed)");
-    STRATA_CHECK(o.debug || o.trace, "--rank: only with --debug or --trace (the report is rank 0's)");
+    STRATA_CHECK(o.debug || o.trace || o.fake,
+                 "--rank: only with --debug, --trace or --fake (the report is rank 0's, but under --fake any rank's)");
     STRATA_CHECK(*o.rank < o.config.world_size, "--rank: expected a rank below --world-size (", o.config.world_size,
                  "), got ", *o.rank);
   }
   if (o.config.world_size > 1) {
     for (const std::pair<bool, const char*>& flag :
-         {std::pair{o.explain, "--explain"}, std::pair{o.flops, "--flops"}, std::pair{o.fake, "--fake"},
+         {std::pair{o.explain, "--explain"}, std::pair{o.flops, "--flops"}, std::pair{o.fake && o.debug, "--fake --debug"},
           std::pair{o.logging, "--logging"}, std::pair{o.scaled, "--scaled"}, std::pair{o.profile.has_value(), "--profile"},
           std::pair{o.graph.has_value(), "--graph"}, std::pair{o.dump_tensors.has_value(), "--dump-tensors"}})
       STRATA_CHECK(!flag.first, "--world-size: not with ", flag.second,
@@ -268,7 +281,7 @@ std::string escape_control_chars(std::string_view text) {
 
 std::string trace_usage() {
   return "usage: strata-trace [--seed N] [--sizes A,B,...] [--batch N] [--lr X] [--sequences] [--world-size N]\n"
-         "                    [--fake] [--flops [--json]] [--json-out FILE] [--dump-tensors FILE] [--help]\n"
+         "                    [--fake [--rank R]] [--flops [--json]] [--json-out FILE] [--dump-tensors FILE] [--help]\n"
          "       strata-trace --debug [--record-output] [--ids] [--hashes | --fake] [--torchfunction] [--nn-module]\n"
          "                    [--json] [--world-size N [--rank R]] [--seed N] [--sizes A,B,...] [--batch N] [--lr X]\n"
          "       strata-trace --explain [--seed N] [--sizes A,B,...] [--batch N] [--lr X]\n"
@@ -289,7 +302,9 @@ std::string trace_usage() {
          "  --sequences          add forward_seq, backward_seq, optimizer_seq and subclass_log\n"
          "  --fake               run the steps under FakeTensorMode: the same ops on tensors without data;\n"
          "                       the *_matches fields, which compare values, are null; with --debug, the\n"
-         "                       fake step's log (its tensors print as ft: f32[8, 16])\n"
+         "                       fake step's log (its tensors print as ft: f32[8, 16]); with --world-size N\n"
+         "                       (up to 2^20): rank R's data-parallel step alone, on the fake process group\n"
+         "                       (no threads; \"fake_rank\" in the report says which)\n"
          "  --flops              print FlopCounterMode's table (per module and op, forward and backward)\n"
          "                       and a table per phase\n"
          "  --json               with --flops: per-phase, per-op and per-module FLOP totals as JSON (each\n"
@@ -325,13 +340,14 @@ std::string trace_usage() {
          "                       collectives; traced_step_matches compares with the one-process step) [1];\n"
          "                       with --debug or --trace, their step on N ranks and one rank's log, its\n"
          "                       collectives included (under mpirun: one rank per process)\n"
-         "  --rank R             with --world-size and --debug or --trace: the rank whose log is printed [0]\n"
+         "  --rank R             with --world-size and --debug or --trace: the rank whose log is printed;\n"
+         "                       with --fake: the rank whose step is counted [0]\n"
          "  --help               show this help\n"
          "\n"
          "Limits, to bound memory: at most 64 layers (65 sizes); at most 2^26 = 67108864 parameters\n"
          "(weights and biases) in total, counting every rank's copy with --world-size; --batch times\n"
          "the sum of --sizes at most 2^26 activations.\n"
-         "With --fake (no tensor data) both limits are 2^40.\n"
+         "With --fake (no tensor data) both limits are 2^40, counting one rank's copy.\n"
          "\n"
          "Output files are written whole or not at all, with the permissions open() would give them.\n"
          "Every JSON output starts with a \"header\" object: strata's version, the build (type,\n"
@@ -357,6 +373,7 @@ TraceOptions parse_trace_args(const std::vector<std::string>& args) {
     STRATA_CHECK(i + 1 < args.size(), flag, ": missing value");
     with_value->second(o, args[++i]);
   }
+  check_ranks(o);
   check_combinations(o);
   check_limits(o.config, o.fake);
   return o;
