@@ -156,6 +156,25 @@ int DeviceMesh::get_local_rank() const {
   return get_local_rank(0);
 }
 
+DeviceMesh DeviceMesh::slice(int dim) const {
+  const int d = dim_of(dim);
+  const std::string& group = group_name(d);  // checks that this rank is in the mesh
+  auto impl = std::make_shared<Impl>();
+  impl->shape = {impl_->shape[static_cast<std::size_t>(d)]};
+  std::vector<std::int64_t> at = *impl_->coordinate;
+  for (std::int64_t k = 0; k < impl->shape[0]; ++k) {
+    at[static_cast<std::size_t>(d)] = k;
+    std::int64_t flat = 0;
+    for (std::size_t j = 0; j < at.size(); ++j) flat = flat * impl_->shape[j] + at[j];
+    impl->ranks.push_back(impl_->ranks[static_cast<std::size_t>(flat)]);
+  }
+  if (!impl_->dim_names.empty()) impl->dim_names = {impl_->dim_names[static_cast<std::size_t>(d)]};
+  impl->rank = impl_->rank;
+  impl->coordinate = std::vector<std::int64_t>{(*impl_->coordinate)[static_cast<std::size_t>(d)]};
+  impl->group_names = {group};
+  return DeviceMesh(std::shared_ptr<const Impl>(std::move(impl)));
+}
+
 std::string DeviceMesh::short_str() const {
   std::string out = "DM(";
   for (std::size_t i = 0; i < impl_->shape.size(); ++i) out += (i ? ", " : "") + std::to_string(impl_->shape[i]);

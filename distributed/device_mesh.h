@@ -54,6 +54,13 @@ class DeviceMesh {
   int get_local_rank(int dim) const;
   int get_local_rank() const;
 
+  // upstream's mesh["tp"] for one dimension: the 1-D mesh of the ranks along `dim` through this rank
+  // (a row of Note [A mesh's groups are made in upstream's order]), on that dimension's group, which
+  // it shares: no group is made, so a rank may take it alone. Its dimension keeps its name. An error
+  // if this rank is not in the mesh.
+  DeviceMesh slice(int dim) const;
+  DeviceMesh slice(std::string_view dim_name) const { return slice(dim_index(dim_name)); }
+
   // DebugMode's short form, "DM(4, 2)".
   std::string short_str() const;
 
@@ -65,6 +72,7 @@ class DeviceMesh {
  private:
   struct Impl;
   std::shared_ptr<const Impl> impl_;  // shared, immutable: a mesh is cheap to copy into a spec
+  explicit DeviceMesh(std::shared_ptr<const Impl> impl) : impl_(std::move(impl)) {}
   int dim_of(int dim) const;
 };
 

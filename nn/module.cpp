@@ -103,6 +103,29 @@ const Tensor& Module::parameter(std::string_view name) const {
   strata::detail::throw_error(strata::detail::str_cat(type_name(), " has no parameter '", name, "'"));
 }
 
+void Module::register_forward_pre_hook(ForwardPreHook hook) {
+  STRATA_CHECK(hook, type_name(), ".register_forward_pre_hook: the hook is empty");
+  if (!own_hooks_) own_hooks_ = std::make_shared<detail::ModuleOwnHooks>();
+  own_hooks_->pre.push_back(std::make_shared<const ForwardPreHook>(std::move(hook)));
+}
+
+void Module::register_forward_hook(ForwardHook hook) {
+  STRATA_CHECK(hook, type_name(), ".register_forward_hook: the hook is empty");
+  if (!own_hooks_) own_hooks_ = std::make_shared<detail::ModuleOwnHooks>();
+  own_hooks_->post.push_back(std::make_shared<const ForwardHook>(std::move(hook)));
+}
+
+void Module::replace_parameter(std::string_view name, const Tensor& t) {
+  STRATA_CHECK(t.defined(), type_name(), ".replace_parameter('", name, "'): the tensor is undefined");
+  for (auto& param : params_)
+    if (param.first == name) {
+      param.second = t;
+      parameters_replaced();
+      return;
+    }
+  strata::detail::throw_error(strata::detail::str_cat(type_name(), " has no parameter '", name, "'"));
+}
+
 const Tensor& Module::register_parameter(std::string name, const Tensor& t) {
   requires_grad_(t);
   params_.emplace_back(std::move(name), t);

@@ -27,9 +27,22 @@ class Module {
   virtual Tensor forward(const Tensor& input) = 0;
   // PyTorch's Module.__call__: forward, with the global hooks of nn/module_hooks.h around it.
   Tensor operator()(const Tensor& input) {
-    if (!detail::module_hooks_registered()) [[likely]] return forward(input);
+    if (!detail::module_hooks_registered() && !own_hooks_) [[likely]] return forward(input);
     return detail::call_module_with_hooks(*this, input);
   }
+
+  // PyTorch's module.register_forward_pre_hook / register_forward_hook: hooks of this module alone,
+  // run by operator() after the global ones of the same kind (as _call_impl orders them), in
+  // registration order, with the same replacing rules (Note [Global module hooks]). They live as long
+  // as the module (no handle: nothing here removes one).
+  void register_forward_pre_hook(ForwardPreHook hook);
+  void register_forward_hook(ForwardHook hook);
+  const detail::ModuleOwnHooks* own_hooks() const { return own_hooks_.get(); }
+
+  // PyTorch's module.register_parameter(name, param) on a name the module already has: the parameter
+  // `name` of this module becomes `t` (used as it is: its requires_grad is the caller's), and the
+  // module reads its parameter fields again (Linear's weight()). An error if there is no such parameter.
+  void replace_parameter(std::string_view name, const Tensor& t);
 
   // Parameters in registration order, this module's first, then each child's ("0.weight", ...); a
   // parameter or module reached twice is listed once, under its first name (Note [Shared parameters
@@ -93,6 +106,7 @@ class Module {
   std::vector<std::pair<std::string, Tensor>> params_;
   std::vector<std::pair<std::string, std::shared_ptr<Module>>> children_;
   bool training_ = true;
+  std::shared_ptr<detail::ModuleOwnHooks> own_hooks_;  // null until a hook of this module is registered
 };
 
 // One parameter's share of zero_grad (Module's and Optimizer's): drop the gradient, or detach it in

@@ -85,6 +85,10 @@ Tensor call_module_with_hooks(Module& module, const Tensor& input) {
     pre = r.pre;
     post = r.post;
   }
+  if (const ModuleOwnHooks* own = module.own_hooks()) {  // after the global ones, as in PyTorch
+    for (const auto& hook : own->pre) pre.push_back({0, hook});
+    for (const auto& hook : own->post) post.push_back({0, hook, false});
+  }
   Tensor in = input;
   Tensor out;
   bool in_post = false;       // forward returned; the forward hooks are running

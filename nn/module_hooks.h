@@ -6,7 +6,9 @@
 #include <atomic>
 #include <cstdint>
 #include <functional>
+#include <memory>
 #include <optional>
+#include <vector>
 
 #include "../core/tensor.h"
 
@@ -47,6 +49,11 @@ RemovableHandle register_module_forward_pre_hook(ForwardPreHook hook);
 RemovableHandle register_module_forward_hook(ForwardHook hook, bool always_call = false);
 
 namespace detail {
+// A module's own hooks (Module::register_forward_pre_hook / register_forward_hook).
+struct ModuleOwnHooks {
+  std::vector<std::shared_ptr<const ForwardPreHook>> pre;
+  std::vector<std::shared_ptr<const ForwardHook>> post;
+};
 extern std::atomic<int> module_hook_count;
 inline bool module_hooks_registered() { return module_hook_count.load(std::memory_order_relaxed) != 0; }
 // Module::operator()'s call when hooks are registered.

@@ -16,6 +16,7 @@
 #include "distributed/dtensor.h"
 #include "distributed/thread_backend.h"
 #include "ops/functions.h"
+#include "tests/distributed/rank_failures.h"
 
 namespace test_dtensor_threads {  // Note [Test files in unity builds]
 
@@ -31,23 +32,7 @@ Tensor iota(const Sizes& shape) {
   return arange(n, TensorOptions{ScalarType::Float32, {}}).view(shape);
 }
 
-// Failures seen on rank threads, reported on the test's thread (doctest's checks are not thread-safe).
-class Failures {
- public:
-  void check(bool ok, int rank, const std::string& what) {
-    if (ok) return;
-    const std::lock_guard<std::mutex> lock(mutex_);
-    list_.push_back("rank " + std::to_string(rank) + ": " + what);
-  }
-  void report() const {
-    CHECK(list_.empty());
-    for (const std::string& f : list_) MESSAGE(f);
-  }
-
- private:
-  std::mutex mutex_;
-  std::vector<std::string> list_;
-};
+using Failures = strata::testing::RankFailures;
 
 }  // namespace
 
