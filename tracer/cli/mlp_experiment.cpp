@@ -17,6 +17,7 @@
 #include "optim/sgd.h"
 #include "modes/logging_tensor.h"
 #include "tracer/cli/fake_rank_step.h"
+#include "tracer/cli/tensor_parallel_step.h"
 
 namespace strata::tracer {
 
@@ -198,9 +199,10 @@ nlohmann::ordered_json experiment_report(const MlpConfig& config, bool sequences
   std::optional<FakeTensorMode> fake_mode;
   if (fake) fake_mode.emplace();
   FakeTensorMode* mode = fake ? &*fake_mode : nullptr;
-  const TracedStep tr = config.world_size == 1 ? traced_step(config, mode)
-                        : fake                 ? fake_data_parallel_step(config, rank)
-                                               : data_parallel_step(config);
+  const TracedStep tr = config.tp > 1          ? (fake ? fake_tensor_parallel_step(config, rank) : tensor_parallel_step(config))
+                        : config.world_size == 1 ? traced_step(config, mode)
+                        : fake                   ? fake_data_parallel_step(config, rank)
+                                                 : data_parallel_step(config);
   const SubclassStep sub = subclass_step(config, mode);
   auto compared = [&](auto&& same) -> nlohmann::ordered_json {
     if (fake) return nullptr;
@@ -235,7 +237,10 @@ nlohmann::ordered_json experiment_report(const MlpConfig& config, bool sequences
     out["optimizer_seq"] = tr.counter.sequence("optimizer");
     out["subclass_log"] = sub.log;
   }
-  if (fake && config.world_size > 1) out["fake_rank"] = {{"rank", rank}, {"world_size", config.world_size}};
+  if (fake && config.world_size > 1) {
+    out["fake_rank"] = {{"rank", rank}, {"world_size", config.world_size}};
+    if (config.tp > 1) out["fake_rank"]["mesh"] = {config.world_size / config.tp, config.tp};
+  }
   return out;
 }
 

@@ -29,6 +29,9 @@ struct MlpConfig {
   // The traced step's ranks: above 1 it runs data-parallel on that many thread ranks
   // (data_parallel_step); the plain and subclass steps stay in one process.
   int world_size = 1;
+  // Above 1: of those ranks, tensor-parallel groups of `tp` on a (world_size / tp, tp) mesh
+  // (tensor_parallel_step.h); the data-parallel size is world_size / tp.
+  int tp = 1;
 };
 
 // What one plain step produced (for --dump-tensors and the comparisons).

@@ -14,6 +14,7 @@
 #include <utility>
 
 #include "core/util/error.h"
+#include "tracer/cli/tensor_parallel_step.h"
 
 namespace strata::tracer {
 
@@ -134,6 +135,15 @@ constexpr std::pair<std::string_view, ReadValue> kValueFlags[] = {
        o.world_size_given = true;
      }},
     {"--rank", [](TraceOptions& o, const std::string& v) { o.rank = parse_int("--rank", v, 0); }},
+    {"--tp", [](TraceOptions& o, const std::string& v) { o.tp = parse_int("--tp", v, 1); }},
+    {"--mesh",
+     [](TraceOptions& o, const std::string& v) {
+       const std::size_t comma = v.find(',');
+       STRATA_CHECK(comma != std::string::npos && v.find(',', comma + 1) == std::string::npos,
+                    "--mesh: expected D,T (the data-parallel and tensor-parallel sizes, e.g. 2,2), got '",
+                    escape_control_chars(v), "'");
+       o.mesh = {parse_int("--mesh", v.substr(0, comma), 1), parse_int("--mesh", v.substr(comma + 1), 1)};
+     }},
     {"--json-out", [](TraceOptions& o, const std::string& v) { o.json_out = v; }},
     {"--dump-tensors", [](TraceOptions& o, const std::string& v) { o.dump_tensors = v; }},
     {"--profile", [](TraceOptions& o, const std::string& v) { o.profile = v; }},
@@ -146,6 +156,28 @@ const Entry* find_flag(const Entry (&table)[N], std::string_view flag) {
   for (const Entry& entry : table)
     if (entry.first == flag) return &entry;
   return nullptr;
+}
+
+// --tp and --mesh: the tensor-parallel size into config.tp, the mesh agreeing with --world-size, and
+// only for the report (Note [The tensor-parallel step]).
+void check_mesh(TraceOptions& o) {
+  if (!o.tp && !o.mesh) return;
+  const char* const flag = o.mesh ? "--mesh" : "--tp";
+  STRATA_CHECK(o.world_size_given, flag, ": only with --world-size (the ranks the mesh lays out)");
+  for (const std::pair<bool, const char*>& other :
+       {std::pair{o.debug, "--debug"}, std::pair{o.trace, "--trace"}, std::pair{o.flops, "--flops"},
+        std::pair{o.explain, "--explain"}, std::pair{o.profile || o.graph, o.profile ? "--profile" : "--graph"}})
+    STRATA_CHECK(!other.first, flag, ": not with ", other.second, " (the tensor-parallel step runs in the report only)");
+  if (o.mesh) {
+    const std::int64_t d = o.mesh->first, t = o.mesh->second;
+    STRATA_CHECK(mul_sat(d, t) == o.config.world_size, "--mesh: ", d, " x ", t, " = ", count_text(mul_sat(d, t)),
+                 " ranks, but --world-size is ", o.config.world_size);
+    STRATA_CHECK(!o.tp || *o.tp == t, "--tp: ", o.tp.value_or(0), " is not the tensor-parallel size of --mesh ", d, ",", t);
+  }
+  STRATA_CHECK(o.mesh || *o.tp <= o.config.world_size, "--tp: the tensor-parallel size (", *o.tp,
+               ") must divide --world-size (", o.config.world_size, ")");
+  o.config.tp = static_cast<int>(o.mesh ? o.mesh->second : *o.tp);
+  check_tensor_parallel(o.config);
 }
 
 // Thread ranks are threads of this process; a fake world is one rank in a world of names.
@@ -234,7 +266,7 @@ void check_combinations(const TraceOptions& o) {
           std::pair{o.graph.has_value(), "--graph"}, std::pair{o.dump_tensors.has_value(), "--dump-tensors"}})
       STRATA_CHECK(!flag.first, "--world-size: not with ", flag.second,
                    " (the report's traced step, --debug and --trace run on several ranks)");
-    STRATA_CHECK(o.config.batch % o.config.world_size == 0, "--world-size: the batch (", o.config.batch,
+    STRATA_CHECK(o.config.tp > 1 || o.config.batch % o.config.world_size == 0, "--world-size: the batch (", o.config.batch,
                  ") must be divisible by the world size (", o.config.world_size, ")");
   }
   STRATA_CHECK(!o.json || o.flops || o.debug || o.trace,
@@ -279,83 +311,6 @@ std::string escape_control_chars(std::string_view text) {
   return out;
 }
 
-std::string trace_usage() {
-  return "usage: strata-trace [--seed N] [--sizes A,B,...] [--batch N] [--lr X] [--sequences] [--world-size N]\n"
-         "                    [--fake [--rank R]] [--flops [--json]] [--json-out FILE] [--dump-tensors FILE] [--help]\n"
-         "       strata-trace --debug [--record-output] [--ids] [--hashes | --fake] [--torchfunction] [--nn-module]\n"
-         "                    [--json] [--world-size N [--rank R]] [--seed N] [--sizes A,B,...] [--batch N] [--lr X]\n"
-         "       strata-trace --explain [--seed N] [--sizes A,B,...] [--batch N] [--lr X]\n"
-         "       strata-trace [--profile FILE] [--graph FILE] [--seed N] [--sizes A,B,...] [--batch N] [--lr X]\n"
-         "       strata-trace --trace [--logging | --scaled | --world-size N [--rank R]] [--json] [--seed N]\n"
-         "                    [--sizes A,B,...] [--batch N]\n"
-         "\n"
-         "Runs one SGD step of an MLP (Linear -> ReLU -> ... -> Linear, cross-entropy) three ways on\n"
-         "strata's dispatcher: eager, under an op-counting dispatch mode (per phase), and with\n"
-         "LoggingTensor wrapper-subclass parameters; prints the dispatch-tracer experiment's JSON.\n"
-         "\n"
-         "  --seed N             parameters from manual_seed(N), batch from Generator(N + 1) [0];\n"
-         "                       N is an integer from 0 to 2^64-1 (N + 1 wraps to 0). torch.manual_seed\n"
-         "                       wraps a negative seed: PyTorch's seed -k is --seed 2^64-k here\n"
-         "  --sizes A,B,...      layer widths, at least two [16,32,4]\n"
-         "  --batch N            batch size [8]\n"
-         "  --lr X               SGD learning rate, a finite number >= 0 [0.1]\n"
-         "  --sequences          add forward_seq, backward_seq, optimizer_seq and subclass_log\n"
-         "  --fake               run the steps under FakeTensorMode: the same ops on tensors without data;\n"
-         "                       the *_matches fields, which compare values, are null; with --debug, the\n"
-         "                       fake step's log (its tensors print as ft: f32[8, 16]); with --world-size N\n"
-         "                       (up to 2^20): rank R's data-parallel step alone, on the fake process group\n"
-         "                       (no threads; \"fake_rank\" in the report says which)\n"
-         "  --flops              print FlopCounterMode's table (per module and op, forward and backward)\n"
-         "                       and a table per phase\n"
-         "  --json               with --flops: per-phase, per-op and per-module FLOP totals as JSON (each\n"
-         "                       module's split by phase);\n"
-         "                       with --debug: the log as JSON (schema strata.debug_mode, docs/debug-mode.md);\n"
-         "                       with --trace: both traces as JSON (format strata.trace, docs/traces.md)\n"
-         "  --json-out FILE      also write the JSON to FILE\n"
-         "  --dump-tensors FILE  write x, y, init_params, logits, loss, grads, params_after to FILE, as\n"
-         "                       Python's json.dumps does (NaN, Infinity and -Infinity for non-finite values)\n"
-         "  --debug              print the step's DebugMode log instead (forward, backward, SGD; one op\n"
-         "                       a line, as PyTorch's torch.utils._debug_mode prints it)\n"
-         "  --record-output      with --debug: each op's outputs (  ->  t: f32[8, 32])\n"
-         "  --ids                with --debug: an id per tensor (t$0)\n"
-         "  --hashes             with --debug: the L1 norm of each op's outputs (  # {'hash': ...})\n"
-         "  --torchfunction      with --debug: the calls as written (torch._C._nn.linear(...)), ops below\n"
-         "  --nn-module          with --debug: module calls ([nn.Mod] Sequential.0), their calls below\n"
-         "  --explain            print the dispatch trace of the plain step instead: each op's path through\n"
-         "                       the keys, and whether autograd recorded a node\n"
-         "  --profile FILE       profile the step (forward, backward, SGD; after one unprofiled warm-up\n"
-         "                       step) instead: write its Chrome trace (traceEvents JSON, for Perfetto or\n"
-         "                       chrome://tracing) to FILE and print the table of PyTorch's\n"
-         "                       key_averages().table(), by self CPU time\n"
-         "  --graph FILE         write the autograd graph of the step's loss to FILE as Graphviz DOT\n"
-         "                       (render it with dot -Tsvg FILE); with --profile, both\n"
-         "  --trace              print the program traces of the loss instead (forward, then backward, as\n"
-         "                       Lightning Thunder prints traces: each call with the ops it ran below it)\n"
-         "  --logging            with --trace: every input a LoggingTensor, its __torch_dispatch__ unrolled\n"
-         "                       between flatten_tensor_subclass and unflatten_tensor_subclass\n"
-         "  --scaled             with --trace: every Linear weight a float8 ScaledTensor, its matrix products\n"
-         "                       unrolled into torchao's t, clone, t, reciprocal, reciprocal, _scaled_mm\n"
-         "  --world-size N       run the traced step data-parallel on N thread ranks (DistributedDataParallel,\n"
-         "                       each rank on batch/N rows; the counts are rank 0's and include the\n"
-         "                       collectives; traced_step_matches compares with the one-process step) [1];\n"
-         "                       with --debug or --trace, their step on N ranks and one rank's log, its\n"
-         "                       collectives included (under mpirun: one rank per process)\n"
-         "  --rank R             with --world-size and --debug or --trace: the rank whose log is printed;\n"
-         "                       with --fake: the rank whose step is counted [0]\n"
-         "  --help               show this help\n"
-         "\n"
-         "Limits, to bound memory: at most 64 layers (65 sizes); at most 2^26 = 67108864 parameters\n"
-         "(weights and biases) in total, counting every rank's copy with --world-size; --batch times\n"
-         "the sum of --sizes at most 2^26 activations.\n"
-         "With --fake (no tensor data) both limits are 2^40, counting one rank's copy.\n"
-         "\n"
-         "Output files are written whole or not at all, with the permissions open() would give them.\n"
-         "Every JSON output starts with a \"header\" object: strata's version, the build (type,\n"
-         "optimization, NDEBUG, -march=native, sanitizers, compiler), the thread count and the seed.\n"
-         "Exit status: 0 on success; 2 on any error (a bad flag or value, an unwritable output), which\n"
-         "is reported as one line on stderr.\n";
-}
-
 TraceOptions parse_trace_args(const std::vector<std::string>& args) {
   TraceOptions o;
   for (std::size_t i = 0; i < args.size(); ++i) {
@@ -374,6 +329,7 @@ TraceOptions parse_trace_args(const std::vector<std::string>& args) {
     with_value->second(o, args[++i]);
   }
   check_ranks(o);
+  check_mesh(o);
   check_combinations(o);
   check_limits(o.config, o.fake);
   return o;

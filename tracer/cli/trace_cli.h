@@ -43,6 +43,10 @@ struct TraceOptions {
   // data-parallel on N ranks; --rank R: the rank whose log --debug or --trace prints [0].
   bool world_size_given = false;
   std::optional<std::int64_t> rank;
+  // --tp T and --mesh D,T: the report's step tensor-parallel on a (D, T) mesh of --world-size = D x T
+  // ranks (config.tp; Note [The tensor-parallel step]); --mesh names both sizes, --tp the second.
+  std::optional<std::int64_t> tp;
+  std::optional<std::pair<std::int64_t, std::int64_t>> mesh;
 };
 
 // Throws strata::Error with a one-line message for a bad flag or value.

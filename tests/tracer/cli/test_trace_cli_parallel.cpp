@@ -1,6 +1,7 @@
 // tests/tracer/cli/test_trace_cli_parallel.cpp: strata-trace --fake --world-size N [--rank R] (one
-// fake rank of a world far larger than the machine: Note [One fake rank of a large world]), its
-// memory and time on a 10^10-parameter model, and what it refuses.
+// fake rank of a world far larger than the machine: Note [One fake rank of a large world]); --tp T
+// and --mesh D,T (Note [The tensor-parallel step]) on thread ranks and on one fake rank; memory and
+// time on a 10^10-parameter model; and what each refuses.
 #include <sys/resource.h>
 #include <sys/wait.h>
 
@@ -63,12 +64,79 @@ TEST_CASE("--fake --world-size and --rank: what is refused") {
   CHECK_NOTHROW(parse_trace_args({"--fake", "--world-size", "1048576", "--batch", "1048576", "--sizes", "524287,524288"}));
 }
 
+TEST_CASE("--tp and --mesh: the step tensor-parallel on a (dp, tp) mesh equals the single-process step" *
+          doctest::test_suite("threads")) {
+  const std::vector<std::vector<std::string>> cases = {
+      {"--world-size", "2", "--tp", "2"},                               // 1-D: tensor parallel only
+      {"--world-size", "4", "--tp", "2"},                               // 2-D: 2 x 2
+      {"--world-size", "4", "--tp", "4", "--sizes", "16,32,32,8"},      // odd depth: the last Linear Colwise
+      {"--world-size", "4", "--mesh", "2,2", "--sizes", "6,8,4,8,3"},   // 2-D, two Colwise/Rowwise pairs
+      {"--world-size", "4", "--tp", "4", "--batch", "2"},               // only dp = 1 must divide the batch
+  };
+  for (const std::vector<std::string>& args : cases) {
+    INFO(args[1], " ", args[2], " ", args[3]);
+    const nlohmann::json j = report(args);
+    CHECK(j["traced_step_matches"] == true);
+    // The Rowwise layer's partial sums are all-reduced in the forward (DTensor redistribution).
+    CHECK(j["forward_ops"].value("_c10d_functional.all_reduce.default", 0) >= 1);
+  }
+  // --mesh 2,2 is --tp 2 on 4 ranks; the data-parallel average is one more all-reduce per parameter.
+  const nlohmann::json tp = report({"--world-size", "4", "--tp", "2", "--sequences"});
+  const nlohmann::json mesh = report({"--world-size", "4", "--mesh", "2,2", "--sequences"});
+  const nlohmann::json one_d = report({"--world-size", "2", "--tp", "2", "--sequences"});
+  for (const char* key : {"forward_seq", "backward_seq", "optimizer_seq"}) CHECK(tp[key] == mesh[key]);
+  CHECK(tp["forward_ops"] == one_d["forward_ops"]);
+  CHECK(tp["backward_ops"]["_c10d_functional.all_reduce.default"].get<int>() ==
+        one_d["backward_ops"].value("_c10d_functional.all_reduce.default", 0) + 4);
+  // --fake: rank 3's step of the same mesh, the same ops as the thread rank 0's, no values.
+  const nlohmann::json fake = report({"--fake", "--world-size", "4", "--tp", "2", "--rank", "3", "--sequences"});
+  for (const char* key : {"forward_ops", "backward_ops", "optimizer_ops", "forward_seq", "backward_seq"}) CHECK(fake[key] == tp[key]);
+  CHECK(fake["traced_step_matches"].is_null());
+  CHECK(fake["fake_rank"] == nlohmann::json{{"rank", 3}, {"world_size", 4}, {"mesh", {2, 2}}});
+}
+
+TEST_CASE("the usage text names --tp, --mesh and --fake's ranks") {
+  const std::string help = trace_usage();
+  for (const char* text : {"[--tp T | --mesh D,T]", "  --tp T ", "  --mesh D,T ", "(N/T, T) mesh", "[--fake [--rank R]]",
+                           "with --fake: the rank whose step is counted", "with --world-size N\n                       (up to 2^20)"}) {
+    INFO(text);
+    CHECK(help.find(text) != std::string::npos);
+  }
+}
+
+TEST_CASE("--tp and --mesh: what is refused") {
+  testing::check_refused({
+      {{"--tp", "2"}, "--tp: only with --world-size (the ranks the mesh lays out)"},
+      {{"--mesh", "1,2"}, "--mesh: only with --world-size (the ranks the mesh lays out)"},
+      {{"--world-size", "3", "--tp", "2"}, "--tp: the tensor-parallel size (2) must divide --world-size (3)"},
+      {{"--world-size", "4", "--tp", "8"}, "--tp: the tensor-parallel size (8) must divide --world-size (4)"},
+      {{"--world-size", "4", "--tp", "0"}, "--tp: expected an integer >= 1, got 0"},
+      {{"--world-size", "4", "--mesh", "2,3"}, "--mesh: 2 x 3 = 6 ranks, but --world-size is 4"},
+      {{"--world-size", "4", "--mesh", "2"}, "--mesh: expected D,T (the data-parallel and tensor-parallel sizes, e.g. 2,2), got '2'"},
+      {{"--world-size", "4", "--mesh", "2,x"}, "--mesh: expected an integer, got 'x'"},
+      {{"--world-size", "4", "--mesh", "2,2", "--tp", "4"}, "--tp: 4 is not the tensor-parallel size of --mesh 2,2"},
+      {{"--world-size", "6", "--tp", "2"}, "--tp: the batch (8) must be divisible by the data-parallel size (6 / 2 = 3)"},
+      {{"--world-size", "4", "--tp", "4", "--sizes", "16,30,4"},
+       "--tp: the tensor-parallel size (4) must divide the width 30 (--sizes entry 1, the output features of layer 0, "
+       "which ColwiseParallel shards)"},
+      {{"--world-size", "4", "--tp", "4", "--sizes", "16,32,32,6"},
+       "--tp: the tensor-parallel size (4) must divide the width 6 (--sizes entry 3, the output features of layer 2, "
+       "which ColwiseParallel shards; with an odd number of layers the last is Colwise)"},
+      {{"--debug", "--world-size", "2", "--tp", "2"}, "--tp: not with --debug (the tensor-parallel step runs in the report only)"},
+      {{"--trace", "--world-size", "2", "--mesh", "1,2"},
+       "--mesh: not with --trace (the tensor-parallel step runs in the report only)"},
+  });
+}
+
 #ifdef STRATA_TRACE_EXE
 TEST_CASE("--fake traces rank 1000 of 1024 on a 1.3x10^10-parameter model in a second, under 200 MB") {
   const std::filesystem::path dir = testing::scratch_dir();
   // 65536 -> 65536 -> 65536 -> 65536: 3 x (2^32 + 2^16) = 12,885,098,496 parameters (48 GB of float32).
-  const std::vector<std::string> argv{STRATA_TRACE_EXE, "--fake", "--world-size", "1024", "--rank", "1000", "--batch", "1024",
-                                      "--sizes", "65536,65536,65536,65536"};
+  for (const char* mesh : {"", "32,32"}) {
+  INFO("--mesh ", std::string(mesh));
+  std::vector<std::string> argv{STRATA_TRACE_EXE, "--fake", "--world-size", "1024", "--rank", "1000", "--batch", "1024",
+                                "--sizes", "65536,65536,65536,65536"};
+  if (*mesh) argv.insert(argv.end(), {"--mesh", mesh});
   const auto start = std::chrono::steady_clock::now();
   const pid_t pid = testing::spawn_child(argv, (dir / "out").string(), (dir / "err").string());
   REQUIRE(pid > 0);
@@ -80,13 +148,19 @@ TEST_CASE("--fake traces rank 1000 of 1024 on a 1.3x10^10-parameter model in a s
   CHECK(WEXITSTATUS(status) == 0);
   CHECK(testing::read_text((dir / "err").string()).empty());
   const nlohmann::json j = nlohmann::json::parse(testing::read_text((dir / "out").string()));
-  CHECK(j["fake_rank"] == nlohmann::json{{"rank", 1000}, {"world_size", 1024}});
+  CHECK(j["fake_rank"]["rank"] == 1000);
   CHECK(j["mm_like_forward"] == 3);
-  CHECK(j["backward_ops"]["c10d.allreduce_.default"] == 6);  // each weight and bias a bucket (over 25 MB)
+  if (*mesh) {  // the data-parallel average (six parameters) and the Rowwise layer's partial sums
+    CHECK(j["fake_rank"]["mesh"] == nlohmann::json{32, 32});
+    CHECK(j["backward_ops"]["_c10d_functional.all_reduce.default"].get<int>() >= 6);
+  } else {
+    CHECK(j["backward_ops"]["c10d.allreduce_.default"] == 6);  // each weight and bias a bucket (over 25 MB)
+  }
   CHECK(j["traced_step_matches"].is_null());
   MESSAGE("peak RSS: ", usage.ru_maxrss, " KB, ", seconds, " s");
   CHECK(usage.ru_maxrss < 200 * 1024);  // kilobytes on Linux
   CHECK(seconds < 10);
+  }
   std::filesystem::remove_all(dir);
 }
 #endif
