@@ -50,6 +50,11 @@ class ProcessGroup {
   // Rank `src`'s input, on every rank.
   virtual std::shared_ptr<Work> broadcast(const Tensor& input, const Tensor& output, int src) = 0;
 
+  // Whether the collectives accept tensors without data (meta and fake tensors), which they neither
+  // read nor write: true for the fake group (fake_process_group.h), whose collectives communicate
+  // nothing, so in-place ops like c10d::allreduce_ run on it under FakeTensorMode.
+  virtual bool accepts_data_less_tensors() const { return false; }
+
   // split_group's work on one rank (every rank of this group calls it): this rank's handle on the
   // group of `members` (ranks of this group, in their new rank order) named `name`, the `index`-th
   // list of the split; null when the caller is in no list (members empty, index -1).

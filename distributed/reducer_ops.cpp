@@ -84,7 +84,8 @@ void allreduce_kernel(const OperatorHandle&, DispatchKeySet, Stack& stack) {
   STRATA_CHECK(tensors.size() == 1, "expected one tensor per process, got ", tensors.size());
   const Tensor& t = tensors[0];
   STRATA_CHECK(t.is_contiguous(), "the tensor must be contiguous to be reduced in place");
-  STRATA_CHECK(Cpu, "c10d::allreduce_ runs on CPU tensors only, got a meta tensor");
+  STRATA_CHECK(Cpu || group.accepts_data_less_tensors(), "c10d::allreduce_ runs on CPU tensors only (or any on the fake "
+               "process group), got a meta tensor on group '", group.name(), "'");
   IntrusivePtr<WorkObject> work = IntrusivePtr<WorkObject>::make(group.all_reduce(t, t, reduce));
   std::vector<Tensor> out = tensors;
   stack.truncate(stack.size() - 6);

@@ -3,7 +3,8 @@
 rank per process (Note [strata-trace under mpirun]): the report matches the one-process step, and
 rank 0's sequences equal the thread backend's (tests/golden/data_parallel_seed_w2_seq.json); --debug
 and --trace print the chosen rank's log, collectives included, as the thread ranks of
-`--world-size 2` print it, and a --rank outside the world is refused with exit status 2.
+`--world-size 2` print it; --tp 2 prints the thread ranks' tensor-parallel report; and a --rank
+outside the world is refused with exit status 2.
 
 usage: mpi_trace_check.py MPIRUN STRATA_TRACE GOLDEN"""
 import json
@@ -41,6 +42,15 @@ for view, rank, collective in (("--debug", "1", "c10d::allreduce_("), ("--trace"
         sys.exit(f"strata-trace {view} under mpirun: no {collective} in rank {rank}'s log")
     if run.stdout != threads.stdout:
         sys.exit(f"strata-trace {view} --rank {rank} under mpirun differs from --world-size 2 on threads")
+# --tp: the tensor-parallel step, one rank per process, is the thread ranks' (the same report).
+run = under_mpirun("--tp", "2", "--sequences")
+threads = subprocess.run([exe, "--world-size", "2", "--tp", "2", "--sequences"], capture_output=True, text=True, timeout=240)
+if run.returncode != 0 or threads.returncode != 0:
+    sys.exit(f"strata-trace --tp 2 failed: {run.stderr}{threads.stderr}")
+report, expected = json.loads(run.stdout), json.loads(threads.stdout)
+if report["traced_step_matches"] is not True or report["forward_seq"] != expected["forward_seq"] or \
+        report["backward_seq"] != expected["backward_seq"]:
+    sys.exit("strata-trace --tp 2 under mpirun differs from --world-size 2 --tp 2 on threads")
 run = under_mpirun("--debug", "--rank", "2")
 if run.returncode != 2 or run.stdout or "--rank: expected a rank below --world-size (2), got 2" not in run.stderr:
     sys.exit(f"--rank 2 of 2 under mpirun: expected exit status 2 and the error, got {run.returncode}: {run.stderr}")

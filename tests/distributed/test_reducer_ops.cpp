@@ -2,9 +2,11 @@
 // aten::mul.out and c10d::allreduce_ (distributed/reducer_ops.h): what they compute, the names a mode
 // sees, and their errors.
 #include "autograd/variable.h"
+#include "distributed/fake_process_group.h"
 #include "distributed/process_group.h"
 #include "distributed/reducer_ops.h"
 #include "distributed/thread_backend.h"
+#include "modes/fake_tensor.h"
 #include "modes/op_counter.h"
 #include "ops/functions.h"
 #include "ops/native/type_promotion.h"
@@ -74,6 +76,30 @@ TEST_CASE("c10d::allreduce_ reduces the tensor in place and returns its Work" * 
     message = e.what();
   }
   CHECK(message == "spawn: rank 0 failed: [c10d::allreduce_] the tensor must be contiguous to be reduced in place");
+}
+
+TEST_CASE("c10d::allreduce_ on fake tensors: run on the fake group, refused on a real one" * doctest::test_suite("threads")) {
+  {
+    const FakeWorld world(3, 1024);
+    tracer::FakeTensorMode fake;
+    const ModeGuard guard(fake);
+    const Tensor bucket = zeros({1 << 20, 1 << 12});  // 16 GB of float32 that do not exist
+    std::shared_ptr<Work> work = allreduce_(bucket, resolve_process_group("0"), ReduceOp::Sum);
+    work->wait();
+    CHECK(tracer::FakeTensor::is_fake(bucket));
+  }
+  std::string message;
+  try {
+    spawn(1, [](int) {
+      tracer::FakeTensorMode fake;
+      const ModeGuard guard(fake);
+      (void)allreduce_(zeros({4}), resolve_process_group("0"), ReduceOp::Sum);
+    });
+  } catch (const Error& e) {
+    message = e.what();
+  }
+  CHECK(message == "spawn: rank 0 failed: [c10d::allreduce_] c10d::allreduce_ runs on CPU tensors only (or any on the "
+                   "fake process group), got a meta tensor on group '0'");
 }
 
 }  // namespace test_reducer_ops

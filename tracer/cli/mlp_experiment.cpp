@@ -16,6 +16,8 @@
 #include "ops/functions.h"
 #include "optim/sgd.h"
 #include "modes/logging_tensor.h"
+#include "tracer/cli/fake_rank_step.h"
+#include "tracer/cli/tensor_parallel_step.h"
 
 namespace strata::tracer {
 
@@ -190,12 +192,17 @@ bool allclose(const Tensor& a, const Tensor& b, double rtol, double atol) {
 // Note [The fake report]
 // Under --fake the counted and LoggingTensor steps run on fake tensors (the LoggingTensors wrap
 // fakes), so the op counts, sequences and the subclass log are the fake step's and equal the real
-// one's; the three *_matches fields compare values, which fakes do not have, and are null.
-nlohmann::ordered_json experiment_report(const MlpConfig& config, bool sequences, bool fake) {
+// one's; the three *_matches fields compare values, which fakes do not have, and are null. With
+// several ranks the counted step is rank `rank`'s alone, on the fake group (Note [One fake rank of a
+// large world]), and the report says which ("fake_rank": its rank and the world's size).
+nlohmann::ordered_json experiment_report(const MlpConfig& config, bool sequences, bool fake, int rank) {
   std::optional<FakeTensorMode> fake_mode;
   if (fake) fake_mode.emplace();
   FakeTensorMode* mode = fake ? &*fake_mode : nullptr;
-  const TracedStep tr = config.world_size > 1 ? data_parallel_step(config) : traced_step(config, mode);
+  const TracedStep tr = config.tp > 1          ? (fake ? fake_tensor_parallel_step(config, rank) : tensor_parallel_step(config))
+                        : config.world_size == 1 ? traced_step(config, mode)
+                        : fake                   ? fake_data_parallel_step(config, rank)
+                                                 : data_parallel_step(config);
   const SubclassStep sub = subclass_step(config, mode);
   auto compared = [&](auto&& same) -> nlohmann::ordered_json {
     if (fake) return nullptr;
@@ -229,6 +236,10 @@ nlohmann::ordered_json experiment_report(const MlpConfig& config, bool sequences
     out["backward_seq"] = tr.counter.sequence("backward");
     out["optimizer_seq"] = tr.counter.sequence("optimizer");
     out["subclass_log"] = sub.log;
+  }
+  if (fake && config.world_size > 1) {
+    out["fake_rank"] = {{"rank", rank}, {"world_size", config.world_size}};
+    if (config.tp > 1) out["fake_rank"]["mesh"] = {config.world_size / config.tp, config.tp};
   }
   return out;
 }

@@ -29,6 +29,9 @@ struct MlpConfig {
   // The traced step's ranks: above 1 it runs data-parallel on that many thread ranks
   // (data_parallel_step); the plain and subclass steps stay in one process.
   int world_size = 1;
+  // Above 1: of those ranks, tensor-parallel groups of `tp` on a (world_size / tp, tp) mesh
+  // (tensor_parallel_step.h); the data-parallel size is world_size / tp.
+  int tp = 1;
 };
 
 // What one plain step produced (for --dump-tensors and the comparisons).
@@ -101,8 +104,8 @@ bool allclose(const Tensor& a, const Tensor& b, double rtol = 1e-5, double atol 
 
 // The script's JSON; with `sequences`, also forward_seq, backward_seq, optimizer_seq and subclass_log.
 // With `fake`, the steps run under a FakeTensorMode and the value comparisons are null (Note [The fake
-// report]).
-nlohmann::ordered_json experiment_report(const MlpConfig& config, bool sequences, bool fake = false);
+// report]); with several ranks, the counted step is rank `rank`'s, on the fake process group.
+nlohmann::ordered_json experiment_report(const MlpConfig& config, bool sequences, bool fake = false, int rank = 0);
 // x, y, init_params, logits, loss, grads, params_after as scripts/reference/numerics_reference.py writes them.
 nlohmann::ordered_json tensors_report(const MlpConfig& config, const PlainStep& step);
 

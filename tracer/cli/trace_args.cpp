@@ -3,6 +3,7 @@
 // trace_cli.cpp's.
 #include "tracer/cli/trace_cli.h"
 
+#include <algorithm>
 #include <charconv>
 #include <cmath>
 #include <cstdio>
@@ -13,6 +14,7 @@
 #include <utility>
 
 #include "core/util/error.h"
+#include "tracer/cli/tensor_parallel_step.h"
 
 namespace strata::tracer {
 
@@ -32,11 +34,15 @@ namespace {
 // so the activation limit holds as it is.
 // Under --fake no tensor has data, so parameters and activations may reach 2^40 each (a 10^9-
 // parameter model fits; int64 sizes and FLOP counts stay far from overflowing in the meta
-// functions, and the FLOP formulas check theirs).
+// functions, and the FLOP formulas check theirs); with --world-size one rank runs, so one copy counts.
 constexpr std::int64_t kMaxLayers = 64;
 constexpr std::int64_t kMaxParameters = std::int64_t{1} << 26;
 constexpr std::int64_t kMaxActivations = std::int64_t{1} << 26;
 constexpr std::int64_t kMaxFake = std::int64_t{1} << 40;
+// Ranks: threads of this process, or under --fake one rank of a world that exists only in name (its
+// size costs nothing but the meshes' group lists, Note [One fake rank of a large world]).
+constexpr std::int64_t kMaxThreadRanks = 64;
+constexpr std::int64_t kMaxFakeRanks = std::int64_t{1} << 20;
 constexpr std::int64_t kSaturated = std::numeric_limits<std::int64_t>::max();
 
 std::int64_t add_sat(std::int64_t a, std::int64_t b) {
@@ -122,8 +128,9 @@ constexpr std::pair<std::string_view, ReadValue> kValueFlags[] = {
     {"--lr", [](TraceOptions& o, const std::string& v) { o.config.lr = parse_lr(v); }},
     {"--world-size",
      [](TraceOptions& o, const std::string& v) {
-       const std::int64_t n = parse_int("--world-size", v, 1);
-       STRATA_CHECK(n <= 64, "--world-size: at most 64 ranks (threads of this process), got ", n);
+       const std::int64_t n = parse_int("--world-size", v, 1);  // at most 64 without --fake: check_ranks
+       STRATA_CHECK(n <= kMaxFakeRanks, "--world-size: at most ", kMaxFakeRanks, " ranks (2^20, with --fake; ",
+                    kMaxThreadRanks, " threads without), got ", n);
        o.config.world_size = static_cast<int>(n);
        o.world_size_given = true;
      }},
@@ -139,6 +146,15 @@ constexpr std::pair<std::string_view, ReadValue> kValueFlags[] = {
                     escape_control_chars(v), "'");
        o.placement_format = v == "lists" ? PlacementFormat::Lists : PlacementFormat::Joined;
      }},
+    {"--tp", [](TraceOptions& o, const std::string& v) { o.tp = parse_int("--tp", v, 1); }},
+    {"--mesh",
+     [](TraceOptions& o, const std::string& v) {
+       const std::size_t comma = v.find(',');
+       STRATA_CHECK(comma != std::string::npos && v.find(',', comma + 1) == std::string::npos,
+                    "--mesh: expected D,T (the data-parallel and tensor-parallel sizes, e.g. 2,2), got '",
+                    escape_control_chars(v), "'");
+       o.mesh = {parse_int("--mesh", v.substr(0, comma), 1), parse_int("--mesh", v.substr(comma + 1), 1)};
+     }},
     {"--json-out", [](TraceOptions& o, const std::string& v) { o.json_out = v; }},
     {"--dump-tensors", [](TraceOptions& o, const std::string& v) { o.dump_tensors = v; }},
     {"--profile", [](TraceOptions& o, const std::string& v) { o.profile = v; }},
@@ -151,6 +167,34 @@ const Entry* find_flag(const Entry (&table)[N], std::string_view flag) {
   for (const Entry& entry : table)
     if (entry.first == flag) return &entry;
   return nullptr;
+}
+
+// --tp and --mesh: the tensor-parallel size into config.tp, the mesh agreeing with --world-size, and
+// only for the report (Note [The tensor-parallel step]).
+void check_mesh(TraceOptions& o) {
+  if (!o.tp && !o.mesh) return;
+  const char* const flag = o.mesh ? "--mesh" : "--tp";
+  STRATA_CHECK(o.world_size_given, flag, ": only with --world-size (the ranks the mesh lays out)");
+  for (const std::pair<bool, const char*>& other :
+       {std::pair{o.debug, "--debug"}, std::pair{o.trace, "--trace"}, std::pair{o.flops, "--flops"},
+        std::pair{o.explain, "--explain"}, std::pair{o.profile || o.graph, o.profile ? "--profile" : "--graph"}})
+    STRATA_CHECK(!other.first, flag, ": not with ", other.second, " (the tensor-parallel step runs in the report only)");
+  if (o.mesh) {
+    const std::int64_t d = o.mesh->first, t = o.mesh->second;
+    STRATA_CHECK(mul_sat(d, t) == o.config.world_size, "--mesh: ", d, " x ", t, " = ", count_text(mul_sat(d, t)),
+                 " ranks, but --world-size is ", o.config.world_size);
+    STRATA_CHECK(!o.tp || *o.tp == t, "--tp: ", o.tp.value_or(0), " is not the tensor-parallel size of --mesh ", d, ",", t);
+  }
+  STRATA_CHECK(o.mesh || *o.tp <= o.config.world_size, "--tp: the tensor-parallel size (", *o.tp,
+               ") must divide --world-size (", o.config.world_size, ")");
+  o.config.tp = static_cast<int>(o.mesh ? o.mesh->second : *o.tp);
+  check_tensor_parallel(o.config);
+}
+
+// Thread ranks are threads of this process; a fake world is one rank in a world of names.
+void check_ranks(const TraceOptions& o) {
+  STRATA_CHECK(o.fake || o.config.world_size <= kMaxThreadRanks, "--world-size: at most ", kMaxThreadRanks,
+               " ranks (threads of this process; up to 2^20 with --fake), got ", o.config.world_size);
 }
 
 void check_limits(const MlpConfig& c, bool fake) {  // Note [Limits of strata-trace]
@@ -166,7 +210,7 @@ void check_limits(const MlpConfig& c, bool fake) {  // Note [Limits of strata-tr
   for (std::int64_t s : c.sizes) widths = add_sat(widths, s);
   STRATA_CHECK(parameters <= max_parameters, "--sizes: ", count_text(parameters),
                " parameters, over strata-trace's limit of ", max_parameters, " (", power, ") in total");
-  const std::int64_t ranks = c.world_size, on_all_ranks = mul_sat(parameters, ranks);
+  const std::int64_t ranks = c.world_size, on_all_ranks = mul_sat(parameters, fake ? 1 : ranks);
   STRATA_CHECK(on_all_ranks <= max_parameters, "--world-size: ", ranks, " ranks x ", parameters, " parameters = ",
                count_text(on_all_ranks), " (each rank holds its own copy of the model), over strata-trace's limit of ",
                max_parameters, " (", power, ") in total");
@@ -231,18 +275,19 @@ void check_combinations(const TraceOptions& o) {
                  " (the world of --dtensor-example), got ", *o.rank);
   } else if (o.rank) {  // Note [One rank's view of the data-parallel step]
     STRATA_CHECK(o.world_size_given, "--rank: only with --world-size (the rank of the world whose log is printed)");
-    STRATA_CHECK(o.debug || o.trace, "--rank: only with --debug or --trace (the report is rank 0's)");
+    STRATA_CHECK(o.debug || o.trace || o.fake,
+                 "--rank: only with --debug, --trace or --fake (the report is rank 0's, but under --fake any rank's)");
     STRATA_CHECK(*o.rank < o.config.world_size, "--rank: expected a rank below --world-size (", o.config.world_size,
                  "), got ", *o.rank);
   }
   if (o.config.world_size > 1) {
     for (const std::pair<bool, const char*>& flag :
-         {std::pair{o.explain, "--explain"}, std::pair{o.flops, "--flops"}, std::pair{o.fake, "--fake"},
+         {std::pair{o.explain, "--explain"}, std::pair{o.flops, "--flops"}, std::pair{o.fake && o.debug, "--fake --debug"},
           std::pair{o.logging, "--logging"}, std::pair{o.scaled, "--scaled"}, std::pair{o.profile.has_value(), "--profile"},
           std::pair{o.graph.has_value(), "--graph"}, std::pair{o.dump_tensors.has_value(), "--dump-tensors"}})
       STRATA_CHECK(!flag.first, "--world-size: not with ", flag.second,
                    " (the report's traced step, --debug and --trace run on several ranks)");
-    STRATA_CHECK(o.config.batch % o.config.world_size == 0, "--world-size: the batch (", o.config.batch,
+    STRATA_CHECK(o.config.tp > 1 || o.config.batch % o.config.world_size == 0, "--world-size: the batch (", o.config.batch,
                  ") must be divisible by the world size (", o.config.world_size, ")");
   }
   STRATA_CHECK(!o.json || o.flops || o.debug || o.trace,
@@ -287,88 +332,6 @@ std::string escape_control_chars(std::string_view text) {
   return out;
 }
 
-std::string trace_usage() {
-  return "usage: strata-trace [--seed N] [--sizes A,B,...] [--batch N] [--lr X] [--sequences] [--world-size N]\n"
-         "                    [--fake] [--flops [--json]] [--json-out FILE] [--dump-tensors FILE] [--help]\n"
-         "       strata-trace --debug [--record-output] [--ids] [--hashes | --fake] [--torchfunction] [--nn-module]\n"
-         "                    [--json] [--world-size N [--rank R]] [--seed N] [--sizes A,B,...] [--batch N] [--lr X]\n"
-         "       strata-trace --debug --dtensor-example mm|einsum [--rank R] [--placement-format lists|joined]\n"
-         "                    [--record-output] [--ids] [--json]\n"
-         "       strata-trace --explain [--seed N] [--sizes A,B,...] [--batch N] [--lr X]\n"
-         "       strata-trace [--profile FILE] [--graph FILE] [--seed N] [--sizes A,B,...] [--batch N] [--lr X]\n"
-         "       strata-trace --trace [--logging | --scaled | --world-size N [--rank R]] [--json] [--seed N]\n"
-         "                    [--sizes A,B,...] [--batch N]\n"
-         "\n"
-         "Runs one SGD step of an MLP (Linear -> ReLU -> ... -> Linear, cross-entropy) three ways on\n"
-         "strata's dispatcher: eager, under an op-counting dispatch mode (per phase), and with\n"
-         "LoggingTensor wrapper-subclass parameters; prints the dispatch-tracer experiment's JSON.\n"
-         "\n"
-         "  --seed N             parameters from manual_seed(N), batch from Generator(N + 1) [0];\n"
-         "                       N is an integer from 0 to 2^64-1 (N + 1 wraps to 0). torch.manual_seed\n"
-         "                       wraps a negative seed: PyTorch's seed -k is --seed 2^64-k here\n"
-         "  --sizes A,B,...      layer widths, at least two [16,32,4]\n"
-         "  --batch N            batch size [8]\n"
-         "  --lr X               SGD learning rate, a finite number >= 0 [0.1]\n"
-         "  --sequences          add forward_seq, backward_seq, optimizer_seq and subclass_log\n"
-         "  --fake               run the steps under FakeTensorMode: the same ops on tensors without data;\n"
-         "                       the *_matches fields, which compare values, are null; with --debug, the\n"
-         "                       fake step's log (its tensors print as ft: f32[8, 16])\n"
-         "  --flops              print FlopCounterMode's table (per module and op, forward and backward)\n"
-         "                       and a table per phase\n"
-         "  --json               with --flops: per-phase, per-op and per-module FLOP totals as JSON (each\n"
-         "                       module's split by phase);\n"
-         "                       with --debug: the log as JSON (schema strata.debug_mode, docs/debug-mode.md);\n"
-         "                       with --trace: both traces as JSON (format strata.trace, docs/traces.md)\n"
-         "  --json-out FILE      also write the JSON to FILE\n"
-         "  --dump-tensors FILE  write x, y, init_params, logits, loss, grads, params_after to FILE, as\n"
-         "                       Python's json.dumps does (NaN, Infinity and -Infinity for non-finite values)\n"
-         "  --debug              print the step's DebugMode log instead (forward, backward, SGD; one op\n"
-         "                       a line, as PyTorch's torch.utils._debug_mode prints it)\n"
-         "  --record-output      with --debug: each op's outputs (  ->  t: f32[8, 32])\n"
-         "  --ids                with --debug: an id per tensor (t$0)\n"
-         "  --hashes             with --debug: the L1 norm of each op's outputs (  # {'hash': ...})\n"
-         "  --torchfunction      with --debug: the calls as written (torch._C._nn.linear(...)), ops below\n"
-         "  --nn-module          with --debug: module calls ([nn.Mod] Sequential.0), their calls below\n"
-         "  --explain            print the dispatch trace of the plain step instead: each op's path through\n"
-         "                       the keys, and whether autograd recorded a node\n"
-         "  --profile FILE       profile the step (forward, backward, SGD; after one unprofiled warm-up\n"
-         "                       step) instead: write its Chrome trace (traceEvents JSON, for Perfetto or\n"
-         "                       chrome://tracing) to FILE and print the table of PyTorch's\n"
-         "                       key_averages().table(), by self CPU time\n"
-         "  --graph FILE         write the autograd graph of the step's loss to FILE as Graphviz DOT\n"
-         "                       (render it with dot -Tsvg FILE); with --profile, both\n"
-         "  --trace              print the program traces of the loss instead (forward, then backward, as\n"
-         "                       Lightning Thunder prints traces: each call with the ops it ran below it)\n"
-         "  --logging            with --trace: every input a LoggingTensor, its __torch_dispatch__ unrolled\n"
-         "                       between flatten_tensor_subclass and unflatten_tensor_subclass\n"
-         "  --scaled             with --trace: every Linear weight a float8 ScaledTensor, its matrix products\n"
-         "                       unrolled into torchao's t, clone, t, reciprocal, reciprocal, _scaled_mm\n"
-         "  --world-size N       run the traced step data-parallel on N thread ranks (DistributedDataParallel,\n"
-         "                       each rank on batch/N rows; the counts are rank 0's and include the\n"
-         "                       collectives; traced_step_matches compares with the one-process step) [1];\n"
-         "                       with --debug or --trace, their step on N ranks and one rank's log, its\n"
-         "                       collectives included (under mpirun: one rank per process)\n"
-         "  --rank R             with --world-size and --debug or --trace: the rank whose log is printed [0]\n"
-         "  --dtensor-example E  with --debug: the log of PyTorch PR 162665's example E instead, on DTensors\n"
-         "                       over a fake world of 8 ranks: mm (torch.mm of two S(0) DTensors on a mesh\n"
-         "                       of 8) or einsum (torch.einsum(\"bld,dnh->blnh\") of [P, R] and [R, P] on a\n"
-         "                       (4, 2) mesh); --rank R picks the rank, 0 to 7 [1]\n"
-         "  --placement-format F with --dtensor-example: lists, as the PR printed (dt: f32[8, 8][S(0)]), or\n"
-         "                       joined, as upstream prints today (dt: f32[8, 8]| S(0)) [lists]\n"
-         "  --help               show this help\n"
-         "\n"
-         "Limits, to bound memory: at most 64 layers (65 sizes); at most 2^26 = 67108864 parameters\n"
-         "(weights and biases) in total, counting every rank's copy with --world-size; --batch times\n"
-         "the sum of --sizes at most 2^26 activations.\n"
-         "With --fake (no tensor data) both limits are 2^40.\n"
-         "\n"
-         "Output files are written whole or not at all, with the permissions open() would give them.\n"
-         "Every JSON output starts with a \"header\" object: strata's version, the build (type,\n"
-         "optimization, NDEBUG, -march=native, sanitizers, compiler), the thread count and the seed.\n"
-         "Exit status: 0 on success; 2 on any error (a bad flag or value, an unwritable output), which\n"
-         "is reported as one line on stderr.\n";
-}
-
 TraceOptions parse_trace_args(const std::vector<std::string>& args) {
   TraceOptions o;
   for (std::size_t i = 0; i < args.size(); ++i) {
@@ -386,6 +349,8 @@ TraceOptions parse_trace_args(const std::vector<std::string>& args) {
     STRATA_CHECK(i + 1 < args.size(), flag, ": missing value");
     with_value->second(o, args[++i]);
   }
+  check_ranks(o);
+  check_mesh(o);
   check_combinations(o);
   check_limits(o.config, o.fake);
   return o;

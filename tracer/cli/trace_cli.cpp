@@ -138,7 +138,9 @@ int run_trace_cli(const std::vector<std::string>& args, std::ostream& out, std::
                    "' is the same file as --json-out");
 
     const std::string report =
-        o.flops ? flops_report(o) : with_run_header(experiment_report(o.config, o.sequences, o.fake), o.config.seed).dump(2) + "\n";
+        o.flops ? flops_report(o)
+                : with_run_header(experiment_report(o.config, o.sequences, o.fake, static_cast<int>(o.rank.value_or(0))),
+                                  o.config.seed).dump(2) + "\n";
     if (tensors_file)
       tensors_file->write(
           dump_python_json(with_run_header(tensors_report(o.config, plain_step(o.config)), o.config.seed)) + "\n");

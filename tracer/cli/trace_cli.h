@@ -49,6 +49,10 @@ struct TraceOptions {
   // --placement-format lists|joined: how its log writes placements [lists].
   std::optional<DTensorExample> dtensor_example;
   std::optional<PlacementFormat> placement_format;
+  // --tp T and --mesh D,T: the report's step tensor-parallel on a (D, T) mesh of --world-size = D x T
+  // ranks (config.tp; Note [The tensor-parallel step]); --mesh names both sizes, --tp the second.
+  std::optional<std::int64_t> tp;
+  std::optional<std::pair<std::int64_t, std::int64_t>> mesh;
 };
 
 // Throws strata::Error with a one-line message for a bad flag or value.

@@ -217,12 +217,13 @@ TEST_CASE("--world-size runs the traced step data-parallel: its collectives are 
   testing::check_refused({
       {{"--world-size", "3"}, "--world-size: the batch (8) must be divisible by the world size (3)"},
       {{"--world-size", "0"}, "--world-size: expected an integer >= 1, got 0"},
-      {{"--world-size", "65"}, "--world-size: at most 64 ranks (threads of this process), got 65"},
+      {{"--world-size", "65"}, "--world-size: at most 64 ranks (threads of this process; up to 2^20 with --fake), got 65"},
       // Every rank holds a model: the parameter limit counts all of them, up front, in one line.
       {{"--world-size", "64", "--batch", "64", "--sizes", "1024,1024"},
        "--world-size: 64 ranks x 1049600 parameters = 67174400 (each rank holds its own copy of the model), over "
        "strata-trace's limit of 67108864 (2^26) in total"},
-      {{"--world-size", "2", "--fake"}, "--world-size: not with --fake (the report's traced step, --debug and --trace run on several ranks)"},
+      {{"--world-size", "2", "--fake", "--debug"},
+       "--world-size: not with --fake --debug (the report's traced step, --debug and --trace run on several ranks)"},
   });
 }
 
@@ -265,7 +266,8 @@ TEST_CASE("--debug and --trace with --world-size print one rank's log, its colle
       {{"--debug", "--rank", "1"}, "--rank: only with --world-size (the rank of the world whose log is printed)"},
       {{"--debug", "--world-size", "2", "--rank", "2"}, "--rank: expected a rank below --world-size (2), got 2"},
       {{"--trace", "--world-size", "2", "--rank", "-1"}, "--rank: expected an integer >= 0, got -1"},
-      {{"--world-size", "2", "--rank", "1"}, "--rank: only with --debug or --trace (the report is rank 0's)"},
+      {{"--world-size", "2", "--rank", "1"},
+       "--rank: only with --debug, --trace or --fake (the report is rank 0's, but under --fake any rank's)"},
       {{"--trace", "--logging", "--world-size", "2"},
        "--world-size: not with --logging (the report's traced step, --debug and --trace run on several ranks)"},
   });
