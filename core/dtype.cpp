@@ -23,6 +23,8 @@ constexpr DtypeNames kNames[] = {
     {ScalarType::Float64, "float64", "f64", "Double"},
     {ScalarType::Int8, "int8", "i8", "Char"},
     {ScalarType::Float8_e4m3fn, "float8_e4m3fn", "f8e4m3fn", "Float8_e4m3fn"},
+    {ScalarType::Float16, "float16", "f16", "Half"},
+    {ScalarType::BFloat16, "bfloat16", "bf16", "BFloat16"},
 };
 static_assert(std::size(kNames) == static_cast<std::size_t>(kNumScalarTypes), "a dtype without names");
 static_assert([] {

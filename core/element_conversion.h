@@ -8,6 +8,8 @@
 #include <limits>
 #include <type_traits>
 
+#include "util/bfloat16.h"
+#include "util/float16.h"
 #include "util/float8.h"
 
 namespace strata {
@@ -33,18 +35,32 @@ template <typename T>
 // machine. Values in range truncate toward zero. Floating to int8 goes through int32 as PyTorch's
 // does (cvttss2si's 32-bit form, then the low byte): a value outside int32's range, or NaN, gives
 // INT32_MIN, whose low byte is 0, and 300.0 gives 44. Floating to bool is `x != 0` (NaN is true), as
-// in PyTorch. float8_e4m3fn converts through float both ways (Note [float8_e4m3fn conversion]), so a
-// float64 rounds twice, as in c10. Other conversions (to floating types, between integers, which wrap,
+// in PyTorch. float8_e4m3fn, float16 and bfloat16 convert through float both ways (Note [float8_e4m3fn
+// conversion], Note [float16 conversion], Note [bfloat16 conversion]), so a float64 or an int64 rounds
+// twice, as in c10 (whose Half, BFloat16 and Float8_e4m3fn are made from a float); a NaN converted
+// to bfloat16 is 0xFFFF, as PyTorch's vectorised conversion writes it (Note [bfloat16 conversion]). Other conversions (to floating types, between integers, which wrap,
 // from bool) are plain casts.
+// The element types stored in fewer bits than they compute in: each converts to and from float.
+template <typename T>
+inline constexpr bool is_float_storage_v =
+    std::is_same_v<T, Float8_e4m3fn> || std::is_same_v<T, Float16> || std::is_same_v<T, BFloat16>;
+
 template <typename D, typename S>
 [[gnu::always_inline]] inline D convert_element(S v) {
   if constexpr (std::is_same_v<D, S>) {
     return v;
-  } else if constexpr (std::is_same_v<S, Float8_e4m3fn>) {
+  } else if constexpr (is_float_storage_v<S>) {
     return convert_element<D>(static_cast<float>(v));
-  } else if constexpr (std::is_same_v<D, Float8_e4m3fn>) {
-    if constexpr (std::is_same_v<S, bool>) return Float8_e4m3fn(v ? 1.0f : 0.0f);
-    else return Float8_e4m3fn(static_cast<float>(v));
+  } else if constexpr (is_float_storage_v<D>) {
+    if constexpr (std::is_same_v<S, bool>) {
+      return D(v ? 1.0f : 0.0f);
+    } else {
+      const auto f = static_cast<float>(v);
+      if constexpr (std::is_same_v<D, BFloat16>) {  // Note [bfloat16 conversion]: a tensor's NaN is 0xFFFF
+        if (f != f) [[unlikely]] return BFloat16(kBFloat16TensorNaN, BFloat16::FromBits{});
+      }
+      return D(f);
+    }
   } else if constexpr (std::is_same_v<D, bool>) {
     return v != S(0);
   } else if constexpr (std::is_integral_v<D> && std::is_floating_point_v<S>) {

@@ -85,11 +85,13 @@ class Scalar {
 
 std::ostream& operator<<(std::ostream& out, const Scalar& s);  // Python's repr: 1, 1.0, True
 
-// A number as an element of type T: Scalar::to<T>, and for float8_e4m3fn the float conversion
-// (Note [float8_e4m3fn conversion]: 1000.0 becomes NaN, as in PyTorch's fill_).
+// A number as an element of type T: Scalar::to<T>, and for float8_e4m3fn, float16 and bfloat16 the
+// float conversion (Note [float8_e4m3fn conversion]: 1000.0 becomes NaN, as in PyTorch's fill_; Note
+// [float16 conversion]: 1e5 becomes inf).
 template <typename T>
 T scalar_to_element(const Scalar& s) {
-  if constexpr (std::is_same_v<T, Float8_e4m3fn>) return Float8_e4m3fn(static_cast<float>(s.to_double()));
+  if constexpr (std::is_same_v<T, Float8_e4m3fn> || std::is_same_v<T, Float16> || std::is_same_v<T, BFloat16>)
+    return T(static_cast<float>(s.to_double()));
   else return s.to<T>();
 }
 

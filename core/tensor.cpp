@@ -52,7 +52,7 @@ Scalar Tensor::item() const {
   return visit_all_dtypes(dtype(), [&](auto zero) -> Scalar {
     using T = decltype(zero);
     const T value = load_element(static_cast<const T*>(impl_->data()));
-    if constexpr (std::is_same_v<T, Float8_e4m3fn>) return Scalar(static_cast<double>(static_cast<float>(value)));
+    if constexpr (is_float_storage_v<T>) return Scalar(static_cast<double>(static_cast<float>(value)));
     else return Scalar(value);
   });
 }

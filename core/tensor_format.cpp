@@ -82,7 +82,7 @@ Shown gather_shown(const Tensor& t, bool summarize) {
       std::int64_t offset = 0;
       for (std::size_t d = 0; d < ndim; ++d) offset += indices[d][static_cast<std::size_t>(k[d])] * t.strides()[d];
       const T value = load_element(base + offset);
-      if constexpr (std::is_same_v<T, Float8_e4m3fn>) shown.floats.push_back(static_cast<float>(value));
+      if constexpr (is_float_storage_v<T>) shown.floats.push_back(static_cast<float>(value));
       else if constexpr (std::is_floating_point_v<T>) shown.floats.push_back(value);
       else shown.ints.push_back(static_cast<std::int64_t>(value));
       for (std::size_t d = ndim; d-- > 0;) {

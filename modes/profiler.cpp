@@ -43,6 +43,8 @@ std::string_view type_text(ScalarType t) {
     case ScalarType::Float64: return "double";
     case ScalarType::Int8: return "signed char";
     case ScalarType::Float8_e4m3fn: return "c10::Float8_e4m3fn";
+    case ScalarType::Float16: return "c10::Half";
+    case ScalarType::BFloat16: return "c10::BFloat16";
   }
   return "";
 }

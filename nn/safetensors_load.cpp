@@ -213,7 +213,7 @@ Entry read_entry(const Loader& loader, const std::string& name, const Json& info
   if (!known) {
     for (const char* foreign : kForeignDtypes)
       loader.check(dtype_text != foreign, [&] {
-        return where() + " has dtype " + dtype_text + ", which strata does not support (F32, F64, I64, I8, F8_E4M3, BOOL)";
+        return where() + " has dtype " + dtype_text + ", which strata does not support (F32, F64, F16, BF16, I64, I8, F8_E4M3, BOOL)";
       });
     loader.fail(where() + " has unknown dtype " + dtype.dump());
   }

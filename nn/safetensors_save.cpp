@@ -98,7 +98,7 @@ struct Layout {
 
 // Note [safetensors files are written as the crate writes them]
 // The crate's `prepare` sorts tensors by descending dtype alignment (its Dtype enum order: I64, F64,
-// F32, F8_E4M3, I8, BOOL among strata's), then by name bytewise; lays their data out in that order from offset 0;
+// F32, BF16, F16, F8_E4M3, I8, BOOL among strata's), then by name bytewise; lays their data out in that order from offset 0;
 // serialises the header compactly with "__metadata__" first and each entry as dtype, shape,
 // data_offsets; and pads it with spaces to a multiple of 8. strata does the same, so a file strata
 // writes is byte-identical to the crate's for the same tensors (the crate keeps metadata in a hash

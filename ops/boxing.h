@@ -20,6 +20,7 @@
 #include "../core/dispatch/dispatcher.h"
 #include "../core/generator.h"
 #include "../core/dispatch/ivalue.h"
+#include "compute_in_float.h"
 
 namespace strata::ops {
 
@@ -215,7 +216,14 @@ void functional_kernel(const OperatorHandle& op, DispatchKeySet keys, Stack& sta
   if constexpr (k == 1) outs[0] = allocate(std::move(spec), D);
   else for (std::size_t i = 0; i < k; ++i) outs[i] = allocate(std::move(spec[i]), D);
   if constexpr (D == Device::CPU) {
-    std::apply([&](const auto&... o) { std::apply([&](const auto&... a) { Compute(o..., a...); }, unboxed); }, outs);
+    std::apply([&](const auto&... a) {
+      if constexpr (!kComputesReducedFloat<Compute>) {
+        const bool reduced_out = std::apply([](const auto&... o) { return any_reduced_argument(o...); }, outs);
+        if (reduced_out || any_reduced_argument(a...)) [[unlikely]]
+          return compute_in_float<Compute>(outs, a...);  // Note [float16 and bfloat16 compute in float]
+      }
+      std::apply([&](const auto&... o) { Compute(o..., a...); }, outs);
+    }, unboxed);
   }
   replace_arguments<n>(stack, std::move(outs));
 }
@@ -236,6 +244,19 @@ void view_kernel(const OperatorHandle&, DispatchKeySet, Stack& stack) {
   replace_arguments<n>(stack, std::move(out));
 }
 
+// An in-place kernel's compute function, with float16 and bfloat16 arguments widened unless it takes them
+// (Note [float16 and bfloat16 compute in float]).
+template <auto Compute>
+struct InplaceCompute {
+  template <typename... A>
+  static void run(const A&... args) {
+    if constexpr (!kComputesReducedFloat<Compute>) {
+      if (any_reduced_argument(args...)) [[unlikely]] return compute_inplace_in_float<Compute>(args...);
+    }
+    Compute(args...);
+  }
+};
+
 template <auto Check, auto Compute, Device D>
 void inplace_kernel(const OperatorHandle& op, DispatchKeySet keys, Stack& stack) {
   constexpr std::size_t n = arity<Check>;
@@ -243,7 +264,7 @@ void inplace_kernel(const OperatorHandle& op, DispatchKeySet keys, Stack& stack)
   if constexpr (D == Device::CPU) check_cpu_inputs(op, args);
   const auto unboxed = unbox_arguments<Check>(args, std::make_index_sequence<n>{});
   std::apply(Check, unboxed);
-  if constexpr (D == Device::CPU) std::apply(Compute, unboxed);
+  if constexpr (D == Device::CPU) std::apply([](const auto&... a) { InplaceCompute<Compute>::run(a...); }, unboxed);
   else if (keys.has(DispatchKey::CPU) && args[0].to_tensor().impl()->has_data()) [[unlikely]] throw_meta_meets_data();
   args[0].to_tensor().impl()->bump_version();  // a meta tensor counts the write it did not do
   replace_arguments<n>(stack, std::array<Tensor, 1>{args[0].to_tensor()});
@@ -266,6 +287,12 @@ struct FunctionalBody {
   template <typename... A>
   static Tensor run(const A&... args) {
     Tensor out = allocate(Meta(args...), Device::CPU);
+    if constexpr (!kComputesReducedFloat<Compute>) {
+      if (any_reduced_argument(out, args...)) [[unlikely]] {
+        compute_in_float<Compute>(std::array<Tensor, 1>{out}, args...);  // Note [float16 and bfloat16 compute in float]
+        return out;
+      }
+    }
     Compute(out, args...);
     return out;
   }
@@ -284,7 +311,7 @@ struct InplaceBody {
   template <typename Self, typename... A>
   static void run(const Self& self, const A&... args) {
     Check(self, args...);
-    Compute(self, args...);
+    InplaceCompute<Compute>::run(self, args...);
     self.impl()->bump_version();
   }
 };

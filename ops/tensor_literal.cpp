@@ -36,6 +36,8 @@ template Tensor tensor_of<double>(ArrayRef<double>, IntArrayRef);
 template Tensor tensor_of<std::int64_t>(ArrayRef<std::int64_t>, IntArrayRef);
 template Tensor tensor_of<bool>(ArrayRef<bool>, IntArrayRef);
 template Tensor tensor_of<std::int8_t>(ArrayRef<std::int8_t>, IntArrayRef);
+template Tensor tensor_of<Float16>(ArrayRef<Float16>, IntArrayRef);
+template Tensor tensor_of<BFloat16>(ArrayRef<BFloat16>, IntArrayRef);
 
 void throw_ragged_rows(std::size_t expected, std::size_t got) {
   throw_error(str_cat("tensor(): expected all rows to have ", expected, " elements, but got a row of ", got));

@@ -31,7 +31,8 @@ namespace strata {
 template <typename T>
 inline constexpr bool is_tensor_element_v = std::is_same_v<T, float> || std::is_same_v<T, double> ||
                                             std::is_same_v<T, std::int64_t> || std::is_same_v<T, bool> ||
-                                            std::is_same_v<T, std::int8_t>;
+                                            std::is_same_v<T, std::int8_t> || std::is_same_v<T, Float16> ||
+                                            std::is_same_v<T, BFloat16>;
 namespace detail {
 // A new contiguous CPU tensor of `values` with shape `sizes`, passed through aten::lift_fresh.
 template <typename T>
@@ -48,7 +49,7 @@ Tensor lift_fresh(const Tensor& self);
 template <typename T>
 Tensor tensor(ArrayRef<T> values, IntArrayRef sizes) {
   static_assert(is_tensor_element_v<T>,
-                "strata::tensor() takes float, double, std::int64_t, std::int8_t or bool elements; "
+                "strata::tensor() takes float, double, std::int64_t, std::int8_t, bool, Float16 or BFloat16 elements; "
                 "write integers as std::int64_t");
   return detail::tensor_of(values, sizes);
 }

@@ -350,6 +350,23 @@ void copy__cpu(const Tensor& self, const Tensor& src, bool) {
 
 }  // namespace
 
+// Kernels that write or copy elements of any dtype themselves, float16 and bfloat16 included (Note
+// [float16 and bfloat16 compute in float]): no float32 detour.
+template <> inline constexpr bool detail::kComputesReducedFloat<&empty_cpu> = true;
+template <> inline constexpr bool detail::kComputesReducedFloat<&zeros_cpu> = true;
+template <> inline constexpr bool detail::kComputesReducedFloat<&ones_cpu> = true;
+template <> inline constexpr bool detail::kComputesReducedFloat<&full_cpu> = true;
+template <> inline constexpr bool detail::kComputesReducedFloat<&scalar_tensor_cpu> = true;
+template <> inline constexpr bool detail::kComputesReducedFloat<&empty_like_cpu> = true;
+template <> inline constexpr bool detail::kComputesReducedFloat<&ones_like_cpu> = true;
+template <> inline constexpr bool detail::kComputesReducedFloat<&zeros_like_cpu> = true;
+template <> inline constexpr bool detail::kComputesReducedFloat<&new_empty_strided_cpu> = true;
+template <> inline constexpr bool detail::kComputesReducedFloat<&clone_cpu> = true;
+template <> inline constexpr bool detail::kComputesReducedFloat<&to_copy_cpu> = true;
+template <> inline constexpr bool detail::kComputesReducedFloat<&fill__cpu> = true;
+template <> inline constexpr bool detail::kComputesReducedFloat<&zero__cpu> = true;
+template <> inline constexpr bool detail::kComputesReducedFloat<&copy__cpu> = true;
+
 // register_factory_ops(): the rows of factory_ops.yaml, which scripts/gen-ops writes as C++ at build time.
 #include "ops/generated/factory_ops_rows.inc"
 

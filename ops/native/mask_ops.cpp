@@ -23,6 +23,8 @@ std::string_view type_meta_name(ScalarType t) {
     case ScalarType::Int64: return "long int";
     case ScalarType::Int8: return "signed char";
     case ScalarType::Bool: return "bool";
+    case ScalarType::Float16: return "c10::Half";
+    case ScalarType::BFloat16: return "c10::BFloat16";
     case ScalarType::Float8_e4m3fn: break;
   }
   return "c10::Float8_e4m3fn";

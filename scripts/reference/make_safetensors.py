@@ -7,7 +7,7 @@ little-endian header length N; N bytes of compact JSON with "__metadata__" first
 the crate keeps them in a hash map, so its order is only fixed for one key), then one entry per
 tensor as {"dtype", "shape", "data_offsets"}, padded with spaces to a multiple of 8; then the data.
 Tensors are ordered by descending dtype alignment (the crate's Dtype enum order, ascending:
-BOOL, ..., F32, F64, I64), then by name (bytewise), and their data follows in that order from 0.
+BOOL, ..., F16, BF16, ..., F32, F64, I64), then by name (bytewise), and their data follows in that order from 0.
 `write(..., crate_order=False)` keeps the given order instead, as other writers may: that puts data
 at offsets misaligned for its element type, which a loader must copy.
 
@@ -19,7 +19,7 @@ import struct
 import sys
 
 # dtype name -> (struct format of one element, rank in the crate's Dtype enum)
-DTYPES = {"BOOL": ("?", 0), "F32": ("I", 11), "F64": ("Q", 12), "I64": ("q", 13)}
+DTYPES = {"BOOL": ("?", 0), "F16": ("H", 9), "BF16": ("H", 10), "F32": ("I", 11), "F64": ("Q", 12), "I64": ("q", 13)}
 
 
 def write(path, tensors, metadata=None, crate_order=True):
@@ -59,11 +59,22 @@ MISALIGNED = [
     ("values", "F64", [2], [0x3FF0000000000000, 0xC000000000000000]),
 ]
 
+# float16 and bfloat16 (IEEE binary16 and bfloat16, little-endian): 1, -2, 65504, inf, NaN, the smallest
+# subnormal; bfloat16 1, -0, 3.39e38, NaN. tests/nn/test_safetensors_half.cpp builds the same ones.
+HALF = [
+    ("h", "F16", [2, 3], [0x3C00, 0xC000, 0x7BFF, 0x7C00, 0x7E00, 0x0001]),
+    ("bf", "BF16", [4], [0x3F80, 0x8000, 0x7F7F, 0x7FC0]),
+    ("scale", "F32", [], [0x3E800000]),
+    ("mask", "BOOL", [1], [True]),
+]
+HALF_METADATA = {"format": "pt"}
+
 
 def main():
     out = sys.argv[1] if len(sys.argv) > 1 else "."
     write(os.path.join(out, "safetensors_small.safetensors"), SMALL, SMALL_METADATA)
     write(os.path.join(out, "safetensors_misaligned.safetensors"), MISALIGNED, crate_order=False)
+    write(os.path.join(out, "safetensors_half.safetensors"), HALF, HALF_METADATA)
 
 
 if __name__ == "__main__":

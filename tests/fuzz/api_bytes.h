@@ -83,9 +83,11 @@ inline double double_value(ByteReader& r) {
 }
 
 // Floating types most often: they are the ones autograd and most kernels care about. The bytes from
-// 0xF0 give the one-byte types int8 and float8_e4m3fn (added later: the bytes below keep their meaning).
+// 0xF0 give the one-byte types int8 and float8_e4m3fn, those from 0xE0 the two-byte float16 and
+// bfloat16 (added later: the bytes below keep their meaning).
 inline ScalarType dtype_value(std::uint8_t b) {
   if (b >= 0xF0) return b % 2 == 0 ? ScalarType::Int8 : ScalarType::Float8_e4m3fn;
+  if (b >= 0xE0) return b % 2 == 0 ? ScalarType::Float16 : ScalarType::BFloat16;
   constexpr ScalarType kTable[] = {ScalarType::Float32, ScalarType::Float64, ScalarType::Int64, ScalarType::Bool,
                                    ScalarType::Float32, ScalarType::Float64, ScalarType::Float64, ScalarType::Float32};
   return kTable[b % 8];
