@@ -5,7 +5,7 @@
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 
-STRATA_PACKAGES=(g++ meson ninja-build pkg-config libeigen3-dev nlohmann-json3-dev doctest-dev cmake libopenmpi-dev openmpi-bin)
+STRATA_PACKAGES=(g++ meson ninja-build pkg-config libeigen3-dev nlohmann-json3-dev doctest-dev cmake libopenmpi-dev openmpi-bin libsentencepiece-dev)
 
 strata_missing_packages() {
   local missing=()

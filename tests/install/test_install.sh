@@ -133,13 +133,13 @@ if [ "$mpi" = yes ]; then
   run_mpi_app "$tmp/mpi_app"
 fi
 
-step "a plain configure of the source builds the libraries and strata-trace, and no tests"
+step "a plain configure of the source builds the libraries, strata-trace and strata-lm, and no tests"
 meson setup "$tmp/plain" "$src" >/dev/null
 targets=$(meson introspect --targets "$tmp/plain" | python3 -c 'import json, sys
 targets = json.load(sys.stdin)
 print(" ".join(sorted({t["name"] for t in targets})))
 print(" ".join(sorted({t["name"] for t in targets if not t["build_by_default"]})) or "none")')
-[ "$targets" = "ops_generated strata strata-trace strata_autograd strata_cli strata_core strata_distributed strata_io strata_modes strata_mpi strata_nn strata_ops strata_optim strata_tracer
+[ "$targets" = "ops_generated strata strata-lm strata-trace strata_autograd strata_cli strata_core strata_distributed strata_io strata_lm strata_modes strata_mpi strata_nn strata_ops strata_optim strata_tracer
 none" ] || fail "a plain configure defines other targets, or some not built by default: $targets"
 for kind in tests benchmarks; do
   [ "$(meson introspect --"$kind" "$tmp/plain")" = "[]" ] || fail "a plain configure has $kind"

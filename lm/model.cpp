@@ -1,0 +1,129 @@
+// lm/model.cpp: the decoder's forward on strata ops, batched over the tokens of one call.
+#include "model.h"
+
+#include <cmath>
+#include <limits>
+
+#include <strata/core/inference_mode.h>
+#include <strata/core/util/error.h>
+#include <strata/ops/functions.h>
+
+#include "llama2c_checkpoint.h"
+
+namespace lm {
+
+using strata::Tensor;
+
+Model Model::load(const std::string& path) { return Model(read_llama2c_checkpoint(path)); }
+
+// Note [The KV cache is one allocation]
+// The keys and values of every layer and position live in two tensors made once, zeroed, at
+// [n_layers, n_kv_heads, seq_len, head_size]: a layer's heads are contiguous runs of positions, so
+// the attention of a step reads positions 0 .. pos of a head as one strided matrix (no gather, no
+// copy), and a call writes its n new positions with one copy_ per layer and tensor. Made under
+// InferenceMode, so those writes bump no version counter.
+Model::Model(Weights weights) : weights_(std::move(weights)) {
+  const strata::InferenceMode guard;
+  const Config& c = config();
+  STRATA_CHECK(static_cast<std::int64_t>(weights_.layers.size()) == c.n_layers, weights_.source, ": ",
+               weights_.layers.size(), " layers of weights for a config of ", c.n_layers);
+  for (const LayerWeights& w : weights_.layers)
+    transposed_.push_back({w.wq.t(), w.wk.t(), w.wv.t(), w.wo.t(), w.w1.t(), w.w2.t(), w.w3.t()});
+  output_t_ = weights_.output.t();
+  const strata::TensorOptions f32{strata::ScalarType::Float32, std::nullopt};
+  key_cache_ = strata::zeros({c.n_layers, c.n_kv_heads, c.seq_len, c.head_size()}, f32);
+  value_cache_ = strata::zeros({c.n_layers, c.n_kv_heads, c.seq_len, c.head_size()}, f32);
+  rotary_ = Rotary(c, weights_.rotary_layout);
+}
+
+// x * rsqrt(mean(x^2) + eps) * weight over the last dimension, as llama2.c's model.py writes RMSNorm.
+Tensor Model::rms_norm(const Tensor& x, const Tensor& weight) const {
+  const Tensor inv = (x.pow(2).mean({-1}, true) + config().rms_eps).rsqrt();
+  Tensor out = x * inv;
+  out *= weight;
+  return out;
+}
+
+Tensor Model::forward(std::span<const int> tokens, std::int64_t pos, Logits which) {
+  const strata::InferenceMode guard;
+  const Config& c = config();
+  const auto n = static_cast<std::int64_t>(tokens.size());
+  STRATA_CHECK(n > 0, "lm::Model::forward: no tokens");
+  STRATA_CHECK(pos >= 0 && pos <= c.seq_len - n, "lm::Model::forward: positions ", pos, " to ", pos + n - 1,
+               " do not fit the model's sequence length ", c.seq_len);
+  Tensor ids = strata::empty({n}, {strata::ScalarType::Int64, std::nullopt});
+  auto* id = ids.data_ptr<std::int64_t>();
+  for (std::int64_t i = 0; i < n; ++i) {
+    const int t = tokens[static_cast<std::size_t>(i)];
+    STRATA_CHECK(t >= 0 && t < c.vocab_size, "lm::Model::forward: token ", t, " at position ", pos + i,
+                 " is outside the vocabulary [0, ", c.vocab_size, ")");
+    id[i] = t;
+  }
+  // The causal mask of a batched call: token i (position pos + i) sees positions 0 .. pos + i.
+  Tensor mask;
+  if (n > 1)
+    mask = strata::ones({n, pos + n}, {strata::ScalarType::Bool, std::nullopt}).triu(pos + 1);
+  Tensor x = strata::embedding(weights_.embed, ids);  // [n, dim], a fresh tensor the layers update
+  for (std::size_t l = 0; l < weights_.layers.size(); ++l) layer(l, x, pos, mask);
+  if (which == Logits::Last && n > 1) x = x.narrow(0, n - 1, 1);
+  const Tensor logits = strata::mm(rms_norm(x, weights_.final_norm), output_t_);
+  return which == Logits::Last ? logits.view({c.vocab_size}) : logits;
+}
+
+// One decoder layer on x [n, dim], in place: x += attention(norm(x)); x += ffn(norm(x)).
+void Model::layer(std::size_t l, const Tensor& x, std::int64_t pos, const Tensor& mask) {
+  const Config& c = config();
+  const LayerWeights& w = weights_.layers[l];
+  const Transposed& wt = transposed_[l];
+  const std::int64_t n = x.size(0), hs = c.head_size();
+
+  const Tensor h = rms_norm(x, w.attn_norm);
+  const Tensor q = rotary_.apply(strata::mm(h, wt.wq), pos, c.n_heads);
+  const Tensor k = rotary_.apply(strata::mm(h, wt.wk), pos, c.n_kv_heads);
+  const Tensor v = strata::mm(h, wt.wv);
+  const auto li = static_cast<std::int64_t>(l);
+  key_cache_.select(0, li).narrow(1, pos, n).copy_(k.view({n, c.n_kv_heads, hs}).transpose(0, 1));
+  value_cache_.select(0, li).narrow(1, pos, n).copy_(v.view({n, c.n_kv_heads, hs}).transpose(0, 1));
+  x.add_(strata::mm(attention(l, q, pos, mask), wt.wo));
+
+  const Tensor h2 = rms_norm(x, w.ffn_norm);
+  Tensor gate = strata::silu(strata::mm(h2, wt.w1));
+  gate *= strata::mm(h2, wt.w3);
+  x.add_(strata::mm(gate, wt.w2));
+}
+
+// Note [Grouped heads share one product]
+// Query head h reads key/value head h / group (group = n_heads / n_kv_heads, run.c's kv_mul). With
+// q's heads viewed as [n_kv_heads, group, hs], the `group` queries of one key/value head are the rows
+// of one matrix, so one bmm over the n_kv_heads batches scores them all against the cached keys
+// [n_kv_heads, S, hs] (transposed, read in place): no key or value is repeated. A decoding step
+// (n == 1) views q as that matrix without a copy; a batched call permutes q to [n_kv_heads, group * n,
+// hs] (one copy) and masks positions after each token's own.
+Tensor Model::attention(std::size_t l, const Tensor& q, std::int64_t pos, const Tensor& mask) const {
+  const Config& c = config();
+  const std::int64_t n = q.size(0), hs = c.head_size(), kv = c.n_kv_heads, group = c.n_heads / c.n_kv_heads;
+  const std::int64_t seen = pos + n;
+  const auto li = static_cast<std::int64_t>(l);
+  const Tensor keys = key_cache_.select(0, li).narrow(1, 0, seen);      // [kv, seen, hs]
+  const Tensor values = value_cache_.select(0, li).narrow(1, 0, seen);  // [kv, seen, hs]
+  const Tensor queries = n == 1 ? q.view({kv, group, hs})
+                                : q.view({n, kv, group, hs}).permute({1, 2, 0, 3}).reshape({kv, group * n, hs});
+  Tensor scores = strata::bmm(queries, keys.transpose(1, 2));  // [kv, group * n, seen]
+  strata::div_(scores, std::sqrt(static_cast<double>(hs)));
+  if (n > 1) scores.view({kv, group, n, seen}).masked_fill_(mask, -std::numeric_limits<double>::infinity());
+  const Tensor out = strata::bmm(scores.softmax(-1), values);  // [kv, group * n, hs]
+  if (n == 1) return out.view({1, c.n_heads * hs});
+  return out.view({kv, group, n, hs}).permute({2, 0, 1, 3}).reshape({n, c.n_heads * hs});
+}
+
+std::uint64_t Model::weight_bytes_per_token() const {
+  const Config& c = config();
+  std::uint64_t floats = static_cast<std::uint64_t>(c.dim);  // the embedding row
+  for (const LayerWeights& w : weights_.layers)
+    for (const Tensor* t : {&w.attn_norm, &w.wq, &w.wk, &w.wv, &w.wo, &w.ffn_norm, &w.w1, &w.w2, &w.w3})
+      floats += static_cast<std::uint64_t>(t->numel());
+  floats += static_cast<std::uint64_t>(weights_.final_norm.numel() + weights_.output.numel());
+  return floats * sizeof(float);
+}
+
+}  // namespace lm
