@@ -33,14 +33,16 @@ double parse_number(const std::string& flag, const std::string& text) {
 const char* cli_usage() {
   return "Usage:   strata-lm MODEL [options]\n"
          "Example: strata-lm stories15M.bin -n 256 -i \"Once upon a time\"\n"
-         "MODEL is llama2.c's float32 checkpoint (.bin).\n"
+         "MODEL is llama2.c's float32 checkpoint (.bin) or a Hugging Face folder (config.json,\n"
+         "model.safetensors, tokenizer.model).\n"
          "Options:\n"
          "  -t <float>    temperature in [0, inf), default 1.0 (0: greedy)\n"
          "  -p <float>    p in top-p (nucleus) sampling, in [0, 1], default 0.9\n"
          "  -s <int>      random seed, default time(NULL)\n"
          "  -n <int>      number of steps (positions, the prompt's included), default 256; 0 = the model's seq_len\n"
          "  -i <string>   input prompt\n"
-         "  -z <string>   tokenizer.bin to use, default tokenizer.bin\n"
+         "  -z <string>   tokenizer: a tokenizer.bin or a SentencePiece .model; default the folder's\n"
+         "                tokenizer.model, else tokenizer.bin\n"
          "  --threads <n> threads for strata's kernels\n";
 }
 

@@ -9,13 +9,13 @@
 namespace lm {
 
 struct CliOptions {
-  std::string model;                      // MODEL: a llama2.c .bin
+  std::string model;                      // MODEL: a llama2.c .bin or a Hugging Face folder
   std::string prompt;                     // -i (run.c: none, i.e. "")
   std::int64_t steps = 256;               // -n: positions, the prompt's included; 0 = seq_len
   double temperature = 1.0;               // -t: 0 = greedy
   double top_p = 0.9;                     // -p: outside (0, 1) = no nucleus
   std::uint64_t seed = 0;                 // -s: 0 = time(NULL), as run.c
-  std::string tokenizer = "tokenizer.bin";  // -z
+  std::string tokenizer;                  // -z; empty: TextTokenizer::default_path(model)
   std::optional<int> threads;             // --threads: strata's default (OpenMP's) when absent
   bool help = false;                      // -h, --help
 };

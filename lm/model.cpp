@@ -8,13 +8,17 @@
 #include <strata/core/util/error.h>
 #include <strata/ops/functions.h>
 
+#include "hf_checkpoint.h"
 #include "llama2c_checkpoint.h"
 
 namespace lm {
 
 using strata::Tensor;
 
-Model Model::load(const std::string& path) { return Model(read_llama2c_checkpoint(path)); }
+// A folder with a config.json is a Hugging Face checkpoint; anything else a llama2.c .bin.
+Model Model::load(const std::string& path) {
+  return Model(is_hf_folder(path) ? read_hf_checkpoint(path) : read_llama2c_checkpoint(path));
+}
 
 // Note [The KV cache is one allocation]
 // The keys and values of every layer and position live in two tensors made once, zeroed, at

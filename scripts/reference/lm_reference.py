@@ -33,7 +33,7 @@ POSITIONS = [0, 11, 23]
 
 
 def prompt_tokens(vocab):
-    """LM_SPEC.md's 24-token logits prompt."""
+    """docs/lm.md's 24-token logits prompt."""
     return [1] + [(7 * j + 3) % (vocab - 3) + 3 for j in range(1, 24)]
 
 

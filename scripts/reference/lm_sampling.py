@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Sampling goldens (tests/golden/lm/sampling.json): LM_SPEC.md's generation loop on the reference
+"""Sampling goldens (tests/golden/lm/sampling.json): docs/lm.md's generation loop on the reference
 model with torch.multinomial drawing from one torch.Generator seeded per run.
 
 Loop (run.c's generate): feed BOS at position 0; while pos < steps: logits of the last fed token;

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""The deterministic Llama weights of LM_SPEC.md (issue 30) and writers of the checkpoint formats
+"""The deterministic Llama weights of docs/lm.md (issue 30) and writers of the checkpoint formats
 strata-lm reads: llama2.c's v0 float32 `.bin`, llama2.c's int8 version-2 `.bin` (runq.c) and a
 Hugging Face folder (config.json + model.safetensors in float32, float16 or bfloat16).
 
@@ -26,7 +26,7 @@ import struct
 
 import numpy as np
 
-# Model configs of LM_SPEC.md: llama2.c's header fields plus whether the classifier is tied.
+# Model configs of docs/lm.md: llama2.c's header fields plus whether the classifier is tied.
 CONFIGS = {
     "tiny": dict(dim=64, hidden_dim=192, n_layers=2, n_heads=4, n_kv_heads=4, vocab_size=512,
                  seq_len=64, tied=True),

@@ -1,4 +1,4 @@
-// tests/lm/hf_folder_writer.h: writes LM_SPEC's deterministic weights as a Hugging Face Llama folder
+// tests/lm/hf_folder_writer.h: writes docs/lm.md's deterministic weights as a Hugging Face Llama folder
 // (config.json, model.safetensors in float32, float16 or bfloat16, and optionally a tokenizer.model),
 // with q_proj's and k_proj's rows permuted from Meta's rotary layout to Hugging Face's as their
 // conversion script permutes them, so that the folder and the llama2.c `.bin` of a config hold the

@@ -36,7 +36,7 @@ inline const std::filesystem::path& temp_dir() {
 
 inline std::string temp_path(const std::string& name) { return (temp_dir() / name).string(); }
 
-// LM_SPEC.md's config `name` ("tiny", "tiny_gqa") as a llama2.c .bin, written on first use.
+// docs/lm.md's config `name` ("tiny", "tiny_gqa") as a llama2.c .bin, written on first use.
 inline std::string checkpoint(const std::string& name) {
   static std::map<std::string, std::string> written;
   auto it = written.find(name);

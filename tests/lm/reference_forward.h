@@ -122,7 +122,7 @@ inline std::vector<Vec> forward(const lm::Config& c, const std::vector<int>& tok
   return logits;
 }
 
-// LM_SPEC.md's logits prompt: BOS, then (7 j + 3) % (vocab - 3) + 3 for j = 1 .. 23.
+// docs/lm.md's logits prompt: BOS, then (7 j + 3) % (vocab - 3) + 3 for j = 1 .. 23.
 inline std::vector<int> spec_prompt(const lm::Config& c) {
   std::vector<int> tokens{1};
   for (int j = 1; j < 24; ++j) tokens.push_back(static_cast<int>((7 * j + 3) % (c.vocab_size - 3) + 3));

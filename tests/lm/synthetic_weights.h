@@ -1,4 +1,4 @@
-// tests/lm/synthetic_weights.h: the deterministic weights of LM_SPEC.md's configs (the C++ side of the
+// tests/lm/synthetic_weights.h: the deterministic weights of docs/lm.md's configs (the C++ side of the
 // generator scripts/reference/lm_*.py implements bit for bit) and a writer of llama2.c float32 `.bin`
 // checkpoints, so that no checkpoint is committed: tests and benchmarks write the file they read.
 //   splitmix64(x), name_seed(name) = FNV-1a 64 of the name,
@@ -71,7 +71,7 @@ inline lm::Config make_config(std::int64_t dim, std::int64_t hidden, std::int64_
   return c;
 }
 
-// LM_SPEC.md's configs.
+// docs/lm.md's configs.
 inline lm::Config tiny() { return make_config(64, 192, 2, 4, 4, 512, 64, true); }
 inline lm::Config tiny_gqa() { return make_config(64, 192, 2, 8, 2, 512, 64, false); }
 inline lm::Config stories15m() { return make_config(288, 768, 6, 6, 6, 32000, 256, true); }

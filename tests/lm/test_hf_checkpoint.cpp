@@ -9,9 +9,12 @@
 #include <filesystem>
 #include <fstream>
 #include <functional>
+#include <iterator>
+#include <sstream>
 
 #include <nlohmann/json.hpp>
 
+#include "../../lm/cli.h"
 #include "../../lm/hf_checkpoint.h"
 #include "../../lm/model.h"
 #include "../../lm/sentencepiece_tokenizer.h"
@@ -185,6 +188,31 @@ TEST_CASE("tokenizer.model encodes and decodes as SentencePiece does") {
                        doctest::Contains("has 512 pieces, but the model's vocabulary has 32000"), strata::Error);
   CHECK_THROWS_WITH_AS(lm::SentencePieceTokenizer::load(std::string(STRATA_GOLDEN_DIR) + "/lm/tokenizer.json", 512),
                        doctest::Contains("cannot read the SentencePiece model"), strata::Error);
+}
+
+// strata-lm MODEL with a folder: the model is read from it, and its tokenizer.model is the default.
+// The folder holds tiny_gqa's weights, so the text equals run.c's on the .bin with the same
+// vocabulary (tok512.bin is tok512.model's pieces in run.c's format; this prompt and these greedy
+// tokens have no byte pieces, where run.c's printing and SentencePiece's would differ).
+TEST_CASE("strata-lm runs a Hugging Face folder as run.c runs the same weights") {
+  TempFolder folder;
+  lm_synthetic::write_hf_folder(folder.path, lm_synthetic::config_named("tiny_gqa"), strata::kFloat32, tokenizer_model());
+  std::ifstream golden_in(std::string(STRATA_GOLDEN_DIR) + "/lm/runc_tiny_gqa_greedy.txt", std::ios::binary);
+  const std::string runc((std::istreambuf_iterator<char>(golden_in)), std::istreambuf_iterator<char>());
+  REQUIRE(!runc.empty());
+  const std::string tok_bin = std::string(STRATA_LM_DATA_DIR) + "/tok512.bin";
+  for (const std::vector<std::string>& tokenizer_args : {std::vector<std::string>{}, {"-z", tok_bin}}) {
+    CAPTURE(tokenizer_args.size());
+    std::vector<std::string> args{folder.path.string(), "-i", "Once upon a time", "-n", "40", "-t", "0"};
+    args.insert(args.end(), tokenizer_args.begin(), tokenizer_args.end());
+    std::ostringstream out, err;
+    CHECK(lm::run_cli(args, out, err) == 0);
+    CHECK(out.str() == runc);
+  }
+  std::ostringstream out, err;
+  fs::remove(folder.path / "tokenizer.model");
+  CHECK(lm::run_cli({folder.path.string(), "-n", "4", "-t", "0"}, out, err) == 2);
+  CHECK(err.str().find("tokenizer.model") != std::string::npos);
 }
 
 }  // namespace test_hf_checkpoint

@@ -99,7 +99,7 @@ TEST_CASE("greedy strata-lm prints run.c's stdout byte for byte") {
   }
 }
 
-// The fed sequence of LM_SPEC.md's loop for one sampling.json run: the prompt, then each emitted token.
+// The fed sequence of docs/lm.md's loop for one sampling.json run: the prompt, then each emitted token.
 std::vector<int> run_loop(const json& run) {
   lm::Model model = lm::Model::load(lm_test_files::checkpoint(run["config"].get<std::string>()));
   lm::SamplerOptions o;

@@ -1,4 +1,4 @@
-// tests/lm/write_synthetic_bin.cpp: `lm-write-synthetic-bin CONFIG OUT.bin` writes LM_SPEC.md's
+// tests/lm/write_synthetic_bin.cpp: `lm-write-synthetic-bin CONFIG OUT.bin` writes docs/lm.md's
 // deterministic weights for CONFIG (tiny, tiny_gqa, stories15M) as a llama2.c float32 checkpoint:
 // the file benchmarks and run.c comparisons read (no checkpoint is committed).
 #include <cstdio>

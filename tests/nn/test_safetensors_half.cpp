@@ -34,7 +34,7 @@ TensorDict half_golden_tensors() {
   return {
       {"h", from_bits16({0x3C00, 0xC000, 0x7BFF, 0x7C00, 0x7E00, 0x0001}, {2, 3}, ScalarType::Float16)},
       {"bf", from_bits16({0x3F80, 0x8000, 0x7F7F, 0x7FC0}, {4}, ScalarType::BFloat16)},
-      {"scale", tensor(0.25f, {})},
+      {"scale", tensor({0.25f}, IntArrayRef{})},
       {"mask", tensor<bool>({true})},
   };
 }

@@ -174,7 +174,7 @@ TEST_CASE("promote_types with float16 and bfloat16 is torch.promote_types") {
   CHECK(add(h, ones({2})).dtype() == ScalarType::Float32);
   CHECK(add(h, ones({2}, {.dtype = kBF16})).dtype() == ScalarType::Float32);
   CHECK(add(h, tensor<std::int64_t>({1, 2})).dtype() == kF16);
-  CHECK(add(ones({2}, {.dtype = kBF16}), tensor(1.0f, {})).dtype() == kBF16);  // a 0-d float32 does not promote
+  CHECK(add(ones({2}, {.dtype = kBF16}), tensor({1.0f}, IntArrayRef{})).dtype() == kBF16);  // a 0-d float32 does not promote
 }
 
 TEST_CASE("float16 and bfloat16 ops compute in float and round once, as PyTorch's CPU kernels") {
@@ -238,7 +238,7 @@ TEST_CASE("float16 and bfloat16 tensors print as PyTorch prints them") {
   CHECK(tensor({1.5f, -2.0f, 0.1f}).to(kF16).str() == repr[0]);
   CHECK(tensor({1.5f, -2.0f, 0.1f}).to(kBF16).str() == repr[1]);
   CHECK(tensor({65504.0f, 1e-7f, INFINITY, NAN}, {2, 2}).to(kF16).str() == repr[2]);
-  CHECK(tensor(3.0f, {}).to(kBF16).str() == repr[3]);
+  CHECK(tensor({3.0f}, IntArrayRef{}).to(kBF16).str() == repr[3]);
 }
 
 }  // namespace test_half_dtypes

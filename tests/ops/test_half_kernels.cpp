@@ -74,7 +74,7 @@ TEST_CASE("float16 and bfloat16 in place: self rounded after the float32 update,
     CHECK(bits_of(h) == bits_of(f.to(dt)));
     // A view of a row, updated in place, writes into its base.
     Tensor base = a.clone();
-    base.select(0, 1).mul_(2.0);
+    mul_(base.select(0, 1), 2.0);
     CHECK(bits_of(base.select(0, 1)) == bits_of(mul(a.select(0, 1).to(kF32), 2.0).to(dt)));
     CHECK(bits_of(base.select(0, 0)) == bits_of(a.select(0, 0)));
     // A float32 self with a float16 other: other is widened, self stays float32.
