@@ -13,7 +13,7 @@
 #include "generate.h"
 #include "model.h"
 #include "sampler.h"
-#include "tokenizer.h"
+#include "text_tokenizer.h"
 
 namespace lm {
 
@@ -28,8 +28,9 @@ std::string one_line(std::string message) {
 
 int run(const CliOptions& o, std::ostream& out, std::ostream& err) {
   if (o.threads) strata::set_num_threads(*o.threads);
-  Model model = Model::load(o.model);
-  const Tokenizer tokenizer = Tokenizer::load(o.tokenizer, model.config().vocab_size);
+  Model model = Model::load(o.model, o.int8);
+  const TextTokenizer tokenizer = TextTokenizer::load(
+      o.tokenizer.empty() ? TextTokenizer::default_path(o.model) : o.tokenizer, model.config().vocab_size);
   SamplerOptions sampling;
   sampling.temperature = o.temperature;
   sampling.top_p = o.top_p;
@@ -38,7 +39,7 @@ int run(const CliOptions& o, std::ostream& out, std::ostream& err) {
   const std::vector<int> prompt = tokenizer.encode(o.prompt, /*bos=*/true, /*eos=*/false);
   const GenerationStats stats = generate(model, sampler, prompt, o.steps, [&](int prev, int token) {
     const std::string_view piece = tokenizer.decode(prev, token);
-    if (is_printable_piece(piece)) out.write(piece.data(), static_cast<std::streamsize>(piece.size()));
+    if (tokenizer.printable(piece)) out.write(piece.data(), static_cast<std::streamsize>(piece.size()));
     out.flush();
   });
   out << '\n';

@@ -10,6 +10,7 @@
 #include <nlohmann/json.hpp>
 #include <strata/core/util/error.h>
 #include <strata/nn/safetensors.h>
+#include <strata/ops/functions.h>
 
 namespace lm {
 namespace {
