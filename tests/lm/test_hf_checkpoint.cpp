@@ -157,7 +157,7 @@ TEST_CASE("config.json: what strata-lm cannot run is named") {
   CHECK(error_with("num_key_value_heads", 3).find("multiple of num_key_value_heads 3") != std::string::npos);
   CHECK(error_with("vocab_size", -5).find("\"vocab_size\" must be a positive integer, got -5") != std::string::npos);
   CHECK(error_with("attention_bias", true).find("no biases") != std::string::npos);
-  CHECK(error_with("head_dim", 8).find("\"head_dim\" is 8") != std::string::npos);
+  CHECK(error_with("head_dim", 16).find("\"head_dim\" is 16") != std::string::npos);
   CHECK(error_with("num_key_value_heads", nullptr) == "(no error)");
   CHECK_THROWS_WITH_AS(lm::parse_hf_config("{\"hidden_size\": ", "cfg"), doctest::Contains("cfg"), strata::Error);
 }
