@@ -101,10 +101,11 @@ Q80Header parse_llama2c_q80_header(const std::byte (&h)[kQ80HeaderBytes], const 
   out.config = parse_llama2c_header(fields, path);
   out.group_size = read_at<std::int32_t>(h, 37);
   const Config& c = out.config;
-  STRATA_CHECK(out.group_size > 0 && c.dim % out.group_size == 0 && c.hidden_dim % out.group_size == 0, path,
-               ": damaged version-2 header: group size ", out.group_size, " does not divide dim ", c.dim,
-               " and hidden_dim ", c.hidden_dim, " (expected a positive group size dividing both; export.py uses 64, "
-               "halved until it divides dim)");
+  STRATA_CHECK(out.group_size > 0 && out.group_size <= 65536 && c.dim % out.group_size == 0 &&
+                   c.hidden_dim % out.group_size == 0,
+               path, ": damaged version-2 header: group size ", out.group_size, " does not divide dim ", c.dim,
+               " and hidden_dim ", c.hidden_dim, " (expected 1 to 65536, dividing both; export.py uses 64, halved "
+               "until it divides dim)");
   return out;
 }
 

@@ -15,6 +15,7 @@ namespace strata::tracer::scaled_groups {
 namespace {
 
 constexpr float kQMax = 127.0f;
+constexpr std::int64_t kMaxGroup = 65536;  // 65536 * 127 * 128 < 2^31
 
 std::string shape_of(const Tensor& t) {
   std::string s = "[";
@@ -23,7 +24,8 @@ std::string shape_of(const Tensor& t) {
 }
 
 void check_group(std::int64_t cols, std::int64_t group, const char* fn) {
-  STRATA_CHECK(group >= 1, "ScaledTensor: ", fn, ": the group size must be at least 1, got ", group);
+  STRATA_CHECK(group >= 1 && group <= kMaxGroup, "ScaledTensor: ", fn, ": the group size must be 1 to ", kMaxGroup,
+               " (a group's int32 dot must not overflow), got ", group);
   STRATA_CHECK(cols % group == 0, "ScaledTensor: ", fn, ": ", cols, " columns are not a whole number of groups of ", group);
 }
 

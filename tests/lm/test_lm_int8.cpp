@@ -191,6 +191,10 @@ TEST_CASE("grouped ScaledTensor: bad operands are refused") {
                        "ScaledTensor: grouped quantization of a tensor holding inf at element 0 (a non-finite value has "
                        "no scale)",
                        strata::Error);
+  CHECK_THROWS_WITH_AS(ScaledTensor::from_float_grouped(strata::zeros({1, 1 << 17}), 1 << 17),
+                       "ScaledTensor: grouped quantization: the group size must be 1 to 65536 (a group's int32 dot must "
+                       "not overflow), got 131072",
+                       strata::Error);
   const Tensor data = strata::zeros({2, 8}, {strata::ScalarType::Int8, std::nullopt});
   CHECK_THROWS_WITH_AS(ScaledTensor::wrap_grouped(data, strata::zeros({2, 3}), 4),
                        "ScaledTensor: the scales of int8 [2, 8] in groups of 4 along dim 1 must be a plain float32 [2, 2] "
@@ -301,11 +305,11 @@ TEST_CASE("damaged version-2 files are refused, naming the file and what was exp
     message = e.what();
   }
   CHECK(message == magic + ": not a llama2.c version-2 checkpoint: magic 0x12345678, expected 0x616b3432 (\"ak42\")");
-  for (const std::int32_t group : {0, -64, 48, 128}) {
+  for (const std::int32_t group : {0, -64, 48, 128, 1 << 17}) {
     CAPTURE(group);
     const std::string bad = patched("group.bin", 37, group);
     CHECK(error_of(bad) == bad + ": damaged version-2 header: group size " + std::to_string(group) +
-                               " does not divide dim 64 and hidden_dim 192 (expected a positive group size dividing both; "
+                               " does not divide dim 64 and hidden_dim 192 (expected 1 to 65536, dividing both; "
                                "export.py uses 64, halved until it divides dim)");
   }
   const std::string shared = patched("shared.bin", 36, std::uint8_t{2});
