@@ -139,6 +139,9 @@ Weights read_llama2c_q80_checkpoint(const std::string& path) {
         STRATA_CHECK(offset + tensor_bytes(b, h.group_size, &overflow) <= file->size(), path, ": truncated: ",
                      file->size(), " bytes, but the header (", described, ") needs ", expected, "; tensor ",
                      tensor_name(b, i), " needs bytes ", offset, " to ", offset + tensor_bytes(b, h.group_size, &overflow));
+    // Sizes past 2^64 (a damaged header) wrap above: say so rather than name a tensor.
+    strata::detail::throw_error(strata::detail::str_cat(path, ": truncated: ", file->size(), " bytes, but the header (",
+                                                        described, ") describes more than 2^64 bytes"));
   }
   STRATA_CHECK(file->size() == expected, path, ": ", file->size() - expected, " bytes after the last tensor: the header (",
                described, ") describes a ", expected, "-byte checkpoint, the file has ", file->size(), " bytes");
