@@ -167,7 +167,9 @@ Tensor matmul(const Tensor& x_in, const Tensor& data_in, const Tensor& scales_in
   const std::int8_t* wd = data.data_ptr<std::int8_t>();
   const float* ws = scales.data_ptr<float>();
   float* o = out.data_ptr<float>();
-  const std::int64_t grain = std::max<std::int64_t>(1, (1 << 15) / std::max<std::int64_t>(k * n, 1));
+  // Threads only for products of more than 2^18 multiply-adds (a decode step's output head, a prompt's
+  // projections): a parallel region costs microseconds, and far more when the cores are shared.
+  const std::int64_t grain = std::max<std::int64_t>(1, (1 << 18) / std::max<std::int64_t>(k * n, 1));
   parallel_for(0, m, grain, [&](std::int64_t begin, std::int64_t end) {
     if (group == 32) product_rows<32>(begin, end, n, m, k, group, xd, xs, wd, ws, o);
     else if (group == 64) product_rows<64>(begin, end, n, m, k, group, xd, xs, wd, ws, o);
