@@ -28,10 +28,9 @@ std::string one_line(std::string message) {
 
 int run(const CliOptions& o, std::ostream& out, std::ostream& err) {
   if (o.threads) strata::set_num_threads(*o.threads);
-  Model model = Model::load(o.model);
-  const TextTokenizer tokenizer =
-      TextTokenizer::load(o.tokenizer.empty() ? TextTokenizer::default_path(o.model) : o.tokenizer,
-                          model.config().vocab_size);
+  Model model = Model::load(o.model, o.int8);
+  const TextTokenizer tokenizer = TextTokenizer::load(
+      o.tokenizer.empty() ? TextTokenizer::default_path(o.model) : o.tokenizer, model.config().vocab_size);
   SamplerOptions sampling;
   sampling.temperature = o.temperature;
   sampling.top_p = o.top_p;

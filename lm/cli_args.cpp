@@ -33,8 +33,8 @@ double parse_number(const std::string& flag, const std::string& text) {
 const char* cli_usage() {
   return "Usage:   strata-lm MODEL [options]\n"
          "Example: strata-lm stories15M.bin -n 256 -i \"Once upon a time\"\n"
-         "MODEL is llama2.c's float32 checkpoint (.bin) or a Hugging Face folder (config.json,\n"
-         "model.safetensors, tokenizer.model).\n"
+         "MODEL is llama2.c's checkpoint (.bin: float32, or int8 version 2 as runq.c reads) or a Hugging\n"
+         "Face folder (config.json, model.safetensors, tokenizer.model).\n"
          "Options:\n"
          "  -t <float>    temperature in [0, inf), default 1.0 (0: greedy)\n"
          "  -p <float>    p in top-p (nucleus) sampling, in [0, 1], default 0.9\n"
@@ -43,7 +43,8 @@ const char* cli_usage() {
          "  -i <string>   input prompt\n"
          "  -z <string>   tokenizer: a tokenizer.bin or a SentencePiece .model; default the folder's\n"
          "                tokenizer.model, else tokenizer.bin\n"
-         "  --threads <n> threads for strata's kernels\n";
+         "  --threads <n> threads for strata's kernels\n"
+         "  --int8        quantize float weights to int8 at load (groups of 64, as runq.c)\n";
 }
 
 CliOptions parse_cli_args(std::span<const std::string> args) {
@@ -53,6 +54,10 @@ CliOptions parse_cli_args(std::span<const std::string> args) {
     const std::string& a = args[i];
     if (a == "-h" || a == "--help") {
       o.help = true;
+      continue;
+    }
+    if (a == "--int8") {
+      o.int8 = true;
       continue;
     }
     if (a.empty() || a[0] != '-') {
@@ -89,7 +94,7 @@ CliOptions parse_cli_args(std::span<const std::string> args) {
     }
   }
   STRATA_CHECK(have_model || o.help, "strata-lm: no MODEL given (usage: strata-lm MODEL [-i PROMPT] [-n STEPS] [-t TEMPERATURE] "
-               "[-p TOP_P] [-s SEED] [-z TOKENIZER] [--threads N])");
+               "[-p TOP_P] [-s SEED] [-z TOKENIZER] [--threads N] [--int8])");
   return o;
 }
 

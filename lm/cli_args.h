@@ -9,14 +9,15 @@
 namespace lm {
 
 struct CliOptions {
-  std::string model;                      // MODEL: a llama2.c .bin or a Hugging Face folder
+  std::string model;                      // MODEL: a llama2.c .bin (float32 or int8 version 2) or a Hugging Face folder
   std::string prompt;                     // -i (run.c: none, i.e. "")
   std::int64_t steps = 256;               // -n: positions, the prompt's included; 0 = seq_len
   double temperature = 1.0;               // -t: 0 = greedy
   double top_p = 0.9;                     // -p: outside (0, 1) = no nucleus
   std::uint64_t seed = 0;                 // -s: 0 = time(NULL), as run.c
-  std::string tokenizer;                  // -z; empty: TextTokenizer::default_path(model)
+  std::string tokenizer;                  // -z; empty: the model's (TextTokenizer::default_path)
   std::optional<int> threads;             // --threads: strata's default (OpenMP's) when absent
+  bool int8 = false;                      // --int8: quantize float weights at load (Q8_0, as runq.c)
   bool help = false;                      // -h, --help
 };
 

@@ -8,6 +8,7 @@
 #include <strata/core/util/error.h>
 #include <strata/ops/functions.h>
 
+#include "llama2c_q80_checkpoint.h"
 #include "mapped_file.h"
 
 namespace lm {
@@ -60,11 +61,15 @@ std::string tensor_name(const Block& b, std::int64_t index) {
   return name + " (run.c's " + b.runc + (b.count > 1 ? " of layer " + std::to_string(index) : "") + ")";
 }
 
-std::string describe(const Config& c) {
+}  // namespace
+
+std::string describe_llama2c_config(const Config& c) {
   return strata::detail::str_cat("dim ", c.dim, ", hidden_dim ", c.hidden_dim, ", n_layers ", c.n_layers, ", n_heads ",
                                  c.n_heads, ", n_kv_heads ", c.n_kv_heads, ", vocab_size ", c.vocab_size,
                                  c.tied_output ? " (shared classifier)" : " (separate classifier)", ", seq_len ", c.seq_len);
 }
+
+namespace {
 
 // The error for a file shorter than its header says: the first tensor that does not fit.
 [[noreturn]] void throw_truncated(const std::string& path, const Config& c, std::uint64_t file_size) {
@@ -74,7 +79,7 @@ std::string describe(const Config& c) {
     for (std::int64_t i = 0; i < b.count; ++i, offset += each) {
       if (offset + each <= file_size) continue;
       strata::detail::throw_error(strata::detail::str_cat(
-          path, ": truncated: ", file_size, " bytes, but the header (", describe(c), ") needs ", llama2c_file_size(c),
+          path, ": truncated: ", file_size, " bytes, but the header (", describe_llama2c_config(c), ") needs ", llama2c_file_size(c),
           "; tensor ", tensor_name(b, i), " of ", b.rows, b.cols > 1 ? "x" + std::to_string(b.cols) : std::string(),
           " float32 needs bytes ", offset, " to ", offset + each));
     }
@@ -86,7 +91,7 @@ std::string describe(const Config& c) {
 
 Config parse_llama2c_header(const std::int32_t (&h)[7], const std::string& path) {
   STRATA_CHECK(h[0] != kVersionedMagic, path, ": a llama2.c version-", h[1],
-               " checkpoint (magic \"ak42\"); strata-lm reads the float32 version-0 .bin (export.py --version 0)");
+               " checkpoint (magic \"ak42\"), not a float32 version-0 .bin (read_llama2c_checkpoint reads both)");
   const char* names[7] = {"dim", "hidden_dim", "n_layers", "n_heads", "n_kv_heads", "vocab_size", "seq_len"};
   for (int i = 0; i < 7; ++i)
     STRATA_CHECK(h[i] > 0 || (i == 5 && h[i] < 0 && h[i] != INT32_MIN), path, ": not a llama2.c checkpoint: header field ",
@@ -131,13 +136,14 @@ Weights read_llama2c_checkpoint(const std::string& path) {
                " bytes, too short for a llama2.c checkpoint (a 28-byte header of seven int32, then float32 weights)");
   std::int32_t header[7];
   std::memcpy(header, file->data(), sizeof header);
+  if (header[0] == kVersionedMagic) return read_llama2c_q80_checkpoint(path);
   Weights w;
   w.config = parse_llama2c_header(header, path);
   const Config& c = w.config;
   const std::uint64_t expected = llama2c_file_size(c);
   if (file->size() < expected) throw_truncated(path, c, file->size());
   STRATA_CHECK(file->size() == expected, path, ": ", file->size() - expected, " bytes after the last tensor: the header (",
-               describe(c), ") describes a ", expected, "-byte checkpoint, the file has ", file->size(),
+               describe_llama2c_config(c), ") describes a ", expected, "-byte checkpoint, the file has ", file->size(),
                " bytes (a damaged header, or not a llama2.c float32 checkpoint)");
 
   // One tensor over all the floats; each weight is a view of it, so the mapping is read in place.

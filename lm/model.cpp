@@ -6,9 +6,11 @@
 
 #include <strata/core/inference_mode.h>
 #include <strata/core/util/error.h>
+#include <strata/modes/scaled_tensor.h>
 #include <strata/ops/functions.h>
 
 #include "hf_checkpoint.h"
+#include "int8_weights.h"
 #include "llama2c_checkpoint.h"
 
 namespace lm {
@@ -16,8 +18,9 @@ namespace lm {
 using strata::Tensor;
 
 // A folder with a config.json is a Hugging Face checkpoint; anything else a llama2.c .bin.
-Model Model::load(const std::string& path) {
-  return Model(is_hf_folder(path) ? read_hf_checkpoint(path) : read_llama2c_checkpoint(path));
+Model Model::load(const std::string& path, bool int8) {
+  Weights w = is_hf_folder(path) ? read_hf_checkpoint(path) : read_llama2c_checkpoint(path);
+  return Model(int8 ? quantize_to_int8(std::move(w)) : std::move(w));
 }
 
 // Note [The KV cache is one allocation]
@@ -120,14 +123,23 @@ Tensor Model::attention(std::size_t l, const Tensor& q, std::int64_t pos, const 
   return out.view({kv, group, n, hs}).permute({2, 0, 1, 3}).reshape({n, c.n_heads * hs});
 }
 
+namespace {
+
+// The bytes a tensor's values take: a grouped ScaledTensor's int8 values and float32 scales.
+std::uint64_t bytes_of(const Tensor& t) {
+  const strata::tracer::ScaledTensor* s = strata::tracer::ScaledTensor::of(t);
+  if (s) return static_cast<std::uint64_t>(s->data().numel() + 4 * s->scale().numel());
+  return static_cast<std::uint64_t>(t.numel()) * strata::element_size(t.dtype());
+}
+
+}  // namespace
+
 std::uint64_t Model::weight_bytes_per_token() const {
   const Config& c = config();
-  std::uint64_t floats = static_cast<std::uint64_t>(c.dim);  // the embedding row
+  std::uint64_t bytes = bytes_of(weights_.embed) / static_cast<std::uint64_t>(c.vocab_size);  // one row
   for (const LayerWeights& w : weights_.layers)
-    for (const Tensor* t : {&w.attn_norm, &w.wq, &w.wk, &w.wv, &w.wo, &w.ffn_norm, &w.w1, &w.w2, &w.w3})
-      floats += static_cast<std::uint64_t>(t->numel());
-  floats += static_cast<std::uint64_t>(weights_.final_norm.numel() + weights_.output.numel());
-  return floats * sizeof(float);
+    for (const Tensor* t : {&w.attn_norm, &w.wq, &w.wk, &w.wv, &w.wo, &w.ffn_norm, &w.w1, &w.w2, &w.w3}) bytes += bytes_of(*t);
+  return bytes + bytes_of(weights_.final_norm) + bytes_of(weights_.output);
 }
 
 }  // namespace lm

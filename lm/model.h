@@ -22,8 +22,10 @@ enum class Logits {
 
 class Model {
  public:
-  // Reads a checkpoint (llama2.c's float32 `.bin`) and allocates the KV cache (seq_len positions).
-  static Model load(const std::string& path);
+  // Reads a checkpoint (llama2.c's float32 `.bin` or int8 version-2 `.bin`, or a Hugging Face folder)
+  // and allocates the KV cache (seq_len positions). int8: float weights are quantized at load
+  // (lm/int8_weights.h), so the model runs the int8 path a version-2 file runs.
+  static Model load(const std::string& path, bool int8 = false);
   explicit Model(Weights weights);
 
   const Config& config() const { return weights_.config; }
@@ -36,7 +38,8 @@ class Model {
   // positions past seq_len.
   strata::Tensor forward(std::span<const int> tokens, std::int64_t pos, Logits which = Logits::Last);
 
-  // Bytes of weights read for one decoded token (each matrix and norm once; the embedding row only).
+  // Bytes of weights read for one decoded token (each matrix and norm once, int8 values and their
+  // scales for int8 weights; the embedding row only).
   std::uint64_t weight_bytes_per_token() const;
 
  private:

@@ -18,7 +18,9 @@ enum class RotaryLayout {
   HalfSplit,    // Hugging Face's rotate_half: pairs (i, i + head_size / 2)
 };
 
-// One decoder layer, with llama2.c's names and Hugging Face's shapes ([out, in] for the products).
+// One decoder layer, with llama2.c's names and Hugging Face's shapes ([out, in] for the products). Each
+// matrix is a float tensor, or, for int8 weights (Weights::group_size > 0), a grouped ScaledTensor of
+// the same shape (Note [ScaledTensor groups] in <strata/modes/scaled_tensor.h>).
 struct LayerWeights {
   strata::Tensor attn_norm;  // [dim]                       input_layernorm (run.c's rms_att_weight)
   strata::Tensor wq;         // [n_heads * hs, dim]         self_attn.q_proj
@@ -38,6 +40,8 @@ struct Weights {
   std::vector<LayerWeights> layers;
   strata::Tensor final_norm;  // [dim]          model.norm
   strata::Tensor output;      // [vocab, dim]   lm_head (embed itself when tied)
+  // int8 weights (a version-2 .bin, or --int8): the group size of their scales; 0 for float weights.
+  std::int64_t group_size = 0;
   // What the tensors' memory lives in (a file mapping), kept alive as long as the weights are.
   std::shared_ptr<const void> backing;
   std::string source;  // the file or folder they were read from, for messages

@@ -118,6 +118,7 @@ const ScaledTensor* ScaledTensor::of(const Tensor& t) {
 }
 
 Tensor ScaledTensor::to_float() const {
+  if (grouped()) return grouped_to_float();
   const ExcludeKeyGuard below_autograd(DispatchKey::Autograd);
   return div(data_.to(ScalarType::Float32), scale_);
 }
@@ -129,6 +130,7 @@ Tensor ScaledTensor::to_float(const Tensor& t) {
 
 void ScaledTensor::dispatch(const OperatorHandle& op, Stack& stack) {
   const ExcludeKeyGuard below_autograd(DispatchKey::Autograd);  // as a __torch_dispatch__ runs
+  if (has_grouped_argument(op, stack)) return dispatch_grouped(op, stack);
   const OperatorName& name = op.name();
   const std::size_t n = op.schema().arguments().size();
   IValue* args = stack.data() + stack.size() - n;
@@ -162,7 +164,13 @@ void ScaledTensor::dispatch(const OperatorHandle& op, Stack& stack) {
     set_return(stack, n, std::move(self));
     return;
   }
-  // Anything else runs on the float values (torchao's unwrap to original precision).
+  run_on_float_values(op, stack);  // torchao's unwrap to original precision
+}
+
+void ScaledTensor::run_on_float_values(const OperatorHandle& op, Stack& stack) {
+  const OperatorName& name = op.name();
+  const std::size_t n = op.schema().arguments().size();
+  IValue* args = stack.data() + stack.size() - n;
   for (std::size_t i = 0; i < n; ++i) {
     if (!args[i].is_tensor() || !of(args[i].to_tensor())) continue;
     STRATA_CHECK(!op.schema().arguments()[i].type.is_write(), "ScaledTensor: ", name.qualified(),
@@ -172,16 +180,20 @@ void ScaledTensor::dispatch(const OperatorHandle& op, Stack& stack) {
   op.call(stack);
 }
 
-FlattenedTensor ScaledTensor::flatten(const Tensor&) const { return FlattenedTensor{{"_data", "_scale"}, {data_, scale_}, nullptr}; }
+FlattenedTensor ScaledTensor::flatten(const Tensor&) const {
+  return FlattenedTensor{{"_data", "_scale"}, {data_, scale_}, group_context()};
+}
 
 Tensor ScaledTensor::unflatten(const FlattenedTensor& flat, IntArrayRef, IntArrayRef) const {
   STRATA_CHECK(flat.inner.size() == 2, "ScaledTensor unflattens from two inner tensors (_data, _scale), got ",
                flat.inner.size());
-  return wrap(flat.inner[0], flat.inner[1]);
+  return flat.context ? unflatten_grouped(flat) : wrap(flat.inner[0], flat.inner[1]);
 }
 
 std::string ScaledTensor::repr(const Tensor&) const {
-  return "ScaledTensor(data=" + data_.str() + ", scale=" + scale_.str() + ")";
+  const std::string groups =
+      grouped() ? ", group_size=" + std::to_string(group_size_) + ", group_dim=" + std::to_string(group_dim_) : "";
+  return "ScaledTensor(data=" + data_.str() + ", scale=" + scale_.str() + groups + ")";
 }
 
 }  // namespace strata::tracer

@@ -88,7 +88,7 @@ TEST_CASE("bad arguments and files: one line on stderr, exit code 2") {
   };
   const std::vector<Case> cases = {
       {{}, "strata-lm: no MODEL given (usage: strata-lm MODEL [-i PROMPT] [-n STEPS] [-t TEMPERATURE] [-p TOP_P] [-s SEED] "
-           "[-z TOKENIZER] [--threads N])"},
+           "[-z TOKENIZER] [--threads N] [--int8])"},
       {{model, "-x", "1"}, "strata-lm: unknown option -x (see --help)"},
       {{model, "-n"}, "strata-lm: -n needs a value"},
       {{model, "-n", "12abc"}, "strata-lm: -n expects an integer, got \"12abc\""},

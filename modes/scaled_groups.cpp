@@ -1,0 +1,203 @@
+// modes/scaled_groups.cpp: Q8_0 quantization (export.py's and runq.c's rounding), dequantization and
+// runq.c's grouped int8 matrix product, as plain loops the compiler vectorises (Note [ScaledTensor
+// groups], scaled_tensor.h).
+#include "modes/scaled_groups.h"
+
+#include <algorithm>
+#include <cmath>
+#include <vector>
+
+#include "core/parallel.h"
+#include "ops/functions.h"
+
+namespace strata::tracer::scaled_groups {
+
+namespace {
+
+constexpr float kQMax = 127.0f;
+constexpr std::int64_t kMaxGroup = 65536;  // 65536 * 127 * 128 < 2^31
+
+std::string shape_of(const Tensor& t) {
+  std::string s = "[";
+  for (std::int64_t i = 0; i < t.dim(); ++i) s += (i ? ", " : "") + std::to_string(t.sizes()[i]);
+  return s + "]";
+}
+
+void check_group(std::int64_t cols, std::int64_t group, const char* fn) {
+  STRATA_CHECK(group >= 1 && group <= kMaxGroup, "ScaledTensor: ", fn, ": the group size must be 1 to ", kMaxGroup,
+               " (a group's int32 dot must not overflow), got ", group);
+  STRATA_CHECK(cols % group == 0, "ScaledTensor: ", fn, ": ", cols, " columns are not a whole number of groups of ", group);
+}
+
+// Checks the grouped form's two tensors: data int8 [rows, cols], scales float32 [rows, cols / group].
+void check_grouped(const Tensor& data, const Tensor& scales, std::int64_t group, const char* fn) {
+  STRATA_CHECK(data.defined() && data.dim() == 2 && data.dtype() == ScalarType::Int8 && data.device() == Device::CPU,
+               "ScaledTensor: ", fn, ": grouped data must be a 2-D int8 CPU tensor");
+  check_group(data.sizes()[1], group, fn);
+  STRATA_CHECK(scales.defined() && scales.dtype() == ScalarType::Float32 && scales.dim() == 2 &&
+                   scales.sizes()[0] == data.sizes()[0] && scales.sizes()[1] == data.sizes()[1] / group,
+               "ScaledTensor: ", fn, ": scales of a grouped ", shape_of(data), " with groups of ", group,
+               " must be float32 [", data.sizes()[0], ", ", data.sizes()[1] / group, "], got ",
+               scales.defined() ? std::string(dtype_name(scales.dtype())) + " " + shape_of(scales) : "undefined");
+}
+
+// C's round() (half away from zero), exactly, in a form that vectorises (std::round is a libm call):
+// v - trunc(v) is exact, so comparing it with 0.5 decides the tie as round() does.
+inline float round_half_away(float v) {
+  const float t = std::trunc(v), d = v - t;
+  return d >= 0.5f ? t + 1.0f : d <= -0.5f ? t - 1.0f : t;
+}
+
+// One row's groups: s = max|x| / 127, q = x / s rounded (half even or half away), 0 where s = 0.
+// NaN never reaches the int8 conversion (a NaN quotient becomes 0).
+template <bool kHalfEven>
+void quantize_row(const float* x, std::int64_t cols, std::int64_t group, std::int8_t* q, float* s) {
+  for (std::int64_t g = 0; g * group < cols; ++g) {
+    const float* xg = x + g * group;
+    float amax = 0.0f;
+    for (std::int64_t i = 0; i < group; ++i) amax = std::max(amax, std::fabs(xg[i]));
+    const float scale = amax / kQMax;
+    s[g] = scale;
+    for (std::int64_t i = 0; i < group; ++i) {
+      float r = scale != 0.0f ? xg[i] / scale : 0.0f;
+      r = kHalfEven ? std::nearbyint(r) : round_half_away(r);
+      r = r == r ? std::clamp(r, -kQMax, kQMax) : 0.0f;
+      q[g * group + i] = static_cast<std::int8_t>(r);
+    }
+  }
+}
+
+template <bool kHalfEven>
+Quantized quantize_matrix(const Tensor& x, std::int64_t group, const char* fn) {
+  STRATA_CHECK(x.defined() && !x.subclass() && x.dim() == 2 && x.device() == Device::CPU && is_floating_point(x.dtype()),
+               "ScaledTensor: ", fn, ": expects a plain 2-D floating-point CPU tensor, got ",
+               x.defined() ? std::string(dtype_name(x.dtype())) + " " + shape_of(x) : "an undefined tensor");
+  const std::int64_t rows = x.sizes()[0], cols = x.sizes()[1];
+  check_group(cols, group, fn);
+  const Tensor x32 = (x.dtype() == ScalarType::Float32 ? x : x.to(ScalarType::Float32)).contiguous();
+  Quantized out{empty({rows, cols}, {ScalarType::Int8, std::nullopt}),
+                empty({rows, cols / group}, {ScalarType::Float32, std::nullopt})};
+  const float* src = x32.data_ptr<float>();
+  if (kHalfEven)  // weights: a non-finite one has no scale (activations are the model's business)
+    for (std::int64_t i = 0; i < rows * cols; ++i)
+      STRATA_CHECK(std::isfinite(src[i]), "ScaledTensor: ", fn, " of a tensor holding ", src[i], " at element ", i,
+                   " (a non-finite value has no scale)");
+  std::int8_t* q = out.data.data_ptr<std::int8_t>();
+  float* s = out.scales.data_ptr<float>();
+  parallel_for(0, rows, std::max<std::int64_t>(1, (1 << 16) / std::max<std::int64_t>(cols, 1)),
+               [&](std::int64_t begin, std::int64_t end) {
+                 for (std::int64_t r = begin; r < end; ++r)
+                   quantize_row<kHalfEven>(src + r * cols, cols, group, q + r * cols, s + r * (cols / group));
+               });
+  return out;
+}
+
+// Note [The grouped product's inner loop]
+// The activation's int8 values are widened to int16 once per product; each group's dot is then
+// int16 x int8-widened-to-int16 products summed in int32, a loop GCC turns into sign-extending loads
+// and multiply-adds of int16 pairs (vpmovsxbw + vpdpwssd with AVX-VNNI, vpmaddwd without), 16 to 32
+// products an instruction. (The int8 x int8 form of the same loop vectorises to widen, multiply,
+// widen again: about three times the instructions.) A compile-time group length lets it unroll fully;
+// a run-time one serves other group sizes. Exact for every int8 value: 64 * 128 * 128 fits in int32.
+template <std::int64_t kGroup>
+inline std::int32_t group_dot(const std::int16_t* x, const std::int8_t* w, std::int64_t group) {
+  const std::int64_t n = kGroup > 0 ? kGroup : group;
+  std::int32_t acc = 0;
+  for (std::int64_t k = 0; k < n; ++k) acc += x[k] * static_cast<std::int16_t>(w[k]);
+  return acc;
+}
+
+// out[t, i] for output rows [begin, end): each weight row is read once for all n activation rows.
+template <std::int64_t kGroup>
+void product_rows(std::int64_t begin, std::int64_t end, std::int64_t n, std::int64_t m, std::int64_t k,
+                  std::int64_t group, const std::int16_t* xq, const float* xs, const std::int8_t* wq, const float* ws,
+                  float* out) {
+  const std::int64_t groups = k / group;
+  for (std::int64_t i = begin; i < end; ++i) {
+    const std::int8_t* w = wq + i * k;
+    const float* w_scale = ws + i * groups;
+    for (std::int64_t t = 0; t < n; ++t) {
+      const std::int16_t* x = xq + t * k;
+      const float* x_scale = xs + t * groups;
+      float val = 0.0f;
+      for (std::int64_t g = 0; g < groups; ++g)
+        val += static_cast<float>(group_dot<kGroup>(x + g * group, w + g * group, group)) * w_scale[g] * x_scale[g];
+      out[t * m + i] = val;
+    }
+  }
+}
+
+}  // namespace
+
+Quantized quantize_weights(const Tensor& x, std::int64_t group) {
+  return quantize_matrix<true>(x, group, "grouped quantization");
+}
+
+Quantized quantize_activations(const Tensor& x, std::int64_t group) {
+  return quantize_matrix<false>(x, group, "activation quantization");
+}
+
+Tensor dequantize(const Tensor& data_in, const Tensor& scales_in, std::int64_t group) {
+  check_grouped(data_in, scales_in, group, "dequantize");
+  const Tensor data = data_in.contiguous(), scales = scales_in.contiguous();
+  const std::int64_t rows = data.sizes()[0], cols = data.sizes()[1];
+  Tensor out = empty({rows, cols}, {ScalarType::Float32, std::nullopt});
+  const std::int8_t* q = data.data_ptr<std::int8_t>();
+  const float* s = scales.data_ptr<float>();
+  float* o = out.data_ptr<float>();
+  for (std::int64_t i = 0; i < rows * cols; ++i) o[i] = static_cast<float>(q[i]) * s[i / group];
+  return out;
+}
+
+Tensor matmul(const Tensor& x_in, const Tensor& data_in, const Tensor& scales_in, std::int64_t group) {
+  check_grouped(data_in, scales_in, group, "grouped mm");
+  const std::int64_t m = data_in.sizes()[0], k = data_in.sizes()[1];
+  STRATA_CHECK(x_in.defined() && !x_in.subclass() && x_in.dim() == 2 && x_in.dtype() == ScalarType::Float32 &&
+                   x_in.sizes()[1] == k,
+               "ScaledTensor: grouped mm: expected a float32 [n, ", k, "] left operand for a grouped [", k, ", ", m,
+               "] right operand, got ", x_in.defined() ? std::string(dtype_name(x_in.dtype())) + " " + shape_of(x_in) : "undefined");
+  const std::int64_t n = x_in.sizes()[0];
+  const Quantized xq = quantize_activations(x_in, group);
+  const Tensor data = data_in.contiguous(), scales = scales_in.contiguous();
+  Tensor out = empty({n, m}, {ScalarType::Float32, std::nullopt});
+  const std::int8_t* x8 = xq.data.data_ptr<std::int8_t>();
+  const std::vector<std::int16_t> x16(x8, x8 + n * k);  // Note [The grouped product's inner loop]
+  const std::int16_t* xd = x16.data();
+  const float* xs = xq.scales.data_ptr<float>();
+  const std::int8_t* wd = data.data_ptr<std::int8_t>();
+  const float* ws = scales.data_ptr<float>();
+  float* o = out.data_ptr<float>();
+  // Threads only for products of more than 2^18 multiply-adds (a decode step's output head, a prompt's
+  // projections): a parallel region costs microseconds, and far more when the cores are shared.
+  const std::int64_t grain = std::max<std::int64_t>(1, (1 << 18) / std::max<std::int64_t>(k * n, 1));
+  parallel_for(0, m, grain, [&](std::int64_t begin, std::int64_t end) {
+    if (group == 32) product_rows<32>(begin, end, n, m, k, group, xd, xs, wd, ws, o);
+    else if (group == 64) product_rows<64>(begin, end, n, m, k, group, xd, xs, wd, ws, o);
+    else product_rows<0>(begin, end, n, m, k, group, xd, xs, wd, ws, o);
+  });
+  return out;
+}
+
+Tensor embedding(const Tensor& data_in, const Tensor& scales_in, std::int64_t group, const Tensor& indices_in) {
+  check_grouped(data_in, scales_in, group, "embedding");
+  STRATA_CHECK(indices_in.defined() && !indices_in.subclass() && indices_in.dtype() == ScalarType::Int64,
+               "ScaledTensor: embedding: indices must be an int64 tensor");
+  const Tensor data = data_in.contiguous(), scales = scales_in.contiguous();
+  const std::vector<std::int64_t> indices = indices_in.to_vector<std::int64_t>();
+  const std::int64_t rows = data.sizes()[0], cols = data.sizes()[1];
+  std::vector<std::int64_t> sizes(indices_in.sizes().begin(), indices_in.sizes().end());
+  sizes.push_back(cols);
+  Tensor out = empty(sizes, {ScalarType::Float32, std::nullopt});
+  float* o = out.data_ptr<float>();
+  const std::int8_t* q = data.data_ptr<std::int8_t>();
+  const float* s = scales.data_ptr<float>();
+  for (std::size_t r = 0; r < indices.size(); ++r) {
+    const std::int64_t row = indices[r];
+    STRATA_CHECK(row >= 0 && row < rows, "ScaledTensor: embedding: index ", row, " is out of range for ", rows, " rows");
+    for (std::int64_t c = 0; c < cols; ++c)
+      o[static_cast<std::int64_t>(r) * cols + c] = static_cast<float>(q[row * cols + c]) * s[row * (cols / group) + c / group];
+  }
+  return out;
+}
+
+}  // namespace strata::tracer::scaled_groups
