@@ -36,7 +36,7 @@ Tensor sum_backward(const Tensor& grad, IntArrayRef sizes, std::optional<IntArra
 
 Tensor cumsum_backward(const Tensor& grad, std::int64_t dim) {
   if (grad.numel() <= 1 || grad.size(dim) == 1) return grad;
-  const std::int64_t dims[] = {dim};
+  const IntArrayRef dims(&dim, 1);
   return flip(cumsum(flip(grad, dims), dim), dims);
 }
 

@@ -91,7 +91,8 @@ TEST_CASE("the CLI with a temperature prints the sampler's draws for its seed") 
   for (const char* seed : {"42", "1234"}) {
     CAPTURE(seed);
     std::ostringstream out, err;
-    const int code = lm::run_cli({model, "-z", kTok512, "-i", "Tom saw", "-n", "24", "-t", "0.8", "-p", "0.9", "-s", seed}, out, err);
+    const std::vector<std::string> args{model, "-z", kTok512, "-i", "Tom saw", "-n", "24", "-t", "0.8", "-p", "0.9", "-s", seed};
+    const int code = lm::run_cli(args, out, err);
     CHECK(code == 0);
     CHECK(err.str().rfind("achieved tok/s: ", 0) == 0);
     lm::SamplerOptions o;
@@ -103,7 +104,8 @@ TEST_CASE("the CLI with a temperature prints the sampler's draws for its seed") 
   }
   CHECK(outputs[0] != outputs[1]);
   std::ostringstream greedy, err;
-  CHECK(lm::run_cli({model, "-z", kTok512, "-i", "Tom saw", "-n", "24", "-t", "0"}, greedy, err) == 0);
+  const std::vector<std::string> greedy_args{model, "-z", kTok512, "-i", "Tom saw", "-n", "24", "-t", "0"};
+  CHECK(lm::run_cli(greedy_args, greedy, err) == 0);
   CHECK(greedy.str() != outputs[0]);
 }
 
