@@ -53,10 +53,11 @@ inline double normal_double(GeneratorImpl& g, double mean, double stdv) {
 // Note [exponential_ draws one uniform double per element]
 // PyTorch 2.8's CPU exponential_ (the default build) runs templates::cpu::exponential_kernel: per
 // element in memory order, one at::uniform_real_distribution<double> draw u (53 bits of random64())
-// and -1 / lambda * log(1 - u), rounded to self's dtype. Its MKL kernel (one 32-bit seed, then MKL's
-// own MCG31 stream) is compiled out since 2.5 ("Disable MKL rng until pytorch#132395 is addressed"),
-// and Debian's 1.13 (the goldens' PyTorch) is built without MKL, so both take this path and draw the
-// same numbers; strata reproduces it. A pip 1.13 with MKL would differ.
+// and -1 / lambda * log(1 - u), rounded to self's dtype. The MKL kernel some 2.x releases ran on x86
+// (one 32-bit seed from the generator, then MKL's own MCG31 stream) is compiled out of the default
+// build ("Disable MKL rng until pytorch#132395 is addressed": `#if ... || 1`, in 2.8 too), and
+// Debian's 1.13 (the goldens' PyTorch) is built without MKL, so both take this path and draw the
+// same numbers; strata reproduces it (tests/golden/sampling_ops_torch.json checks it exactly).
 inline double exponential_double(GeneratorImpl& g, double lambda) {
   const double u = uniform_real<double>(g, 0.0, 1.0);
   return -1.0 / lambda * std::log(1.0 - u);
