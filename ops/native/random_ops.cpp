@@ -211,7 +211,8 @@ void bernoulli__cpu(const Tensor& self, double p, GeneratorImpl* gen) {
 void exponential__check(const Tensor& self, double lambd, GeneratorImpl*) {
   STRATA_CHECK(lambd > 0.0, "exponential_ expects lambda > 0.0, but found lambda=", lambd);
   STRATA_CHECK(is_floating_point(self.dtype()),
-               "Exponential distribution is a continuous probability distribution. dtype must be a floating point but you specified ",
+               "Exponential distribution is a continuous probability distribution. "
+               "dtype must be a floating point but you specified ",
                dtype_c10_name(self.dtype()));
   assert_no_internal_overlap(self);
 }
