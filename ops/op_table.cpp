@@ -34,6 +34,7 @@ void register_ops() {
     register_scatter_ops(d);
     register_math_ops(d);
     register_mask_ops(d);
+    register_scan_ops(d);
     return true;
   }();
 }

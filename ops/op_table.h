@@ -38,6 +38,7 @@ void register_embedding_ops(Dispatcher& d);
 void register_dropout_ops(Dispatcher& d);
 void register_norm_ops(Dispatcher& d);
 void register_vector_ops(Dispatcher& d);
+void register_scan_ops(Dispatcher& d);
 void register_lift_fresh(Dispatcher& d);  // ops/tensor_literal.cpp
 
 }  // namespace strata::ops

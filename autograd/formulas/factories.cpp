@@ -35,6 +35,10 @@ std::vector<DerivativeRow> factory_rows() {
       // - name: bernoulli_.float(Tensor(a!) self, float p=0.5, *, Generator? generator=None)   self: zeros_like(grad)
       // The third bernoulli entry in derivatives.yaml (after bernoulli and bernoulli_.Tensor), hence 2.
       {.op = "aten::bernoulli_", .overload = "float", .node_name = "BernoulliBackward2", .formulas = {{"self", zeros_like_grad}}},
+      // - name: exponential_(Tensor(a!) self, float lambd=1, *, Generator? generator=None)   self: zeros_like(grad)
+      {.op = "aten::exponential_", .formulas = {{"self", zeros_like_grad}}},
+      // - name: multinomial(...)   output_differentiability: [False]
+      non_differentiable("aten::multinomial"),
       // Outputs that never require grad.
       non_differentiable("aten::empty", "memory_format"),
       non_differentiable("aten::zeros"),

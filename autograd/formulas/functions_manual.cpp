@@ -34,6 +34,12 @@ Tensor sum_backward(const Tensor& grad, IntArrayRef sizes, std::optional<IntArra
   return expand(grad, sizes);
 }
 
+Tensor cumsum_backward(const Tensor& grad, std::int64_t dim) {
+  if (grad.numel() <= 1 || grad.size(dim) == 1) return grad;
+  const IntArrayRef dims(&dim, 1);
+  return flip(cumsum(flip(grad, dims), dim), dims);
+}
+
 Tensor permute_backwards(const Tensor& grad, IntArrayRef fwd_dims) {
   const auto ndim = static_cast<std::int64_t>(fwd_dims.size());
   DimVector dims(fwd_dims.size(), 0);

@@ -35,6 +35,11 @@ Tensor mm_mat2_backward(const Tensor& grad, const Tensor& mat1, IntArrayRef mat2
 // Gradient of sum over `dims`: grad unsqueezed back at reduced dims (if not keepdim), expanded to sizes.
 Tensor sum_backward(const Tensor& grad, IntArrayRef sizes, std::optional<IntArrayRef> dims, bool keepdim);
 
+// Gradient of cumsum along dim: each input element feeds every later partial sum, so its gradient
+// is the sum of grad from its index to the end, the reversed running sum flip(cumsum(flip(grad))).
+// grad itself when there is nothing to reverse (at most one element, or dim of size 1).
+Tensor cumsum_backward(const Tensor& grad, std::int64_t dim);
+
 // Gradient of as_strided(input, sizes, strides, storage_offset) given the input's geometry
 // (autograd/formulas/as_strided_backward.cpp). Throws for geometries whose elements may overlap.
 Tensor as_strided_backward(Tensor grad, IntArrayRef input_sizes, IntArrayRef input_strides, std::int64_t input_offset,

@@ -1,4 +1,4 @@
-// autograd/formulas/linalg_and_reductions.cpp: the derivative rows of mm, addmm, bmm, baddbmm, dot, mv, _scaled_mm (not implemented, as upstream), sum: PyTorch's
+// autograd/formulas/linalg_and_reductions.cpp: the derivative rows of mm, addmm, bmm, baddbmm, dot, mv, _scaled_mm (not implemented, as upstream), sum, cumsum, flip: PyTorch's
 // tools/autograd/derivatives.yaml entry quoted above each row, its formulas written with the same
 // helper calls (and so the same dispatched ops). Rows and their Notes: autograd/derivative_table.h.
 #include <limits>
@@ -89,6 +89,14 @@ std::vector<DerivativeRow> linalg_and_reduction_rows() {
       // - name: sum(Tensor self, *, ScalarType? dtype=None)   self: grad.expand_symint(self.sym_sizes())
       {.op = "aten::sum", .formulas = {{"self", [](C c) { return expand(c.grad(), c.sizes("self")); }}},
        .geometry = {"self"}},
+      // - name: cumsum(Tensor self, int dim, *, ScalarType? dtype=None) -> Tensor
+      //   self: cumsum_backward(grad.to(self.scalar_type()), dim)
+      {.op = "aten::cumsum",
+       .formulas = {{"self", [](C c) { return cumsum_backward(to(c.grad(), c.dtype("self")), c.arg("dim").to_int()); }}},
+       .geometry = {"self"}},
+      // - name: flip(Tensor self, int[] dims) -> Tensor
+      //   self: grad.flip(dims)
+      {.op = "aten::flip", .formulas = {{"self", [](C c) { return flip(c.grad(), c.arg("dims").to_int_list()); }}}},
   };
 }
 

@@ -240,6 +240,15 @@ const Tensor& normal_(const Tensor& self, double mean = 0, double std = 1, const
 const Tensor& bernoulli_(const Tensor& self, double p = 0.5, const Generator* generator = nullptr);
 // aten::uniform_(Tensor(a!) self, float from=0, float to=1, *, Generator? generator=None) -> Tensor(a!)
 const Tensor& uniform_(const Tensor& self, double from = 0, double to = 1, const Generator* generator = nullptr);
+// Each element of self becomes a draw from the exponential distribution of rate lambd, as PyTorch's
+// CPU kernel draws it (Note [exponential_ draws one uniform double per element]).
+// aten::exponential_(Tensor(a!) self, float lambd=1, *, Generator? generator=None) -> Tensor(a!)
+const Tensor& exponential_(const Tensor& self, double lambd = 1, const Generator* generator = nullptr);
+// num_samples int64 indices per row of self (1-D or 2-D, non-negative weights, not necessarily
+// normalised), drawn with or without replacement (Note [multinomial's two paths]).
+// aten::multinomial(Tensor self, int num_samples, bool replacement=False, *, Generator? generator=None) -> Tensor
+Tensor multinomial(const Tensor& self, std::int64_t num_samples, bool replacement = false,
+                   const Generator* generator = nullptr);
 
 // ---- ops/native/reduction_ops.yaml ----
 // aten::sum.dim_IntList(Tensor self, int[1]? dim, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor
@@ -250,6 +259,15 @@ Tensor sum(const Tensor& self, std::optional<ScalarType> dtype = std::nullopt);
 Tensor mean(const Tensor& self, IntArrayRef dim, bool keepdim = false, std::optional<ScalarType> dtype = std::nullopt);
 // aten::mean(Tensor self, *, ScalarType? dtype=None) -> Tensor
 Tensor mean(const Tensor& self, std::optional<ScalarType> dtype = std::nullopt);
+
+// ---- ops/native/scan_ops.yaml ----
+// The running sum of self along `dim`, in `dtype` when given (integer and bool inputs give int64):
+// Note [cumsum promotes, then accumulates wide].
+// aten::cumsum(Tensor self, int dim, *, ScalarType? dtype=None) -> Tensor
+Tensor cumsum(const Tensor& self, std::int64_t dim, std::optional<ScalarType> dtype = std::nullopt);
+// self with its elements in reverse order along each of `dims`.
+// aten::flip(Tensor self, int[] dims) -> Tensor
+Tensor flip(const Tensor& self, IntArrayRef dims);
 
 // ---- ops/native/scatter_ops.yaml ----
 // self's elements at `index` along dim.

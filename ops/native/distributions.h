@@ -2,6 +2,7 @@
 //   uniform_real  (bits & (2^digits - 1)) * 2^-digits, scaled to [from, to)   (float: 24 bits of random(),
 //                 double: 53 bits of random64())
 //   normal        Box-Muller with the second sample cached on the generator (at::normal_distribution)
+//   exponential   -1/lambda * log(1 - u) on one uniform double (Note [exponential_ draws one uniform double per element])
 //   normal_fill   the path randn takes for 16+ contiguous elements: uniforms first, then Box-Muller on
 //                 blocks of 16 (the last block recomputed over the final 16 elements). As in PyTorch's
 //                 AVX2 kernel (what x86 machines run), theta = float(2 pi) * u2 in the element type and
@@ -47,6 +48,19 @@ inline double normal_double(GeneratorImpl& g, double mean, double stdv) {
   const double theta = 2.0 * M_PI * u1;
   cached = r * std::sin(theta);
   return r * std::cos(theta) * stdv + mean;
+}
+
+// Note [exponential_ draws one uniform double per element]
+// PyTorch 2.8's CPU exponential_ (the default build) runs templates::cpu::exponential_kernel: per
+// element in memory order, one at::uniform_real_distribution<double> draw u (53 bits of random64())
+// and -1 / lambda * log(1 - u), rounded to self's dtype. The MKL kernel some 2.x releases ran on x86
+// (one 32-bit seed from the generator, then MKL's own MCG31 stream) is compiled out of the default
+// build ("Disable MKL rng until pytorch#132395 is addressed": `#if ... || 1`, in 2.8 too), and
+// Debian's 1.13 (the goldens' PyTorch) is built without MKL, so both take this path and draw the
+// same numbers; strata reproduces it (tests/golden/sampling_ops_torch.json checks it exactly).
+inline double exponential_double(GeneratorImpl& g, double lambda) {
+  const double u = uniform_real<double>(g, 0.0, 1.0);
+  return -1.0 / lambda * std::log(1.0 - u);
 }
 
 template <typename T>

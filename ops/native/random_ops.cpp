@@ -1,6 +1,6 @@
 // ops/native/random_ops.cpp: random tensors from a Generator (the default one when none is given):
 // randn, rand, randint (each with and without an explicit generator, as PyTorch's overloads are),
-// normal_, uniform_ and bernoulli_.float. Elements are drawn in memory order under the generator's
+// normal_, uniform_, bernoulli_.float, exponential_ and multinomial. Elements are drawn in memory order under the generator's
 // lock, using the transforms in ops/native/distributions.h, which is what makes the numbers equal PyTorch's
 // (except bernoulli_'s: see its kernel).
 #include <algorithm>
@@ -204,6 +204,124 @@ void bernoulli__cpu(const Tensor& self, double p, GeneratorImpl* gen) {
   visit_dtype(self.dtype(), [&](auto zero) {
     using T = decltype(zero);
     for_each_element<T>(self, [&](T& x) { x = static_cast<T>(uniform_real<double>(g, 0.0, 1.0) < p); });
+  });
+}
+
+// ---- exponential_: draws of rate lambd (Note [exponential_ draws one uniform double per element]) ----
+void exponential__check(const Tensor& self, double lambd, GeneratorImpl*) {
+  STRATA_CHECK(lambd > 0.0, "exponential_ expects lambda > 0.0, but found lambda=", lambd);
+  STRATA_CHECK(is_floating_point(self.dtype()),
+               "Exponential distribution is a continuous probability distribution. "
+               "dtype must be a floating point but you specified ",
+               dtype_c10_name(self.dtype()));
+  assert_no_internal_overlap(self);
+}
+void exponential__cpu(const Tensor& self, double lambd, GeneratorImpl* gen) {
+  GeneratorImpl& g = generator_or_default(gen);
+  std::lock_guard<std::mutex> lock(g.mutex());
+  visit_floating(self.dtype(), "\"exponential_cpu\"", [&](auto zero) {
+    using T = decltype(zero);
+    for_each_element<T>(self, [&](T& x) { x = static_cast<T>(exponential_double(g, lambd)); });
+  });
+}
+
+// ---- multinomial: num_samples category indices per row of self (1-D: one row) ----
+// Note [multinomial's two paths]
+// As PyTorch 2.8's CPU multinomial. Without replacement, or for one sample, the exponential trick
+// (Gumbel-max with the exp taken): q = empty_like(self).exponential_(1), drawn in q's memory order
+// (self's layout when self is dense, else row-major), then the row's argmax of self / q in self's
+// dtype (one sample) or its top num_samples. With replacement and several samples, PyTorch's
+// cumulative path: per row, the running sum in self's dtype normalised by its total, the last entry
+// set to 1, then per sample one uniform double and the first entry not below it (binary search).
+// The first path checks the whole input before drawing; the second checks each row as it goes.
+TensorSpec multinomial_meta(const Tensor& self, std::int64_t n_sample, bool replacement, GeneratorImpl*) {
+  STRATA_CHECK(self.dim() > 0 && self.dim() <= 2, "prob_dist must be 1 or 2 dim");
+  STRATA_CHECK(is_floating_point(self.dtype()), "multinomial only supports floating-point dtypes for input, got: ",
+               dtype_c10_name(self.dtype()));
+  STRATA_CHECK(n_sample > 0, "cannot sample n_sample <= 0 samples");
+  const std::int64_t n_categories = self.sizes().back();
+  STRATA_CHECK(replacement || n_sample <= n_categories,
+               "cannot sample n_sample > prob_dist.size(-1) samples without replacement");
+  STRATA_CHECK(n_categories <= (std::int64_t{1} << 24), "number of categories cannot exceed 2^24");
+  if (self.dim() == 1) return {DimVector{n_sample}, ScalarType::Int64, {}};
+  return {DimVector{self.sizes()[0], n_sample}, ScalarType::Int64, {}};
+}
+
+template <typename T>
+void multinomial_exponential_trick(const Tensor& out, const Tensor& self, std::int64_t n_sample, GeneratorImpl& g) {
+  const std::int64_t rows = self.dim() == 1 ? 1 : self.sizes()[0], cats = self.sizes().back();
+  const std::int64_t s_row = self.dim() == 1 ? 0 : self.strides()[0], s_cat = self.strides().back();
+  const T* p = data_of<T>(self);
+  bool valid = true;
+  for (std::int64_t r = 0; r < rows; ++r) {
+    for (std::int64_t c = 0; c < cats; ++c) {
+      const T v = p[r * s_row + c * s_cat];
+      valid = valid && v < std::numeric_limits<T>::infinity() && v >= 0;  // NaN fails both
+    }
+  }
+  STRATA_CHECK(valid, "probability tensor contains either `inf`, `nan` or element < 0");
+  for (std::int64_t r = 0; r < rows; ++r) {
+    bool all_zero = true;
+    for (std::int64_t c = 0; c < cats; ++c) all_zero = all_zero && p[r * s_row + c * s_cat] == 0;
+    STRATA_CHECK(!all_zero, "invalid multinomial distribution (sum of probabilities <= 0)");
+  }
+  // q's element (r, c) sits at q_row * r + q_cat * c of its memory, which is drawn in order.
+  const bool dense = self.is_non_overlapping_and_dense();
+  const std::int64_t q_row = dense ? s_row : cats, q_cat = dense ? s_cat : 1;
+  std::vector<T> q(static_cast<std::size_t>(rows * cats));
+  for (T& x : q) x = static_cast<T>(exponential_double(g, 1.0));
+  std::int64_t* o = data_of<std::int64_t>(out);
+  std::vector<std::pair<T, std::int64_t>> row(static_cast<std::size_t>(cats));
+  for (std::int64_t r = 0; r < rows; ++r) {
+    for (std::int64_t c = 0; c < cats; ++c)
+      row[static_cast<std::size_t>(c)] = {p[r * s_row + c * s_cat] / q[static_cast<std::size_t>(r * q_row + c * q_cat)], c};
+    // argmax's and topk's order: larger first, NaN above everything, ties by index.
+    const auto before = [](const auto& a, const auto& b) {
+      if (std::isnan(a.first) != std::isnan(b.first)) return std::isnan(a.first);
+      if (!std::isnan(a.first) && a.first != b.first) return a.first > b.first;
+      return a.second < b.second;
+    };
+    std::partial_sort(row.begin(), row.begin() + n_sample, row.end(), before);
+    for (std::int64_t j = 0; j < n_sample; ++j) o[r * n_sample + j] = row[static_cast<std::size_t>(j)].second;
+  }
+}
+
+template <typename T>
+void multinomial_cumulative(const Tensor& out, const Tensor& self, std::int64_t n_sample, GeneratorImpl& g) {
+  const std::int64_t rows = self.dim() == 1 ? 1 : self.sizes()[0], cats = self.sizes().back();
+  const std::int64_t s_row = self.dim() == 1 ? 0 : self.strides()[0], s_cat = self.strides().back();
+  const T* p = data_of<T>(self);
+  std::int64_t* o = data_of<std::int64_t>(out);
+  std::vector<T> cum(static_cast<std::size_t>(std::max<std::int64_t>(cats, 1)));
+  for (std::int64_t r = 0; r < rows; ++r) {
+    T sum = 0;
+    for (std::int64_t c = 0; c < cats; ++c) {
+      const T v = p[r * s_row + c * s_cat];
+      STRATA_CHECK(v >= 0, "invalid multinomial distribution (encountering probability entry < 0)");
+      STRATA_CHECK(std::isfinite(v), "invalid multinomial distribution (encountering probability entry = infinity or NaN)");
+      sum += v;
+      cum[static_cast<std::size_t>(c)] = sum;
+    }
+    STRATA_CHECK(sum > 0, "invalid multinomial distribution (sum of probabilities <= 0)");
+    for (std::int64_t c = 0; c < cats; ++c) cum[static_cast<std::size_t>(c)] /= sum;
+    cum[static_cast<std::size_t>(cats - 1)] = 1;
+    for (std::int64_t j = 0; j < n_sample; ++j) {
+      const double u = uniform_real<double>(g, 0.0, 1.0);
+      const auto first = std::lower_bound(cum.begin(), cum.begin() + cats, u,
+                                          [](T entry, double x) { return static_cast<double>(entry) < x; });
+      o[r * n_sample + j] = first - cum.begin();
+    }
+  }
+}
+
+void multinomial_cpu(const Tensor& out, const Tensor& self, std::int64_t n_sample, bool replacement, GeneratorImpl* gen) {
+  if (out.numel() == 0) return;  // Note [An empty tensor's kernel returns at once]
+  GeneratorImpl& g = generator_or_default(gen);
+  std::lock_guard<std::mutex> lock(g.mutex());
+  visit_floating(self.dtype(), "\"multinomial\"", [&](auto zero) {
+    using T = decltype(zero);
+    if (!replacement || n_sample == 1) multinomial_exponential_trick<T>(out, self, n_sample, g);
+    else multinomial_cumulative<T>(out, self, n_sample, g);
   });
 }
 
