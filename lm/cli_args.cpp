@@ -8,6 +8,8 @@
 
 #include <strata/core/util/error.h>
 
+#include "cli_inside_args.h"
+
 namespace lm {
 
 namespace {
@@ -41,7 +43,18 @@ const char* cli_usage() {
          "  -n <int>      number of steps (positions, the prompt's included), default 256; 0 = the model's seq_len\n"
          "  -i <string>   input prompt\n"
          "  -z <string>   tokenizer.bin to use, default tokenizer.bin\n"
-         "  --threads <n> threads for strata's kernels\n";
+         "  --threads <n> threads for strata's kernels\n"
+         "Seeing inside:\n"
+         "  --debug-step  print the DebugMode log (modules, functions and ops) of the first decode step:\n"
+         "                the forward of the first token sampled after the prompt (the prompt's prefill runs\n"
+         "                first, unlogged); nothing is generated\n"
+         "  --flops       print the FLOPs per token per module (FlopCounterMode) of that decode step and of\n"
+         "                the prompt's prefill; nothing is generated (with --debug-step: after the log)\n"
+         "  --profile <file>  write a Chrome trace of the generation (strata's profiler) to <file>,\n"
+         "                replaced only once complete\n"
+         "  --fake --config <config.json>  no MODEL: build the model of a Hugging Face config.json under\n"
+         "                FakeTensorMode (no weights, no data) and print its parameters, KV-cache bytes per\n"
+         "                token and the FLOPs per module of a decode step attending to -n positions\n";
 }
 
 CliOptions parse_cli_args(std::span<const std::string> args) {
@@ -53,6 +66,7 @@ CliOptions parse_cli_args(std::span<const std::string> args) {
       o.help = true;
       continue;
     }
+    if (parse_inside_flag(args, i, o)) continue;
     if (a.empty() || a[0] != '-') {
       STRATA_CHECK(!have_model, "strata-lm: unexpected argument \"", a, "\" (one MODEL, then options; see --help)");
       o.model = a;
@@ -86,7 +100,8 @@ CliOptions parse_cli_args(std::span<const std::string> args) {
       o.threads = static_cast<int>(threads);
     }
   }
-  STRATA_CHECK(have_model || o.help, "strata-lm: no MODEL given (usage: strata-lm MODEL [-i PROMPT] [-n STEPS] [-t TEMPERATURE] "
+  check_inside_flags(o, have_model);
+  STRATA_CHECK(have_model || o.help || o.fake, "strata-lm: no MODEL given (usage: strata-lm MODEL [-i PROMPT] [-n STEPS] [-t TEMPERATURE] "
                "[-p TOP_P] [-s SEED] [-z TOKENIZER] [--threads N])");
   return o;
 }

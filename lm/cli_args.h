@@ -18,6 +18,12 @@ struct CliOptions {
   std::string tokenizer = "tokenizer.bin";  // -z
   std::optional<int> threads;             // --threads: strata's default (OpenMP's) when absent
   bool help = false;                      // -h, --help
+  // Seeing inside (lm/cli_inside_args.cpp parses these).
+  bool debug_step = false;                // --debug-step: the first decode step's DebugMode log
+  bool flops = false;                     // --flops: FLOPs per token per module
+  std::string profile;                    // --profile FILE: a Chrome trace of the generation
+  bool fake = false;                      // --fake: the model of --config under FakeTensorMode
+  std::string config;                     // --config CONFIG.json (Hugging Face), with --fake
 };
 
 // The usage text (several lines, for --help).

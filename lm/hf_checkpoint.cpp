@@ -10,6 +10,7 @@
 #include <nlohmann/json.hpp>
 #include <strata/core/util/error.h>
 #include <strata/nn/safetensors.h>
+#include <strata/ops/functions.h>
 
 namespace lm {
 namespace {
@@ -176,6 +177,12 @@ Config parse_hf_config(const std::string& json_text, const std::string& label) {
   STRATA_CHECK(c.rms_eps > 0 && c.rope_theta > 0, "strata-lm: ", label,
                ": rms_norm_eps and rope_theta must be positive");
   return c;
+}
+
+Config read_hf_config(const std::string& path) {
+  std::error_code ec;
+  STRATA_CHECK(!fs::is_directory(path, ec), "strata-lm: ", path, " is a folder, expected a config.json file");
+  return parse_hf_config(read_text(path), path);
 }
 
 Weights read_hf_checkpoint(const std::string& folder) {
