@@ -34,6 +34,7 @@ double parse_number(const std::string& flag, const std::string& text) {
 
 const char* cli_usage() {
   return "Usage:   strata-lm MODEL [options]\n"
+         "         strata-lm --fake --config <config.json> [-n <int>]\n"
          "Example: strata-lm stories15M.bin -n 256 -i \"Once upon a time\"\n"
          "MODEL is llama2.c's float32 checkpoint (.bin).\n"
          "Options:\n"

@@ -388,6 +388,16 @@ TEST_CASE("--fake --config: Llama-2-7B's parameters, KV cache and FLOPs without 
   CHECK(longest.out.find("attending to 4096 positions") != std::string::npos);
 }
 
+TEST_CASE("--help names the seeing-inside flags and which step --debug-step logs") {
+  const Run r = run({"--help"});
+  CHECK(r.code == 0);
+  for (const char* flag : {"--debug-step", "--flops", "--profile <file>", "--fake --config <config.json>"}) {
+    CAPTURE(flag);
+    CHECK(r.out.find(flag) != std::string::npos);
+  }
+  CHECK(r.out.find("the first decode step") != std::string::npos);
+}
+
 TEST_CASE("--fake, --config and the inspection flags: one-line errors, exit 2") {
   const std::string model = lm_test_files::checkpoint("tiny");
   const std::string config = data_file("llama2_7b_config.json");
