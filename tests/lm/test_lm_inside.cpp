@@ -398,6 +398,25 @@ TEST_CASE("--help names the seeing-inside flags and which step --debug-step logs
   CHECK(r.out.find("the first decode step") != std::string::npos);
 }
 
+TEST_CASE("the fake model's numbers are the real model's") {
+  for (const char* name : {"tiny", "tiny_gqa"}) {  // a tied head, then an untied one
+    CAPTURE(name);
+    const lm::Config c = lm_synthetic::config_named(name);
+    const std::vector<int> prompt{1, 7, 42};
+    const lm::Model real = lm::Model::load(lm_test_files::checkpoint(name));
+    const lm::FakeModelReport fake = lm::inspect_fake_model(c, static_cast<std::int64_t>(prompt.size()) + 1);
+    CHECK(fake.parameters == lm::parameter_count(real.weights()));
+    CHECK(fake.parameters == c.vocab_size * c.dim * (c.tied_output ? 1 : 2) + c.dim +
+                                 c.n_layers * (2 * c.dim + 2 * c.dim * c.dim + 2 * c.dim * c.kv_dim() + 3 * c.dim * c.hidden_dim));
+    CHECK(fake.kv_bytes_per_token == real.kv_cache_bytes_per_token());
+    CHECK(fake.weight_bytes_per_token == real.weight_bytes_per_token());
+    const lm::StepInspection step = inspect(name, prompt, false, true);
+    CHECK(fake.decode.position == step.decode.position);
+    CHECK(by_module(fake.decode) == by_module(step.decode));
+    CHECK(fake.decode.total == step.decode.total);
+  }
+}
+
 TEST_CASE("--fake, --config and the inspection flags: one-line errors, exit 2") {
   const std::string model = lm_test_files::checkpoint("tiny");
   const std::string config = data_file("llama2_7b_config.json");
