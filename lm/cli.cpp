@@ -5,13 +5,16 @@
 #include <ctime>
 #include <exception>
 #include <new>
+#include <optional>
 
 #include <strata/core/parallel.h>
 #include <strata/core/util/error.h>
 
 #include "cli_args.h"
+#include "cli_inside.h"
 #include "generate.h"
 #include "model.h"
+#include "profile_output.h"
 #include "sampler.h"
 #include "text_tokenizer.h"
 
@@ -28,6 +31,9 @@ std::string one_line(std::string message) {
 
 int run(const CliOptions& o, std::ostream& out, std::ostream& err) {
   if (o.threads) strata::set_num_threads(*o.threads);
+  if (o.fake) return run_fake(o, out);
+  std::optional<GenerationProfile> profile;
+  if (!o.profile.empty()) profile.emplace(o.profile);  // its file first: a bad path fails before any work
   Model model = Model::load(o.model, o.int8);
   const TextTokenizer tokenizer = TextTokenizer::load(
       o.tokenizer.empty() ? TextTokenizer::default_path(o.model) : o.tokenizer, model.config().vocab_size);
@@ -37,11 +43,14 @@ int run(const CliOptions& o, std::ostream& out, std::ostream& err) {
   sampling.seed = o.seed != 0 ? o.seed : static_cast<std::uint64_t>(std::time(nullptr));
   Sampler sampler(sampling);
   const std::vector<int> prompt = tokenizer.encode(o.prompt, /*bos=*/true, /*eos=*/false);
+  if (o.debug_step || o.flops) return run_inspection(o, model, sampler, prompt, out);
+  if (profile) profile->start();
   const GenerationStats stats = generate(model, sampler, prompt, o.steps, [&](int prev, int token) {
     const std::string_view piece = tokenizer.decode(prev, token);
     if (tokenizer.printable(piece)) out.write(piece.data(), static_cast<std::streamsize>(piece.size()));
     out.flush();
   });
+  if (profile) profile->finish();
   out << '\n';
   out.flush();
   if (stats.positions > 1) {

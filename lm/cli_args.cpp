@@ -8,6 +8,8 @@
 
 #include <strata/core/util/error.h>
 
+#include "cli_inside_args.h"
+
 namespace lm {
 
 namespace {
@@ -32,6 +34,7 @@ double parse_number(const std::string& flag, const std::string& text) {
 
 const char* cli_usage() {
   return "Usage:   strata-lm MODEL [options]\n"
+         "         strata-lm --fake --config <config.json> [-n <int>]\n"
          "Example: strata-lm stories15M.bin -n 256 -i \"Once upon a time\"\n"
          "MODEL is llama2.c's checkpoint (.bin: float32, or int8 version 2 as runq.c reads) or a Hugging\n"
          "Face folder (config.json, model.safetensors, tokenizer.model).\n"
@@ -44,7 +47,18 @@ const char* cli_usage() {
          "  -z <string>   tokenizer: a tokenizer.bin or a SentencePiece .model; default the folder's\n"
          "                tokenizer.model, else tokenizer.bin\n"
          "  --threads <n> threads for strata's kernels\n"
-         "  --int8        quantize float weights to int8 at load (groups of 64, as runq.c)\n";
+         "  --int8        quantize float weights to int8 at load (groups of 64, as runq.c)\n"
+         "Seeing inside:\n"
+         "  --debug-step  print the DebugMode log (modules, functions and ops) of the first decode step:\n"
+         "                the forward of the first token sampled after the prompt (the prompt's prefill runs\n"
+         "                first, unlogged); nothing is generated\n"
+         "  --flops       print the FLOPs per token per module (FlopCounterMode) of that decode step and of\n"
+         "                the prompt's prefill; nothing is generated (with --debug-step: after the log)\n"
+         "  --profile <file>  write a Chrome trace of the generation (strata's profiler) to <file>,\n"
+         "                replaced only once complete\n"
+         "  --fake --config <config.json>  no MODEL: build the model of a Hugging Face config.json under\n"
+         "                FakeTensorMode (no weights, no data) and print its parameters, KV-cache bytes per\n"
+         "                token and the FLOPs per module of a decode step attending to -n positions\n";
 }
 
 CliOptions parse_cli_args(std::span<const std::string> args) {
@@ -60,6 +74,7 @@ CliOptions parse_cli_args(std::span<const std::string> args) {
       o.int8 = true;
       continue;
     }
+    if (parse_inside_flag(args, i, o)) continue;
     if (a.empty() || a[0] != '-') {
       STRATA_CHECK(!have_model, "strata-lm: unexpected argument \"", a, "\" (one MODEL, then options; see --help)");
       o.model = a;
@@ -93,7 +108,8 @@ CliOptions parse_cli_args(std::span<const std::string> args) {
       o.threads = static_cast<int>(threads);
     }
   }
-  STRATA_CHECK(have_model || o.help, "strata-lm: no MODEL given (usage: strata-lm MODEL [-i PROMPT] [-n STEPS] [-t TEMPERATURE] "
+  check_inside_flags(o, have_model);
+  STRATA_CHECK(have_model || o.help || o.fake, "strata-lm: no MODEL given (usage: strata-lm MODEL [-i PROMPT] [-n STEPS] [-t TEMPERATURE] "
                "[-p TOP_P] [-s SEED] [-z TOKENIZER] [--threads N] [--int8])");
   return o;
 }

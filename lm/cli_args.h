@@ -19,6 +19,12 @@ struct CliOptions {
   std::optional<int> threads;             // --threads: strata's default (OpenMP's) when absent
   bool int8 = false;                      // --int8: quantize float weights at load (Q8_0, as runq.c)
   bool help = false;                      // -h, --help
+  // Seeing inside (lm/cli_inside_args.cpp parses these).
+  bool debug_step = false;                // --debug-step: the first decode step's DebugMode log
+  bool flops = false;                     // --flops: FLOPs per token per module
+  std::string profile;                    // --profile FILE: a Chrome trace of the generation
+  bool fake = false;                      // --fake: the model of --config under FakeTensorMode
+  std::string config;                     // --config CONFIG.json (Hugging Face), with --fake
 };
 
 // The usage text (several lines, for --help).

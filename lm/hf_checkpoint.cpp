@@ -179,6 +179,12 @@ Config parse_hf_config(const std::string& json_text, const std::string& label) {
   return c;
 }
 
+Config read_hf_config(const std::string& path) {
+  std::error_code ec;
+  STRATA_CHECK(!fs::is_directory(path, ec), "strata-lm: ", path, " is a folder, expected a config.json file");
+  return parse_hf_config(read_text(path), path);
+}
+
 Weights read_hf_checkpoint(const std::string& folder) {
   const fs::path root(folder);
   const std::string config_path = (root / "config.json").string();

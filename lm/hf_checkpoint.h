@@ -21,6 +21,10 @@ bool is_hf_folder(const std::string& path);
 // error naming `label` and the key.
 Config parse_hf_config(const std::string& json_text, const std::string& label);
 
+// The config.json file at `path` (any name) as a Config, by parse_hf_config; an unreadable file is an
+// error naming it.
+Config read_hf_config(const std::string& path);
+
 // Reads the folder: every tensor the config implies, with its exact shape, and nothing else (a
 // rotary_emb.inv_freq buffer, which older exports saved, is ignored). float32 tensors stay in the
 // file's mapping; float16 and bfloat16 tensors are converted to float32 once here (Note [Half

@@ -3,6 +3,7 @@
 
 #include <cmath>
 #include <limits>
+#include <vector>
 
 #include <strata/core/inference_mode.h>
 #include <strata/core/util/error.h>
@@ -12,6 +13,7 @@
 #include "hf_checkpoint.h"
 #include "int8_weights.h"
 #include "llama2c_checkpoint.h"
+#include "module_scope.h"
 
 namespace lm {
 
@@ -53,27 +55,34 @@ Tensor Model::rms_norm(const Tensor& x, const Tensor& weight) const {
 
 Tensor Model::forward(std::span<const int> tokens, std::int64_t pos, Logits which) {
   const strata::InferenceMode guard;
+  const ModuleScope model_scope("Transformer");  // Note [The model's modules are scopes, not nn::Modules]
   const Config& c = config();
   const auto n = static_cast<std::int64_t>(tokens.size());
   STRATA_CHECK(n > 0, "lm::Model::forward: no tokens");
   STRATA_CHECK(pos >= 0 && pos <= c.seq_len - n, "lm::Model::forward: positions ", pos, " to ", pos + n - 1,
                " do not fit the model's sequence length ", c.seq_len);
-  Tensor ids = strata::empty({n}, {strata::ScalarType::Int64, std::nullopt});
-  auto* id = ids.data_ptr<std::int64_t>();
+  std::vector<std::int64_t> id(static_cast<std::size_t>(n));
   for (std::int64_t i = 0; i < n; ++i) {
     const int t = tokens[static_cast<std::size_t>(i)];
     STRATA_CHECK(t >= 0 && t < c.vocab_size, "lm::Model::forward: token ", t, " at position ", pos + i,
                  " is outside the vocabulary [0, ", c.vocab_size, ")");
-    id[i] = t;
+    id[static_cast<std::size_t>(i)] = t;
   }
+  // A literal, so that a FakeTensorMode makes it a fake (Note [A tensor from values is lifted]).
+  const Tensor ids = strata::tensor(id);
   // The causal mask of a batched call: token i (position pos + i) sees positions 0 .. pos + i.
   Tensor mask;
   if (n > 1)
     mask = strata::ones({n, pos + n}, {strata::ScalarType::Bool, std::nullopt}).triu(pos + 1);
+  ModuleScope part("tok_embeddings");
   Tensor x = strata::embedding(weights_.embed, ids);  // [n, dim], a fresh tensor the layers update
+  part.close();
   for (std::size_t l = 0; l < weights_.layers.size(); ++l) layer(l, x, pos, mask);
   if (which == Logits::Last && n > 1) x = x.narrow(0, n - 1, 1);
-  const Tensor logits = strata::mm(rms_norm(x, weights_.final_norm), output_t_);
+  part.next("norm");
+  const Tensor normed = rms_norm(x, weights_.final_norm);
+  part.next("output");
+  const Tensor logits = strata::mm(normed, output_t_);
   return which == Logits::Last ? logits.view({c.vocab_size}) : logits;
 }
 
@@ -83,20 +92,29 @@ void Model::layer(std::size_t l, const Tensor& x, std::int64_t pos, const Tensor
   const LayerWeights& w = weights_.layers[l];
   const Transposed& wt = transposed_[l];
   const std::int64_t n = x.size(0), hs = c.head_size();
+  const ModuleScope block("layers", static_cast<std::int64_t>(l));
 
+  ModuleScope part("attention_norm");
   const Tensor h = rms_norm(x, w.attn_norm);
+  part.next("attention");
   const Tensor q = rotary_.apply(strata::mm(h, wt.wq), pos, c.n_heads);
   const Tensor k = rotary_.apply(strata::mm(h, wt.wk), pos, c.n_kv_heads);
   const Tensor v = strata::mm(h, wt.wv);
   const auto li = static_cast<std::int64_t>(l);
   key_cache_.select(0, li).narrow(1, pos, n).copy_(k.view({n, c.n_kv_heads, hs}).transpose(0, 1));
   value_cache_.select(0, li).narrow(1, pos, n).copy_(v.view({n, c.n_kv_heads, hs}).transpose(0, 1));
-  x.add_(strata::mm(attention(l, q, pos, mask), wt.wo));
+  const Tensor attended = strata::mm(attention(l, q, pos, mask), wt.wo);
+  part.close();
+  x.add_(attended);
 
+  part.next("ffn_norm");
   const Tensor h2 = rms_norm(x, w.ffn_norm);
+  part.next("feed_forward");
   Tensor gate = strata::silu(strata::mm(h2, wt.w1));
   gate *= strata::mm(h2, wt.w3);
-  x.add_(strata::mm(gate, wt.w2));
+  const Tensor ffn = strata::mm(gate, wt.w2);
+  part.close();
+  x.add_(ffn);
 }
 
 // Note [Grouped heads share one product]
@@ -140,6 +158,12 @@ std::uint64_t Model::weight_bytes_per_token() const {
   for (const LayerWeights& w : weights_.layers)
     for (const Tensor* t : {&w.attn_norm, &w.wq, &w.wk, &w.wv, &w.wo, &w.ffn_norm, &w.w1, &w.w2, &w.w3}) bytes += bytes_of(*t);
   return bytes + bytes_of(weights_.final_norm) + bytes_of(weights_.output);
+}
+
+std::uint64_t Model::kv_cache_bytes_per_token() const {
+  const Config& c = config();
+  const std::uint64_t per_position = static_cast<std::uint64_t>(c.n_layers) * static_cast<std::uint64_t>(c.kv_dim());
+  return 2 * per_position * strata::element_size(key_cache_.dtype());  // keys and values
 }
 
 }  // namespace lm

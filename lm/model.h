@@ -41,6 +41,8 @@ class Model {
   // Bytes of weights read for one decoded token (each matrix and norm once, int8 values and their
   // scales for int8 weights; the embedding row only).
   std::uint64_t weight_bytes_per_token() const;
+  // Bytes of KV cache one position takes: its key and value in every layer.
+  std::uint64_t kv_cache_bytes_per_token() const;
 
  private:
   // The products' right operands, W^T as views of the weights (x @ W^T reads W in place).

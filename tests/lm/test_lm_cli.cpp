@@ -10,22 +10,15 @@
 
 #include "../../lm/cli.h"
 #include "../../lm/tokenizer.h"
+#include "cli_run.h"
 #include "lm_test_files.h"
 #include "reference_forward.h"
 #include "test_vocabulary.h"
 
 namespace test_lm_cli {
 
-struct Run {
-  int code;
-  std::string out, err;
-};
-
-Run run(const std::vector<std::string>& args) {
-  std::ostringstream out, err;
-  const int code = lm::run_cli(args, out, err);
-  return {code, out.str(), err.str()};
-}
+using lm_cli_run::Run;
+using lm_cli_run::run;
 
 // The 512-piece vocabulary of tests/lm/test_vocabulary.h, for the tiny model.
 const std::string& tokenizer_path() {
