@@ -65,7 +65,8 @@ struct Unwrapped {
 
 void unwrap(const OperatorHandle& op, const IValue* args, std::size_t n, Unwrapped& u) {
   for (std::size_t i = 0; i < n && !u.mesh; ++i) {  // upstream's compute mesh: the first DTensor's
-    if (args[i].is_tensor() && DTensor::of(args[i].to_tensor())) u.mesh = &DTensor::of(args[i].to_tensor())->spec().mesh;
+    const DTensor* d = args[i].is_tensor() ? DTensor::of(args[i].to_tensor()) : nullptr;
+    if (d) u.mesh = &d->spec().mesh;
     if (args[i].is_tensor_list())
       for (const Tensor& t : args[i].to_tensor_list())
         if (!u.mesh && DTensor::of(t)) u.mesh = &DTensor::of(t)->spec().mesh;
@@ -131,9 +132,8 @@ void DTensor::dispatch(const OperatorHandle& op, Stack& stack) {
   const ExcludeKeyGuard below_autograd(DispatchKey::Autograd);  // as a __torch_dispatch__ runs
   const std::size_t n = op.schema().arguments().size();
   IValue* args = stack.data() + stack.size() - n;
-  for (std::size_t i = 0; i < n; ++i)
-    STRATA_CHECK(!op.schema().arguments()[i].kwarg_only || !op.schema().arguments()[i].type.is_write(), op.str(),
-                 ": out= variants are not supported on DTensors");
+  for (std::uint8_t i : op.entry().written_tensor_arguments())
+    STRATA_CHECK(!op.schema().arguments()[i].kwarg_only, op.str(), ": out= variants are not supported on DTensors");
   Unwrapped u;
   unwrap(op, args, n, u);
   const CachedSharding& cached = sharding_propagator().propagate(OpCallRef{op, args, n, u.specs.data(), u.spec_hashes.data()});
