@@ -1,7 +1,7 @@
 // bench/passthrough_wrapper.h: a wrapper subclass that does nothing (strata-bench's dtensor group and
-// bench/callgrind/loops.cpp). Its handler unwraps the arguments, runs the op on the inner tensors
-// below Autograd (as DTensor's handler does) and wraps each tensor result in a new wrapper of the
-// result's geometry: what any wrapper subclass pays the interposer, with nothing of DTensor's own
+// bench/callgrind/loops.cpp). Its handler runs the op on the inner tensors below Autograd (as
+// DTensor's handler does, tensor lists left as they are) and wraps each tensor result in a new
+// wrapper of the result's geometry: what any wrapper subclass pays the interposer, with nothing of DTensor's own
 // (no specs, no sharding cache), so a DTensor op's overhead splits into the two.
 #pragma once
 
@@ -27,12 +27,20 @@ class PassThroughWrapper final : public TensorSubclass {
   const Tensor& inner() const { return inner_; }
 
   std::string_view type_name() const override { return {kTypeName, sizeof(kTypeName) - 1}; }
+  // As DTensor's handler calls its local op (Note [The DTensor hit path]): the inner tensors borrowed
+  // on a stack of their own, the wrappers kept on `stack` until the call returns.
   void dispatch(const OperatorHandle& op, Stack& stack) override {
     const ExcludeKeyGuard below_autograd(DispatchKey::Autograd);
-    for_each_argument_tensor(op, stack, [](Tensor& t) {
-      if (const PassThroughWrapper* w = of(t)) t = w->inner_;
-    });
-    op.call(stack);
+    const std::size_t n = op.schema().arguments().size();
+    Stack inner;
+    for (std::size_t i = stack.size() - n; i < stack.size(); ++i) {
+      const IValue& v = stack[i];
+      if (const PassThroughWrapper* w = v.is_tensor() ? of(v.to_tensor()) : nullptr) inner.emplace_back(IValue::Borrow{}, w->inner_);
+      else inner.push_back(v);
+    }
+    op.call(inner);
+    stack.truncate(stack.size() - n);
+    for (IValue& r : inner) stack.push_back(std::move(r));
     for_each_return_tensor(op, stack, [](Tensor& t) {
       if (t.defined()) t = wrap(std::move(t));
     });

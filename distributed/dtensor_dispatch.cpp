@@ -47,7 +47,14 @@ std::size_t leaves_of(const IValue& v) {
 // copies no spec, runs no meta kernel and no strategy, and allocates only what the local op and the
 // output's wrapper need. The invariant: OpCallRef::hash and its comparison agree with OpSchema's for
 // every call (op_schema.cpp computes both from the same per-argument parts), so a borrowed lookup
-// finds exactly the entry the owning schema would.
+// finds exactly the entry the owning schema would. The local op runs on a stack of its own whose
+// tensors are borrowed from the DTensors (Note [Borrowed tensor arguments]): the handler leaves its
+// arguments on the caller's stack until that call returns, so the DTensors, and with them their
+// local tensors, outlive it. A hit thus counts no reference on its way in: rewriting the argument
+// slots in place made each borrowed DTensor owned only to drop it, and copied each local tensor,
+// six atomic increments and decrements per binary op. What is left (strata-bench's dtensor group
+// beside a do-nothing wrapper, docs/sharding-propagation.md) is the interposer's and the second
+// dispatch's share, the lookup's hash and spec comparisons, and the output's wrapper.
 
 // The DTensor arguments, read in place: each defined tensor argument's spec (a list's per element)
 // and local tensor in argument order, with its index among the flattened arguments. A plain
