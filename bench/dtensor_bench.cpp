@@ -2,11 +2,16 @@
 // 1-D fake mesh of 1, and of 8 as rank 0 (the handler, a sharding cache hit, the local add, the
 // output wrapped), beside the same add of their local tensors in the same run; and, for context, an
 // mm of S(0) x R on the mesh of 8 (no redistribution) beside the local mm. The target for
-// the add is at most 5x. On a FakeWorld: no ranks, no threads, no communication.
+// the add is at most 5x. On a FakeWorld: no ranks, no threads, no communication. The same add on
+// do-nothing wrappers (bench/passthrough_wrapper.h) splits the overhead: what the interposer costs
+// any wrapper subclass, and what DTensor's handler adds to that (`..._vs_wrapper`). Allocations per
+// add are counted for the three. Each ratio also comes as the ratio of the least batches
+// (`_min_ratio`), steadier on a loaded machine.
 #include "bench/dtensor_bench.h"
 
 #include <string>
 
+#include "bench/passthrough_wrapper.h"
 #include "bench/timing.h"
 #include "distributed/dtensor.h"
 #include "distributed/fake_process_group.h"
@@ -27,6 +32,21 @@ void dtensor_benchmarks(nlohmann::ordered_json& out) {
     out[key + "_ns"] = round3(add_r.a_ns);
     out[key + "_local_ns"] = round3(add_r.b_ns);
     out[key + "_ratio"] = round3(add_r.ratio);
+    out[key + "_min_ratio"] = round3(add_r.min_ratio);
+    out[key + "_allocs"] = allocations_per_call([&] { keep(add(da, db)); });
+    if (world_size == 1) {
+      const Tensor wa = PassThroughWrapper::wrap(la), wb = PassThroughWrapper::wrap(lb);
+      const Paired wrap_r = paired_median_ns([&] { keep(add(wa, wb)); }, [&] { keep(add(la, lb)); });
+      const Paired vs_r = paired_median_ns([&] { keep(add(da, db)); }, [&] { keep(add(wa, wb)); });
+      out["wrapper_op_overhead_add_4x4_ns"] = round3(wrap_r.a_ns);
+      out["wrapper_op_overhead_add_4x4_local_ns"] = round3(wrap_r.b_ns);
+      out["wrapper_op_overhead_add_4x4_ratio"] = round3(wrap_r.ratio);
+      out["wrapper_op_overhead_add_4x4_min_ratio"] = round3(wrap_r.min_ratio);
+      out["wrapper_op_overhead_add_4x4_allocs"] = allocations_per_call([&] { keep(add(wa, wb)); });
+      out["local_add_4x4_allocs"] = allocations_per_call([&] { keep(add(la, lb)); });
+      out[key + "_vs_wrapper"] = round3(vs_r.ratio);
+      out[key + "_vs_wrapper_min_ratio"] = round3(vs_r.min_ratio);
+    }
     if (world_size != 8) continue;
     const Tensor x = distribute_tensor(randn({64, 32}), mesh, {Shard{0}});
     const Tensor w = distribute_tensor(randn({32, 16}), mesh, {Replicate{}});

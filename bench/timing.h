@@ -54,6 +54,9 @@ struct Paired {
   double a_ns;   // median per call of a()
   double b_ns;   // median per call of b()
   double ratio;  // median over rounds of a/b, measured back to back
+  // The least batch of each, a/b: load only ever lengthens a batch, so on a machine others load
+  // heavily this is the steadier figure.
+  double min_ratio;
 };
 
 // Times a() and b() in alternating batches, so both see the same machine load; on a shared, noisy
@@ -88,7 +91,8 @@ Paired paired_median_ns(FnA&& a, FnB&& b, int rounds = 31, double batch_ms = 2.0
     std::nth_element(v.begin(), v.begin() + v.size() / 2, v.end());
     return v[v.size() / 2];
   };
-  return {median(as), median(bs), median(ratios)};
+  const double min_ratio = *std::min_element(as.begin(), as.end()) / *std::min_element(bs.begin(), bs.end());
+  return {median(as), median(bs), median(ratios), min_ratio};
 }
 
 // Allocations (operator new calls) per call of fn().

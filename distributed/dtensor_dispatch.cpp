@@ -47,15 +47,24 @@ std::size_t leaves_of(const IValue& v) {
 // copies no spec, runs no meta kernel and no strategy, and allocates only what the local op and the
 // output's wrapper need. The invariant: OpCallRef::hash and its comparison agree with OpSchema's for
 // every call (op_schema.cpp computes both from the same per-argument parts), so a borrowed lookup
-// finds exactly the entry the owning schema would.
+// finds exactly the entry the owning schema would. The local op runs on a stack of its own whose
+// tensors are borrowed from the DTensors (Note [Borrowed tensor arguments]): the handler leaves its
+// arguments on the caller's stack until that call returns, so the DTensors, and with them their
+// local tensors, outlive it. A hit thus counts no reference on its way in: rewriting the argument
+// slots in place made each borrowed DTensor owned only to drop it, and copied each local tensor,
+// six atomic increments and decrements per binary op. What is left (strata-bench's dtensor group
+// beside a do-nothing wrapper, docs/sharding-propagation.md) is the interposer's and the second
+// dispatch's share, the lookup's hash and spec comparisons, and the output's wrapper.
 
 // The DTensor arguments, read in place: each defined tensor argument's spec (a list's per element)
 // and local tensor in argument order, with its index among the flattened arguments. A plain
-// one-element tensor gets a replicate spec owned here.
+// one-element tensor gets a replicate spec owned here. `locals` point where the tensors live (in
+// the DTensors, or the plain tensor in its stack slot), or at `redistributed` once moved.
 struct Unwrapped {
   SmallVector<const DTensorSpec*, 4> specs;
   SmallVector<std::size_t, 4> spec_hashes;  // spec_cache_hash of each spec
-  SmallVector<Tensor, 4> locals;
+  SmallVector<const Tensor*, 4> locals;
+  SmallVector<Tensor, 4> redistributed;  // one per spec, defined where the argument was moved
   SmallVector<std::size_t, 4> leaf_index;
   std::vector<std::unique_ptr<const DTensorSpec>> owned;
   const DeviceMesh* mesh = nullptr;
@@ -63,7 +72,8 @@ struct Unwrapped {
 
 void unwrap(const OperatorHandle& op, const IValue* args, std::size_t n, Unwrapped& u) {
   for (std::size_t i = 0; i < n && !u.mesh; ++i) {  // upstream's compute mesh: the first DTensor's
-    if (args[i].is_tensor() && DTensor::of(args[i].to_tensor())) u.mesh = &DTensor::of(args[i].to_tensor())->spec().mesh;
+    const DTensor* d = args[i].is_tensor() ? DTensor::of(args[i].to_tensor()) : nullptr;
+    if (d) u.mesh = &d->spec().mesh;
     if (args[i].is_tensor_list())
       for (const Tensor& t : args[i].to_tensor_list())
         if (!u.mesh && DTensor::of(t)) u.mesh = &DTensor::of(t)->spec().mesh;
@@ -74,12 +84,12 @@ void unwrap(const OperatorHandle& op, const IValue* args, std::size_t n, Unwrapp
     if (const DTensor* d = DTensor::of(t)) {
       STRATA_CHECK(d->spec().mesh == *u.mesh, op.str(), ": DTensor does not support cross-mesh operation on ",
                    u.mesh->short_str(), " and ", d->spec().mesh.short_str());
-      u.locals.push_back(d->local());
+      u.locals.push_back(&d->local());
       u.specs.push_back(&d->spec());
       u.spec_hashes.push_back(d->spec_hash());
       return;
     }
-    u.locals.push_back(t);
+    u.locals.push_back(&t);
     u.owned.push_back(std::make_unique<const DTensorSpec>(replicate_spec_for_plain(op, t, *u.mesh)));
     u.specs.push_back(u.owned.back().get());
     u.spec_hashes.push_back(spec_cache_hash(*u.owned.back()));
@@ -96,22 +106,24 @@ void unwrap(const OperatorHandle& op, const IValue* args, std::size_t n, Unwrapp
   }
 }
 
-// The local call's arguments: the (redistributed) local tensors moved in place of the DTensors, the other
-// values as they are, or from the redistribute schema when there is one (it carries a view's local
+// The local call's arguments, on a stack of its own: each local tensor borrowed (Note [Borrowed
+// tensor arguments]; the handler's arguments stay on the caller's stack until the call returns, so
+// the DTensors holding them outlive it), a tensor list's copied, the other values moved from the
+// arguments, or taken from the redistribute schema when there is one (it carries a view's local
 // shape). The arguments are told apart as OpCallRef tells them (a defined tensor, a tensor list).
-void write_local_args(IValue* args, std::size_t n, const OutputSharding& sharding, SmallVector<Tensor, 4>& locals) {
-  const OpSchema* local = sharding.redistribute_schema ? &*sharding.redistribute_schema : nullptr;
+void push_local_args(IValue* args, std::size_t n, const OutputSharding& sharding, const Unwrapped& u, Stack& local) {
+  const OpSchema* schema = sharding.redistribute_schema ? &*sharding.redistribute_schema : nullptr;
   std::size_t flat = 0;
   for (std::size_t i = 0; i < n; ++i) {
-    IValue& a = args[i];
+    const IValue& a = args[i];
     if (a.is_tensor() && a.to_tensor().defined()) {
-      a = IValue(std::move(locals[flat++]));
+      local.emplace_back(IValue::Borrow{}, *u.locals[flat++]);
     } else if (a.is_tensor_list()) {
       std::vector<Tensor> list;
-      for (std::size_t k = 0; k < a.to_tensor_list().size(); ++k) list.push_back(std::move(locals[flat++]));
-      a = IValue(std::move(list));
-    } else if (local) {
-      a = local->value(i);
+      for (std::size_t k = 0; k < a.to_tensor_list().size(); ++k) list.push_back(*u.locals[flat++]);
+      local.emplace_back(std::move(list));
+    } else {
+      local.push_back(schema ? schema->value(i) : std::move(args[i]));
     }
   }
 }
@@ -127,9 +139,8 @@ void DTensor::dispatch(const OperatorHandle& op, Stack& stack) {
   const ExcludeKeyGuard below_autograd(DispatchKey::Autograd);  // as a __torch_dispatch__ runs
   const std::size_t n = op.schema().arguments().size();
   IValue* args = stack.data() + stack.size() - n;
-  for (std::size_t i = 0; i < n; ++i)
-    STRATA_CHECK(!op.schema().arguments()[i].kwarg_only || !op.schema().arguments()[i].type.is_write(), op.str(),
-                 ": out= variants are not supported on DTensors");
+  for (std::uint8_t i : op.entry().written_tensor_arguments())
+    STRATA_CHECK(!op.schema().arguments()[i].kwarg_only, op.str(), ": out= variants are not supported on DTensors");
   Unwrapped u;
   unwrap(op, args, n, u);
   const CachedSharding& cached = sharding_propagator().propagate(OpCallRef{op, args, n, u.specs.data(), u.spec_hashes.data()});
@@ -145,21 +156,25 @@ void DTensor::dispatch(const OperatorHandle& op, Stack& stack) {
   const bool participating = u.mesh->get_coordinate().has_value();
 
   if (participating && sharding.needs_redistribute) {
+    u.redistributed.resize(u.specs.size());
     for (std::size_t k = 0; k < u.specs.size(); ++k) {
       const DTensorSpec& to = sharding.input_specs[k];
       if (*u.specs[k] == to) continue;
-      const Tensor local = u.locals[k];
       const DTensorSpec& from = *u.specs[k];
       // upstream's record_redistribute_calls(i, from, to): DebugMode's `redistribute_input(...)`, with
       // the redistribution's collectives and local ops below it
       const RecordRedistribute record(static_cast<std::int64_t>(u.leaf_index[k]), from.placements, to.placements);
-      u.locals[k] = redistribute_local_tensor(local, from, to);
+      u.redistributed[k] = redistribute_local_tensor(*u.locals[k], from, to);
+      u.locals[k] = &u.redistributed[k];
     }
   }
-  write_local_args(args, n, sharding, u.locals);
 
   if (participating) {
-    op.call(stack);
+    Stack local;
+    push_local_args(args, n, sharding, u, local);
+    op.call(local);
+    stack.truncate(stack.size() - n);
+    for (IValue& r : local) stack.push_back(std::move(r));
   } else {  // a rank outside the mesh computes nothing: empty tensors of the outputs' dtypes
     stack.truncate(stack.size() - n);
     for (const std::optional<DTensorSpec>& s : sharding.output_specs)

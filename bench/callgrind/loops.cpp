@@ -4,17 +4,23 @@
 // seed configuration's 1-element add, recorded add, no-grad forward and training step), step-fake (the
 // step on fake parameters and batch under FakeTensorMode, as strata-bench's seed_step_fake_us),
 // step-passthrough (the step under a dispatch mode that only calls each op through: the price of the
-// Python key's round trip on real kernels) or eigen-step (strata-bench's hand-written Eigen
-// step of the same shapes, for comparison).
+// Python key's round trip on real kernels), eigen-step (strata-bench's hand-written Eigen
+// step of the same shapes, for comparison), or dtensor-add, wrapper-add and add-4x4 (strata-bench's
+// dtensor group: a 4x4 add of Replicate DTensors on a fake mesh of 1, of do-nothing wrappers, and of
+// plain tensors).
 #include <cstdlib>
 #include <cstring>
 #include <iostream>
 #include <optional>
+#include <string_view>
 
 #include "autograd/backward.h"
 #include "autograd/grad_mode.h"
 #include "autograd/variable.h"
 #include "bench/eigen_baselines.h"
+#include "bench/passthrough_wrapper.h"
+#include "distributed/dtensor.h"
+#include "distributed/fake_process_group.h"
 #include "nn/functional.h"
 #include "nn/layers.h"
 #include "ops/functions.h"
@@ -34,6 +40,19 @@ void keep(const T& value) {
 void add_loop(bool grad, long n) {
   const Tensor a = tensor<float>({1.5f}), b = tensor<float>({2.5f});
   if (grad) requires_grad_(a);
+  for (long i = 0; i < n; ++i) keep(add(a, b));
+}
+
+// The dtensor group's 4x4 add: on Replicate DTensors of a fake mesh of 1 ("dtensor"), on do-nothing
+// wrappers ("wrapper") or on the plain tensors.
+void add_4x4_loop(std::string_view kind, long n) {
+  using namespace strata::distributed;
+  const FakeWorld world(0, 1);
+  const DeviceMesh mesh = init_device_mesh({1});
+  Tensor a = randn({4, 4}), b = randn({4, 4});
+  if (kind == "dtensor") a = distribute_tensor(a, mesh, {Replicate{}}), b = distribute_tensor(b, mesh, {Replicate{}});
+  if (kind == "wrapper") a = bench::PassThroughWrapper::wrap(a), b = bench::PassThroughWrapper::wrap(b);
+  keep(add(a, b));  // the sharding cache's miss, outside the count
   for (long i = 0; i < n; ++i) keep(add(a, b));
 }
 
@@ -85,7 +104,7 @@ int main(int argc, char** argv) {
   const long n = argc == 3 ? std::strtol(argv[2], nullptr, 10) : -1;
   const char* mode = argc == 3 ? argv[1] : "";
   if (n < 0) {
-    std::cerr << "usage: loops add|add-grad|forward|step|step-fake|step-passthrough|eigen-step ITERATIONS\n";
+    std::cerr << "usage: loops add|add-grad|forward|step|step-fake|step-passthrough|eigen-step|dtensor-add|wrapper-add|add-4x4 ITERATIONS\n";
     return 2;
   }
   if (!std::strcmp(mode, "add")) add_loop(false, n);
@@ -97,8 +116,11 @@ int main(int argc, char** argv) {
     PassThrough pass_through;
     seed_loop(true, false, n, &pass_through);
   } else if (!std::strcmp(mode, "eigen-step")) eigen_step_loop(n);
+  else if (!std::strcmp(mode, "dtensor-add")) add_4x4_loop("dtensor", n);
+  else if (!std::strcmp(mode, "wrapper-add")) add_4x4_loop("wrapper", n);
+  else if (!std::strcmp(mode, "add-4x4")) add_4x4_loop("plain", n);
   else {
-    std::cerr << "loops: unknown mode '" << mode << "' (add, add-grad, forward, step, step-fake, step-passthrough or eigen-step)\n";
+    std::cerr << "loops: unknown mode '" << mode << "' (add, add-grad, forward, step, step-fake, step-passthrough, eigen-step, dtensor-add, wrapper-add or add-4x4)\n";
     return 2;
   }
 }

@@ -81,4 +81,33 @@ TEST_CASE("OpCallRef hashes and compares as the OpSchema it builds") {
   CHECK_FALSE(OpCallRef{cat_ref.op, cat_dim0.data(), cat_dim0.size(), cat_specs} == cat_ref.to_schema());
 }
 
+TEST_CASE("the local call borrows the local tensors while the stack alone owns the DTensors") {
+  // Boxed calls that own their arguments (as a handler's own calls do): the DTensors' last
+  // references are the stack slots, which the handler keeps until the local op has returned.
+  FakeWorld world(0, 8);
+  const DeviceMesh mesh = init_device_mesh({8});
+  const Tensor a = randn({8, 4}), b = randn({8, 4});
+  const Tensor expected = add(narrow(a, 0, 0, 1), narrow(b, 0, 0, 1));  // rank 0's rows
+  for (int i = 0; i < 2; ++i) {  // a miss, then a hit
+    Stack stack;
+    stack.emplace_back(distribute_tensor(a, mesh, {Shard{0}}));
+    stack.emplace_back(distribute_tensor(b, mesh, {Replicate{}}));  // redistributed to S(0)
+    stack.emplace_back(Scalar(1));
+    ops::op("aten::add", "Tensor").call(stack);
+    REQUIRE(stack.size() == 1);
+    const Tensor out = stack[0].to_tensor();
+    CHECK(to_string(dtensor_spec(out)) == "Spec(DM(8), [S(0)], f32[8, 4])");
+    CHECK(allclose(to_local(out), expected));
+  }
+  Stack in_place;  // an in-place op answers self, its local tensor written
+  const Tensor self = distribute_tensor(a, mesh, {Shard{0}});
+  in_place.emplace_back(self);
+  in_place.emplace_back(distribute_tensor(b, mesh, {Shard{0}}));
+  in_place.emplace_back(Scalar(1));
+  ops::op("aten::add_", "Tensor").call(in_place);
+  REQUIRE(in_place.size() == 1);
+  CHECK(in_place[0].to_tensor().is_same(self));
+  CHECK(allclose(to_local(self), expected));
+}
+
 }  // namespace test_dtensor_hit_path
