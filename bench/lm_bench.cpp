@@ -9,8 +9,8 @@
 //   - STREAM copy bandwidth at 1 and 2 threads, and weight bytes per token x decode tokens/s as a
 //     share of it (the target: at least 0.7);
 //   - start-up to the first token (map the file, build the model, one forward, argmax), warm page cache;
-//   - the strata-lm executable's peak RSS (getrusage of the child) against the checkpoint's size +
-//     KV cache + 30 MB.
+//   - the strata-lm executable's peak RSS (wait4's rusage of the child; Note [Peak RSS from a small
+//     parent]) against the checkpoint's size + KV cache + 30 MB.
 #include "bench/lm_bench.h"
 
 #include <fcntl.h>
@@ -188,33 +188,51 @@ void startup_benchmark(nlohmann::ordered_json& out, const std::string& path) {
   out["lm_startup_vs_baseline"] = round3(median(ratio));
 }
 
-// Runs the strata-lm executable on the checkpoint (greedy, 256 steps, 1 thread) and returns its peak
-// RSS in bytes (wait4's ru_maxrss, in KiB on Linux); its `achieved tok/s` goes to `cli_tok_s`.
-long strata_lm_peak_rss(const std::string& model, const std::string& tokenizer, double& cli_tok_s) {
-  const TempFile err("lm-stderr.txt");
+// Note [Peak RSS from a small parent]
+// Linux carries a process's peak RSS across exec, and a child made by fork or vfork starts from its
+// parent's memory: strata-lm spawned by strata-bench itself would report strata-bench's hundreds of
+// megabytes. So strata-bench re-runs itself as `strata-bench --peak-rss EXE ARGS...` (a fresh process
+// of a few megabytes, below strata-lm's own peak), which spawns EXE and prints the ru_maxrss that
+// wait4 gives for it, in KiB.
+
+// Spawns argv[0] with stdout to the file `out` (nullptr: /dev/null) and stderr to `err` (nullptr:
+// inherited); its exit status and rusage.
+int spawn_and_wait(char* const* argv, const char* out, const char* err, rusage& usage) {
   posix_spawn_file_actions_t actions;
   posix_spawn_file_actions_init(&actions);
-  posix_spawn_file_actions_addopen(&actions, 1, "/dev/null", O_WRONLY, 0);
-  posix_spawn_file_actions_addopen(&actions, 2, err.path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0600);
-  const std::string exe = STRATA_LM_EXE;
-  std::vector<std::string> args = {exe, model, "-n", std::to_string(kSteps), "-t", "0", "-z", tokenizer, "--threads", "1"};
+  posix_spawn_file_actions_addopen(&actions, 1, out ? out : "/dev/null", O_WRONLY | O_CREAT | O_TRUNC, 0600);
+  if (err) posix_spawn_file_actions_addopen(&actions, 2, err, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+  pid_t pid = 0;
+  const int spawned = posix_spawn(&pid, argv[0], &actions, nullptr, argv, environ);
+  posix_spawn_file_actions_destroy(&actions);
+  if (spawned != 0) throw std::runtime_error(std::string("lm: cannot run ") + argv[0]);
+  int status = 0;
+  if (::wait4(pid, &status, 0, &usage) != pid || !WIFEXITED(status))
+    throw std::runtime_error(std::string("lm: ") + argv[0] + " did not exit normally");
+  return WEXITSTATUS(status);
+}
+
+// Runs the strata-lm executable on the checkpoint (greedy, 256 steps, 1 thread) through the
+// --peak-rss helper and returns its peak RSS in bytes; its `achieved tok/s` goes to `cli_tok_s`.
+double strata_lm_peak_rss(const std::string& model, const std::string& tokenizer, double& cli_tok_s) {
+  const TempFile out("lm-rss.txt"), err("lm-stderr.txt");
+  std::vector<std::string> args = {"/proc/self/exe", "--peak-rss", STRATA_LM_EXE, model, "-n", std::to_string(kSteps),
+                                   "-t", "0", "-z", tokenizer, "--threads", "1"};
   std::vector<char*> argv;
   for (std::string& a : args) argv.push_back(a.data());
   argv.push_back(nullptr);
-  pid_t pid = 0;
-  const int spawned = posix_spawn(&pid, exe.c_str(), &actions, nullptr, argv.data(), environ);
-  posix_spawn_file_actions_destroy(&actions);
-  if (spawned != 0) throw std::runtime_error("lm: cannot run " + exe);
-  int status = 0;
   rusage usage{};
-  if (::wait4(pid, &status, 0, &usage) != pid || !WIFEXITED(status) || WEXITSTATUS(status) != 0)
-    throw std::runtime_error("lm: " + exe + " " + model + " failed");
-  std::ifstream in(err.path);
+  if (spawn_and_wait(argv.data(), out.path.c_str(), err.path.c_str(), usage) != 0)
+    throw std::runtime_error("lm: " + std::string(STRATA_LM_EXE) + " " + model + " failed");
+  std::ifstream rss_in(out.path), err_in(err.path);
+  double kib = 0;
+  rss_in >> kib;
   std::string line;
   cli_tok_s = 0;
-  while (std::getline(in, line))
+  while (std::getline(err_in, line))
     if (line.rfind("achieved tok/s: ", 0) == 0) cli_tok_s = std::stod(line.substr(16));
-  return usage.ru_maxrss * 1024L;
+  if (kib <= 0) throw std::runtime_error("lm: no peak RSS from the --peak-rss helper");
+  return kib * 1024;
 }
 
 }  // namespace
@@ -239,7 +257,7 @@ void lm_benchmarks(nlohmann::ordered_json& out) {
   }
   startup_benchmark(out, bin.path.string());
   double cli_tok_s = 0;
-  const double rss = static_cast<double>(strata_lm_peak_rss(bin.path.string(), tok.path.string(), cli_tok_s));
+  const double rss = strata_lm_peak_rss(bin.path.string(), tok.path.string(), cli_tok_s);
   const double kv_cache = 2.0 * static_cast<double>(c.n_layers * c.seq_len * c.kv_dim()) * sizeof(float);
   const double budget = static_cast<double>(std::filesystem::file_size(bin.path)) + kv_cache + 30e6;
   out["lm_cli_t1_tok_s"] = round3(cli_tok_s);
@@ -247,6 +265,14 @@ void lm_benchmarks(nlohmann::ordered_json& out) {
   out["lm_rss_budget_mb"] = round3(budget / 1e6);
   out["lm_rss_vs_budget"] = round3(rss / budget);
   set_num_threads(threads_before);
+}
+
+int peak_rss_main(int argc, char** argv) {
+  if (argc < 3) return 2;
+  rusage usage{};
+  const int status = spawn_and_wait(argv + 2, nullptr, nullptr, usage);
+  std::printf("%ld\n", usage.ru_maxrss);
+  return status;
 }
 
 }  // namespace strata::bench

@@ -11,4 +11,8 @@ namespace strata::bench {
 // greedy tokens differ.
 void lm_benchmarks(nlohmann::ordered_json& out);
 
+// `strata-bench --peak-rss EXE ARGS...`: runs EXE (its stdout to /dev/null) and prints its
+// peak RSS in KiB; returns EXE's exit status (Note [Peak RSS from a small parent]).
+int peak_rss_main(int argc, char** argv);
+
 }  // namespace strata::bench

@@ -327,6 +327,7 @@ void load_benchmarks(nlohmann::ordered_json& out) {
 
 int main(int argc, char** argv) {
   try {
+    if (argc >= 2 && std::string(argv[1]) == "--peak-rss") return bench::peak_rss_main(argc, argv);
     // --only GROUP: dispatch, mm, step, inference, load, sharding, dtensor or lm.
     const std::string only = argc == 3 && std::string(argv[1]) == "--only" ? argv[2] : "";
     if (argc != 1 && only.empty()) {
