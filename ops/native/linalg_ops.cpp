@@ -89,9 +89,12 @@ bool small_dot_gemm_applies(const Tensor& a, const Tensor& b, std::int64_t n, st
 // computes it with b's columns split over strata's threads in blocks of eight (run.c splits its
 // output rows over OpenMP the same way). A column's sum does not depend on the split: blocks start at
 // multiples of eight, so every column is summed in the same group of eight (or in the same tail) at
-// any thread count, and the result is the same at every thread count. Blocks go to threads only when
-// the product has at least kMatvecParallelMacs multiply-adds.
-inline constexpr std::int64_t kMatvecParallelMacs = std::int64_t{1} << 16;
+// any thread count, and the result is the same at every thread count. Blocks go to threads only past
+// kMatvecParallelMacs multiply-adds (4 MiB of weights, a Llama classifier but not its layers'
+// products): each parallel region waits for every thread to be scheduled, and on a loaded machine
+// that wait (milliseconds) cost more than splitting the 42 smaller products per token saved
+// (measured with strata-bench's lm group, docs/testing.md).
+inline constexpr std::int64_t kMatvecParallelMacs = std::int64_t{1} << 20;
 bool matvec_dots_applies(const Tensor& a, const Tensor& b, std::int64_t n, std::int64_t k) {
   return n == 1 && a.strides()[1] == 1 && b.strides()[0] == 1 && k > 0 && k % 8 == 0;
 }

@@ -125,7 +125,7 @@ TEST_CASE("damaged Hugging Face folders are refused, naming the file, the tensor
     t["model.layers.0.self_attn.k_proj.weight"] = strata::zeros({32, 64});
   });
   CHECK(e.find("model.layers.0.self_attn.k_proj.weight has shape [32, 64], expected [16, 64]") != std::string::npos);
-  e = rewrite([](strata::TensorDict& t) { t["model.norm.weight"] = strata::zeros({64}, strata::kInt64); });
+  e = rewrite([](strata::TensorDict& t) { t["model.norm.weight"] = strata::zeros({64}, {strata::ScalarType::Int64, std::nullopt}); });
   CHECK(e.find("model.norm.weight is int64, expected float32, float16 or bfloat16") != std::string::npos);
   e = rewrite([](strata::TensorDict& t) { t["model.layers.2.mlp.up_proj.weight"] = strata::zeros({1}); });
   CHECK(e.find("holds model.layers.2.mlp.up_proj.weight, which a Llama model of this config.json does not have") !=
