@@ -13,6 +13,7 @@
 #include "ops/native/elementwise.h"
 #include "ops/op_table.h"
 #include "ops/native/operand.h"
+#include "ops/native/matvec_dots.h"
 #include "ops/native/small_gemm.h"
 
 namespace strata::ops {
@@ -82,23 +83,6 @@ bool small_dot_gemm_applies(const Tensor& a, const Tensor& b, std::int64_t n, st
   return a.strides()[1] == 1 && b.strides()[0] == 1 && k % 8 == 0 && is_small_product(n, k, p);
 }
 
-// Note [Matrix-vector products split their columns over threads]
-// A one-row product by a column-major b (a decoding step's x @ w.t(), with w row-major as checkpoints
-// store it) is a matrix-vector product: one multiply-add per weight, each weight read once, so its
-// speed is the memory bandwidth's. Eigen runs it as a single-threaded GEMV. Here small_gemm_dots
-// computes it with b's columns split over strata's threads in blocks of eight (run.c splits its
-// output rows over OpenMP the same way). A column's sum does not depend on the split: blocks start at
-// multiples of eight, so every column is summed in the same group of eight (or in the same tail) at
-// any thread count, and the result is the same at every thread count. Blocks go to threads only past
-// kMatvecParallelMacs multiply-adds (4 MiB of weights, a Llama classifier but not its layers'
-// products): each parallel region waits for every thread to be scheduled, and on a loaded machine
-// that wait (milliseconds) cost more than splitting the 42 smaller products per token saved
-// (measured with strata-bench's lm group, docs/testing.md).
-inline constexpr std::int64_t kMatvecParallelMacs = std::int64_t{1} << 20;
-bool matvec_dots_applies(const Tensor& a, const Tensor& b, std::int64_t n, std::int64_t k) {
-  return n == 1 && a.strides()[1] == 1 && b.strides()[0] == 1 && k > 0 && k % 8 == 0;
-}
-
 // out (contiguous, n x p) = alpha * a @ b, or += when `accumulate`.
 template <typename T>
 void gemm(const Tensor& out, const Tensor& a, const Tensor& b, T alpha, bool accumulate) {
@@ -129,15 +113,8 @@ void gemm(const Tensor& out, const Tensor& a, const Tensor& b, T alpha, bool acc
         small_gemm_dots(c, data_of<T>(a), a.strides()[0], data_of<T>(b), b.strides()[1], n, k, p, alpha, accumulate);
         return;
       }
-      if (matvec_dots_applies(a, b, n, k)) {  // Note [Matrix-vector products split their columns over threads]
-        const float* x = data_of<T>(a);
-        const float* w = data_of<T>(b);
-        const std::int64_t bs1 = b.strides()[1];
-        parallel_for(0, (p + 7) / 8, std::max<std::int64_t>(1, kMatvecParallelMacs / (8 * k)),
-                     [&](std::int64_t begin, std::int64_t end) {
-                       const std::int64_t j0 = begin * 8, j1 = std::min(p, end * 8);
-                       small_gemm_dots(c + j0, x, 0, w + j0 * bs1, bs1, 1, k, j1 - j0, alpha, accumulate);
-                     });
+      if (n == 1 && k > 0 && k % 8 == 0 && a.strides()[1] == 1 && b.strides()[0] == 1) {  // matvec_dots.h
+        matvec_dots(c, data_of<T>(a), data_of<T>(b), b.strides()[1], k, p, alpha, accumulate);
         return;
       }
     }
