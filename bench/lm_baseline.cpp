@@ -68,12 +68,16 @@ LmBaseline::LmBaseline(const std::string& path) {
   std::memcpy(h, map_, sizeof h);
   dim_ = h[0], hidden_ = h[1], layers_ = h[2], heads_ = h[3], kv_heads_ = h[4], seq_len_ = h[6];
   const bool shared = h[5] > 0;
-  vocab_ = shared ? h[5] : -h[5];
+  vocab_ = shared ? h[5] : h[5] == INT32_MIN ? 0 : -h[5];
+  if (dim_ <= 0 || hidden_ <= 0 || layers_ <= 0 || heads_ <= 0 || seq_len_ <= 0 || vocab_ <= 0) {
+    ::munmap(map_, map_bytes_);
+    throw std::runtime_error("lm baseline: " + path + " has a header with a size that is not positive");
+  }
   const int hs = heads_ > 0 ? dim_ / heads_ : 0, kv_dim = kv_heads_ * hs;
   const std::size_t d = dim_, f = hidden_, L = layers_, kv = kv_dim;
   const std::size_t floats = vocab_ * d + L * (2 * d + 2 * d * d + 2 * d * kv + 3 * d * f) + d +
                              static_cast<std::size_t>(seq_len_) * hs + (shared ? 0 : vocab_ * d);
-  if (dim_ <= 0 || hs <= 0 || kv_heads_ <= 0 || heads_ % kv_heads_ != 0 || 28 + 4 * floats != map_bytes_) {
+  if (hs <= 0 || kv_heads_ <= 0 || heads_ % kv_heads_ != 0 || 28 + 4 * floats != map_bytes_) {
     ::munmap(map_, map_bytes_);
     throw std::runtime_error("lm baseline: " + path + " does not hold the float32 blocks its header describes");
   }
