@@ -1,8 +1,8 @@
 // bench/strata_bench.cpp: strata-bench. Times the dispatch path of a tiny op, matrix products, MLP
 // training steps, MLP inference, loading weights, the cached sharding propagation
-// (bench/sharding_bench.cpp) and the DTensor op overhead (bench/dtensor_bench.cpp), each beside the
-// same work hand-written in Eigen (or done with plain read(), a plain hash-map lookup, or the op on
-// plain tensors) in the same run, and prints one flat JSON object (medians; ratios are strata time /
+// (bench/sharding_bench.cpp), the DTensor op overhead (bench/dtensor_bench.cpp) and strata-lm's model
+// (bench/lm_bench.cpp), each beside the same work hand-written in Eigen (or done with plain read(), a
+// plain hash-map lookup, the op on plain tensors, or run.c's loops) in the same run, and prints one flat JSON object (medians; ratios are strata time /
 // baseline time unless named otherwise). `strata-bench --only dtensor` runs one group.
 #include <fcntl.h>
 #include <unistd.h>
@@ -24,6 +24,7 @@
 #include "autograd/variable.h"
 #include "bench/dtensor_bench.h"
 #include "bench/eigen_baselines.h"
+#include "bench/lm_bench.h"
 #include "bench/parallel_step_bench.h"
 #include "bench/sharding_bench.h"
 #include "bench/timing.h"
@@ -326,10 +327,11 @@ void load_benchmarks(nlohmann::ordered_json& out) {
 
 int main(int argc, char** argv) {
   try {
-    // --only GROUP: dispatch, mm, step, inference, load, sharding or dtensor.
+    if (argc >= 2 && std::string(argv[1]) == "--peak-rss") return bench::peak_rss_main(argc, argv);
+    // --only GROUP: dispatch, mm, step, inference, load, sharding, dtensor or lm.
     const std::string only = argc == 3 && std::string(argv[1]) == "--only" ? argv[2] : "";
     if (argc != 1 && only.empty()) {
-      std::cerr << "usage: strata-bench [--only dispatch|mm|step|inference|load|sharding|dtensor]\n";
+      std::cerr << "usage: strata-bench [--only dispatch|mm|step|inference|load|sharding|dtensor|lm]\n";
       return 2;
     }
     const auto want = [&](const char* group) { return only.empty() || only == group; };
@@ -342,6 +344,7 @@ int main(int argc, char** argv) {
     if (want("load")) load_benchmarks(out);
     if (want("sharding")) bench::sharding_benchmarks(out);
     if (want("dtensor")) bench::dtensor_benchmarks(out);
+    if (want("lm")) bench::lm_benchmarks(out);
     std::cout << out.dump(2) << std::endl;
     return 0;
   } catch (const std::exception& e) {

@@ -13,6 +13,7 @@
 #include "ops/native/elementwise.h"
 #include "ops/op_table.h"
 #include "ops/native/operand.h"
+#include "ops/native/matvec_dots.h"
 #include "ops/native/small_gemm.h"
 
 namespace strata::ops {
@@ -110,6 +111,10 @@ void gemm(const Tensor& out, const Tensor& a, const Tensor& b, T alpha, bool acc
     if constexpr (std::is_same_v<T, float> && kSmallDotGemm) {
       if (small_dot_gemm_applies(a, b, n, k, p)) {
         small_gemm_dots(c, data_of<T>(a), a.strides()[0], data_of<T>(b), b.strides()[1], n, k, p, alpha, accumulate);
+        return;
+      }
+      if (n == 1 && k > 0 && k % 8 == 0 && a.strides()[1] == 1 && b.strides()[0] == 1) {  // matvec_dots.h
+        matvec_dots(c, data_of<T>(a), data_of<T>(b), b.strides()[1], k, p, alpha, accumulate);
         return;
       }
     }

@@ -75,6 +75,30 @@ TEST_CASE("set_num_threads: large kernels give the same results on one thread an
   CHECK(two.total == doctest::Approx(one.total).epsilon(1e-5));
 }
 
+// Note [Matrix-vector products split their columns over threads] (ops/native/linalg_ops.cpp).
+TEST_CASE("set_num_threads: a row times w.t() splits w's rows over threads, equal bit for bit, and right") {
+  ThreadCountRestorer restore;
+  Generator g;
+  g.manual_seed(5);
+  for (const std::int64_t out : {4000, 4003}) {  // past kMatvecParallelMacs; whole 8-column blocks, a tail of 3
+    CAPTURE(out);
+    const Tensor x = randn({1, 288}, {}, &g);
+    const Tensor w = randn({out, 288}, {}, &g);  // row-major, as a checkpoint's weight
+    set_num_threads(1);
+    const std::vector<float> one = mm(x, w.t()).to_vector<float>();
+    set_num_threads(2);
+    const std::vector<float> two = mm(x, w.t()).to_vector<float>();
+    CHECK(one == two);
+    const std::vector<float> xs = x.to_vector<float>(), ws = w.to_vector<float>();
+    REQUIRE(one.size() == static_cast<std::size_t>(out));
+    for (std::int64_t j = 0; j < out; ++j) {
+      double expected = 0;
+      for (std::size_t l = 0; l < 288; ++l) expected += double{xs[l]} * ws[static_cast<std::size_t>(j) * 288 + l];
+      if (std::abs(one[static_cast<std::size_t>(j)] - expected) > 1e-4 * (1 + std::abs(expected))) FAIL("column ", j);
+    }
+  }
+}
+
 TEST_CASE("set_num_threads refuses a count below one") {
   ThreadCountRestorer restore;
   CHECK_THROWS_WITH_AS(set_num_threads(0), "set_num_threads expects a positive number of threads, but got 0", Error);
