@@ -55,6 +55,9 @@ void throw_dtype_not_implemented(ScalarType t) { throw_error(str_cat("not implem
 }  // namespace detail
 
 void check_floating(ScalarType t, std::string_view op_detail) {
+  STRATA_CHECK(is_floating_point(t) && !is_float8(t), op_detail, " not implemented for '", dtype_c10_name(t), "'");
+}
+void check_computed_floating(ScalarType t, std::string_view op_detail) {
   STRATA_CHECK(t == ScalarType::Float32 || t == ScalarType::Float64, op_detail, " not implemented for '", dtype_c10_name(t), "'");
 }
 

@@ -135,11 +135,16 @@ template <typename Fn>
   return visit_dtype(t, static_cast<Fn&&>(fn));
 }
 
-// The same, for floating types only; `op` names the caller in the error for other types.
+// An op's check of a floating input: float32, float64, float16 or bfloat16 (the last two reach its
+// kernel as float32: Note [float16 and bfloat16 compute in float]); `op_detail` names the kernel in
+// the error for other types, float8 included.
 void check_floating(ScalarType t, std::string_view op_detail);
+// A kernel's check: float32 or float64, the types it computes in.
+void check_computed_floating(ScalarType t, std::string_view op_detail);
+// Calls `fn(T{})` for a float32 or float64 `t`, else the error of check_computed_floating.
 template <typename Fn>
 decltype(auto) visit_floating(ScalarType t, std::string_view op_detail, Fn&& fn) {
-  check_floating(t, op_detail);  // float32 or float64
+  check_computed_floating(t, op_detail);
   if (t == ScalarType::Float32) return fn(float{});
   return fn(double{});
 }

@@ -84,7 +84,7 @@ TEST_CASE("float16 and bfloat16 in place: self rounded after the float32 update,
     CHECK(g.to_vector<float>() == add(ones({4}), values(dt, {4}).to(kF32)).to_vector<float>());
     // Promotion that does not fit self is refused before any compute, as in PyTorch.
     Tensor i = tensor<std::int64_t>({1, 2});
-    CHECK_THROWS_WITH_AS(i.add_(values(dt, {2})), doctest::Contains("can't be cast to the desired output type Long"), Error);
+    CHECK_THROWS_WITH_AS(i.add_(values(dt, {2})), doctest::Contains("can't be cast to the desired output type int64"), Error);
   }
 }
 
@@ -108,7 +108,7 @@ TEST_CASE("float16 and bfloat16 reductions, softmax, mm and linear compute in fl
     CHECK(indices.to_vector<std::int64_t>() == std::get<1>(max(af, 1)).to_vector<std::int64_t>());
     CHECK(argmax(a).item<std::int64_t>() == argmax(af).item<std::int64_t>());
     // A float16 accumulator would stop at 2048; PyTorch's and strata's accumulate in float.
-    CHECK(sum(ones({3000}, {.dtype = dt})).item<double>() == (dt == ScalarType::Float16 ? 3000.0 : 2992.0));
+    CHECK(sum(ones({3000}, {.dtype = dt})).item<double>() == (dt == ScalarType::Float16 ? 3000.0 : 3008.0));  // 3000 is a bfloat16 tie: to even, 3008 (PyTorch 1.13 gives 3008)
   }
 }
 
