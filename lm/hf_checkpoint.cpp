@@ -73,11 +73,12 @@ strata::TensorDict read_tensors(const fs::path& folder) {
   for (const std::string& shard : shards) {
     STRATA_CHECK(fs::path(shard).filename() == fs::path(shard), "strata-lm: ", index_path.string(),
                  ": shard \"", shard, "\" is not a file in the folder");
-    for (auto& [name, tensor] : strata::load_safetensors((folder / shard).string()).tensors) {
+    for (auto& entry : strata::load_safetensors((folder / shard).string()).tensors) {
+      const std::string& name = entry.first;  // not a structured binding: STRATA_CHECK's message captures it (clang 14)
       const std::string& wanted = index.at("weight_map").value(name, std::string());
       STRATA_CHECK(wanted == shard, "strata-lm: ", (folder / shard).string(), " holds ", name,
                    ", which the index places in ", wanted.empty() ? "no shard" : wanted);
-      tensors.emplace(name, std::move(tensor));
+      tensors.emplace(name, std::move(entry.second));
     }
   }
   return tensors;
@@ -112,7 +113,8 @@ class TensorTaker {
 
   // Nothing may be left but buffers the model recomputes.
   void check_all_taken() const {
-    for (const auto& [name, tensor] : tensors_) {
+    for (const auto& entry : tensors_) {
+      const std::string& name = entry.first;
       STRATA_CHECK(name.ends_with("rotary_emb.inv_freq"), "strata-lm: ", label_, " holds ", name,
                    ", which a Llama model of this config.json does not have");
     }

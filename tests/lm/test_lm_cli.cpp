@@ -53,7 +53,9 @@ std::string expected_greedy_output(const std::string& prompt, int steps) {
 
 TEST_CASE("greedy generation prints run.c's text and one tok/s line") {
   const std::string model = lm_test_files::checkpoint("tiny");
-  for (const auto& [prompt, steps] : std::vector<std::pair<std::string, int>>{{"abc", 12}, {"", 6}, {"ab \xC3\xBC c", 9}, {"abc", 3}}) {
+  for (const auto& run_case : std::vector<std::pair<std::string, int>>{{"abc", 12}, {"", 6}, {"ab \xC3\xBC c", 9}, {"abc", 3}}) {
+    const std::string& prompt = run_case.first;  // not a structured binding: CAPTURE captures it (clang 14)
+    const int steps = run_case.second;
     CAPTURE(prompt);
     const Run r = run({model, "-z", tokenizer_path(), "-i", prompt, "-n", std::to_string(steps), "-t", "0"});
     CHECK(r.code == 0);
