@@ -7,6 +7,10 @@
 #include <cmath>
 #include <vector>
 
+#if defined(__AVX2__)
+#include <immintrin.h>
+#endif
+
 #include "core/parallel.h"
 #include "modes/scaled_groups_kernel.h"
 #include "ops/functions.h"
@@ -66,6 +70,45 @@ void quantize_row(const float* x, std::int64_t cols, std::int64_t group, std::in
       q[g * group + i] = static_cast<std::int8_t>(r);
     }
   }
+}
+
+#if defined(__AVX2__)
+// quantize_row<false> for groups of a multiple of 8, eight values a step and to the bit: max is
+// exact in any order (vmaxps(v, m) keeps m when v is NaN, as std::max(m, v) does), the quotient is
+// the same division, and C's round(), the clamp and NaN -> 0 are done as round_half_away does them.
+void quantize_activation_row_avx2(const float* x, std::int64_t cols, std::int64_t group, std::int8_t* q, float* s) {
+  const __m256 abs_mask = _mm256_castsi256_ps(_mm256_set1_epi32(0x7fffffff));
+  const __m256 half = _mm256_set1_ps(0.5f), one = _mm256_set1_ps(1.0f), qmax = _mm256_set1_ps(kQMax);
+  for (std::int64_t g = 0; g * group < cols; ++g) {
+    const float* xg = x + g * group;
+    __m256 m = _mm256_setzero_ps();
+    for (std::int64_t i = 0; i < group; i += 8) m = _mm256_max_ps(_mm256_and_ps(_mm256_loadu_ps(xg + i), abs_mask), m);
+    __m128 m4 = _mm_max_ps(_mm256_castps256_ps128(m), _mm256_extractf128_ps(m, 1));
+    m4 = _mm_max_ps(m4, _mm_movehl_ps(m4, m4));
+    const float scale = _mm_cvtss_f32(_mm_max_ss(m4, _mm_movehdup_ps(m4))) / kQMax;
+    s[g] = scale;
+    const __m256 sv = _mm256_set1_ps(scale);
+    for (std::int64_t i = 0; i < group; i += 8) {
+      const __m256 v = scale != 0.0f ? _mm256_div_ps(_mm256_loadu_ps(xg + i), sv) : _mm256_setzero_ps();
+      const __m256 t = _mm256_round_ps(v, _MM_FROUND_TO_ZERO | _MM_FROUND_NO_EXC), d = _mm256_sub_ps(v, t);
+      __m256 r = _mm256_blendv_ps(t, _mm256_add_ps(t, one), _mm256_cmp_ps(d, half, _CMP_GE_OQ));
+      r = _mm256_blendv_ps(r, _mm256_sub_ps(t, one), _mm256_cmp_ps(d, _mm256_sub_ps(_mm256_setzero_ps(), half), _CMP_LE_OQ));
+      r = _mm256_and_ps(r, _mm256_cmp_ps(r, r, _CMP_ORD_Q));  // NaN -> 0
+      r = _mm256_min_ps(_mm256_max_ps(r, _mm256_sub_ps(_mm256_setzero_ps(), qmax)), qmax);
+      const __m256i n = _mm256_cvttps_epi32(r);
+      const __m128i n16 = _mm_packs_epi32(_mm256_castsi256_si128(n), _mm256_extracti128_si256(n, 1));
+      _mm_storel_epi64(reinterpret_cast<__m128i*>(q + g * group + i), _mm_packs_epi16(n16, n16));
+    }
+  }
+}
+#endif
+
+// runq.c's quantize() of one activation row.
+void quantize_activation_row(const float* x, std::int64_t cols, std::int64_t group, std::int8_t* q, float* s) {
+#if defined(__AVX2__)
+  if (group % 8 == 0) return quantize_activation_row_avx2(x, cols, group, q, s);
+#endif
+  quantize_row<false>(x, cols, group, q, s);
 }
 
 template <bool kHalfEven>
@@ -129,7 +172,7 @@ Tensor matmul(const Tensor& x_in, const Tensor& data_in, const Tensor& scales_in
   std::vector<float> xs(static_cast<std::size_t>(n * groups));
   const float* xd = x.data_ptr<float>();
   for (std::int64_t t = 0; t < n; ++t)
-    quantize_row<false>(xd + t * k, k, group, xq.data() + t * k, xs.data() + t * groups);
+    quantize_activation_row(xd + t * k, k, group, xq.data() + t * k, xs.data() + t * groups);
   Tensor out = empty({n, m}, {ScalarType::Float32, std::nullopt});
   const GroupedOperands p{xq.data(), xs.data(), data.data_ptr<std::int8_t>(), scales.data_ptr<float>(),
                           out.data_ptr<float>(), n, m, k, group};

@@ -76,53 +76,56 @@ inline __m256i sum_lanes8(const __m256i* a) {
   return _mm256_add_epi32(_mm256_permute2x128_si256(u0, u1, 0x20), _mm256_permute2x128_si256(u0, u1, 0x31));
 }
 
-inline __m256i load32(const std::int8_t* p) { return _mm256_loadu_si256(reinterpret_cast<const __m256i*>(p)); }
-
-// Adds `count` (<= 8) scaled group dots to each of kRows outputs, in group order.
-template <int kRows>
-inline void add_scaled(float* val, const __m256i* dots, const float* const* ws, const float* xs, int count) {
-  alignas(32) float scaled[kRows][8];
-  const __m256 xv = _mm256_loadu_ps(xs);  // reads past `count` only inside the caller's padded copy
-  for (int r = 0; r < kRows; ++r)
-    _mm256_store_ps(scaled[r], _mm256_mul_ps(_mm256_mul_ps(_mm256_cvtepi32_ps(dots[r]), _mm256_loadu_ps(ws[r])), xv));
-  for (int r = 0; r < kRows; ++r)
-    for (int j = 0; j < count; ++j) val[r] += scaled[r][j];
+// One accumulator's lane sum.
+inline std::int32_t sum_lanes(__m256i a) {
+  __m128i s = _mm_add_epi32(_mm256_castsi256_si128(a), _mm256_extracti128_si256(a, 1));
+  s = _mm_add_epi32(s, _mm_shuffle_epi32(s, 0x4e));
+  return _mm_cvtsi128_si32(_mm_add_epi32(s, _mm_shuffle_epi32(s, 0xb1)));
 }
+
+inline __m256i load32(const std::int8_t* p) { return _mm256_loadu_si256(reinterpret_cast<const __m256i*>(p)); }
 
 // kRows consecutive output rows against one activation row; kChunks 32-byte steps per group.
 template <int kRows, int kChunks>
 void simd_outputs(const GroupedOperands& p, std::int64_t i, std::int64_t t) {
-  const std::int64_t k = p.k, groups = k / p.group;
+  constexpr std::int64_t kGroup = 32 * kChunks;
+  const std::int64_t k = p.k, groups = k / kGroup;
   const std::int8_t* x = p.x + t * k;
   const float* xs = p.xs + t * groups;
+  const std::int8_t* w[kRows];
+  const float* ws[kRows];
+  for (int r = 0; r < kRows; ++r) w[r] = p.w + (i + r) * k, ws[r] = p.ws + (i + r) * groups;
   float val[kRows] = {};
-  for (std::int64_t g0 = 0; g0 < groups; g0 += 8) {
-    const int count = static_cast<int>(std::min<std::int64_t>(8, groups - g0));
+  std::int64_t g0 = 0;
+  for (; g0 + 8 <= groups; g0 += 8) {  // eight groups a round, their lanes summed together
     __m256i acc[kRows][8];
-    for (int r = 0; r < kRows; ++r)
-      for (int j = 0; j < 8; ++j) acc[r][j] = _mm256_setzero_si256();
 #pragma GCC unroll 8
     for (int j = 0; j < 8; ++j) {
-      if (j >= count) break;
+      for (int r = 0; r < kRows; ++r) acc[r][j] = _mm256_setzero_si256();
 #pragma GCC unroll 2
       for (int c = 0; c < kChunks; ++c) {
-        const std::int64_t at = (g0 + j) * kChunks * 32 + c * 32;
+        const std::int64_t at = (g0 + j) * kGroup + c * 32;
         const __m256i xv = load32(x + at);
-        for (int r = 0; r < kRows; ++r) acc[r][j] = dot32(acc[r][j], load32(p.w + (i + r) * k + at), xv);
+        for (int r = 0; r < kRows; ++r) acc[r][j] = dot32(acc[r][j], load32(w[r] + at), xv);
       }
     }
-    __m256i dots[kRows];
-    for (int r = 0; r < kRows; ++r) dots[r] = sum_lanes8(acc[r]);
-    // The scales of a last partial block are copied into zero-padded buffers, not read past the row.
-    alignas(32) float ws_pad[kRows][8] = {}, xs_pad[8] = {};
-    const float* wsr[kRows];
-    const float* xsr = xs + g0;
-    for (int r = 0; r < kRows; ++r) wsr[r] = p.ws + (i + r) * groups + g0;
-    if (count < 8) {
-      for (int r = 0; r < kRows; ++r) std::copy(wsr[r], wsr[r] + count, ws_pad[r]), wsr[r] = ws_pad[r];
-      std::copy(xsr, xsr + count, xs_pad), xsr = xs_pad;
+    const __m256 xsv = _mm256_loadu_ps(xs + g0);
+    alignas(32) float scaled[kRows][8];
+    for (int r = 0; r < kRows; ++r)
+      _mm256_store_ps(scaled[r], _mm256_mul_ps(_mm256_mul_ps(_mm256_cvtepi32_ps(sum_lanes8(acc[r])),
+                                                             _mm256_loadu_ps(ws[r] + g0)), xsv));
+    for (int r = 0; r < kRows; ++r)
+      for (int j = 0; j < 8; ++j) val[r] += scaled[r][j];
+  }
+  for (; g0 < groups; ++g0) {  // the last groups one at a time
+    const std::int64_t at = g0 * kGroup;
+    __m256i acc[kRows];
+    for (int r = 0; r < kRows; ++r) acc[r] = _mm256_setzero_si256();
+    for (int c = 0; c < kChunks; ++c) {
+      const __m256i xv = load32(x + at + c * 32);
+      for (int r = 0; r < kRows; ++r) acc[r] = dot32(acc[r], load32(w[r] + at + c * 32), xv);
     }
-    add_scaled<kRows>(val, dots, wsr, xsr, count);
+    for (int r = 0; r < kRows; ++r) val[r] += static_cast<float>(sum_lanes(acc[r])) * ws[r][g0] * xs[g0];
   }
   for (int r = 0; r < kRows; ++r) p.out[t * p.m + i + r] = val[r];
 }
