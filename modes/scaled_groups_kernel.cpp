@@ -51,10 +51,11 @@ void reference_rows(const GroupedOperands& p, std::int64_t begin, std::int64_t e
 //   accumulator each, and the eight accumulators' lanes are summed together (three rounds of
 //   horizontal adds and one 128-bit swap: about one instruction per group rather than a separate
 //   horizontal sum of each), giving one vector of eight group dots whose float scaling is then two
-//   vector products; the eight sums into the output stay scalar and in order.
+//   vector products; the eight sums into the output stay scalar and in order. The groups past the
+//   last whole eight go one at a time.
 // - Two output rows run together, sharing each activation load and giving the core two independent
-//   chains; each weight row is read once for all n activation rows (prefill).
-// Groups whose size is not a multiple of 32 take the plain loops.
+//   chains (four spill registers); each weight row is read once for all n activation rows (prefill).
+// Group sizes other than 32 and 64 take the plain loops.
 inline __m256i dot32(__m256i acc, __m256i w, __m256i x) {
   const __m256i u = _mm256_abs_epi8(w);
   const __m256i s = _mm256_sign_epi8(x, w);
