@@ -4,6 +4,9 @@
 //   - decode tokens/s, greedy, 256 positions, measured as run.c measures it (from the second token
 //     on), of lm::generate and of the run.c-style baseline, at 1 and 2 threads, rounds alternating;
 //     the two must emit the same tokens (else the benchmark fails);
+//   - the same for the int8 model (--int8: the float weights quantized at load, groups of 32 here),
+//     interleaved with the two: its tokens/s against the float model's (issue 30: at least 1.8x) and
+//     the baseline's, and which kernel ran its products (Note [The grouped product's kernel]);
 //   - prefill tokens/s of a 64-token prompt: strata's one batched pass against the baseline feeding
 //     it a token at a time, as run.c does;
 //   - STREAM copy bandwidth at 1 and 2 threads, and weight bytes per token x decode tokens/s as a
@@ -33,8 +36,10 @@
 #include "bench/timing.h"
 #include <strata/core/parallel.h>
 #include "lm/generate.h"
+#include "lm/int8_weights.h"
 #include "lm/model.h"
 #include "lm/sampler.h"
+#include "modes/scaled_groups_kernel.h"
 #include "tests/lm/synthetic_weights.h"
 
 extern char** environ;
@@ -115,25 +120,36 @@ void check_same_tokens(const Greedy& strata_run, const BaselineRun& baseline_run
                            std::to_string(b.size()) + " tokens)");
 }
 
-// Decode tokens/s at `threads`, rounds alternating between the two; returns strata's median.
-double decode_benchmark(nlohmann::ordered_json& out, lm::Model& model, LmBaseline& baseline, int threads) {
+// Decode tokens/s at `threads`, rounds alternating between strata's float model, its int8 model
+// (--int8: the float weights quantized at load) and the baseline, the two strata models in turns
+// first; returns the float model's median. Ratios are taken within a round, then their median.
+double decode_benchmark(nlohmann::ordered_json& out, lm::Model& model, lm::Model& int8_model, LmBaseline& baseline,
+                        int threads) {
   set_num_threads(threads);
-  strata_greedy(model, 16), baseline_greedy(baseline, 16);  // warm up
-  std::vector<double> s, b, ratio;
+  strata_greedy(model, 16), strata_greedy(int8_model, 16), baseline_greedy(baseline, 16);  // warm up
+  std::vector<double> s, q, b, ratio, int8_vs_float, int8_vs_baseline;
   std::size_t tokens = 0;
-  for (int round = 0; round < 3; ++round) {
-    const Greedy sr = strata_greedy(model, kSteps);
+  for (int round = 0; round < 5; ++round) {
+    Greedy sr, qr;
+    if (round % 2 == 0) sr = strata_greedy(model, kSteps), qr = strata_greedy(int8_model, kSteps);
+    else qr = strata_greedy(int8_model, kSteps), sr = strata_greedy(model, kSteps);
     const BaselineRun br = baseline_greedy(baseline, kSteps);
     check_same_tokens(sr, br);
     tokens = sr.tokens.size();
-    s.push_back(sr.tokens_per_second), b.push_back(br.tokens_per_second);
+    s.push_back(sr.tokens_per_second), q.push_back(qr.tokens_per_second), b.push_back(br.tokens_per_second);
     ratio.push_back(sr.tokens_per_second / br.tokens_per_second);
+    int8_vs_float.push_back(qr.tokens_per_second / sr.tokens_per_second);
+    int8_vs_baseline.push_back(qr.tokens_per_second / br.tokens_per_second);
   }
   const std::string key = "lm_decode_t" + std::to_string(threads);
   out[key + "_tok_s"] = round3(median(s));
   out[key + "_baseline_tok_s"] = round3(median(b));
   out[key + "_vs_baseline"] = round3(median(ratio));
   out[key + "_tokens_match"] = true;
+  out[key + "_int8_tok_s"] = round3(median(q));
+  out[key + "_int8_vs_float"] = round3(median(int8_vs_float));
+  out[key + "_int8_vs_float_min"] = round3(*std::min_element(int8_vs_float.begin(), int8_vs_float.end()));
+  out[key + "_int8_vs_baseline"] = round3(median(int8_vs_baseline));
   out["lm_decode_positions"] = tokens + 1;
   return median(s);
 }
@@ -244,11 +260,14 @@ void lm_benchmarks(nlohmann::ordered_json& out) {
   lm_synthetic::write_llama2c_bin(bin.path.string(), c);
   write_tokenizer(tok.path, static_cast<int>(c.vocab_size));
   lm::Model model = lm::Model::load(bin.path.string());
+  lm::Model int8_model = lm::Model::load(bin.path.string(), /*int8=*/true);
   LmBaseline baseline(bin.path.string());
   const double weight_bytes = static_cast<double>(model.weight_bytes_per_token());
   out["lm_weight_mb_per_token"] = round3(weight_bytes / 1e6);
+  out["lm_int8_weight_mb_per_token"] = round3(static_cast<double>(int8_model.weight_bytes_per_token()) / 1e6);
+  out["lm_int8_kernel"] = tracer::scaled_groups::product_kernel_name(lm::int8_group_size(c, bin.path.string()));
   for (const int threads : {1, 2}) {
-    const double tok_s = decode_benchmark(out, model, baseline, threads);
+    const double tok_s = decode_benchmark(out, model, int8_model, baseline, threads);
     const double bandwidth = stream_copy_bytes_per_second(threads);
     const std::string key = "lm_decode_t" + std::to_string(threads);
     out["stream_copy_t" + std::to_string(threads) + "_gb_s"] = round3(bandwidth / 1e9);

@@ -1,13 +1,18 @@
 // modes/scaled_groups.cpp: Q8_0 quantization (export.py's and runq.c's rounding), dequantization and
-// runq.c's grouped int8 matrix product, as plain loops the compiler vectorises (Note [ScaledTensor
-// groups], scaled_tensor.h).
+// runq.c's grouped int8 matrix product (Note [ScaledTensor groups], scaled_tensor.h); the product's
+// inner kernel is scaled_groups_kernel.cpp.
 #include "modes/scaled_groups.h"
 
 #include <algorithm>
 #include <cmath>
 #include <vector>
 
+#if defined(__AVX2__)
+#include <immintrin.h>
+#endif
+
 #include "core/parallel.h"
+#include "modes/scaled_groups_kernel.h"
 #include "ops/functions.h"
 
 namespace strata::tracer::scaled_groups {
@@ -67,6 +72,45 @@ void quantize_row(const float* x, std::int64_t cols, std::int64_t group, std::in
   }
 }
 
+#if defined(__AVX2__)
+// quantize_row<false> for groups of a multiple of 8, eight values a step and to the bit: max is
+// exact in any order (vmaxps(v, m) keeps m when v is NaN, as std::max(m, v) does), the quotient is
+// the same division, and C's round(), the clamp and NaN -> 0 are done as round_half_away does them.
+void quantize_activation_row_avx2(const float* x, std::int64_t cols, std::int64_t group, std::int8_t* q, float* s) {
+  const __m256 abs_mask = _mm256_castsi256_ps(_mm256_set1_epi32(0x7fffffff));
+  const __m256 half = _mm256_set1_ps(0.5f), one = _mm256_set1_ps(1.0f), qmax = _mm256_set1_ps(kQMax);
+  for (std::int64_t g = 0; g * group < cols; ++g) {
+    const float* xg = x + g * group;
+    __m256 m = _mm256_setzero_ps();
+    for (std::int64_t i = 0; i < group; i += 8) m = _mm256_max_ps(_mm256_and_ps(_mm256_loadu_ps(xg + i), abs_mask), m);
+    __m128 m4 = _mm_max_ps(_mm256_castps256_ps128(m), _mm256_extractf128_ps(m, 1));
+    m4 = _mm_max_ps(m4, _mm_movehl_ps(m4, m4));
+    const float scale = _mm_cvtss_f32(_mm_max_ss(m4, _mm_movehdup_ps(m4))) / kQMax;
+    s[g] = scale;
+    const __m256 sv = _mm256_set1_ps(scale);
+    for (std::int64_t i = 0; i < group; i += 8) {
+      const __m256 v = scale != 0.0f ? _mm256_div_ps(_mm256_loadu_ps(xg + i), sv) : _mm256_setzero_ps();
+      const __m256 t = _mm256_round_ps(v, _MM_FROUND_TO_ZERO | _MM_FROUND_NO_EXC), d = _mm256_sub_ps(v, t);
+      __m256 r = _mm256_blendv_ps(t, _mm256_add_ps(t, one), _mm256_cmp_ps(d, half, _CMP_GE_OQ));
+      r = _mm256_blendv_ps(r, _mm256_sub_ps(t, one), _mm256_cmp_ps(d, _mm256_sub_ps(_mm256_setzero_ps(), half), _CMP_LE_OQ));
+      r = _mm256_and_ps(r, _mm256_cmp_ps(r, r, _CMP_ORD_Q));  // NaN -> 0
+      r = _mm256_min_ps(_mm256_max_ps(r, _mm256_sub_ps(_mm256_setzero_ps(), qmax)), qmax);
+      const __m256i n = _mm256_cvttps_epi32(r);
+      const __m128i n16 = _mm_packs_epi32(_mm256_castsi256_si128(n), _mm256_extracti128_si256(n, 1));
+      _mm_storel_epi64(reinterpret_cast<__m128i*>(q + g * group + i), _mm_packs_epi16(n16, n16));
+    }
+  }
+}
+#endif
+
+// runq.c's quantize() of one activation row.
+void quantize_activation_row(const float* x, std::int64_t cols, std::int64_t group, std::int8_t* q, float* s) {
+#if defined(__AVX2__)
+  if (group % 8 == 0) return quantize_activation_row_avx2(x, cols, group, q, s);
+#endif
+  quantize_row<false>(x, cols, group, q, s);
+}
+
 template <bool kHalfEven>
 Quantized quantize_matrix(const Tensor& x, std::int64_t group, const char* fn) {
   STRATA_CHECK(x.defined() && !x.subclass() && x.dim() == 2 && x.device() == Device::CPU && is_floating_point(x.dtype()),
@@ -90,41 +134,6 @@ Quantized quantize_matrix(const Tensor& x, std::int64_t group, const char* fn) {
                    quantize_row<kHalfEven>(src + r * cols, cols, group, q + r * cols, s + r * (cols / group));
                });
   return out;
-}
-
-// Note [The grouped product's inner loop]
-// The activation's int8 values are widened to int16 once per product; each group's dot is then
-// int16 x int8-widened-to-int16 products summed in int32, a loop GCC turns into sign-extending loads
-// and multiply-adds of int16 pairs (vpmovsxbw + vpdpwssd with AVX-VNNI, vpmaddwd without), 16 to 32
-// products an instruction. (The int8 x int8 form of the same loop vectorises to widen, multiply,
-// widen again: about three times the instructions.) A compile-time group length lets it unroll fully;
-// a run-time one serves other group sizes. Exact for every int8 value: 64 * 128 * 128 fits in int32.
-template <std::int64_t kGroup>
-inline std::int32_t group_dot(const std::int16_t* x, const std::int8_t* w, std::int64_t group) {
-  const std::int64_t n = kGroup > 0 ? kGroup : group;
-  std::int32_t acc = 0;
-  for (std::int64_t k = 0; k < n; ++k) acc += x[k] * static_cast<std::int16_t>(w[k]);
-  return acc;
-}
-
-// out[t, i] for output rows [begin, end): each weight row is read once for all n activation rows.
-template <std::int64_t kGroup>
-void product_rows(std::int64_t begin, std::int64_t end, std::int64_t n, std::int64_t m, std::int64_t k,
-                  std::int64_t group, const std::int16_t* xq, const float* xs, const std::int8_t* wq, const float* ws,
-                  float* out) {
-  const std::int64_t groups = k / group;
-  for (std::int64_t i = begin; i < end; ++i) {
-    const std::int8_t* w = wq + i * k;
-    const float* w_scale = ws + i * groups;
-    for (std::int64_t t = 0; t < n; ++t) {
-      const std::int16_t* x = xq + t * k;
-      const float* x_scale = xs + t * groups;
-      float val = 0.0f;
-      for (std::int64_t g = 0; g < groups; ++g)
-        val += static_cast<float>(group_dot<kGroup>(x + g * group, w + g * group, group)) * w_scale[g] * x_scale[g];
-      out[t * m + i] = val;
-    }
-  }
 }
 
 }  // namespace
@@ -156,25 +165,21 @@ Tensor matmul(const Tensor& x_in, const Tensor& data_in, const Tensor& scales_in
                    x_in.sizes()[1] == k,
                "ScaledTensor: grouped mm: expected a float32 [n, ", k, "] left operand for a grouped [", k, ", ", m,
                "] right operand, got ", x_in.defined() ? std::string(dtype_name(x_in.dtype())) + " " + shape_of(x_in) : "undefined");
-  const std::int64_t n = x_in.sizes()[0];
-  const Quantized xq = quantize_activations(x_in, group);
-  const Tensor data = data_in.contiguous(), scales = scales_in.contiguous();
+  const std::int64_t n = x_in.sizes()[0], groups = k / group;
+  // The activations are quantized into plain buffers (a decode step's are 288 bytes: no tensors).
+  const Tensor x = x_in.contiguous(), data = data_in.contiguous(), scales = scales_in.contiguous();
+  std::vector<std::int8_t> xq(static_cast<std::size_t>(n * k));
+  std::vector<float> xs(static_cast<std::size_t>(n * groups));
+  const float* xd = x.data_ptr<float>();
+  for (std::int64_t t = 0; t < n; ++t)
+    quantize_activation_row(xd + t * k, k, group, xq.data() + t * k, xs.data() + t * groups);
   Tensor out = empty({n, m}, {ScalarType::Float32, std::nullopt});
-  const std::int8_t* x8 = xq.data.data_ptr<std::int8_t>();
-  const std::vector<std::int16_t> x16(x8, x8 + n * k);  // Note [The grouped product's inner loop]
-  const std::int16_t* xd = x16.data();
-  const float* xs = xq.scales.data_ptr<float>();
-  const std::int8_t* wd = data.data_ptr<std::int8_t>();
-  const float* ws = scales.data_ptr<float>();
-  float* o = out.data_ptr<float>();
+  const GroupedOperands p{xq.data(), xs.data(), data.data_ptr<std::int8_t>(), scales.data_ptr<float>(),
+                          out.data_ptr<float>(), n, m, k, group};
   // Threads only for products of more than 2^18 multiply-adds (a decode step's output head, a prompt's
   // projections): a parallel region costs microseconds, and far more when the cores are shared.
   const std::int64_t grain = std::max<std::int64_t>(1, (1 << 18) / std::max<std::int64_t>(k * n, 1));
-  parallel_for(0, m, grain, [&](std::int64_t begin, std::int64_t end) {
-    if (group == 32) product_rows<32>(begin, end, n, m, k, group, xd, xs, wd, ws, o);
-    else if (group == 64) product_rows<64>(begin, end, n, m, k, group, xd, xs, wd, ws, o);
-    else product_rows<0>(begin, end, n, m, k, group, xd, xs, wd, ws, o);
-  });
+  parallel_for(0, m, grain, [&](std::int64_t begin, std::int64_t end) { product_rows(p, begin, end); });
   return out;
 }
 

@@ -1,7 +1,8 @@
 // modes/scaled_groups.h: the arithmetic of ScaledTensor's grouped int8 form (Note [ScaledTensor groups],
 // scaled_tensor.h): llama2.c's Q8_0 quantization of a matrix's rows in groups of consecutive elements,
-// its inverse, and the int8 x int8 matrix product runq.c computes with it. Plain loops over host
-// memory, the products parallel over output rows; every function checks its operands.
+// its inverse, and the int8 x int8 matrix product runq.c computes with it, over host memory, the
+// products parallel over output rows (their kernel: scaled_groups_kernel.h); every function checks
+// its operands.
 #pragma once
 
 #include <cstdint>
