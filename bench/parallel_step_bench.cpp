@@ -26,7 +26,7 @@ namespace strata::bench {
 
 namespace {
 
-constexpr int kSteps = 400;
+constexpr int kTimedSteps = 400;
 
 // fn(rank, model, x, y) wraps the rank's copy of the seed's model and runs one step on it.
 using RankStep = std::function<std::function<void()>(int rank, std::shared_ptr<nn::Sequential> model)>;
@@ -41,14 +41,14 @@ double rank0_median_us(const RankStep& make) {
   distributed::spawn(2, [&](int rank) {
     const std::function<void()> step = make(rank, models[static_cast<std::size_t>(rank)]);
     std::vector<double> samples;
-    for (int i = 0; i < kSteps; ++i) {
+    for (int i = 0; i < kTimedSteps; ++i) {
       const auto t0 = std::chrono::steady_clock::now();
       step();
       samples.push_back(std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - t0).count());
     }
     if (rank != 0) return;
-    std::nth_element(samples.begin(), samples.begin() + kSteps / 2, samples.end());
-    median_us = samples[kSteps / 2];
+    std::nth_element(samples.begin(), samples.begin() + kTimedSteps / 2, samples.end());
+    median_us = samples[kTimedSteps / 2];
   });
   return median_us;
 }

@@ -232,7 +232,7 @@ void register_collective_ops() {
 
 Tensor all_reduce(const Tensor& input, std::string_view reduce_op, std::string_view group_name) {
   static const OperatorHandle op = collective("all_reduce");
-  return detail::call_op(op, input, reduce_op, group_name);
+  return strata::detail::call_op(op, input, reduce_op, group_name);
 }
 const Tensor& all_reduce_(const Tensor& input, std::string_view reduce_op, std::string_view group_name) {
   static const OperatorHandle op = collective("all_reduce_");
@@ -245,25 +245,25 @@ const Tensor& all_reduce_(const Tensor& input, std::string_view reduce_op, std::
 }
 Tensor all_gather_into_tensor(const Tensor& input, std::int64_t group_size, std::string_view group_name) {
   static const OperatorHandle op = collective("all_gather_into_tensor");
-  return detail::call_op(op, input, group_size, group_name);
+  return strata::detail::call_op(op, input, group_size, group_name);
 }
 Tensor reduce_scatter_tensor(const Tensor& input, std::string_view reduce_op, std::int64_t group_size,
                              std::string_view group_name) {
   static const OperatorHandle op = collective("reduce_scatter_tensor");
-  return detail::call_op(op, input, reduce_op, group_size, group_name);
+  return strata::detail::call_op(op, input, reduce_op, group_size, group_name);
 }
 Tensor all_to_all_single(const Tensor& input, IntArrayRef output_split_sizes, IntArrayRef input_split_sizes,
                          std::string_view group_name) {
   static const OperatorHandle op = collective("all_to_all_single");
-  return detail::call_op(op, input, output_split_sizes, input_split_sizes, group_name);
+  return strata::detail::call_op(op, input, output_split_sizes, input_split_sizes, group_name);
 }
 Tensor broadcast(const Tensor& input, std::int64_t src, std::string_view group_name) {
   static const OperatorHandle op = collective("broadcast");
-  return detail::call_op(op, input, src, group_name);
+  return strata::detail::call_op(op, input, src, group_name);
 }
 Tensor wait_tensor(const Tensor& tensor) {
   static const OperatorHandle op = collective("wait_tensor");
-  return detail::call_op(op, tensor);
+  return strata::detail::call_op(op, tensor);
 }
 
 }  // namespace strata::distributed

@@ -86,7 +86,7 @@ Tensor shard_dim_alltoall(const Tensor& input, std::int64_t gather_dim, std::int
     register_dtensor_ops();
     return Dispatcher::singleton().find_or_throw("_dtensor::shard_dim_alltoall");
   }();
-  return detail::call_op(op, input, gather_dim, shard_dim, group_name);
+  return strata::detail::call_op(op, input, gather_dim, shard_dim, group_name);
 }
 
 Tensor shard_dim_alltoall(const Tensor& input, std::int64_t gather_dim, std::int64_t shard_dim, const DeviceMesh& mesh,

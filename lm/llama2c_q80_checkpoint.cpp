@@ -20,7 +20,7 @@ constexpr std::uint32_t kMagic = 0x616b3432;  // "ak42"
 
 // One block of the file: `count` tensors (one per layer, or one) of rows x cols, float32 or Q8_0, and
 // the field of Weights (or of each layer's LayerWeights) it fills.
-struct Block {
+struct Q80Block {
   const char* name;  // Hugging Face's, {} for the layer
   const char* runq;  // runq.c's field
   std::int64_t count, rows, cols;
@@ -29,10 +29,10 @@ struct Block {
   strata::Tensor Weights::*model_field;
 };
 
-std::vector<Block> blocks_of(const Config& c) {
+std::vector<Q80Block> q80_blocks_of(const Config& c) {
   const std::int64_t L = c.n_layers, q = c.n_heads * c.head_size(), kv = c.kv_dim();
   using LW = LayerWeights;
-  std::vector<Block> blocks = {
+  std::vector<Q80Block> blocks = {
       {"model.layers.{}.input_layernorm.weight", "rms_att_weight", L, c.dim, 1, false, &LW::attn_norm, nullptr},
       {"model.layers.{}.post_attention_layernorm.weight", "rms_ffn_weight", L, c.dim, 1, false, &LW::ffn_norm, nullptr},
       {"model.norm.weight", "rms_final_weight", 1, c.dim, 1, false, nullptr, &Weights::final_norm},
@@ -51,13 +51,13 @@ std::vector<Block> blocks_of(const Config& c) {
 }
 
 // Bytes of one tensor of the block (values and scales); saturates instead of wrapping.
-std::uint64_t tensor_bytes(const Block& b, std::int64_t group, bool* overflow) {
+std::uint64_t tensor_bytes(const Q80Block& b, std::int64_t group, bool* overflow) {
   std::uint64_t n = 0;
   *overflow |= __builtin_mul_overflow(static_cast<std::uint64_t>(b.rows), static_cast<std::uint64_t>(b.cols), &n);
   return b.quantized ? n + n / static_cast<std::uint64_t>(group) * 4 : n * 4;
 }
 
-std::string tensor_name(const Block& b, std::int64_t index) {
+std::string q80_tensor_name(const Q80Block& b, std::int64_t index) {
   std::string name = b.name;
   const std::size_t brace = name.find("{}");
   if (brace != std::string::npos) name.replace(brace, 2, std::to_string(index));
@@ -112,7 +112,7 @@ Q80Header parse_llama2c_q80_header(const std::byte (&h)[kQ80HeaderBytes], const 
 std::uint64_t llama2c_q80_file_size(const Q80Header& header) {
   bool overflow = false;
   std::uint64_t bytes = kQ80HeaderBytes;
-  for (const Block& b : blocks_of(header.config)) {
+  for (const Q80Block& b : q80_blocks_of(header.config)) {
     std::uint64_t block = 0;
     overflow |= __builtin_mul_overflow(tensor_bytes(b, header.group_size, &overflow), static_cast<std::uint64_t>(b.count), &block);
     overflow |= __builtin_add_overflow(bytes, block, &bytes);
@@ -130,15 +130,15 @@ Weights read_llama2c_q80_checkpoint(const std::string& path) {
   const Config& c = h.config;
   const std::uint64_t expected = llama2c_q80_file_size(h);
   const std::string described = describe_llama2c_config(c) + ", group size " + std::to_string(h.group_size);
-  const std::vector<Block> blocks = blocks_of(c);
+  const std::vector<Q80Block> blocks = q80_blocks_of(c);
   if (file->size() < expected) {
     std::uint64_t offset = kQ80HeaderBytes;
     bool overflow = false;
-    for (const Block& b : blocks)
+    for (const Q80Block& b : blocks)
       for (std::int64_t i = 0; i < b.count; offset += tensor_bytes(b, h.group_size, &overflow), ++i)
         STRATA_CHECK(offset + tensor_bytes(b, h.group_size, &overflow) <= file->size(), path, ": truncated: ",
                      file->size(), " bytes, but the header (", described, ") needs ", expected, "; tensor ",
-                     tensor_name(b, i), " needs bytes ", offset, " to ", offset + tensor_bytes(b, h.group_size, &overflow));
+                     q80_tensor_name(b, i), " needs bytes ", offset, " to ", offset + tensor_bytes(b, h.group_size, &overflow));
     // Sizes past 2^64 (a damaged header) wrap above: say so rather than name a tensor.
     strata::detail::throw_error(strata::detail::str_cat(path, ": truncated: ", file->size(), " bytes, but the header (",
                                                         described, ") describes more than 2^64 bytes"));
@@ -151,7 +151,7 @@ Weights read_llama2c_q80_checkpoint(const std::string& path) {
   w.group_size = h.group_size;
   w.layers.resize(static_cast<std::size_t>(c.n_layers));
   std::byte* at = file->data() + kQ80HeaderBytes;
-  auto take = [&](const Block& b) {
+  auto take = [&](const Q80Block& b) {
     if (!b.quantized) {
       strata::Tensor t = floats_at(at, {b.rows});
       at += b.rows * 4;
@@ -163,7 +163,7 @@ Weights read_llama2c_q80_checkpoint(const std::string& path) {
     at += b.rows * (b.cols / h.group_size) * 4;
     return strata::tracer::ScaledTensor::wrap_grouped(std::move(values), std::move(scales), h.group_size);
   };
-  for (const Block& b : blocks)
+  for (const Q80Block& b : blocks)
     for (std::int64_t l = 0; l < b.count; ++l) {
       if (b.layer_field) w.layers[static_cast<std::size_t>(l)].*b.layer_field = take(b);
       else w.*b.model_field = take(b);

@@ -49,12 +49,6 @@ Scaled quantize(const Tensor& x, ScalarType dtype) {
 
 bool is_row_major(const Tensor& m) { return m.strides()[0] > m.strides()[1] && m.strides()[1] == 1; }
 
-// Replaces the op's `n` arguments on the stack with one return.
-void set_return(Stack& stack, std::size_t n, Tensor out) {
-  stack.truncate(stack.size() - n);
-  stack.emplace_back(std::move(out));
-}
-
 bool is_desugared(const OperatorName& name) {
   return name.ns == "aten" && (name.name == "t" || name.name == "transpose" || name.name == "view" ||
                                name.name == "_unsafe_view" || name.name == "as_strided" || name.name == "clone" ||
@@ -135,14 +129,14 @@ void ScaledTensor::dispatch(const OperatorHandle& op, Stack& stack) {
   const std::size_t n = op.schema().arguments().size();
   IValue* args = stack.data() + stack.size() - n;
   if (name.ns == "aten" && name.name == "mm") {
-    set_return(stack, n, scaled_addmm(Tensor(), args[0].to_tensor(), args[1].to_tensor()));
+    replace_arguments(stack, n, scaled_addmm(Tensor(), args[0].to_tensor(), args[1].to_tensor()));
     return;
   }
   if (name.ns == "aten" && name.name == "addmm") {
     const Scalar beta = args[3].to_scalar(), alpha = args[4].to_scalar();
     STRATA_CHECK(beta.equals(1) && alpha.equals(1), "ScaledTensor: addmm with beta=", beta, " and alpha=", alpha,
                  " is not supported (torchao's float8_addmm takes 1 and 1)");
-    set_return(stack, n, scaled_addmm(args[0].to_tensor(), args[1].to_tensor(), args[2].to_tensor()));
+    replace_arguments(stack, n, scaled_addmm(args[0].to_tensor(), args[1].to_tensor(), args[2].to_tensor()));
     return;
   }
   if (is_desugared(name) && of(args[0].to_tensor())) {
@@ -161,7 +155,7 @@ void ScaledTensor::dispatch(const OperatorHandle& op, Stack& stack) {
     Scaled q = quantize(updated, payload->data_.dtype());
     payload->data_ = std::move(q.data);
     payload->scale_ = std::move(q.scale);
-    set_return(stack, n, std::move(self));
+    replace_arguments(stack, n, std::move(self));
     return;
   }
   run_on_float_values(op, stack);  // torchao's unwrap to original precision

@@ -23,11 +23,6 @@ const ScaledTensor* grouped_of(const IValue& v) {
   return s && s->grouped() ? s : nullptr;
 }
 
-void set_return(Stack& stack, std::size_t n, Tensor out) {
-  stack.truncate(stack.size() - n);
-  stack.emplace_back(std::move(out));
-}
-
 // mm's right operand in the form the product reads: grouped along its rows (dim 0) and a plain
 // float32 matrix on the left.
 bool runs_grouped_mm(const IValue& a, const IValue& b) {
@@ -83,19 +78,19 @@ void ScaledTensor::dispatch_grouped(const OperatorHandle& op, Stack& stack) {
   IValue* args = stack.data() + stack.size() - n;
   const bool aten = name.ns == "aten";
   if (aten && name.name == "mm" && runs_grouped_mm(args[0], args[1])) {
-    set_return(stack, n, grouped_mm(args[0].to_tensor(), *grouped_of(args[1])));
+    replace_arguments(stack, n, grouped_mm(args[0].to_tensor(), *grouped_of(args[1])));
     return;
   }
   if (aten && name.name == "addmm" && runs_grouped_mm(args[1], args[2]) && args[3].to_scalar().equals(1) &&
       args[4].to_scalar().equals(1)) {
     const Tensor product = grouped_mm(args[1].to_tensor(), *grouped_of(args[2]));
-    set_return(stack, n, add(to_float(args[0].to_tensor()), product));
+    replace_arguments(stack, n, add(to_float(args[0].to_tensor()), product));
     return;
   }
   if (aten && name.name == "embedding" && grouped_of(args[0]) && grouped_of(args[0])->group_dim() == 1 &&
       !ScaledTensor::of(args[1].to_tensor())) {
     const ScaledTensor& w = *grouped_of(args[0]);
-    set_return(stack, n, scaled_groups::embedding(w.data(), w.scale(), w.group_size(), args[1].to_tensor()));
+    replace_arguments(stack, n, scaled_groups::embedding(w.data(), w.scale(), w.group_size(), args[1].to_tensor()));
     return;
   }
   const ScaledTensor* self = grouped_of(args[0]);
@@ -107,13 +102,13 @@ void ScaledTensor::dispatch_grouped(const OperatorHandle& op, Stack& stack) {
                    ") of a matrix: dimensions must be in [-2, 1]");
       swap = (d0 + 2) % 2 != (d1 + 2) % 2;
     }
-    set_return(stack, n, swap ? wrap_grouped(t(self->data_), t(self->scale_), self->group_size_, 1 - self->group_dim_)
+    replace_arguments(stack, n, swap ? wrap_grouped(t(self->data_), t(self->scale_), self->group_size_, 1 - self->group_dim_)
                               : wrap_grouped(self->data_, self->scale_, self->group_size_, self->group_dim_));
     return;
   }
   if (aten && self && (name.name == "detach" || name.name == "clone")) {
     const bool copy = name.name == "clone";
-    set_return(stack, n, wrap_grouped(copy ? clone(self->data_) : self->data_, copy ? clone(self->scale_) : self->scale_,
+    replace_arguments(stack, n, wrap_grouped(copy ? clone(self->data_) : self->data_, copy ? clone(self->scale_) : self->scale_,
                                       self->group_size_, self->group_dim_));
     return;
   }
@@ -126,7 +121,7 @@ void ScaledTensor::dispatch_grouped(const OperatorHandle& op, Stack& stack) {
     scaled_groups::Quantized q = scaled_groups::quantize_weights(updated, payload->group_size_);
     payload->data_ = payload->group_dim_ == 0 ? t(q.data) : std::move(q.data);
     payload->scale_ = payload->group_dim_ == 0 ? t(q.scales) : std::move(q.scales);
-    set_return(stack, n, std::move(target));
+    replace_arguments(stack, n, std::move(target));
     return;
   }
   run_on_float_values(op, stack);

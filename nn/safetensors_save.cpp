@@ -89,7 +89,7 @@ void write_data(const Tensor& t, const Sink& sink) {
 
 // What a file holds before its data: the tensors in the crate's order (Note [safetensors files are
 // written as the crate writes them]), the header with its length, and the data's total size.
-struct Layout {
+struct FileLayout {
   std::vector<const Tensor*> order;
   std::string head;  // the 8-byte length and the padded JSON
   std::uint64_t data_bytes = 0;
@@ -104,7 +104,7 @@ struct Layout {
 // writes is byte-identical to the crate's for the same tensors (the crate keeps metadata in a hash
 // map, so its order is arbitrary beyond one key; strata writes metadata keys sorted). The loader needs
 // none of this: it takes any valid order.
-Layout layout(const TensorDict& tensors, const SafetensorsMetadata& metadata) {
+FileLayout layout(const TensorDict& tensors, const SafetensorsMetadata& metadata) {
   std::vector<std::pair<const std::string*, const Tensor*>> order;
   for (const auto& entry : tensors) {  // no structured binding: clang 14 cannot capture one in STRATA_CHECK
     const std::string& name = entry.first;
@@ -124,7 +124,7 @@ Layout layout(const TensorDict& tensors, const SafetensorsMetadata& metadata) {
     for (const auto& [key, value] : metadata) meta[key] = value;
     header["__metadata__"] = std::move(meta);
   }
-  Layout out;
+  FileLayout out;
   for (const auto& named : order) {  // no structured binding: STRATA_CHECK below
     const std::string& name = *named.first;
     const Tensor* tensor = named.second;
@@ -156,7 +156,7 @@ Layout layout(const TensorDict& tensors, const SafetensorsMetadata& metadata) {
 }  // namespace
 
 std::string serialize_safetensors(const TensorDict& tensors, const SafetensorsMetadata& metadata) {
-  const Layout file = layout(tensors, metadata);
+  const FileLayout file = layout(tensors, metadata);
   STRATA_CHECK(file.total_bytes() <= std::string().max_size(), "serialize_safetensors: the file is ", file.total_bytes(),
                " bytes, more than a string holds (save_safetensors writes it to a file in parts)");
   std::string out;
@@ -168,7 +168,7 @@ std::string serialize_safetensors(const TensorDict& tensors, const SafetensorsMe
 
 void save_safetensors(const std::string& path, const TensorDict& tensors, const SafetensorsMetadata& metadata) {
   tracer::AtomicFile file(path, "save_safetensors");  // fails early on an unwritable path
-  const Layout plan = layout(tensors, metadata);
+  const FileLayout plan = layout(tensors, metadata);
   file.check_fits(plan.total_bytes());  // Note [Saving with bounded memory]
   file.append(plan.head);
   for (const Tensor* tensor : plan.order) write_data(*tensor, [&](std::string_view part) { file.append(part); });

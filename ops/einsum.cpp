@@ -76,7 +76,7 @@ std::vector<std::vector<std::uint8_t>> parse_inputs(std::string_view lhs, std::s
 
 // Where each label and the ellipsis sit in the shared order: output dimensions [0, out_dims), then
 // the summed ones up to `total`.
-struct Layout {
+struct LabelLayout {
   std::array<std::int64_t, kLabels> position;  // -1 for a label no operand has
   std::int64_t ellipsis_start = 0;
   std::int64_t ellipsis_dims = 0;
@@ -84,9 +84,9 @@ struct Layout {
   std::int64_t total = 0;
 };
 
-Layout plan_layout(std::string_view equation, std::size_t lhs_size, const std::array<std::int64_t, kLabels>& count,
+LabelLayout plan_layout(std::string_view equation, std::size_t lhs_size, const std::array<std::int64_t, kLabels>& count,
                    std::int64_t ellipsis_dims) {
-  Layout l;
+  LabelLayout l;
   l.position.fill(-1);
   l.ellipsis_dims = ellipsis_dims;
   const std::size_t arrow = equation.find("->");
@@ -139,7 +139,7 @@ struct Sizes {
 };
 
 // Operand i lined up on the shared dimensions: diagonals of repeated labels, unsqueezes, a permute.
-Tensor align(const Tensor& operand, std::size_t i, const std::vector<std::uint8_t>& labels, const Layout& l, Sizes& sizes) {
+Tensor align(const Tensor& operand, std::size_t i, const std::vector<std::uint8_t>& labels, const LabelLayout& l, Sizes& sizes) {
   Tensor op = operand;
   std::vector<std::int64_t> perm(static_cast<std::size_t>(l.total), -1);
   std::int64_t dim = 0;
@@ -245,7 +245,7 @@ Tensor sumproduct_pair(Tensor left, Tensor right, const std::vector<std::int64_t
 
 // Contracts the operands left to right; each pair first sums the dimensions only one of them has
 // that no later operand has either.
-Tensor contract(std::deque<Tensor> ops, const Layout& l, std::vector<std::int64_t>& operands_with) {
+Tensor contract(std::deque<Tensor> ops, const LabelLayout& l, std::vector<std::int64_t>& operands_with) {
   while (ops.size() > 1) {
     Tensor a = std::move(ops[0]), b = std::move(ops[1]);
     ops.pop_front();
@@ -297,7 +297,7 @@ Tensor einsum_impl(std::string_view equation, TensorList operands) {
                  named, has_ellipsis ? ") is more than the number of dimensions (" : ") does not match the number of dimensions (",
                  ndim, ") for operand ", i, has_ellipsis ? "" : " and no ellipsis was given");
   }
-  const Layout l = plan_layout(equation, lhs.size(), count, ellipsis_dims);
+  const LabelLayout l = plan_layout(equation, lhs.size(), count, ellipsis_dims);
   Sizes sizes;
   sizes.label.fill(1);
   sizes.ellipsis.assign(static_cast<std::size_t>(ellipsis_dims), 1);

@@ -4,4 +4,4 @@
 # Idempotent: with everything installed and configured it costs a few dpkg queries.
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 strata_install_packages
-strata_configure build --buildtype=release
+strata_configure build --buildtype=release $STRATA_UNITY  # Note [Unity builds in CI] in lib.sh

@@ -155,7 +155,7 @@ Tensor native_dropout_double_backward(const Tensor& ggI, const Tensor& grad, con
 }
 
 void not_implemented(const char* name, const char* reason) {
-  throw Error(detail::str_cat("the derivative for '", name, "' is not implemented. ", reason));
+  throw Error(strata::detail::str_cat("the derivative for '", name, "' is not implemented. ", reason));
 }
 
 }  // namespace strata::autograd

@@ -240,4 +240,10 @@ struct StringObject final : BoxedObject {
 // The boxed argument stack. Eight values inline cover every op here without a heap allocation.
 using Stack = SmallVector<IValue, 8>;
 
+// Replaces an op's `n` arguments on top of the stack with its one return.
+inline void replace_arguments(Stack& stack, std::size_t n, IValue result) {
+  stack.truncate(stack.size() - n);
+  stack.emplace_back(std::move(result));
+}
+
 }  // namespace strata
