@@ -48,7 +48,7 @@ Tensor DTensor::make(Tensor local, std::shared_ptr<const DTensorSpec> spec, bool
   const ScalarType dtype = local.dtype();
   const Device device = local.device();
   const std::size_t hash = spec_hash ? *spec_hash : spec_cache_hash(*spec);
-  IntrusivePtr<TensorSubclass> payload(new DTensor(std::move(local), std::move(spec), hash));
+  auto payload = IntrusivePtr<TensorSubclass>::adopt(new DTensor(std::move(local), std::move(spec), hash));
   Tensor out = make_wrapper_tensor(std::move(payload), meta.shape, meta.stride, 0, dtype, device);
   if (requires_grad) requires_grad_(out);
   return out;

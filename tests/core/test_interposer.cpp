@@ -178,6 +178,37 @@ TEST_CASE("a wrapper subclass handles ops on it; inside a mode the mode runs fir
   CHECK_FALSE(interposer_sees(inner));
 }
 
+TEST_CASE("a handler outlives the overwrite of the one slot that held its wrapper") {
+  // Note [A call's subclasses are borrowed where their tensors are]: an owned argument slot may hold
+  // the only reference to the payload whose handler runs; the interposer keeps it alive meanwhile.
+  struct Dropping final : TensorSubclass {
+    Tensor inner;
+    bool* destroyed;
+    Dropping(Tensor t, bool* d) : inner(std::move(t)), destroyed(d) {}
+    ~Dropping() override { *destroyed = true; }
+    std::string_view type_name() const override { return "Dropping"; }
+    void dispatch(const OperatorHandle& op, Stack& stack) override {
+      bool* const flag = destroyed;
+      const Tensor mine = inner;
+      stack.back() = IValue(mine);  // the wrapper's slot, which owned it
+      CHECK_FALSE(*flag);
+      op.call(stack);
+    }
+    FlattenedTensor flatten(const Tensor&) const override { return {{"inner"}, {inner}, nullptr}; }
+    Tensor unflatten(const FlattenedTensor&, IntArrayRef, IntArrayRef) const override { return Tensor(); }
+  };
+  bool destroyed = false;
+  Stack stack;
+  {
+    const Tensor inner = tensor<float>({3, 4});
+    stack.emplace_back(make_wrapper_tensor(IntrusivePtr<TensorSubclass>::adopt(new Dropping(inner, &destroyed)),
+                                           inner.sizes(), inner.strides(), 0, inner.dtype(), inner.device()));
+  }
+  toy_ops().twice.call(stack);
+  CHECK(destroyed);
+  CHECK(stack.back().to_tensor().to_vector<float>() == std::vector<float>{6, 8});
+}
+
 TEST_CASE("make_wrapper_tensor takes the geometry and dtype it is given, without storage") {
   int seen = 0;
   const Tensor meta(IntrusivePtr<TensorImpl>::make(Storage(), 3, DimVector{2, 3}, DimVector{1, 2}, ScalarType::Float64,
