@@ -1,6 +1,8 @@
 // core/interpose/interposer.cpp: the thread-local mode stack and the Python-key fallback.
 #include "core/interpose/interposer.h"
 
+#include "core/interpose/checked_wrapper.h"
+
 #include <algorithm>
 #include <optional>
 #include <sstream>
@@ -136,17 +138,36 @@ void TensorSubclass::torch_function(FunctionCall& call) {
                          " but was not constructed with TakesFunctionCalls");
 }
 
-Tensor make_wrapper_tensor(IntrusivePtr<TensorSubclass> subclass, IntArrayRef sizes, IntArrayRef strides,
-                           std::int64_t storage_offset, ScalarType dtype, Device device) {
-  STRATA_CHECK(subclass, "make_wrapper_tensor needs a subclass payload");
-  register_interposer();
+namespace {
+void check_geometry(IntArrayRef sizes, IntArrayRef strides, std::size_t itemsize, std::int64_t storage_offset) {
   STRATA_CHECK(sizes.size() == strides.size(), "make_wrapper_tensor: sizes ", shape_str(sizes), " and strides ",
                shape_str(strides), " differ in length");
   // A wrapper has no storage, but its geometry must be one a real tensor could have (as PyTorch's
   // _make_wrapper_subclass checks through its meta storage).
   check_size_nonnegative(sizes);
   STRATA_CHECK(storage_offset >= 0, "Tensor: invalid storage offset ", storage_offset);
-  storage_nbytes(sizes, strides, element_size(dtype), storage_offset);
+  storage_nbytes(sizes, strides, itemsize, storage_offset);
+}
+}  // namespace
+
+void check_wrapper_geometry(IntArrayRef sizes, IntArrayRef strides, std::size_t itemsize) {
+  check_geometry(sizes, strides, itemsize, 0);
+}
+
+Tensor make_checked_wrapper_tensor(IntrusivePtr<TensorSubclass> subclass, IntArrayRef sizes, IntArrayRef strides,
+                                   ScalarType dtype, Device device) {  // Note [A wrapper of checked geometry]
+  STRATA_CHECK(subclass, "make_wrapper_tensor needs a subclass payload");
+  register_interposer();
+  auto impl = IntrusivePtr<TensorImpl>::make(Storage(), 0, DimVector(sizes), DimVector(strides), dtype, device);
+  impl->set_subclass(std::move(subclass));
+  return Tensor(std::move(impl));
+}
+
+Tensor make_wrapper_tensor(IntrusivePtr<TensorSubclass> subclass, IntArrayRef sizes, IntArrayRef strides,
+                           std::int64_t storage_offset, ScalarType dtype, Device device) {
+  STRATA_CHECK(subclass, "make_wrapper_tensor needs a subclass payload");
+  register_interposer();
+  check_geometry(sizes, strides, element_size(dtype), storage_offset);
   auto impl = IntrusivePtr<TensorImpl>::make(Storage(), storage_offset, DimVector(sizes), DimVector(strides),
                                              dtype, device);
   impl->set_subclass(std::move(subclass));

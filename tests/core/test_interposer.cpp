@@ -4,6 +4,7 @@
 
 #include <sstream>
 
+#include "core/interpose/checked_wrapper.h"
 #include "core/interpose/interposer.h"
 #include "ops/tensor_literal.h"
 #include "tests/core/toy_ops.h"
@@ -224,6 +225,32 @@ TEST_CASE("make_wrapper_tensor takes the geometry and dtype it is given, without
   CHECK(t.device() == Device::CPU);
   CHECK_FALSE(t.impl()->has_data());
   CHECK(t.key_set() == DispatchKeySet(DispatchKey::CPU).add(DispatchKey::Python));
+}
+
+TEST_CASE("a wrapper of checked geometry: the checks make_wrapper_tensor makes, once") {
+  // Note [A wrapper of checked geometry]: check_wrapper_geometry throws what make_wrapper_tensor
+  // would; make_checked_wrapper_tensor then gives the same tensor without checking again.
+  const std::int64_t big = std::int64_t{1} << 62;
+  CHECK_THROWS_WITH_AS(check_wrapper_geometry(IntArrayRef{2, -1}, IntArrayRef{1, 1}, 4),
+                       "Trying to create tensor with negative dimension -1: [2, -1]", Error);
+  CHECK_THROWS_WITH_AS(check_wrapper_geometry(IntArrayRef{2}, IntArrayRef{1, 1}, 4),
+                       "make_wrapper_tensor: sizes [2] and strides [1, 1] differ in length", Error);
+  CHECK_THROWS_WITH_AS(check_wrapper_geometry(IntArrayRef{4}, IntArrayRef{big}, 4),
+                       doctest::Contains("Storage size calculation overflowed"), Error);
+  CHECK_NOTHROW(check_wrapper_geometry(IntArrayRef{4}, IntArrayRef{big / 8}, 1));
+  CHECK_NOTHROW(check_wrapper_geometry(IntArrayRef{0, 3}, IntArrayRef{3, 1}, 8));
+  int seen = 0;
+  const Tensor inner = tensor<float>({{1, 2, 3}, {4, 5, 6}});
+  const Tensor checked = make_checked_wrapper_tensor(IntrusivePtr<TensorSubclass>(new PassThrough(inner, &seen)),
+                                                     IntArrayRef{2, 3}, IntArrayRef{1, 2}, ScalarType::Float32, Device::CPU);
+  const Tensor plain = make_wrapper_tensor(IntrusivePtr<TensorSubclass>(new PassThrough(inner, &seen)), IntArrayRef{2, 3},
+                                           IntArrayRef{1, 2}, 0, ScalarType::Float32, Device::CPU);
+  CHECK(checked.sizes() == plain.sizes());
+  CHECK(checked.strides() == plain.strides());
+  CHECK(checked.storage_offset() == 0);
+  CHECK(checked.is_contiguous() == plain.is_contiguous());
+  CHECK(checked.key_set() == plain.key_set());
+  CHECK(checked.subclass() != nullptr);
 }
 
 TEST_CASE("a mode that leaves the wrong values on the stack is a clear error") {
