@@ -18,7 +18,7 @@ class PassThroughWrapper final : public TensorSubclass {
   static Tensor wrap(Tensor inner) {
     auto* payload = new PassThroughWrapper(std::move(inner));
     const Tensor& t = payload->inner_;
-    return make_wrapper_tensor(IntrusivePtr<TensorSubclass>(payload), t.sizes(), t.strides(), 0, t.dtype(), t.device());
+    return make_wrapper_tensor(IntrusivePtr<TensorSubclass>::adopt(payload), t.sizes(), t.strides(), 0, t.dtype(), t.device());
   }
   static const PassThroughWrapper* of(const Tensor& t) {  // as DTensor::of: by the name's address
     const TensorSubclass* s = t.defined() ? t.subclass() : nullptr;

@@ -8,6 +8,7 @@
 
 #include "autograd/variable.h"
 #include "core/dispatch/local_dispatch_keys.h"
+#include "core/interpose/checked_wrapper.h"
 #include "core/shape.h"
 #include "core/util/error.h"
 #include "distributed/shard_layout.h"
@@ -37,10 +38,21 @@ Tensor DTensor::make(Tensor local, DTensorSpec spec, bool requires_grad) {
 }
 
 Tensor DTensor::make(Tensor local, std::shared_ptr<const DTensorSpec> spec, bool requires_grad,
-                     std::optional<std::size_t> spec_hash) {
+                     std::optional<std::size_t> spec_hash, std::size_t checked_itemsize) {
   STRATA_CHECK(spec != nullptr, "DTensor: the spec is null");
   STRATA_CHECK(local.defined(), "DTensor: the local tensor is undefined");
   STRATA_CHECK(!of(local), "DTensor: the local tensor of a DTensor cannot be a DTensor");
+  if (checked_itemsize != 0 && element_size(local.dtype()) <= checked_itemsize && spec_hash) {
+    // Note [A wrapper of checked geometry]: the cache checked this spec's meta, placements and
+    // geometry once, for an element size no smaller than this one.
+    const TensorMeta& meta = *spec->tensor_meta;
+    const ScalarType dtype = local.dtype();
+    const Device device = local.device();
+    auto payload = IntrusivePtr<TensorSubclass>::adopt(new DTensor(std::move(local), std::move(spec), *spec_hash));
+    Tensor out = make_checked_wrapper_tensor(std::move(payload), meta.shape, meta.stride, dtype, device);
+    if (requires_grad) requires_grad_(out);
+    return out;
+  }
   STRATA_CHECK(spec->tensor_meta.has_value(), "DTensor: TensorMeta should not be None! (", to_string(*spec), ")");
   STRATA_CHECK(static_cast<int>(spec->placements.size()) == spec->mesh.ndim(), "DTensor: ", to_string(*spec), " has ",
                spec->placements.size(), " placements for a mesh of ", spec->mesh.ndim(), " dimensions");
@@ -48,7 +60,7 @@ Tensor DTensor::make(Tensor local, std::shared_ptr<const DTensorSpec> spec, bool
   const ScalarType dtype = local.dtype();
   const Device device = local.device();
   const std::size_t hash = spec_hash ? *spec_hash : spec_cache_hash(*spec);
-  IntrusivePtr<TensorSubclass> payload(new DTensor(std::move(local), std::move(spec), hash));
+  auto payload = IntrusivePtr<TensorSubclass>::adopt(new DTensor(std::move(local), std::move(spec), hash));
   Tensor out = make_wrapper_tensor(std::move(payload), meta.shape, meta.stride, 0, dtype, device);
   if (requires_grad) requires_grad_(out);
   return out;

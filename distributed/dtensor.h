@@ -31,8 +31,12 @@ class DTensor final : public TensorSubclass, public DebugModeSubclass {
   // The same with a spec others share (immutable): the handler wraps its results in the specs the
   // sharding cache holds, without copying a shape (Note [The DTensor hit path]).
   // `spec_hash` is spec_cache_hash(*spec) when the caller knows it (the sharding cache's outputs).
+  // `checked_itemsize`, when not 0, says spec has a tensor meta and one placement per mesh
+  // dimension and its geometry passed check_wrapper_geometry for that element size (the sharding
+  // cache's outputs): for a local tensor whose element size is no larger, the checks are skipped
+  // (Note [A wrapper of checked geometry]).
   static Tensor make(Tensor local, std::shared_ptr<const DTensorSpec> spec, bool requires_grad,
-                     std::optional<std::size_t> spec_hash = std::nullopt);
+                     std::optional<std::size_t> spec_hash = std::nullopt, std::size_t checked_itemsize = 0);
 
   // upstream's DTensor.from_local (Note [from_local's global shape]).
   static Tensor from_local(const Tensor& local, const DeviceMesh& mesh, Placements placements, bool run_check = false,
@@ -44,6 +48,7 @@ class DTensor final : public TensorSubclass, public DebugModeSubclass {
 
   const Tensor& local() const { return local_; }
   const DTensorSpec& spec() const { return *spec_; }
+  const std::shared_ptr<const DTensorSpec>& shared_spec() const { return spec_; }
   std::size_t spec_hash() const { return spec_hash_; }  // spec_cache_hash(spec()), kept for the cache
 
   std::string_view type_name() const override { return {kTypeName, sizeof(kTypeName) - 1}; }

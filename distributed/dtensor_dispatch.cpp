@@ -52,9 +52,11 @@ std::size_t leaves_of(const IValue& v) {
 // arguments on the caller's stack until that call returns, so the DTensors, and with them their
 // local tensors, outlive it. A hit thus counts no reference on its way in: rewriting the argument
 // slots in place made each borrowed DTensor owned only to drop it, and copied each local tensor,
-// six atomic increments and decrements per binary op. What is left (strata-bench's dtensor group
-// beside a do-nothing wrapper, docs/sharding-propagation.md) is the interposer's and the second
-// dispatch's share, the lookup's hash and spec comparisons, and the output's wrapper.
+// six atomic increments and decrements per binary op. A call on the same spec objects as before is
+// found by their addresses (Note [The sharding cache's identity front]), and a result's wrapper
+// skips the geometry checks its cached spec passed once (Note [A wrapper of checked geometry]).
+// What is left (strata-bench's dtensor group beside a do-nothing wrapper,
+// docs/sharding-propagation.md) is mostly the interposer's and the second dispatch's share.
 
 // The DTensor arguments, read in place: each defined tensor argument's spec (a list's per element)
 // and local tensor in argument order, with its index among the flattened arguments. A plain
@@ -62,6 +64,7 @@ std::size_t leaves_of(const IValue& v) {
 // the DTensors, or the plain tensor in its stack slot), or at `redistributed` once moved.
 struct Unwrapped {
   SmallVector<const DTensorSpec*, 4> specs;
+  SmallVector<const std::shared_ptr<const DTensorSpec>*, 4> shared;  // a DTensor's spec, null for a plain tensor's
   SmallVector<std::size_t, 4> spec_hashes;  // spec_cache_hash of each spec
   SmallVector<const Tensor*, 4> locals;
   SmallVector<Tensor, 4> redistributed;  // one per spec, defined where the argument was moved
@@ -86,12 +89,14 @@ void unwrap(const OperatorHandle& op, const IValue* args, std::size_t n, Unwrapp
                    u.mesh->short_str(), " and ", d->spec().mesh.short_str());
       u.locals.push_back(&d->local());
       u.specs.push_back(&d->spec());
+      u.shared.push_back(&d->shared_spec());
       u.spec_hashes.push_back(d->spec_hash());
       return;
     }
     u.locals.push_back(&t);
     u.owned.push_back(std::make_unique<const DTensorSpec>(replicate_spec_for_plain(op, t, *u.mesh)));
     u.specs.push_back(u.owned.back().get());
+    u.shared.push_back(nullptr);
     u.spec_hashes.push_back(spec_cache_hash(*u.owned.back()));
   };
   std::size_t leaf = 0;
@@ -143,7 +148,8 @@ void DTensor::dispatch(const OperatorHandle& op, Stack& stack) {
     STRATA_CHECK(!op.schema().arguments()[i].kwarg_only, op.str(), ": out= variants are not supported on DTensors");
   Unwrapped u;
   unwrap(op, args, n, u);
-  const CachedSharding& cached = sharding_propagator().propagate(OpCallRef{op, args, n, u.specs.data(), u.spec_hashes.data()});
+  const CachedSharding& cached = sharding_propagator().propagate(
+      OpCallRef{op, args, n, u.specs.data(), u.spec_hashes.data(), u.shared.data(), u.specs.size()});
   const OutputSharding& sharding = cached.sharding;
   const Tensor self = is_inplace(op) ? args[0].to_tensor() : Tensor();
   if (self.defined() && of(self) && !sharding.output_specs.empty() && sharding.output_specs[0]) {
@@ -190,7 +196,8 @@ void DTensor::dispatch(const OperatorHandle& op, Stack& stack) {
   for_each_return_tensor(op, stack, [&](Tensor& t) {
     STRATA_INTERNAL_ASSERT(k < sharding.output_specs.size() && sharding.output_specs[k], op.str(),
                            ": sharding propagation gave no spec for tensor return ", k);
-    if (t.defined()) t = make(std::move(t), cached.outputs[k], false, cached.output_hashes[k]);
+    if (t.defined())
+      t = make(std::move(t), cached.outputs[k], false, cached.output_hashes[k], cached.output_checked_itemsizes[k]);
     ++k;
   });
 }

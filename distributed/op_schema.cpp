@@ -185,6 +185,14 @@ std::size_t OpCallRef::hash() const {  // OpSchema::hash's sequence, argument fo
 }
 
 bool operator==(const OpCallRef& a, const OpSchema& b) {
+  return a.matches(
+      b, [](const void* ctx, std::size_t k, const DTensorSpec& s) { return *static_cast<const OpCallRef*>(ctx)->specs[k] == s; },
+      &a);
+}
+
+bool OpCallRef::matches(const OpSchema& b, bool (*same_spec)(const void* ctx, std::size_t k, const DTensorSpec& s),
+                        const void* ctx) const {
+  const OpCallRef& a = *this;
   if (!(a.op == b.op) || a.num_args != b.args.size()) return false;
   std::size_t k = 0;
   for (std::size_t i = 0; i < a.num_args; ++i) {
@@ -192,12 +200,12 @@ bool operator==(const OpCallRef& a, const OpSchema& b) {
     const OpArg& w = b.args[i];
     if (is_spec_arg(v)) {
       const auto* s = std::get_if<DTensorSpec>(&w);
-      if (!s || !(*a.specs[k++] == *s)) return false;
+      if (!s || !same_spec(ctx, k++, *s)) return false;
     } else if (v.is_tensor_list()) {
       const auto* l = std::get_if<std::vector<DTensorSpec>>(&w);
       if (!l || l->size() != v.to_tensor_list().size()) return false;
       for (const DTensorSpec& s : *l)
-        if (!(*a.specs[k++] == s)) return false;
+        if (!same_spec(ctx, k++, s)) return false;
     } else {
       const auto* x = std::get_if<IValue>(&w);
       if (!x || !same_value(v, *x)) return false;

@@ -3,12 +3,15 @@
 // outputs' tensor meta from the meta kernels, and the per-thread cache.
 #include "distributed/sharding_propagation.h"
 
+#include <array>
 #include <atomic>
 #include <limits>
 
 #include "core/dispatch/local_dispatch_keys.h"
+#include "core/interpose/checked_wrapper.h"
 #include "core/tensor_impl.h"
 #include "core/util/error.h"
+#include "core/util/small_vector.h"
 #include "distributed/process_group.h"
 #include "distributed/shard_layout.h"
 #include "ops/op_table.h"
@@ -218,11 +221,33 @@ struct SchemaEqual {
 // begins, rank 1's entries (meshes over its groups "2" and "3", local shapes at its coordinate)
 // would answer rank 0's calls, whose groups are "1" and "3". The cache remembers the thread's
 // process-group epoch it was filled in and empties itself when the groups were destroyed since.
+// Note [The sharding cache's identity front]
+// A hit compares the call's specs with the key's by value (mesh, placements, shape, stride), as
+// the key holds copies. In a loop the same spec objects come back: a DTensor's spec is shared and
+// never changed, and a result's is the cache's own output spec. So in front of the map, a few slots
+// (chosen by the op and the first spec's address) each remember a call that matched an entry: the
+// specs it had, held shared so that no other spec can come to live at their addresses, and the
+// entry. A call whose specs are those same objects and whose other arguments equal the key's (by
+// value, as the map compares them) is that entry's, with no hash and no spec comparison. The
+// invariant: a slot is written only after its call was found equal to its entry's key, and it is
+// emptied whenever the map is (clear_cache, a new world), so it never points at a freed entry.
+struct IdentitySlot {
+  const OpSchema* key = nullptr;
+  const CachedSharding* entry = nullptr;
+  SmallVector<std::shared_ptr<const DTensorSpec>, 4> specs;
+};
+constexpr std::size_t kIdentitySlots = 64;
+
 struct ShardingPropagator::Cache {
   std::uint64_t owner = 0;
   std::uint64_t epoch = 0;
   std::unordered_map<OpSchema, std::unique_ptr<const CachedSharding>, SchemaHash, SchemaEqual> map;
+  std::array<IdentitySlot, kIdentitySlots> slots;
   std::size_t hits = 0, misses = 0;
+  void clear() {
+    map.clear();
+    for (IdentitySlot& s : slots) s = IdentitySlot{};
+  }
 };
 
 namespace {
@@ -247,7 +272,7 @@ ShardingPropagator::~ShardingPropagator() {
 ShardingPropagator::Cache& ShardingPropagator::thread_cache() const {
   Cache& cache = owned_thread_cache();
   if (const std::uint64_t epoch = process_groups_epoch(); cache.epoch != epoch) [[unlikely]] {
-    cache.map.clear();
+    cache.clear();
     cache.epoch = epoch;
   }
   return cache;
@@ -263,12 +288,29 @@ ShardingPropagator::Cache& ShardingPropagator::owned_thread_cache() const {
   return *caches.back();
 }
 
+namespace {
+// The element size an output spec's wrapper geometry passes for (Note [A wrapper of checked
+// geometry]): its dtype's when it has a tensor meta, one placement per mesh dimension and a shape a
+// wrapper may have, else 0 (DTensor::make then checks, and throws, on each wrap as before).
+std::size_t checked_itemsize(const DTensorSpec& s) {
+  if (!s.tensor_meta || static_cast<int>(s.placements.size()) != s.mesh.ndim()) return 0;
+  const std::size_t itemsize = element_size(s.tensor_meta->dtype);
+  try {
+    check_wrapper_geometry(s.tensor_meta->shape, s.tensor_meta->stride, itemsize);
+  } catch (const std::exception&) {  // make_wrapper_tensor's own check will say what is wrong
+    return 0;
+  }
+  return itemsize;
+}
+}  // namespace
+
 const CachedSharding& ShardingPropagator::compute_and_cache(Cache& cache, OpSchema schema) const {
   auto entry = std::make_unique<CachedSharding>();
   entry->sharding = propagate_non_cached(schema);
   for (const std::optional<DTensorSpec>& s : entry->sharding.output_specs) {
     entry->outputs.push_back(s ? std::make_shared<const DTensorSpec>(*s) : nullptr);
     entry->output_hashes.push_back(s ? spec_cache_hash(*s) : 0);
+    entry->output_checked_itemsizes.push_back(s ? checked_itemsize(*s) : 0);
   }
   ++cache.misses;
   return *cache.map.emplace(std::move(schema), std::move(entry)).first->second;
@@ -283,13 +325,49 @@ const OutputSharding& ShardingPropagator::propagate(const OpSchema& schema) {
   return compute_and_cache(cache, schema).sharding;
 }
 
+namespace {
+// The call's identity slot, or null when some spec is not shared (Note [The sharding cache's
+// identity front]).
+IdentitySlot* identity_slot(ShardingPropagator::Cache& cache, const OpCallRef& call) {
+  if (call.shared == nullptr || call.num_specs == 0 || call.num_specs > 4) return nullptr;
+  for (std::size_t k = 0; k < call.num_specs; ++k)
+    if (call.shared[k] == nullptr) return nullptr;
+  const auto first = reinterpret_cast<std::uintptr_t>(call.shared[0]->get());
+  return &cache.slots[hash_mix(call.op.index(), first >> 4) % kIdentitySlots];
+}
+
+bool same_identity(const OpCallRef& call, const IdentitySlot& slot) {
+  if (slot.entry == nullptr || slot.specs.size() != call.num_specs) return false;
+  for (std::size_t k = 0; k < call.num_specs; ++k)
+    if (call.shared[k]->get() != slot.specs[k].get()) return false;
+  return call.matches(*slot.key, [](const void*, std::size_t, const DTensorSpec&) { return true; }, nullptr);
+}
+}  // namespace
+
 const CachedSharding& ShardingPropagator::propagate(const OpCallRef& call) {
   Cache& cache = thread_cache();
+  IdentitySlot* slot = identity_slot(cache, call);
+  if (slot && same_identity(call, *slot)) [[likely]] {
+    ++cache.hits;
+    return *slot->entry;
+  }
+  const OpSchema* key = nullptr;
+  const CachedSharding* entry = nullptr;
   if (const auto it = cache.map.find(call); it != cache.map.end()) {
     ++cache.hits;
-    return *it->second;
+    key = &it->first;
+    entry = it->second.get();
+  } else {
+    entry = &compute_and_cache(cache, call.to_schema());
+    if (slot) key = &cache.map.find(call)->first;
   }
-  return compute_and_cache(cache, call.to_schema());
+  if (slot) {  // the call equals key: remember its specs (held shared) for the next one
+    slot->key = key;
+    slot->entry = entry;
+    slot->specs.clear();
+    for (std::size_t k = 0; k < call.num_specs; ++k) slot->specs.push_back(*call.shared[k]);
+  }
+  return *entry;
 }
 
 ShardingPropagator::CacheStats ShardingPropagator::cache_stats() const {
@@ -299,7 +377,7 @@ ShardingPropagator::CacheStats ShardingPropagator::cache_stats() const {
 
 void ShardingPropagator::clear_cache() {
   Cache& cache = thread_cache();
-  cache.map.clear();
+  cache.clear();
   cache.hits = cache.misses = 0;
 }
 

@@ -70,10 +70,18 @@ struct OpCallRef {
   std::size_t num_args = 0;
   const DTensorSpec* const* specs = nullptr;
   const std::size_t* spec_hashes = nullptr;  // spec_cache_hash of each spec, or null to compute them
+  // The shared spec each spec is (a DTensor's), null where it is not shared (a plain tensor's), and
+  // their count: the cache's identity front (Note [The sharding cache's identity front]).
+  const std::shared_ptr<const DTensorSpec>* const* shared = nullptr;
+  std::size_t num_specs = 0;
 
   OpSchema to_schema() const;  // the owning copy, made on a cache miss
   std::size_t hash() const;    // equal to to_schema().hash()
   friend bool operator==(const OpCallRef& a, const OpSchema& b);
+  // Whether this call equals `b` given that its k-th spec equals b's k-th spec exactly when
+  // same_spec(k) says so (the identity front's check: the other arguments compared by value).
+  bool matches(const OpSchema& b, bool (*same_spec)(const void* ctx, std::size_t k, const DTensorSpec& s),
+               const void* ctx) const;
 };
 
 // One candidate sharding of an op (upstream's OpSpec, formerly PlacementStrategy): the outputs'
@@ -117,6 +125,10 @@ struct CachedSharding {
   OutputSharding sharding;
   std::vector<std::shared_ptr<const DTensorSpec>> outputs;
   std::vector<std::size_t> output_hashes;  // spec_cache_hash of each output (0 where none)
+  // The element size each output's geometry was checked for (Note [A wrapper of checked
+  // geometry]; the output's dtype's), 0 where none or where the check failed: DTensor::make's
+  // checked_itemsize.
+  std::vector<std::size_t> output_checked_itemsizes;
 };
 
 // A strategy function: the candidates for one call. Reads the schema's input specs (with tensor

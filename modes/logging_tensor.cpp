@@ -9,7 +9,7 @@ namespace strata::tracer {
 Tensor LoggingTensor::wrap(const Tensor& elem, std::shared_ptr<Log> log, bool requires_grad) {
   STRATA_CHECK(elem.defined() && (!elem.subclass() || FakeTensor::is_fake(elem)),
                "LoggingTensor wraps a plain or fake, defined tensor");
-  IntrusivePtr<TensorSubclass> payload(new LoggingTensor(elem, std::move(log)));
+  auto payload = IntrusivePtr<TensorSubclass>::adopt(new LoggingTensor(elem, std::move(log)));  // Note [Payloads come from the pool]
   Tensor out = make_wrapper_tensor(std::move(payload), elem.sizes(), elem.strides(), elem.storage_offset(),
                                    elem.dtype(), elem.device());
   if (requires_grad) requires_grad_(out);

@@ -100,7 +100,7 @@ Tensor ScaledTensor::wrap(Tensor data, Tensor scale, bool requires_grad) {
                    scale.device() == data.device(),
                "ScaledTensor: scale must be a one-element float32 tensor on the data's device");
   const Tensor outer_like = data;
-  IntrusivePtr<TensorSubclass> payload(new ScaledTensor(std::move(data), std::move(scale)));
+  auto payload = IntrusivePtr<TensorSubclass>::adopt(new ScaledTensor(std::move(data), std::move(scale)));
   Tensor out = make_wrapper_tensor(std::move(payload), outer_like.sizes(), outer_like.strides(),
                                    outer_like.storage_offset(), ScalarType::Float32, outer_like.device());
   if (requires_grad) requires_grad_(out);

@@ -1,6 +1,8 @@
 // core/interpose/interposer.cpp: the thread-local mode stack and the Python-key fallback.
 #include "core/interpose/interposer.h"
 
+#include "core/interpose/checked_wrapper.h"
+
 #include <algorithm>
 #include <optional>
 #include <sstream>
@@ -51,7 +53,8 @@ Subclasses overloaded_subclasses(const OperatorHandle& op, const Stack& stack) {
   const std::size_t base = stack.size() - op.entry().num_arguments();
   for (std::uint8_t i : op.entry().tensor_arguments()) {
     const IValue& v = stack[base + i];
-    if (v.is_tensor() && v.to_tensor().defined() && v.to_tensor().subclass()) add_overloaded_subclass(out, v.to_tensor().subclass());
+    if (v.is_tensor() && v.to_tensor().defined() && v.to_tensor().subclass())
+      add_overloaded_subclass(out, v.to_tensor().subclass(), v.is_borrowed());
     if (v.is_tensor_list()) {
       for (const Tensor& t : v.to_tensor_list())
         if (t.defined() && t.subclass()) add_overloaded_subclass(out, t.subclass());
@@ -62,12 +65,12 @@ Subclasses overloaded_subclasses(const OperatorHandle& op, const Stack& stack) {
 
 }  // namespace
 
-void detail::add_overloaded_subclass(Subclasses& out, TensorSubclass* s) {
+void detail::add_overloaded_subclass(Subclasses& out, TensorSubclass* s, bool borrowed) {
   for (const auto& seen : out)
-    if (typeid(*seen) == typeid(*s)) return;
+    if (typeid(*seen.payload) == typeid(*s)) return;
   std::size_t at = 0;
   while (at < out.size() && !out[at]->type_includes(*s)) ++at;
-  out.push_back(IntrusivePtr<TensorSubclass>(s));
+  out.emplace_back(s, borrowed);
   std::rotate(out.begin() + at, out.end() - 1, out.end());
 }
 
@@ -104,12 +107,30 @@ TensorSubclass::TensorSubclass(TakesFunctionCalls) : TensorSubclass() {
 }
 
 TensorSubclass::TensorSubclass(const TensorSubclass& other)
-    : RefCounted<TensorSubclass>(other), version_(other.version_), takes_function_calls_(other.takes_function_calls_) {
+    : RefCounted<TensorSubclass>(other), takes_function_calls_(other.takes_function_calls_) {
+  share_version_counter(other);
   if (takes_function_calls_) detail::add_function_layer_user();
 }
 
 TensorSubclass::~TensorSubclass() {
+  IntrusivePtr<VersionCounter>::reclaim(version_.load(std::memory_order_relaxed));  // drops its reference
   if (takes_function_calls_) detail::remove_function_layer_user();
+}
+
+// Note [A wrapper's version counter is made on first use]
+TensorSubclass::VersionCounter& TensorSubclass::counter() const {
+  if (VersionCounter* c = version_.load(std::memory_order_acquire)) return *c;
+  VersionCounter* fresh = IntrusivePtr<VersionCounter>::make().release();
+  VersionCounter* published = nullptr;
+  if (version_.compare_exchange_strong(published, fresh, std::memory_order_acq_rel, std::memory_order_acquire))
+    return *fresh;
+  IntrusivePtr<VersionCounter>::reclaim(fresh);  // another thread made one first: drop this one
+  return *published;
+}
+
+void TensorSubclass::share_version_counter(const TensorSubclass& source) {
+  IntrusivePtr<VersionCounter> shared(&source.counter());
+  IntrusivePtr<VersionCounter>::reclaim(version_.exchange(shared.release(), std::memory_order_acq_rel));
 }
 
 void TensorSubclass::torch_function(FunctionCall& call) {
@@ -117,17 +138,36 @@ void TensorSubclass::torch_function(FunctionCall& call) {
                          " but was not constructed with TakesFunctionCalls");
 }
 
-Tensor make_wrapper_tensor(IntrusivePtr<TensorSubclass> subclass, IntArrayRef sizes, IntArrayRef strides,
-                           std::int64_t storage_offset, ScalarType dtype, Device device) {
-  STRATA_CHECK(subclass, "make_wrapper_tensor needs a subclass payload");
-  register_interposer();
+namespace {
+void check_geometry(IntArrayRef sizes, IntArrayRef strides, std::size_t itemsize, std::int64_t storage_offset) {
   STRATA_CHECK(sizes.size() == strides.size(), "make_wrapper_tensor: sizes ", shape_str(sizes), " and strides ",
                shape_str(strides), " differ in length");
   // A wrapper has no storage, but its geometry must be one a real tensor could have (as PyTorch's
   // _make_wrapper_subclass checks through its meta storage).
   check_size_nonnegative(sizes);
   STRATA_CHECK(storage_offset >= 0, "Tensor: invalid storage offset ", storage_offset);
-  storage_nbytes(sizes, strides, element_size(dtype), storage_offset);
+  storage_nbytes(sizes, strides, itemsize, storage_offset);
+}
+}  // namespace
+
+void check_wrapper_geometry(IntArrayRef sizes, IntArrayRef strides, std::size_t itemsize) {
+  check_geometry(sizes, strides, itemsize, 0);
+}
+
+Tensor make_checked_wrapper_tensor(IntrusivePtr<TensorSubclass> subclass, IntArrayRef sizes, IntArrayRef strides,
+                                   ScalarType dtype, Device device) {  // Note [A wrapper of checked geometry]
+  STRATA_CHECK(subclass, "make_wrapper_tensor needs a subclass payload");
+  register_interposer();
+  auto impl = IntrusivePtr<TensorImpl>::make(Storage(), 0, DimVector(sizes), DimVector(strides), dtype, device);
+  impl->set_subclass(std::move(subclass));
+  return Tensor(std::move(impl));
+}
+
+Tensor make_wrapper_tensor(IntrusivePtr<TensorSubclass> subclass, IntArrayRef sizes, IntArrayRef strides,
+                           std::int64_t storage_offset, ScalarType dtype, Device device) {
+  STRATA_CHECK(subclass, "make_wrapper_tensor needs a subclass payload");
+  register_interposer();
+  check_geometry(sizes, strides, element_size(dtype), storage_offset);
   auto impl = IntrusivePtr<TensorImpl>::make(Storage(), storage_offset, DimVector(sizes), DimVector(strides),
                                              dtype, device);
   impl->set_subclass(std::move(subclass));
@@ -228,7 +268,7 @@ class WrittenWrappers {
   }
 
  private:
-  Subclasses wrappers_;
+  SmallVector<IntrusivePtr<TensorSubclass>, 4> wrappers_;
   SmallVector<std::uint32_t, 4> versions_;
 };
 
@@ -243,7 +283,7 @@ class WrittenWrappers {
 // The subclasses' half of Note [Who handles an op]: true when one of them answered.
 bool run_subclass_handlers(const OperatorHandle& op, Stack& stack, std::size_t base, const Subclasses& subclasses) {
   for (const auto& subclass : subclasses)
-    if (run_handler(op, stack, base, Handler{.subclass = subclass.get()}, [&] { subclass->dispatch(op, stack); }))
+    if (run_handler(op, stack, base, Handler{.subclass = subclass.payload}, [&] { subclass->dispatch(op, stack); }))
       return true;
   return false;
 }

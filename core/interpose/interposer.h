@@ -111,20 +111,30 @@ struct FlattenedTensor {
 // Note [Payloads come from the pool]
 // Some subclasses make a payload for every op's result (LoggingTensor wraps each result), so a
 // payload and its version counter are allocated from the per-thread small-object pool, as TensorImpls
-// and autograd nodes are, and a fresh payload takes its counter's first reference with a plain store.
-// operator delete is sized: a payload is destroyed through the virtual destructor, which passes the
-// size of the most derived class, so a subclass must not declare an operator new of its own.
+// and autograd nodes are, and a fresh payload takes its first reference with a plain store (a
+// subclass's wrap adopts the payload it just made: IntrusivePtr::adopt). operator delete is sized: a
+// payload is destroyed through the virtual destructor, which passes the size of the most derived
+// class, so a subclass must not declare an operator new of its own.
+//
+// Note [A wrapper's version counter is made on first use]
+// Most wrappers are an op's result that is read and dropped, never written in place nor detached, so
+// a payload makes its counter when first asked to bump or share it; until then it reads as version
+// 0, the value a fresh counter holds. Two threads may ask a shared payload at once (a const method):
+// the counter is published with a compare-and-swap, and the loser drops its own.
 class TensorSubclass : public RefCounted<TensorSubclass> {
  public:
-  TensorSubclass() : version_(IntrusivePtr<VersionCounter>::make()) {}
+  TensorSubclass() = default;
   TensorSubclass(const TensorSubclass& other);
   TensorSubclass& operator=(const TensorSubclass&) = delete;
   virtual ~TensorSubclass();
   static void* operator new(std::size_t bytes) { return pool::allocate(bytes); }
   static void operator delete(void* p, std::size_t bytes) noexcept { pool::deallocate(p, bytes); }
-  std::uint32_t version() const { return version_->value.load(std::memory_order_relaxed); }
-  void bump_version() { version_->value.fetch_add(1, std::memory_order_relaxed); }
-  void share_version_counter(const TensorSubclass& source) { version_ = source.version_; }
+  std::uint32_t version() const {
+    const VersionCounter* c = version_.load(std::memory_order_acquire);
+    return c ? c->value.load(std::memory_order_relaxed) : 0;
+  }
+  void bump_version() { counter().value.fetch_add(1, std::memory_order_relaxed); }
+  void share_version_counter(const TensorSubclass& source);
   virtual std::string_view type_name() const = 0;  // "LoggingTensor"
   // __torch_dispatch__: runs for ops that reach the Python key with this tensor as the first
   // wrapper argument and no mode active. Same stack protocol as DispatchMode::dispatch.
@@ -166,7 +176,9 @@ class TensorSubclass : public RefCounted<TensorSubclass> {
     static void operator delete(void* p, std::size_t bytes) noexcept { pool::deallocate(p, bytes); }
     std::atomic<std::uint32_t> value{0};
   };
-  IntrusivePtr<VersionCounter> version_;
+  VersionCounter& counter() const;  // made on first use
+  // Holds a reference once made (Note [A wrapper's version counter is made on first use]).
+  mutable std::atomic<VersionCounter*> version_{nullptr};
   bool takes_function_calls_ = false;
 };
 
@@ -219,11 +231,26 @@ bool interposer_sees(const Tensor& t);
 void register_interposer();
 
 namespace detail {
+// Note [A call's subclasses are borrowed where their tensors are]
+// The interposer finds the subclasses among an op's arguments on every op on a wrapper; a reference
+// counted to each payload found cost two atomic operations per op. A payload found in a borrowed
+// argument slot (Note [Borrowed tensor arguments]) needs none: the caller's tensor holds its
+// TensorImpl, and the impl its payload, for the whole call (a payload is set when its impl is made
+// and never replaced on a tensor anyone holds), and a handler cannot write the caller's tensor
+// through the slot (a mutable Tensor& from it is an owned copy). A payload found in an owned slot (a
+// boxed caller's value, an element of a tensor list) may die when a handler overwrites that slot
+// with its returns while it still runs, so that entry holds a reference for the call.
+struct OverloadedSubclass {
+  OverloadedSubclass(TensorSubclass* s, bool borrowed) : payload(s), kept(borrowed ? nullptr : IntrusivePtr<TensorSubclass>(s)) {}
+  TensorSubclass* operator->() const { return payload; }
+  TensorSubclass* payload;
+  IntrusivePtr<TensorSubclass> kept;  // null when the argument slot's owner keeps the payload alive
+};
 // The subclasses that handle a call, in the order they are tried (Note [Who handles an op]).
-using Subclasses = SmallVector<IntrusivePtr<TensorSubclass>, 4>;
+using Subclasses = SmallVector<OverloadedSubclass, 4>;
 // Adds `s`'s type to `out` unless a payload of that type is already there: before the first type
-// it derives from, else last.
-void add_overloaded_subclass(Subclasses& out, TensorSubclass* s);
+// it derives from, else last. `borrowed`: `s` was found in a borrowed slot, so no reference is taken.
+void add_overloaded_subclass(Subclasses& out, TensorSubclass* s, bool borrowed = false);
 // Whether the handler that just ran called return_not_implemented(); clears it.
 bool take_not_implemented();
 // Clears the not-implemented mark before a handler runs.

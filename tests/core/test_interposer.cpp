@@ -4,6 +4,7 @@
 
 #include <sstream>
 
+#include "core/interpose/checked_wrapper.h"
 #include "core/interpose/interposer.h"
 #include "ops/tensor_literal.h"
 #include "tests/core/toy_ops.h"
@@ -178,6 +179,37 @@ TEST_CASE("a wrapper subclass handles ops on it; inside a mode the mode runs fir
   CHECK_FALSE(interposer_sees(inner));
 }
 
+TEST_CASE("a handler outlives the overwrite of the one slot that held its wrapper") {
+  // Note [A call's subclasses are borrowed where their tensors are]: an owned argument slot may hold
+  // the only reference to the payload whose handler runs; the interposer keeps it alive meanwhile.
+  struct Dropping final : TensorSubclass {
+    Tensor inner;
+    bool* destroyed;
+    Dropping(Tensor t, bool* d) : inner(std::move(t)), destroyed(d) {}
+    ~Dropping() override { *destroyed = true; }
+    std::string_view type_name() const override { return "Dropping"; }
+    void dispatch(const OperatorHandle& op, Stack& stack) override {
+      bool* const flag = destroyed;
+      const Tensor mine = inner;
+      stack.back() = IValue(mine);  // the wrapper's slot, which owned it
+      CHECK_FALSE(*flag);
+      op.call(stack);
+    }
+    FlattenedTensor flatten(const Tensor&) const override { return {{"inner"}, {inner}, nullptr}; }
+    Tensor unflatten(const FlattenedTensor&, IntArrayRef, IntArrayRef) const override { return Tensor(); }
+  };
+  bool destroyed = false;
+  Stack stack;
+  {
+    const Tensor inner = tensor<float>({3, 4});
+    stack.emplace_back(make_wrapper_tensor(IntrusivePtr<TensorSubclass>::adopt(new Dropping(inner, &destroyed)),
+                                           inner.sizes(), inner.strides(), 0, inner.dtype(), inner.device()));
+  }
+  toy_ops().twice.call(stack);
+  CHECK(destroyed);
+  CHECK(stack.back().to_tensor().to_vector<float>() == std::vector<float>{6, 8});
+}
+
 TEST_CASE("make_wrapper_tensor takes the geometry and dtype it is given, without storage") {
   int seen = 0;
   const Tensor meta(IntrusivePtr<TensorImpl>::make(Storage(), 3, DimVector{2, 3}, DimVector{1, 2}, ScalarType::Float64,
@@ -193,6 +225,32 @@ TEST_CASE("make_wrapper_tensor takes the geometry and dtype it is given, without
   CHECK(t.device() == Device::CPU);
   CHECK_FALSE(t.impl()->has_data());
   CHECK(t.key_set() == DispatchKeySet(DispatchKey::CPU).add(DispatchKey::Python));
+}
+
+TEST_CASE("a wrapper of checked geometry: the checks make_wrapper_tensor makes, once") {
+  // Note [A wrapper of checked geometry]: check_wrapper_geometry throws what make_wrapper_tensor
+  // would; make_checked_wrapper_tensor then gives the same tensor without checking again.
+  const std::int64_t big = std::int64_t{1} << 62;
+  CHECK_THROWS_WITH_AS(check_wrapper_geometry(IntArrayRef{2, -1}, IntArrayRef{1, 1}, 4),
+                       "Trying to create tensor with negative dimension -1: [2, -1]", Error);
+  CHECK_THROWS_WITH_AS(check_wrapper_geometry(IntArrayRef{2}, IntArrayRef{1, 1}, 4),
+                       "make_wrapper_tensor: sizes [2] and strides [1, 1] differ in length", Error);
+  CHECK_THROWS_WITH_AS(check_wrapper_geometry(IntArrayRef{4}, IntArrayRef{big}, 4),
+                       doctest::Contains("Storage size calculation overflowed"), Error);
+  CHECK_NOTHROW(check_wrapper_geometry(IntArrayRef{4}, IntArrayRef{big / 8}, 1));
+  CHECK_NOTHROW(check_wrapper_geometry(IntArrayRef{0, 3}, IntArrayRef{3, 1}, 8));
+  int seen = 0;
+  const Tensor inner = tensor<float>({{1, 2, 3}, {4, 5, 6}});
+  const Tensor checked = make_checked_wrapper_tensor(IntrusivePtr<TensorSubclass>(new PassThrough(inner, &seen)),
+                                                     IntArrayRef{2, 3}, IntArrayRef{1, 2}, ScalarType::Float32, Device::CPU);
+  const Tensor plain = make_wrapper_tensor(IntrusivePtr<TensorSubclass>(new PassThrough(inner, &seen)), IntArrayRef{2, 3},
+                                           IntArrayRef{1, 2}, 0, ScalarType::Float32, Device::CPU);
+  CHECK(checked.sizes() == plain.sizes());
+  CHECK(checked.strides() == plain.strides());
+  CHECK(checked.storage_offset() == 0);
+  CHECK(checked.is_contiguous() == plain.is_contiguous());
+  CHECK(checked.key_set() == plain.key_set());
+  CHECK(checked.subclass() != nullptr);
 }
 
 TEST_CASE("a mode that leaves the wrong values on the stack is a clear error") {

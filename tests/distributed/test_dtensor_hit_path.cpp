@@ -48,6 +48,37 @@ TEST_CASE("hits with a plain one-element tensor and with a list of DTensors answ
   CHECK(sharding_propagator().cache_stats().hits == 4);
 }
 
+TEST_CASE("the identity front answers only a call equal to its entry's key") {
+  // Note [The sharding cache's identity front]: the same spec objects with another alpha, equal
+  // specs in other objects, a spec that dies and one of other placements, and a cleared cache.
+  FakeWorld world(0, 2);
+  const DeviceMesh mesh = init_device_mesh({2});
+  sharding_propagator().clear_cache();
+  const Tensor a = randn({4, 4}), b = randn({4, 4});
+  const Tensor da = distribute_tensor(a, mesh, {Replicate{}});
+  Tensor db = distribute_tensor(b, mesh, {Replicate{}});
+  for (int i = 0; i < 2; ++i) {
+    CHECK(allclose(to_local(add(da, db)), add(a, b)));
+    CHECK(allclose(to_local(add(da, db, 2)), add(a, b, 2)));  // same specs, another alpha
+  }
+  CHECK(sharding_propagator().cache_stats().misses == 2);
+  CHECK(sharding_propagator().cache_stats().hits == 2);
+  const Tensor db_again = distribute_tensor(b, mesh, {Replicate{}});  // an equal spec, another object
+  CHECK(&dtensor_spec(db_again) != &dtensor_spec(db));
+  CHECK(allclose(to_local(add(da, db_again, 2)), add(a, b, 2)));
+  CHECK(sharding_propagator().cache_stats().hits == 3);
+  db = distribute_tensor(b, mesh, {Shard{0}});  // the old spec may die; this one differs
+  for (int i = 0; i < 2; ++i) {
+    const Tensor sum = add(da, db);
+    CHECK(to_string(placements(sum)) == "[S(0)]");
+    CHECK(allclose(to_local(sum), add(narrow(a, 0, 0, 2), to_local(db))));
+  }
+  sharding_propagator().clear_cache();  // the slots go with the map
+  CHECK(allclose(to_local(add(da, db_again)), add(a, b)));
+  CHECK(sharding_propagator().cache_stats().misses == 1);
+  CHECK(sharding_propagator().cache_stats().hits == 0);
+}
+
 TEST_CASE("OpCallRef hashes and compares as the OpSchema it builds") {
   FakeWorld world(0, 8);
   const DeviceMesh mesh = init_device_mesh({8}), other = init_device_mesh({2, 4});
