@@ -220,7 +220,8 @@ struct ExplorerRecorder::Impl {
 };
 
 // The record (docs/explorer.md): DebugMode's calls with the ops it was handed but did not record put
-// where they ran, each op's facts, the trace's steps, the nodes and the profiler's events.
+// where they ran, each op's facts, the trace's steps, the nodes and the profiler's events. Steps and
+// events are arrays, not objects: a step of 10,000 ops has 30,000 steps, and the keys would double them.
 nlohmann::ordered_json ExplorerRecorder::Impl::record() const {
   using json = nlohmann::ordered_json;
   const std::vector<DebugCall>& logs = mode.logs();
@@ -286,9 +287,8 @@ nlohmann::ordered_json ExplorerRecorder::Impl::record() const {
   }
   json step_list = json::array();
   for (const detail::TraceStep& s : steps.steps()) {
-    json j = {{"op", s.op}, {"args", s.args}, {"keys", s.keys}, {"key", s.key}, {"handler", s.handler},
-              {"parent", s.parent ? json(*s.parent) : json(nullptr)}};
-    if (!s.notes.empty()) j["notes"] = s.notes;
+    json j = json::array({s.op, s.args, s.keys, s.key, s.handler, s.parent ? json(*s.parent) : json(nullptr)});
+    if (!s.notes.empty()) j.push_back(s.notes);
     step_list.push_back(std::move(j));
   }
   json timeline = json::array();
@@ -297,8 +297,8 @@ nlohmann::ordered_json ExplorerRecorder::Impl::record() const {
   int engine_nodes = 0;
   for (const profiler::Event& e : events) {
     if (e.name.starts_with("autograd::engine::evaluate_function: ")) ++engine_nodes;
-    timeline.push_back({{"name", e.name}, {"kind", category_name(e.kind)}, {"start", static_cast<double>(e.start_ns - t0) / 1000.0},
-                        {"dur", static_cast<double>(e.duration_ns()) / 1000.0}, {"parent", e.parent}, {"tid", e.thread}});
+    timeline.push_back(json::array({e.name, category_name(e.kind), static_cast<double>(e.start_ns - t0) / 1000.0,
+                                    static_cast<double>(e.duration_ns()) / 1000.0, e.parent}));
   }
   json r = {{"schema", "strata.explorer.rank"}, {"version", 1}, {"rank", options.rank}, {"phases", phases},
             {"calls", std::move(calls)}, {"steps", std::move(step_list)}, {"nodes", std::move(node_list)},

@@ -7,6 +7,7 @@
 #include "tests/test_helpers.h"
 #include "tests/tracer/explorer_fixtures.h"
 #include "tracer/cli/html_step.h"
+#include "tracer/cli/trace_cli.h"
 
 namespace test_explorer {  // Note [Test files in unity builds]
 
@@ -32,17 +33,20 @@ std::size_t count_of(const std::string& text, const std::string& what) {
   return n;
 }
 
+// A step is [op, args, keys, key, handler, parent, notes?].
+constexpr std::size_t kOp = 0, kKey = 3, kParent = 5, kNotes = 6;
+
 // The keys of one call of an op, from its step down its redispatches (what the page's path shows).
 std::vector<std::string> path_keys(const json& rank, std::size_t step) {
   const json& steps = rank["steps"];
-  const std::string op = steps[step]["op"];
+  const std::string op = steps[step][kOp];
   std::size_t top = step;
-  while (!steps[top]["parent"].is_null() && steps[steps[top]["parent"].get<std::size_t>()]["op"] == op)
-    top = steps[top]["parent"].get<std::size_t>();
-  std::vector<std::string> keys{steps[top]["key"].get<std::string>()};
+  while (!steps[top][kParent].is_null() && steps[steps[top][kParent].get<std::size_t>()][kOp] == op)
+    top = steps[top][kParent].get<std::size_t>();
+  std::vector<std::string> keys{steps[top][kKey].get<std::string>()};
   for (std::size_t cur = top, i = top + 1; i < steps.size(); ++i) {
-    if (steps[i]["parent"].is_null() || steps[i]["parent"].get<std::size_t>() != cur || steps[i]["op"] != op) continue;
-    keys.push_back(steps[i]["key"]);
+    if (steps[i][kParent].is_null() || steps[i][kParent].get<std::size_t>() != cur || steps[i][kOp] != op) continue;
+    keys.push_back(steps[i][kKey]);
     cur = i;
   }
   return keys;
@@ -65,7 +69,7 @@ TEST_CASE("the explorer records the MLP step's ops as PyTorch runs them, with th
     const json& c = rank["calls"][i];
     if (c["kind"] != "op") continue;
     REQUIRE(c.contains("step"));
-    seq[rank["phases"][c["phase"].get<std::size_t>()]].push_back(rank["steps"][c["step"].get<std::size_t>()]["op"]);
+    seq[rank["phases"][c["phase"].get<std::size_t>()]].push_back(rank["steps"][c["step"].get<std::size_t>()][kOp]);
     if (c["name"] == "aten::addmm" && n_addmm++ == 0) addmm = i;
   }
   CHECK(nlohmann::json(seq["forward"]) == ref["forward_seq"]);
@@ -87,7 +91,7 @@ TEST_CASE("the explorer records the MLP step's ops as PyTorch runs them, with th
   CHECK(std::find(ran.begin(), ran.end(), "aten::mm") != ran.end());
   std::string autograd_notes;
   for (const json& s : rank["steps"])
-    if (s.contains("notes")) autograd_notes += s["notes"].dump();
+    if (s.size() > kNotes) autograd_notes += s[kNotes].dump();
   CHECK(autograd_notes.find("autograd: recorded AddmmBackward0") != std::string::npos);
   CHECK(autograd_notes.find("interposer: handed to the dispatch mode DebugMode") != std::string::npos);
 
@@ -118,10 +122,39 @@ TEST_CASE("the explorer's page loads nothing and no name can end its data") {
   const std::string logged = "</script><script>window.pwned=1</script><!-- \"'&<b>\\xff\\xfe";
   for (const json& c : rank["calls"]) module_seen |= c["kind"] == "module" && c["name"] == logged;
   for (const json& s : rank["steps"])
-    if (s.contains("notes"))
-      for (const json& n : s["notes"]) subclass_seen |= n.get<std::string>().find(replaced + ".__torch_dispatch__") != std::string::npos;
+    if (s.size() > kNotes)
+      for (const json& n : s[kNotes]) subclass_seen |= n.get<std::string>().find(replaced + ".__torch_dispatch__") != std::string::npos;
   CHECK(module_seen);
   CHECK(subclass_seen);
+}
+
+TEST_CASE("strata-trace --html: the fake step runs Meta kernels; with ranks, a record per rank") {
+  const json fake = page_data(html_step(MlpConfig{}, /*fake=*/true))["ranks"][0];
+  std::size_t addmm = 0;
+  while (fake["calls"][addmm]["name"] != "aten::addmm") ++addmm;
+  CHECK(path_keys(fake, fake["calls"][addmm]["step"]) == std::vector<std::string>{"Autograd", "Python", "Python", "Meta"});
+  CHECK(fake["calls"][addmm]["args"][0] == "ft$2: f32[32]");
+
+  MlpConfig two;
+  two.world_size = 2;
+  const json ranks = page_data(html_step(two, /*fake=*/false))["ranks"];
+  REQUIRE(ranks.size() == 2);
+  for (std::size_t r = 0; r < 2; ++r) {
+    CHECK(ranks[r]["rank"] == r);
+    int reduces = 0;
+    for (const json& c : ranks[r]["calls"]) reduces += c["name"] == "c10d::allreduce_";
+    CHECK(reduces == 1);  // DDP's one bucket
+    CHECK(ranks[r]["timeline"].empty());
+  }
+
+  for (const auto& c : std::vector<std::pair<std::vector<std::string>, std::string>>{
+           {{"--html", "p.html", "--debug"}, "--debug: not with --html"},
+           {{"--html", "p.html", "--json-out", "x"}, "--json-out: not with --html"},
+           {{"--html", "p.html", "--world-size", "2", "--fake"}, "--fake --world-size: not with --html"},
+           {{"--html", "p.html", "--world-size", "2", "--tp", "2"}, "--tp: not with --html"}}) {
+    INFO(c.second);
+    CHECK_THROWS_WITH_AS(parse_trace_args(c.first), doctest::Contains(c.second.c_str()), Error);
+  }
 }
 
 TEST_CASE("an ExplorerRecorder finishes once") {

@@ -3,7 +3,8 @@
 // backward ops the node later ran (or, for a backward op, the node that ran it).
 "use strict";
 X.stepKids = (rank) => {
-  if (!rank._kids) {
+  if (!rank._kids) {  // steps are [op, args, keys, key, handler, parent, notes?] in the page's data
+    rank.steps = rank.steps.map((a) => ({ op: a[0], args: a[1], keys: a[2], key: a[3], handler: a[4], parent: a[5], notes: a[6] }));
     rank._kids = rank.steps.map(() => []);
     rank.steps.forEach((s, i) => { if (s.parent !== null) rank._kids[s.parent].push(i); });
     rank._ranNodes = rank.nodes.map(() => []);

@@ -12,10 +12,11 @@ X.tree = function (root, rank, ri) {
     const flops = c.flops ? ` <span class="ph">${c.flops} FLOPs</span>` : "";
     const un = c.unrecorded ? " un" : "";
     const label = c.kind === "module" ? "[nn.Mod] " : "";
-    return `<div class="row${un}" data-rank="${ri}" data-call="${i}" data-kind="${X.esc(c.kind)}" ` +
-      `data-name="${X.esc(c.name)}" data-phase="${X.esc(rank.phases[c.phase])}" style="padding-left:${c.depth * 14}px">` +
-      `<span class="tog">${kids[i].length ? "&#9662;" : ""}</span><span class="kind k-${X.esc(c.kind)}">${X.esc(c.kind)}</span>` +
-      `${label}${X.esc(c.name)}(${args})${out}<span class="ph">${X.esc(rank.phases[c.phase])}</span>${flops}</div>`;
+    // The kind's badge and the phase are drawn from data-kind and data-phase (page.css): fewer
+    // elements per row, for a long step's tens of thousands of rows.
+    return `<div class="row${un}" data-call="${i}" data-kind="${X.esc(c.kind)}" data-name="${X.esc(c.name)}" ` +
+      `data-phase="${X.esc(rank.phases[c.phase])}" style="padding-left:${c.depth * 14}px">` +
+      `<span class="tog">${kids[i].length ? "&#9662;" : ""}</span>${label}${X.esc(c.name)}${label ? "" : `(${args})`}${out}${flops}</div>`;
   });
   root.innerHTML = rows.join("");
   const el = root.children;

@@ -2,7 +2,9 @@
 // selection (an op, a node) that each view follows. Every view is built in full when the page loads.
 "use strict";
 const X = {};
+X.started = performance.now();
 X.data = JSON.parse(document.getElementById("explorer-data").textContent);
+X.parsed = performance.now();
 X.esc = (s) => String(s).replace(/[&<>"']/g, (c) => ({ "&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;", "'": "&#39;" })[c]);
 // "t$4: f32[8, 32]" with each tensor id a span the highlighter can find.
 X.tids = (s) => X.esc(s).replace(/\b([a-z]*t)\$(\d+)/g, (m, p, id) => `<span class="tid" data-tid="${id}">${p}$${id}</span>`);
@@ -27,10 +29,14 @@ X.el = (tag, attrs, html) => {
   if (html !== undefined) e.innerHTML = html;
   return e;
 };
-X.section = (id, title, wide) => {
-  const s = X.el("section", { class: wide ? "wide" : "" }, `<h2>${X.esc(title)}</h2>`);
+// A view's section, a <details> that starts open unless `closed`: a closed one's content is in the
+// page but not laid out until it is opened (a long step's graph).
+X.section = (id, title, wide, closed) => {
+  const s = X.el("section", { class: wide ? "wide" : "" });
+  const d = X.el("details", closed ? {} : { open: "" }, `<summary><h2>${X.esc(title)}</h2></summary>`);
   const body = X.el("div", { id });
-  s.appendChild(body);
+  d.appendChild(body);
+  s.appendChild(d);
   X.main.appendChild(s);
   return body;
 };
