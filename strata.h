@@ -74,5 +74,6 @@
 #include "ops/record_function.h"
 #include "optim/sgd.h"
 #include "tracer/autograd_dot.h"
+#include "tracer/explorer.h"
 #include "tracer/program_trace.h"
 #include "tracer/trace_recorder.h"

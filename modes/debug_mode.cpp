@@ -157,6 +157,7 @@ void DebugMode::dispatch(const OperatorHandle& op, Stack& stack) {
   }
   const std::size_t base = stack.size() - op.schema().arguments().size();
   const std::size_t index = add_call(op_call(op, stack, depth_ + 1));
+  if (options_.before_op) options_.before_op(op, std::span<const IValue>(stack.data() + base, stack.size() - base), index);
 
   const HookLists& hooks = hook_lists();
   const bool any_hook = !hooks.record.empty() || !hooks.log.empty();

@@ -11,6 +11,7 @@
 #include <functional>
 #include <memory>
 #include <optional>
+#include <span>
 #include <string>
 #include <string_view>
 #include <unordered_map>
@@ -66,6 +67,10 @@ struct DebugModeOptions {
   bool record_stack_trace = false;
   // How placements and redistributions are written (Note [Two DTensor formats]).
   PlacementFormat placement_format = PlacementFormat::Lists;
+  // strata's own: called for each recorded op just before it runs, with its arguments (still on the
+  // stack, so reading them holds no reference, unlike a hook's: Note [Hooks that read arguments]) and
+  // the index of its call in logs(). The HTML explorer counts FLOPs here (tracer/explorer_record.h).
+  std::function<void(const OperatorHandle& op, std::span<const IValue> args, std::size_t call)> before_op;
 };
 
 // One recorded call. The calls of a run form a tree, kept in pre-order: a call's children follow it,

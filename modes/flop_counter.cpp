@@ -82,6 +82,16 @@ FormulaCache& formula_cache() {
   return cache;
 }
 
+}  // namespace
+
+std::optional<std::int64_t> registered_flops(const OperatorHandle& op, const IValue* args) {
+  const FlopFormula* formula = formula_cache().get(op);
+  if (!formula) return std::nullopt;
+  return (*formula)(args);
+}
+
+namespace {
+
 // An op's name as upstream's table shows its OpOverloadPacket: "aten.addmm".
 std::string packet_name(const OperatorHandle& op) { return op.name().ns + "." + op.name().name; }
 

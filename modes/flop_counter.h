@@ -36,6 +36,10 @@ using FlopFormula = std::function<std::int64_t(const IValue* args)>;
 // for every FlopCounterMode (those already counting included).
 void register_flop_formula(const std::string& qualified_name, FlopFormula formula);
 
+// The FLOPs of `op` on `args` (its arguments, before it runs) by the registered formula, or nullopt
+// when none is registered for it: what a FlopCounterMode without custom_mapping counts.
+std::optional<std::int64_t> registered_flops(const OperatorHandle& op, const IValue* args);
+
 // Formulas by op ("aten::add"), as FlopCounterMode's custom_mapping takes them.
 using FlopFormulas = std::map<std::string, FlopFormula, std::less<>>;
 

@@ -7,9 +7,15 @@ cd "$(dirname "${BASH_SOURCE[0]}")/.."
 
 STRATA_PACKAGES=(g++ meson ninja-build pkg-config libeigen3-dev nlohmann-json3-dev doctest-dev cmake libopenmpi-dev openmpi-bin libsentencepiece-dev)
 
+# What the browser test (tests/browser/) adds, for scripts/test only: Debian's chromium and node.
+# npm counts as present when the command is (a node from elsewhere, NodeSource's, brings its own npm
+# and conflicts with Debian's package).
+STRATA_BROWSER_PACKAGES=(chromium nodejs npm)
+
 strata_missing_packages() {
   local missing=()
   for p in "${STRATA_PACKAGES[@]}"; do
+    [ "$p" = npm ] && command -v npm >/dev/null 2>&1 && continue
     dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
   done
   echo "${missing[@]:-}"
@@ -43,6 +49,18 @@ strata_install_packages() {
 # namespace says `strata::detail::`. A plain `meson setup` stays one file per unit (meson's default,
 # quickest to rebuild after an edit), so each file still compiles on its own in every developer's build.
 STRATA_UNITY="-Dunity=on -Dunity_size=8"
+
+# strata_browser_setup: the browser test's packages, then its npm packages (puppeteer-core, pinned by
+# tests/browser/package-lock.json; it downloads no browser), installed once per lock file. Before the
+# build is configured: meson looks for chromium and node then, and skips the test without them.
+strata_browser_setup() {
+  STRATA_PACKAGES+=("${STRATA_BROWSER_PACKAGES[@]}")
+  strata_install_packages
+  if [ ! tests/browser/node_modules/.package-lock.json -nt tests/browser/package-lock.json ]; then
+    echo "==> npm ci in tests/browser"
+    (cd tests/browser && npm ci --no-audit --no-fund --loglevel=error)
+  fi
+}
 
 # strata_configure DIR [meson setup options...]: configures DIR once, with the options; a DIR that
 # exists keeps its configuration.

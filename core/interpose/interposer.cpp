@@ -1,6 +1,7 @@
 // core/interpose/interposer.cpp: the thread-local mode stack and the Python-key fallback.
 #include "core/interpose/interposer.h"
 
+#include "core/dispatch/dispatch_trace.h"
 #include "core/interpose/checked_wrapper.h"
 
 #include <algorithm>
@@ -229,14 +230,29 @@ void check_handler_returns(const OperatorHandle& op, Stack& stack, std::size_t b
 }
 
 // Runs one handler; false when it returned NotImplemented (the arguments are then as it found them).
+// Note [The trace names the handler]
+// While this thread traces (dispatch_trace.h), the Python key's step says whom the interposer handed
+// the op to, as a line "interposer: handed to the dispatch mode DebugMode" (or
+// "LoggingTensor.__torch_dispatch__") before the handler's own steps, and "interposer: ... returned
+// NotImplemented" when it declined: the HTML explorer (tracer/explorer_trace.cpp) reads these lines.
+// Untraced, this costs the one relaxed load dispatch_trace_in_use() makes, and only on the Python
+// key's path, never on a plain op's.
+void trace_handler(const Handler& who, std::string_view what) {
+  std::ostringstream line;
+  line << "interposer: " << what << who;
+  dispatch_trace_note(line.str());
+}
+
 template <typename Fn>
 bool run_handler(const OperatorHandle& op, Stack& stack, std::size_t base, const Handler& who, Fn&& handler) {
   mark_arguments(stack, base);
   tls_not_implemented = false;
+  if (dispatch_trace_in_use()) [[unlikely]] trace_handler(who, "handed to ");
   handler();
   if (std::exchange(tls_not_implemented, false)) {
     STRATA_CHECK(stack.size() == base + op.schema().arguments().size(), who, " returned NotImplemented for ", op.str(),
                  " but did not leave its arguments on the stack as it found them");
+    if (dispatch_trace_in_use()) [[unlikely]] trace_handler(who, "declined by ");
     return false;
   }
   check_handler_returns(op, stack, base, who);

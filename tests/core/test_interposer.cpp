@@ -127,6 +127,7 @@ TEST_CASE("the dispatch trace shows the interposer between the caller and the ke
   }
   CHECK(out.str() ==
         "test.twice.default(f32[1]) [Python, CPU] -> Python: fallback interposer\n"
+        "  interposer: handed to the dispatch mode A\n"
         "  test.twice.default(f32[1]) [CPU] -> CPU: kernel twice\n");
 }
 

@@ -91,14 +91,14 @@ meson setup --buildtype=plain "$tmp/meson-installed" "$app" >/dev/null
 meson compile -C "$tmp/meson-installed" >/dev/null
 run_app "$app/expected_output.txt" "$tmp/meson-installed/app"
 
-step "meson: strata as a subproject builds its libraries only (and ops_generated, the C++ of the op rows)"
+step "meson: strata as a subproject builds its libraries only (and ops_generated, the C++ of the op rows, and explorer_assets, the explorer page's scripts)"
 cp -r "$app" "$tmp/app-sub"
 mkdir "$tmp/app-sub/subprojects"
 ln -s "$src" "$tmp/app-sub/subprojects/strata"
 (unset PKG_CONFIG_PATH; meson setup --buildtype=plain "$tmp/meson-sub" "$tmp/app-sub" >/dev/null)
 targets=$(meson introspect --targets "$tmp/meson-sub" | python3 -c \
   'import json, sys; print(" ".join(sorted(t["name"] for t in json.load(sys.stdin))))')
-[ "$targets" = "app ops_generated strata_autograd strata_core strata_distributed strata_io strata_modes strata_mpi strata_nn strata_ops strata_optim strata_tracer" ] ||
+[ "$targets" = "app explorer_assets ops_generated strata_autograd strata_core strata_distributed strata_io strata_modes strata_mpi strata_nn strata_ops strata_optim strata_tracer" ] ||
   fail "the subproject builds more than its libraries: $targets"
 tests=$(meson introspect --tests "$tmp/meson-sub" | python3 -c \
   'import json, sys; print(" ".join(t["name"] for t in json.load(sys.stdin)))')
@@ -139,7 +139,7 @@ targets=$(meson introspect --targets "$tmp/plain" | python3 -c 'import json, sys
 targets = json.load(sys.stdin)
 print(" ".join(sorted({t["name"] for t in targets})))
 print(" ".join(sorted({t["name"] for t in targets if not t["build_by_default"]})) or "none")')
-[ "$targets" = "ops_generated strata strata-lm strata-trace strata_autograd strata_cli strata_core strata_distributed strata_io strata_lm strata_modes strata_mpi strata_nn strata_ops strata_optim strata_tracer
+[ "$targets" = "explorer_assets ops_generated strata strata-lm strata-trace strata_autograd strata_cli strata_core strata_distributed strata_io strata_lm strata_modes strata_mpi strata_nn strata_ops strata_optim strata_tracer
 none" ] || fail "a plain configure defines other targets, or some not built by default: $targets"
 for kind in tests benchmarks; do
   [ "$(meson introspect --"$kind" "$tmp/plain")" = "[]" ] || fail "a plain configure has $kind"

@@ -159,6 +159,7 @@ constexpr std::pair<std::string_view, ReadValue> kValueFlags[] = {
     {"--dump-tensors", [](TraceOptions& o, const std::string& v) { o.dump_tensors = v; }},
     {"--profile", [](TraceOptions& o, const std::string& v) { o.profile = v; }},
     {"--graph", [](TraceOptions& o, const std::string& v) { o.graph = v; }},
+    {"--html", [](TraceOptions& o, const std::string& v) { o.html = v; }},
 };
 
 // The table's entry for `flag`, or null.
@@ -177,7 +178,8 @@ void check_mesh(TraceOptions& o) {
   STRATA_CHECK(o.world_size_given, flag, ": only with --world-size (the ranks the mesh lays out)");
   for (const std::pair<bool, const char*>& other :
        {std::pair{o.debug, "--debug"}, std::pair{o.trace, "--trace"}, std::pair{o.flops, "--flops"},
-        std::pair{o.explain, "--explain"}, std::pair{o.profile || o.graph, o.profile ? "--profile" : "--graph"}})
+        std::pair{o.explain, "--explain"}, std::pair{o.profile || o.graph, o.profile ? "--profile" : "--graph"},
+        std::pair{o.html.has_value(), "--html"}})
     STRATA_CHECK(!other.first, flag, ": not with ", other.second, " (the tensor-parallel step runs in the report only)");
   if (o.mesh) {
     const std::int64_t d = o.mesh->first, t = o.mesh->second;
@@ -251,6 +253,15 @@ void check_combinations(const TraceOptions& o) {
           std::pair{o.fake, "--fake"}, std::pair{o.sequences, "--sequences"}, std::pair{o.json, "--json"},
           std::pair{o.json_out.has_value(), "--json-out"}, std::pair{o.dump_tensors.has_value(), "--dump-tensors"}})
       STRATA_CHECK(!flag.first, flag.second, ": not with ", view, " (it writes its own file instead of the report)");
+  }
+  if (o.html) {  // --html: the page of the step (on every rank with --world-size), instead of the report
+    for (const std::pair<bool, const char*>& flag :
+         {std::pair{o.debug, "--debug"}, std::pair{o.explain, "--explain"}, std::pair{o.flops, "--flops"},
+          std::pair{o.trace, "--trace"}, std::pair{o.profile || o.graph, o.profile ? "--profile" : "--graph"},
+          std::pair{o.sequences, "--sequences"}, std::pair{o.json, "--json"}, std::pair{o.json_out.has_value(), "--json-out"},
+          std::pair{o.dump_tensors.has_value(), "--dump-tensors"}, std::pair{o.rank.has_value(), "--rank"},
+          std::pair{o.fake && o.config.world_size > 1, "--fake --world-size"}})
+      STRATA_CHECK(!flag.first, flag.second, ": not with --html (it writes the explorer page instead of the report)");
   }
   if (o.trace) {
     for (const std::pair<bool, const char*>& flag :

@@ -12,6 +12,7 @@
 #include "modes/flop_counter.h"
 #include "tracer/cli/debug_step.h"
 #include "tracer/cli/explain.h"
+#include "tracer/cli/html_step.h"
 #include "tracer/cli/mlp_traces.h"
 #include "tracer/cli/profile_step.h"
 #include "tracer/cli/rank_views.h"
@@ -118,6 +119,12 @@ int run_trace_cli(const std::vector<std::string>& args, std::ostream& out, std::
     }
     if (o.debug || o.explain) {
       write_stdout(out, o.debug ? debug_text(o) : explain_step(o.config));
+      return 0;
+    }
+    if (o.html) {  // Note [Output order]: the file exists (as a temporary) before the run
+      AtomicFile page(*o.html, "--html");
+      page.write(html_step(o.config, o.fake));
+      page.publish();
       return 0;
     }
     if (o.profile || o.graph) {

@@ -35,6 +35,8 @@ struct TraceOptions {
   // report; --graph FILE: the loss's autograd graph as DOT to FILE. Either or both.
   std::optional<std::string> profile;
   std::optional<std::string> graph;
+  // --html FILE: the step recorded by the explorer, as one HTML page, instead of the report.
+  std::optional<std::string> html;
   // --trace: the MLP loss's forward and backward program traces instead of the report (as JSON with
   // --json); --logging: with every input a LoggingTensor, its dispatch unrolled in the traces.
   bool trace = false;

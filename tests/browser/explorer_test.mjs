@@ -1,0 +1,148 @@
+// tests/browser/explorer_test.mjs: the explorer page in a real browser. Debian's chromium, headless,
+// driven through the DevTools protocol by puppeteer-core (pinned in package-lock.json; it downloads no
+// browser). Loads from file:// the MLP step's page (strata-trace --html), a page with hostile names and a
+// page of about 10,000 ops, and checks what a learner sees: the tree's 43 ops with their phases, addmm's
+// path Autograd -> Python -> CPU and its node AddmmBackward0, the graph's nodes (as many as the engine
+// ran), no console error, no request for anything but the page, no injected script. Prints the long
+// page's time to first paint (not asserted: tests never assert timings). Exit 77 (meson's skip) when the
+// browser is missing.
+//   node explorer_test.mjs --chromium PATH --trace STRATA_TRACE --pages EXPLORER_PAGES --out DIR [--shot PNG]
+// --shot PNG: the MLP page with addmm selected, its top 1280 x 560 pixels (docs/explorer-addmm.png).
+import { execFileSync } from "node:child_process";
+import { existsSync } from "node:fs";
+import { pathToFileURL } from "node:url";
+import path from "node:path";
+
+const opt = {};
+for (let i = 2; i < process.argv.length; i += 2) opt[process.argv[i].replace(/^--/, "")] = process.argv[i + 1];
+if (!opt.chromium || !existsSync(opt.chromium)) {
+  console.log(`chromium not found (${opt.chromium}): skipped`);
+  process.exit(77);
+}
+let puppeteer;
+try {
+  puppeteer = (await import("puppeteer-core")).default;
+} catch (e) {
+  console.error("puppeteer-core is missing: run `npm ci` in tests/browser (scripts/test does)");
+  process.exit(1);
+}
+
+let failures = 0;
+const check = (ok, what) => {
+  console.log(`${ok ? "ok  " : "FAIL"} ${what}`);
+  if (!ok) failures++;
+};
+
+const out = path.resolve(opt.out);
+const pages = { mlp: path.join(out, "mlp.html"), ranks: path.join(out, "ranks.html"), hostile: path.join(out, "hostile.html"),
+  long: path.join(out, "long.html") };
+execFileSync(opt.trace, ["--html", pages.mlp], { stdio: "inherit" });
+execFileSync(opt.trace, ["--html", pages.ranks, "--world-size", "2"], { stdio: "inherit" });
+execFileSync(opt.pages, [out], { stdio: "inherit" });
+
+const browser = await puppeteer.launch({
+  executablePath: opt.chromium,
+  headless: true,
+  args: ["--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage", "--no-first-run"],
+});
+
+// Opens `file`, refusing every request but the file itself; gives the page and its console errors.
+async function open(file, viewport = { width: 1280, height: 900 }) {
+  const page = await browser.newPage();
+  await page.setViewport(viewport);
+  const errors = [], requests = [];
+  page.on("console", (m) => { if (m.type() === "error") errors.push(m.text()); });
+  page.on("pageerror", (e) => errors.push(String(e)));
+  await page.setRequestInterception(true);
+  const url = pathToFileURL(file).href;
+  page.on("request", (r) => {
+    if (r.url() === url) return r.continue();
+    requests.push(r.url());
+    return r.abort();
+  });
+  const t0 = Date.now();
+  await page.goto(url, { waitUntil: "load" });
+  await page.waitForSelector("body[data-ready='1']", { timeout: 30000 });
+  return { page, errors, requests, loadMs: Date.now() - t0 };
+}
+
+try {
+  // The MLP step.
+  const { page, errors, requests } = await open(pages.mlp);
+  const data = await page.evaluate(() => JSON.parse(document.getElementById("explorer-data").textContent));
+  const rank = data.ranks[0];
+  const ops = await page.$$eval("#tree .row[data-kind='op']", (rows) => rows.map((r) => [r.dataset.name, r.dataset.phase]));
+  check(ops.length === 43, `the tree holds the step's 43 ops (${ops.length})`);
+  const perPhase = {};
+  for (const [, phase] of ops) perPhase[phase] = (perPhase[phase] || 0) + 1;
+  check(perPhase.forward === 9 && perPhase.backward === 28 && perPhase.optimizer === 6,
+    `ops per phase: forward 9, backward 28, optimizer 6 (${JSON.stringify(perPhase)})`);
+  const rowNames = new Set(await page.$$eval("#tree .row", (rows) => rows.map((r) => r.dataset.name)));
+  const missing = rank.calls.filter((c) => !rowNames.has(c.name)).map((c) => c.name);
+  check(missing.length === 0, `every call's row is in the page after load (missing: ${missing.join(", ")})`);
+  const nodeNames = await page.$$eval("#graph g.node title", (ts) => ts.map((t) => t.textContent.split(" ")[0]));
+  check(rank.nodes.every((n, i) => nodeNames[i] === n.name) && nodeNames.includes("AccumulateGrad"),
+    "every autograd node, AccumulateGrad included, is in the graph");
+  check(nodeNames.length === rank.engine_nodes && nodeNames.length === 11,
+    `the graph's nodes (${nodeNames.length}) are the nodes the engine ran (${rank.engine_nodes})`);
+
+  await page.click("#tree .row[data-name='aten::addmm']");
+  const keys = await page.$eval("#path-keys", (e) => Array.from(e.querySelectorAll(".key"), (k) => k.textContent));
+  check(keys.join(" -> ") === "Autograd -> Python -> CPU", `addmm's path: ${keys.join(" -> ")}`);
+  const node = await page.$eval("#path-node", (e) => e.textContent);
+  check(node.includes("AddmmBackward0"), `addmm's node: ${node}`);
+  const pathText = await page.$eval("#path", (e) => e.textContent);
+  check(pathText.includes("handed to the dispatch mode DebugMode") && pathText.includes("kernel addmm") &&
+    pathText.includes("saved for backward: mat1") && pathText.includes("aten::mm"),
+    "the path names the mode, the kernel, what was saved and the backward ops the node ran");
+  check(await page.$eval("#graph g.node.sel title", (t) => t.textContent.startsWith("AddmmBackward0")),
+    "selecting addmm selects its node in the graph");
+  const highlighted = await page.evaluate(() => {
+    const t = document.querySelector("#tree .row.sel .tid");
+    t.dispatchEvent(new MouseEvent("mouseover", { bubbles: true }));
+    const id = t.dataset.tid;
+    const all = document.querySelectorAll(`[data-tid="${id}"]`);
+    return Array.from(all).every((e) => getComputedStyle(e).backgroundColor !== "rgba(0, 0, 0, 0)") && all.length > 1;
+  });
+  check(highlighted, "hovering a tensor id highlights it everywhere");
+  if (opt.shot) await page.screenshot({ path: opt.shot, clip: { x: 0, y: 0, width: 1280, height: 560 } });
+  await page.screenshot({ path: path.join(out, "explorer-mlp.png"), fullPage: true });
+  check(errors.length === 0, `no console errors (${errors.join("; ")})`);
+  check(requests.length === 0, `the page requested nothing else (${requests.join(", ")})`);
+
+  // Hostile names: shown as text, never run.
+  const h = await open(pages.hostile);
+  const hostile = await h.page.evaluate(() => ({
+    pwned: window.pwned, scripts: document.scripts.length, title: document.title,
+    shown: document.body.textContent.includes("</script><script>window.pwned=1</script>"),
+  }));
+  check(hostile.pwned === undefined && hostile.scripts === 2, "the hostile names ran no script");
+  check(hostile.shown && hostile.title.startsWith("</script>"), "the hostile names are shown as text");
+  check(h.errors.length === 0 && h.requests.length === 0, `hostile page: no errors, no requests (${h.errors})`);
+
+  // Two ranks: a lane each, the all-reduces at one x.
+  const r = await open(pages.ranks);
+  const lanes = await r.page.$$eval("#lanes rect.coll", (rs) => rs.map((e) => [e.dataset.rank, e.getAttribute("x")]));
+  check(lanes.length === 2 && lanes[0][0] !== lanes[1][0] && lanes[0][1] === lanes[1][1],
+    `two ranks' all-reduces line up (${JSON.stringify(lanes)})`);
+  check(r.errors.length === 0, `two-rank page: no console errors (${r.errors})`);
+
+  // A step of about 10,000 ops: every row there, time to first paint measured.
+  const l = await open(pages.long);
+  const long = await l.page.evaluate(() => ({
+    rows: document.querySelectorAll("#tree .row[data-kind='op']").length,
+    paint: (performance.getEntriesByType("paint").find((e) => e.name === "first-contentful-paint") || {}).startTime,
+    build: Number(document.body.dataset.buildMs), timings: document.body.dataset.timings, bytes: document.documentElement.outerHTML.length,
+  }));
+  const t0 = Date.now();
+  await l.page.click("#tree .row[data-kind='op']:nth-child(5000)");
+  await l.page.waitForSelector("#path-keys");
+  const clickMs = Date.now() - t0;
+  check(long.rows >= 10000, `the long page holds ${long.rows} ops`);
+  check(l.errors.length === 0, `long page: no console errors (${l.errors})`);
+  console.log(`long page: ${long.rows} ops, first contentful paint ${long.paint?.toFixed(0)} ms, views built in ` +
+    `${long.build.toFixed(0)} ms ${long.timings}, load event after ${l.loadMs} ms, a selection ${clickMs} ms`);
+} finally {
+  await browser.close();
+}
+process.exit(failures ? 1 : 0);

@@ -1,0 +1,58 @@
+// tracer/explorer/tree.js: the call tree (DebugMode's modules, function calls and ops), every row in
+// the page from the start; collapsing a call hides its rows.
+"use strict";
+X.tree = function (root, rank, ri) {
+  const calls = rank.calls;
+  const kids = calls.map(() => []);
+  calls.forEach((c, i) => { if (c.parent !== null && c.parent !== undefined) kids[c.parent].push(i); });
+  const rows = calls.map((c, i) => {
+    const args = (c.args || []).map(X.tids).join(", ") +
+      (c.kwargs || []).map((kv) => `, ${X.esc(kv[0])}=${X.tids(kv[1])}`).join("");
+    const out = c.output ? ` <span class="out">&rarr; ${X.tids(c.output)}</span>` : "";
+    const flops = c.flops ? ` <span class="ph">${c.flops} FLOPs</span>` : "";
+    const un = c.unrecorded ? " un" : "";
+    const label = c.kind === "module" ? "[nn.Mod] " : "";
+    // The kind's badge and the phase are drawn from data-kind and data-phase (page.css): fewer
+    // elements per row, for a long step's tens of thousands of rows.
+    return `<div class="row${un}" data-call="${i}" data-kind="${X.esc(c.kind)}" data-name="${X.esc(c.name)}" ` +
+      `data-phase="${X.esc(rank.phases[c.phase])}" style="padding-left:${c.depth * 14}px">` +
+      `<span class="tog">${kids[i].length ? "&#9662;" : ""}</span>${label}${X.esc(c.name)}${label ? "" : `(${args})`}${out}${flops}</div>`;
+  });
+  root.innerHTML = rows.join("");
+  const el = root.children;
+  const setHidden = (i, hidden) => {
+    for (const k of kids[i]) {
+      el[k].classList.toggle("hidden", hidden || el[i].dataset.closed === "1");
+      setHidden(k, hidden || el[k].dataset.closed === "1");
+    }
+  };
+  root.addEventListener("click", (e) => {
+    const row = e.target.closest(".row");
+    if (!row) return;
+    const i = Number(row.dataset.call);
+    if (e.target.classList.contains("tog") && kids[i].length) {
+      row.dataset.closed = row.dataset.closed === "1" ? "0" : "1";
+      e.target.innerHTML = row.dataset.closed === "1" ? "&#9656;" : "&#9662;";
+      setHidden(i, row.dataset.closed === "1");
+      return;
+    }
+    X.selectCall(ri, i);
+  });
+  X.on((sel) => {
+    const old = root.querySelector(".row.sel");
+    if (old) old.classList.remove("sel");
+    if (sel.rank !== ri || sel.call === undefined) return;
+    const row = el[sel.call];
+    row.classList.add("sel");
+    for (let p = calls[sel.call].parent; p !== null && p !== undefined; p = calls[p].parent) {
+      if (el[p].dataset.closed === "1") { el[p].dataset.closed = "0"; setHidden(p, false); }
+    }
+    row.classList.remove("hidden");
+    if (!sel.fromTree) row.scrollIntoView({ block: "nearest" });
+  });
+};
+X.selectCall = (ri, i, fromTree) => {
+  const c = X.data.ranks[ri].calls[i];
+  const ids = X.idsIn((c.args || []).join(" ") + " " + (c.output || ""));
+  X.select({ rank: ri, call: i, node: c.node, ids, fromTree });
+};
