@@ -1,6 +1,7 @@
 // tracer/explorer/tree.js: the call tree (DebugMode's modules, function calls and ops), every row in
-// the page from the start; collapsing a call hides its rows.
+// the page from the start; collapsing a call hides its rows. One string, one listener for all rows.
 "use strict";
+X.block = 200;
 X.tree = function (root, rank, ri) {
   const calls = rank.calls;
   const kids = calls.map(() => []);
@@ -18,8 +19,12 @@ X.tree = function (root, rank, ri) {
       `data-phase="${X.esc(rank.phases[c.phase])}" style="padding-left:${c.depth * 14}px">` +
       `<span class="tog">${kids[i].length ? "&#9662;" : ""}</span>${label}${X.esc(c.name)}${label ? "" : `(${args})`}${out}${flops}</div>`;
   });
-  root.innerHTML = rows.join("");
-  const el = root.children;
+  // Rows go in blocks of X.block, each laid out only when it nears the view (page.css: .blk), so
+  // that a long step's first paint styles a screenful of rows, not all of them.
+  let html = "";
+  for (let b = 0; b < rows.length; b += X.block) html += `<div class="blk">${rows.slice(b, b + X.block).join("")}</div>`;
+  root.innerHTML = html;
+  const el = root.querySelectorAll(".row");
   const setHidden = (i, hidden) => {
     for (const k of kids[i]) {
       el[k].classList.toggle("hidden", hidden || el[i].dataset.closed === "1");
