@@ -1,11 +1,8 @@
 // tests/nn/test_mod_tracker_backward.cpp: ModTracker in the backward (Note [A module's backward]):
 // the modules entered and left, in order, for the seed model and a nested one, against the order
 // PyTorch 1.13's engine gives the same tracking (tests/golden/flop_modules_torch.json,
-// scripts/reference/flop_modules_reference.py); is_bw; a forward that throws; nothing left behind;
-// another thread's module calls unseen.
+// scripts/reference/flop_modules_reference.py); is_bw; a forward that throws; nothing left behind.
 #include <doctest/doctest.h>
-
-#include <thread>
 
 #include "autograd/backward.h"
 #include "autograd/graph.h"
@@ -114,20 +111,6 @@ TEST_CASE("ModTracker in backward: a nested model whose input requires grad") {
   CHECK(log == golden_log("nested"));
   tracker.exit();
   CHECK(tracker.parents() == std::set<std::string>{"Global"});
-}
-
-TEST_CASE("ModTracker: a module called on another thread is not seen (Note [A tracker sees its own thread's modules])") {
-  nn::ModTracker tracker;
-  std::vector<std::string> seen;
-  tracker.register_user_hooks([&](nn::Module& m, const Tensor&) { seen.push_back(tracker.fqn(m)); }, nullptr);
-  tracker.enter();
-  auto linear = std::make_shared<nn::Linear>(6, 2);
-  std::thread([&] { (void)(*linear)(randn({3, 6})); }).join();
-  CHECK(seen.empty());
-  CHECK(tracker.parents() == std::set<std::string>{"Global"});
-  (void)(*linear)(randn({3, 6}));
-  CHECK(seen == std::vector<std::string>{"Linear"});
-  tracker.exit();
 }
 
 TEST_CASE("ModTracker: a module whose forward throws leaves the tracker and every hook as they were") {
