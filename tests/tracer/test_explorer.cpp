@@ -151,7 +151,8 @@ TEST_CASE("strata-trace --html: the fake step runs Meta kernels; with ranks, a r
            {{"--html", "p.html", "--debug"}, "--debug: not with --html"},
            {{"--html", "p.html", "--json-out", "x"}, "--json-out: not with --html"},
            {{"--html", "p.html", "--world-size", "2", "--fake"}, "--fake --world-size: not with --html"},
-           {{"--html", "p.html", "--world-size", "2", "--tp", "2", "--fake"}, "--fake --world-size: not with --html"}}) {
+           {{"--html", "p.html", "--world-size", "2", "--tp", "2", "--fake"},
+            "--fake --world-size: not with --html"}}) {
     INFO(c.second);
     CHECK_THROWS_WITH_AS(parse_trace_args(c.first), doctest::Contains(c.second.c_str()), Error);
   }

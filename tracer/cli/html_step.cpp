@@ -54,7 +54,8 @@ std::vector<nlohmann::ordered_json> record_tensor_parallel_ranks(const MlpConfig
     const auto r = static_cast<std::size_t>(rank);
     return PhasedMode{nullptr,
                       [&, r, rank](const std::string& phase) {
-                        if (!recorders[r]) recorders[r].emplace(ExplorerOptions{.phase = phase, .profile = false, .rank = rank});
+                        if (!recorders[r]) recorders[r].emplace(ExplorerOptions{.phase = phase, .profile = false,
+                                                                                .rank = rank});
                         else recorders[r]->set_phase(phase);
                       },
                       [&, r] {
