@@ -103,7 +103,12 @@ try {
     t.dispatchEvent(new MouseEvent("mouseover", { bubbles: true }));
     const id = t.dataset.tid;
     const all = document.querySelectorAll(`[data-tid="${id}"]`);
-    return Array.from(all).every((e) => getComputedStyle(e).backgroundColor !== "rgba(0, 0, 0, 0)") && all.length > 1;
+    // Tree rows show their ids as plain text until needed (tree.js): every row that shows this id
+    // has it as a highlighted span now.
+    const rows = Array.from(document.querySelectorAll("#tree .row")).filter((r) => new RegExp(`\\bt\\$${id}\\b`).test(r.textContent));
+    const spanRows = new Set(Array.from(document.querySelectorAll(`#tree [data-tid="${id}"]`), (e) => e.closest(".row")));
+    return Array.from(all).every((e) => getComputedStyle(e).backgroundColor !== "rgba(0, 0, 0, 0)") && all.length > 1 &&
+      rows.length > 1 && spanRows.size === rows.length;
   });
   check(highlighted, "hovering a tensor id highlights it everywhere");
   if (opt.shot) await page.screenshot({ path: opt.shot, clip: { x: 0, y: 0, width: 1280, height: 560 } });
