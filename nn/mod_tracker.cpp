@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cstdint>
 #include <map>
+#include <thread>
 #include <unordered_map>
 #include <unordered_set>
 #include <vector>
@@ -14,7 +15,13 @@
 
 namespace strata::nn {
 
+// Note [A tracker sees its own thread's modules]
+// The module hooks are global (every thread's calls: nn/module_hooks.h), but a tracker's state is
+// one thread's: where thread ranks each run a model under their own tracker (a DebugMode per rank,
+// strata-trace --html --world-size), a call on another thread would enter this tracker's running set
+// and race its user hooks. So the hooks skip calls from threads other than the one that entered.
 struct ModTracker::State {
+  std::thread::id thread;  // the thread that entered the tracker
   std::unordered_map<const Module*, std::string> known;
   std::unordered_set<const Module*> seen;
   std::map<std::string, int> active;  // name -> how many calls (forward or backward) of it are open
@@ -102,8 +109,10 @@ ModTracker::ModTracker() : state_(std::make_shared<State>()) {}
 void ModTracker::enter() {
   STRATA_CHECK(!entered_, "ModTracker: already entered");
   // The module hooks live while the tracker is entered; the tracker is not movable, so they hold `this`.
+  state_->thread = std::this_thread::get_id();
   pre_handle_ = register_module_forward_pre_hook([this](Module& module, const Tensor& input) -> std::optional<Tensor> {
     State& s = *state_;
+    if (std::this_thread::get_id() != s.thread) return std::nullopt;
     const std::string name = fqn(module);  // a copy: the user hook may name other modules
     s.enter(name);
     s.calls.push_back({&module, 0});
@@ -124,6 +133,7 @@ void ModTracker::enter() {
   post_handle_ = register_module_forward_hook(
       [this](Module& module, const Tensor& input, const Tensor& output) -> std::optional<Tensor> {
         State& s = *state_;
+        if (std::this_thread::get_id() != s.thread) return std::nullopt;
         const std::string name = fqn(module);
         // Leave the running set and close the call even if the user hook throws: the set must match
         // the calls in flight. A call that threw, or whose output needs no gradient (no backward can

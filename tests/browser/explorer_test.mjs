@@ -1,7 +1,7 @@
 // tests/browser/explorer_test.mjs: the explorer page in a real browser. Debian's chromium, headless,
 // driven through the DevTools protocol by puppeteer-core (pinned in package-lock.json; it downloads no
-// browser). Loads from file:// the MLP step's page (strata-trace --html), a page with hostile names and a
-// page of about 10,000 ops, and checks what a learner sees: the tree's 43 ops with their phases, addmm's
+// browser). Loads from file:// the MLP step's page (strata-trace --html), its pages on 2 ranks and on a
+// (2, 2) tensor-parallel mesh, a page with hostile names and a page of about 10,000 ops, and checks what a learner sees: the tree's 43 ops with their phases, addmm's
 // path Autograd -> Python -> CPU and its node AddmmBackward0, the graph's nodes (as many as the engine
 // ran), no console error, no request for anything but the page, no injected script. Prints the long
 // page's time to first paint (not asserted: tests never assert timings). Exit 77 (meson's skip) when the
@@ -34,10 +34,11 @@ const check = (ok, what) => {
 };
 
 const out = path.resolve(opt.out);
-const pages = { mlp: path.join(out, "mlp.html"), ranks: path.join(out, "ranks.html"), hostile: path.join(out, "hostile.html"),
+const pages = { mlp: path.join(out, "mlp.html"), ranks: path.join(out, "ranks.html"), mesh: path.join(out, "mesh.html"), hostile: path.join(out, "hostile.html"),
   long: path.join(out, "long.html") };
 execFileSync(opt.trace, ["--html", pages.mlp], { stdio: "inherit" });
 execFileSync(opt.trace, ["--html", pages.ranks, "--world-size", "2"], { stdio: "inherit" });
+execFileSync(opt.trace, ["--html", pages.mesh, "--world-size", "4", "--mesh", "2,2"], { stdio: "inherit" });
 execFileSync(opt.pages, [out], { stdio: "inherit" });
 
 const browser = await puppeteer.launch({
@@ -102,7 +103,12 @@ try {
     t.dispatchEvent(new MouseEvent("mouseover", { bubbles: true }));
     const id = t.dataset.tid;
     const all = document.querySelectorAll(`[data-tid="${id}"]`);
-    return Array.from(all).every((e) => getComputedStyle(e).backgroundColor !== "rgba(0, 0, 0, 0)") && all.length > 1;
+    // Tree rows show their ids as plain text until needed (tree.js): every row that shows this id
+    // has it as a highlighted span now.
+    const rows = Array.from(document.querySelectorAll("#tree .row")).filter((r) => new RegExp(`\\bt\\$${id}\\b`).test(r.textContent));
+    const spanRows = new Set(Array.from(document.querySelectorAll(`#tree [data-tid="${id}"]`), (e) => e.closest(".row")));
+    return Array.from(all).every((e) => getComputedStyle(e).backgroundColor !== "rgba(0, 0, 0, 0)") && all.length > 1 &&
+      rows.length > 1 && spanRows.size === rows.length;
   });
   check(highlighted, "hovering a tensor id highlights it everywhere");
   if (opt.shot) await page.screenshot({ path: opt.shot, clip: { x: 0, y: 0, width: 1280, height: 560 } });
@@ -127,18 +133,34 @@ try {
     `two ranks' all-reduces line up (${JSON.stringify(lanes)})`);
   check(r.errors.length === 0, `two-rank page: no console errors (${r.errors})`);
 
+  // A (2, 2) mesh, tensor-parallel: four lanes, each rank's functional collectives at the same x's.
+  const m = await open(pages.mesh);
+  const meshLanes = await m.page.$$eval("#lanes rect.coll", (rs) => {
+    const by = {};
+    for (const e of rs) (by[e.dataset.rank] = by[e.dataset.rank] || []).push(e.getAttribute("x"));
+    return Object.values(by).map((xs) => xs.join(" "));
+  });
+  check(meshLanes.length === 4 && meshLanes[0].length > 0 && meshLanes.every((xs) => xs === meshLanes[0]),
+    `four tensor-parallel ranks' collectives line up (${meshLanes[0]})`);
+  check(m.errors.length === 0, `mesh page: no console errors (${m.errors})`);
+
   // A step of about 10,000 ops: every row there, time to first paint measured.
   const l = await open(pages.long);
   const long = await l.page.evaluate(() => ({
     rows: document.querySelectorAll("#tree .row[data-kind='op']").length,
+    nodes: X.data.ranks[0].nodes.length, names: document.querySelectorAll(".node-names li").length,
+    call: document.querySelectorAll("#tree .row[data-kind='op']")[4999].dataset.call,
     paint: (performance.getEntriesByType("paint").find((e) => e.name === "first-contentful-paint") || {}).startTime,
     build: Number(document.body.dataset.buildMs), timings: document.body.dataset.timings, bytes: document.documentElement.outerHTML.length,
   }));
   const t0 = Date.now();
-  await l.page.click("#tree .row[data-kind='op']:nth-child(5000)");
+  // Clicked in the page: puppeteer's click aims at the row's box before the block it scrolls into
+  // view is laid out (content-visibility), so it can land on a neighbouring row.
+  await l.page.evaluate((c) => document.querySelector(`#tree .row[data-call='${c}']`).click(), long.call);
   await l.page.waitForSelector("#path-keys");
   const clickMs = Date.now() - t0;
   check(long.rows >= 10000, `the long page holds ${long.rows} ops`);
+  check(long.nodes > 5000 && long.names === long.nodes, `the long page names its ${long.nodes} nodes before the graph is drawn`);
   check(l.errors.length === 0, `long page: no console errors (${l.errors})`);
   console.log(`long page: ${long.rows} ops, first contentful paint ${long.paint?.toFixed(0)} ms, views built in ` +
     `${long.build.toFixed(0)} ms ${long.timings}, load event after ${l.loadMs} ms, a selection ${clickMs} ms`);

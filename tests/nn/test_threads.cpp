@@ -1,9 +1,12 @@
 // tests/nn/test_threads.cpp: models on several threads at once: independent training, each thread
 // its own model, gives what the same training gives run serially, bit for bit; one model shared for
-// no-grad inference (NoGradGuard or InferenceMode) gives every thread the serial result. Suite
+// no-grad inference (NoGradGuard or InferenceMode) gives every thread the serial result; a ModTracker
+// sees only its own thread's module calls. Suite
 // "threads": scripts/tsan runs these under ThreadSanitizer.
 #include <doctest/doctest.h>
 
+#include <set>
+#include <string>
 #include <thread>
 #include <type_traits>
 #include <vector>
@@ -13,6 +16,7 @@
 #include "core/inference_mode.h"
 #include "nn/functional.h"
 #include "nn/layers.h"
+#include "nn/mod_tracker.h"
 #include "ops/functions.h"
 #include "optim/sgd.h"
 
@@ -123,6 +127,23 @@ TEST_CASE("one model shared by several threads for no-grad inference gives each 
 TEST_CASE("one model shared by several threads under InferenceMode gives each the serial result" *
           doctest::test_suite("threads")) {
   check_shared_inference<InferenceMode>();
+}
+
+TEST_CASE("a ModTracker sees only its own thread's module calls (Note [A tracker sees its own thread's modules])" *
+          doctest::test_suite("threads")) {
+  nn::ModTracker tracker;
+  std::vector<std::string> seen;
+  tracker.register_user_hooks([&](nn::Module& m, const Tensor&) { seen.push_back(tracker.fqn(m)); }, nullptr);
+  tracker.enter();
+  auto mine = std::make_shared<nn::Linear>(6, 2), theirs = std::make_shared<nn::Linear>(6, 2);
+  std::thread other([&] {
+    for (int i = 0; i < 20; ++i) (void)(*theirs)(randn({3, 6}));
+  });
+  for (int i = 0; i < 20; ++i) (void)(*mine)(randn({3, 6}));
+  other.join();
+  CHECK(seen == std::vector<std::string>(20, "Linear"));
+  CHECK(tracker.parents() == std::set<std::string>{"Global"});
+  tracker.exit();
 }
 
 }  // namespace test_threads

@@ -151,10 +151,34 @@ TEST_CASE("strata-trace --html: the fake step runs Meta kernels; with ranks, a r
            {{"--html", "p.html", "--debug"}, "--debug: not with --html"},
            {{"--html", "p.html", "--json-out", "x"}, "--json-out: not with --html"},
            {{"--html", "p.html", "--world-size", "2", "--fake"}, "--fake --world-size: not with --html"},
-           {{"--html", "p.html", "--world-size", "2", "--tp", "2"}, "--tp: not with --html"}}) {
+           {{"--html", "p.html", "--world-size", "2", "--tp", "2", "--fake"},
+            "--fake --world-size: not with --html"}}) {
     INFO(c.second);
     CHECK_THROWS_WITH_AS(parse_trace_args(c.first), doctest::Contains(c.second.c_str()), Error);
   }
+}
+
+TEST_CASE("strata-trace --html --tp: the tensor-parallel step, a record per rank, collectives alike") {
+  CHECK(parse_trace_args({"--html", "p.html", "--world-size", "2", "--tp", "2"}).config.tp == 2);
+  CHECK(parse_trace_args({"--html", "p.html", "--world-size", "4", "--mesh", "2,2"}).config.tp == 2);
+  MlpConfig mesh;
+  mesh.world_size = 4;
+  mesh.tp = 2;
+  const json data = page_data(html_step(mesh, /*fake=*/false));
+  CHECK(data["title"].get<std::string>().find("mesh 2 x 2, tensor-parallel") != std::string::npos);
+  const json& ranks = data["ranks"];
+  REQUIRE(ranks.size() == 4);
+  std::vector<std::vector<std::string>> collectives(4);
+  for (std::size_t r = 0; r < 4; ++r) {
+    CHECK(ranks[r]["rank"] == r);
+    CHECK_FALSE(ranks[r]["nodes"].empty());
+    for (const json& c : ranks[r]["calls"]) {
+      const std::string name = c["name"];
+      if (c["kind"] == "op" && name.find("c10d") != std::string::npos) collectives[r].push_back(name);
+    }
+  }
+  CHECK_FALSE(collectives[0].empty());  // the Rowwise layer's all-reduce, the dp gradient average
+  for (std::size_t r = 1; r < 4; ++r) CHECK(collectives[r] == collectives[0]);  // the page lines them up
 }
 
 TEST_CASE("an ExplorerRecorder finishes once") {

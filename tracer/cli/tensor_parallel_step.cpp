@@ -1,6 +1,8 @@
 // tracer/cli/tensor_parallel_step.cpp: the MLP step on a (dp, tp) mesh (Note [The tensor-parallel step]).
 #include "tracer/cli/tensor_parallel_step.h"
 
+#include <optional>
+
 #include "autograd/backward.h"
 #include "autograd/grad_mode.h"
 #include "core/generator.h"
@@ -26,25 +28,40 @@ distributed::DeviceMesh make_mesh(const MlpConfig& c) {
   return distributed::init_device_mesh({data_parallel_size(c), c.tp}, {"dp", "tp"});
 }
 
-// One rank's step on `model` (parallelized here), counted by `counter`; its logits (this dp row's).
+// One rank's step on `model` (parallelized here), under `phases` (a counter, or the explorer's
+// recorder); its logits (this dp row's).
 Tensor rank_step(const MlpConfig& c, nn::Module& model, const distributed::DeviceMesh& mesh, const Tensor& x,
-                 const Tensor& y, OpCounter& counter, Tensor& loss) {
+                 const Tensor& y, const PhasedMode& phases, Tensor& loss) {
   distributed::parallelize_module(model, mesh.slice("tp"), distributed::alternating_linear_plan(model));
   const std::int64_t share = c.batch / data_parallel_size(c), row = (*mesh.get_coordinate())[0];
   const Tensor xs = narrow(x, 0, row * share, share), ys = narrow(y, 0, row * share, share);
   optim::SGD opt(model.parameters(), {.lr = c.lr});
   Tensor out;
   {
-    const ModeGuard counting(counter);
+    std::optional<ModeGuard> mode;
+    if (phases.mode) mode.emplace(*phases.mode);
+    phases.phase("forward");
     out = model(xs);
     loss = nn::functional::cross_entropy(out, ys);
-    counter.set_phase("backward");
+    phases.phase("backward");
     backward(loss);
     if (data_parallel_size(c) > 1) distributed::average_gradients(model, mesh, 0);
-    counter.set_phase("optimizer");
+    phases.phase("optimizer");
     opt.step();
+    phases.end();
   }
   return detach(out);
+}
+
+// Made on this thread (the default generator is shared by the ranks' threads); every rank shards
+// the same model, the single-process one.
+std::vector<std::shared_ptr<nn::Sequential>> rank_models(const MlpConfig& c) {
+  std::vector<std::shared_ptr<nn::Sequential>> models;
+  for (int r = 0; r < c.world_size; ++r) {
+    manual_seed(c.seed);
+    models.push_back(nn::make_mlp(c.sizes));
+  }
+  return models;
 }
 
 }  // namespace
@@ -68,18 +85,13 @@ TracedStep tensor_parallel_step(const MlpConfig& c) {
   check_tensor_parallel(c);
   TracedStep t;
   std::tie(t.step.x, t.step.y) = make_batch(c);
-  // Made on this thread (the default generator is shared by the ranks' threads); every rank shards
-  // the same model, the single-process one.
-  std::vector<std::shared_ptr<nn::Sequential>> models;
-  for (int r = 0; r < c.world_size; ++r) {
-    manual_seed(c.seed);
-    models.push_back(nn::make_mlp(c.sizes));
-  }
+  const std::vector<std::shared_ptr<nn::Sequential>> models = rank_models(c);
   distributed::run_spmd(c.world_size, [&](int rank) {
     const distributed::DeviceMesh mesh = make_mesh(c);
     OpCounter counter;
     Tensor loss;
-    const Tensor out = rank_step(c, *models[static_cast<std::size_t>(rank)], mesh, t.step.x, t.step.y, counter, loss);
+    const Tensor out = rank_step(c, *models[static_cast<std::size_t>(rank)], mesh, t.step.x, t.step.y,
+                                 PhasedMode::of(counter), loss);
     const std::int64_t dp = data_parallel_size(c);
     // Every dp row's logits in order (a collective: every rank takes part), and the parameters whole.
     const Tensor logits =
@@ -99,6 +111,16 @@ TracedStep tensor_parallel_step(const MlpConfig& c) {
   return t;
 }
 
+void run_tensor_parallel(const MlpConfig& c, const std::function<PhasedMode(int rank)>& phases_of) {
+  check_tensor_parallel(c);
+  const auto [x, y] = make_batch(c);
+  const std::vector<std::shared_ptr<nn::Sequential>> models = rank_models(c);
+  distributed::run_spmd(c.world_size, [&](int rank) {
+    Tensor loss;
+    rank_step(c, *models[static_cast<std::size_t>(rank)], make_mesh(c), x, y, phases_of(rank), loss);
+  });
+}
+
 TracedStep fake_tensor_parallel_step(const MlpConfig& c, int rank) {
   check_tensor_parallel(c);
   STRATA_CHECK(rank >= 0 && rank < c.world_size, "--rank: expected a rank below --world-size (", c.world_size,
@@ -110,7 +132,7 @@ TracedStep fake_tensor_parallel_step(const MlpConfig& c, int rank) {
   manual_seed(c.seed);
   const std::shared_ptr<nn::Sequential> model = nn::make_mlp(c.sizes);
   std::tie(t.step.x, t.step.y) = make_batch(c);
-  t.step.logits = rank_step(c, *model, make_mesh(c), t.step.x, t.step.y, t.counter, t.step.loss);
+  t.step.logits = rank_step(c, *model, make_mesh(c), t.step.x, t.step.y, PhasedMode::of(t.counter), t.step.loss);
   t.step.loss = detach(t.step.loss);
   for (const Tensor& p : model->parameters()) t.step.params_after.push_back(detach(p));
   return t;

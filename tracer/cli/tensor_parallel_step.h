@@ -3,6 +3,8 @@
 // per process under mpirun, or one fake rank of it with --fake.
 #pragma once
 
+#include <functional>
+
 #include "mlp_experiment.h"
 
 namespace strata::tracer {
@@ -27,6 +29,10 @@ void check_tensor_parallel(const MlpConfig& config);
 // The step on config.world_size ranks (run_spmd: threads, or this process's rank under MPI): rank
 // 0's counter, the whole batch's logits, rank 0's loss, and its parameters after the step, whole.
 TracedStep tensor_parallel_step(const MlpConfig& config);
+
+// The step on config.world_size thread ranks, rank r's under phases_of(r) (called on its thread):
+// the explorer's page of every rank (html_step.h).
+void run_tensor_parallel(const MlpConfig& config, const std::function<PhasedMode(int rank)>& phases_of);
 
 // Rank `rank`'s step alone on the fake process group under FakeTensorMode (Note [One fake rank of a
 // large world]): its counter and its fake (shapes only) logits, loss and parameters.

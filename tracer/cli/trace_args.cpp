@@ -171,16 +171,15 @@ const Entry* find_flag(const Entry (&table)[N], std::string_view flag) {
 }
 
 // --tp and --mesh: the tensor-parallel size into config.tp, the mesh agreeing with --world-size, and
-// only for the report (Note [The tensor-parallel step]).
+// only for the report and --html (Note [The tensor-parallel step]).
 void check_mesh(TraceOptions& o) {
   if (!o.tp && !o.mesh) return;
   const char* const flag = o.mesh ? "--mesh" : "--tp";
   STRATA_CHECK(o.world_size_given, flag, ": only with --world-size (the ranks the mesh lays out)");
   for (const std::pair<bool, const char*>& other :
        {std::pair{o.debug, "--debug"}, std::pair{o.trace, "--trace"}, std::pair{o.flops, "--flops"},
-        std::pair{o.explain, "--explain"}, std::pair{o.profile || o.graph, o.profile ? "--profile" : "--graph"},
-        std::pair{o.html.has_value(), "--html"}})
-    STRATA_CHECK(!other.first, flag, ": not with ", other.second, " (the tensor-parallel step runs in the report only)");
+        std::pair{o.explain, "--explain"}, std::pair{o.profile || o.graph, o.profile ? "--profile" : "--graph"}})
+    STRATA_CHECK(!other.first, flag, ": not with ", other.second, " (the tensor-parallel step runs in the report and --html only)");
   if (o.mesh) {
     const std::int64_t d = o.mesh->first, t = o.mesh->second;
     STRATA_CHECK(mul_sat(d, t) == o.config.world_size, "--mesh: ", d, " x ", t, " = ", count_text(mul_sat(d, t)),

@@ -16,6 +16,7 @@ X.select = (sel) => { X.current = sel; for (const fn of X.listeners) fn(sel); };
 X.hlStyle = document.createElement("style");
 document.head.appendChild(X.hlStyle);
 X.highlight = (ids, color) => {
+  for (const up of X.upgraders || []) up(ids);
   X.hlStyle.textContent = ids.length ? ids.map((i) => `[data-tid="${i}"]`).join(",") + `{background:${color || "#ffd98a"};}` : "";
 };
 document.addEventListener("mouseover", (e) => {

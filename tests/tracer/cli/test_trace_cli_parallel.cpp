@@ -122,9 +122,9 @@ TEST_CASE("--tp and --mesh: what is refused") {
       {{"--world-size", "4", "--tp", "4", "--sizes", "16,32,32,6"},
        "--tp: the tensor-parallel size (4) must divide the width 6 (--sizes entry 3, the output features of layer 2, "
        "which ColwiseParallel shards; with an odd number of layers the last is Colwise)"},
-      {{"--debug", "--world-size", "2", "--tp", "2"}, "--tp: not with --debug (the tensor-parallel step runs in the report only)"},
+      {{"--debug", "--world-size", "2", "--tp", "2"}, "--tp: not with --debug (the tensor-parallel step runs in the report and --html only)"},
       {{"--trace", "--world-size", "2", "--mesh", "1,2"},
-       "--mesh: not with --trace (the tensor-parallel step runs in the report only)"},
+       "--mesh: not with --trace (the tensor-parallel step runs in the report and --html only)"},
   });
 }
 
