@@ -4,7 +4,7 @@
 
 #include <cstddef>
 
-#include "core/interpose/interposer.h"
+#include "interposer.h"
 
 namespace strata {
 
