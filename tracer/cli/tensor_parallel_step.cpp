@@ -113,11 +113,12 @@ TracedStep tensor_parallel_step(const MlpConfig& c) {
 
 void run_tensor_parallel(const MlpConfig& c, const std::function<PhasedMode(int rank)>& phases_of) {
   check_tensor_parallel(c);
-  const auto [x, y] = make_batch(c);
+  const std::pair<Tensor, Tensor> batch = make_batch(c);  // not a structured binding: clang 14 can't capture one
   const std::vector<std::shared_ptr<nn::Sequential>> models = rank_models(c);
   distributed::run_spmd(c.world_size, [&](int rank) {
     Tensor loss;
-    rank_step(c, *models[static_cast<std::size_t>(rank)], make_mesh(c), x, y, phases_of(rank), loss);
+    rank_step(c, *models[static_cast<std::size_t>(rank)], make_mesh(c), batch.first, batch.second, phases_of(rank),
+              loss);
   });
 }
 
