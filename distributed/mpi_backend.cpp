@@ -105,8 +105,13 @@ class MPIGroup final : public ProcessGroup {
     return group;
   }
 
-  // Note [Splitting a group]: MPI_Comm_split, which every rank of this group joins.
+  // Note [Splitting a group]: MPI_Comm_split, which every rank of this group joins. Under DETAIL a
+  // collective issued before the split may still be held back for its exchange; each rank starts
+  // those first, so every rank calls MPI on comm_ in issue order (else MPI sees the collectives and
+  // the split in different orders on different ranks and fails the split).
   std::shared_ptr<ProcessGroup> make_subgroup(const std::vector<int>& members, const std::string& name, int index) override {
+    while (checks_->advance(true)) {  // Note [DETAIL checks without blocking]
+    }
     const int key = members.empty() ? 0 : static_cast<int>(std::find(members.begin(), members.end(), rank()) - members.begin());
     MPI_Comm sub = MPI_COMM_NULL;
     check_mpi(MPI_Comm_split(comm_, index < 0 ? MPI_UNDEFINED : index, key, &sub), "MPI_Comm_split");
