@@ -3,6 +3,7 @@
 #include "tracer/explorer.h"
 
 #include "explorer_assets.h"
+#include "tracer/explorer_data.h"
 #include "io/atomic_file.h"
 
 namespace strata::tracer {
@@ -53,8 +54,7 @@ std::string html_text(std::string_view text) {
 }  // namespace
 
 std::string explorer_html(const std::vector<nlohmann::ordered_json>& ranks, std::string_view title) {
-  const nlohmann::ordered_json data = {{"schema", "strata.explorer"}, {"version", 1}, {"title", std::string(title)},
-                                       {"ranks", ranks}};
+  const nlohmann::ordered_json data = detail::encode_page_data(ranks, std::string(title));
   std::string page;
   page += "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n<title>";
   page += html_text(title);

@@ -9,7 +9,7 @@
 //   node explorer_test.mjs --chromium PATH --trace STRATA_TRACE --pages EXPLORER_PAGES --out DIR [--shot PNG]
 // --shot PNG: the MLP page with addmm selected, its top 1280 x 560 pixels (docs/explorer-addmm.png).
 import { execFileSync } from "node:child_process";
-import { existsSync } from "node:fs";
+import { existsSync, readFileSync } from "node:fs";
 import { pathToFileURL } from "node:url";
 import path from "node:path";
 
@@ -67,11 +67,30 @@ async function open(file, viewport = { width: 1280, height: 900 }) {
   return { page, errors, requests, loadMs: Date.now() - t0 };
 }
 
+// JSON with every object's keys in order: equal facts give equal text.
+const canonical = (v) => JSON.stringify(v, (k, x) => (x && typeof x === "object" && !Array.isArray(x)
+  ? Object.fromEntries(Object.keys(x).sort().map((key) => [key, x[key]])) : x));
+// The page's data as its script decoded it (data.js) equals the record explorer_pages wrote beside it.
+async function decodedIsRecord(page, file, what) {
+  const record = JSON.parse(readFileSync(file, "utf8"));
+  const decoded = await page.evaluate(() => {
+    const r = X.data.ranks[0];
+    return { calls: r.calls, nodes: r.nodes, steps: X.steps(r).map((s) => [s.op, s.args, s.keys, s.key, s.handler, s.parent,
+      s.notes]), timeline: X.events(r).map((e) => [e.name, e.kind, e.start, e.dur, e.parent]) };
+  });
+  const steps = record.steps.map((s) => [...s.slice(0, 6), s[6]]);
+  const same = ["calls", "nodes", "timeline"].filter((k) => canonical(decoded[k]) !== canonical(record[k]));
+  if (canonical(decoded.steps) !== canonical(steps)) same.push("steps");
+  check(same.length === 0 && record.calls.length > 0, `${what}: the page's decoded data is the record (differs: ${same.join(", ")})`);
+}
+
 try {
   // The MLP step.
   const { page, errors, requests } = await open(pages.mlp);
-  const data = await page.evaluate(() => JSON.parse(document.getElementById("explorer-data").textContent));
-  const rank = data.ranks[0];
+  const rank = await page.evaluate(() => {
+    const r = X.data.ranks[0];
+    return { calls: r.calls, nodes: r.nodes, engine_nodes: r.engine_nodes };
+  });
   const ops = await page.$$eval("#tree .row[data-kind='op']", (rows) => rows.map((r) => [r.dataset.name, r.dataset.phase]));
   check(ops.length === 43, `the tree holds the step's 43 ops (${ops.length})`);
   const perPhase = {};
@@ -125,6 +144,7 @@ try {
   check(hostile.pwned === undefined && hostile.scripts === 2, "the hostile names ran no script");
   check(hostile.shown && hostile.title.startsWith("</script>"), "the hostile names are shown as text");
   check(h.errors.length === 0 && h.requests.length === 0, `hostile page: no errors, no requests (${h.errors})`);
+  await decodedIsRecord(h.page, path.join(out, "hostile.json"), "hostile page");
 
   // Two ranks: a lane each, the all-reduces at one x.
   const r = await open(pages.ranks);
@@ -162,6 +182,7 @@ try {
   check(long.rows >= 10000, `the long page holds ${long.rows} ops`);
   check(long.nodes > 5000 && long.names === long.nodes, `the long page names its ${long.nodes} nodes before the graph is drawn`);
   check(l.errors.length === 0, `long page: no console errors (${l.errors})`);
+  await decodedIsRecord(l.page, path.join(out, "long.json"), "long page");
   console.log(`long page: ${long.rows} ops, first contentful paint ${long.paint?.toFixed(0)} ms, views built in ` +
     `${long.build.toFixed(0)} ms ${long.timings}, load event after ${l.loadMs} ms, a selection ${clickMs} ms`);
 } finally {
