@@ -10,11 +10,16 @@ X.tids = (s) => X.esc(s).replace(/\b([a-z]*t)\$(\d+)/g, (m, p, id) => `<span cla
 X.idsIn = (s) => Array.from(String(s).matchAll(/\b[a-z]*t\$(\d+)/g), (m) => m[1]);
 X.listeners = [];
 X.on = (fn) => X.listeners.push(fn);
-X.select = (sel) => { X.current = sel; for (const fn of X.listeners) fn(sel); };
+X.select = (sel) => {
+  X.completeTree();
+  X.current = sel;
+  for (const fn of X.listeners) fn(sel);
+};
 // Highlighting a tensor everywhere is one style rule, whatever the page's size.
 X.hlStyle = document.createElement("style");
 document.head.appendChild(X.hlStyle);
 X.highlight = (ids, color) => {
+  X.completeTree();
   for (const up of X.upgraders || []) up(ids);
   X.hlStyle.textContent = ids.length ? ids.map((i) => `[data-tid="${i}"]`).join(",") + `{background:${color || "#ffd98a"};}` : "";
 };
