@@ -110,6 +110,26 @@ try {
   check(nodeNames.length === rank.engine_nodes && nodeNames.length === 11,
     `the graph's nodes (${nodeNames.length}) are the nodes the engine ran (${rank.engine_nodes})`);
 
+  // Folding the first module hides its rows, which stay in the page; unfolding shows them again.
+  const fold = await page.evaluate(() => {
+    const rows = () => Array.from(document.querySelectorAll("#tree .row"));
+    const row = document.querySelector("#tree .row[data-kind='module']"), calls = X.data.ranks[0].calls;
+    const inside = (i) => { for (let p = calls[i].parent; p !== null; p = calls[p].parent) if (p === Number(row.dataset.call)) return true; return false; };
+    row.querySelector(".tog").click();
+    const hidden = rows().filter((r) => r.classList.contains("hidden")).map((r) => Number(r.dataset.call));
+    row.querySelector(".tog").click();
+    return { folded: hidden.length, expected: calls.filter((c, i) => inside(i)).length, exact: hidden.every(inside),
+      all: rows().length, after: rows().filter((r) => r.classList.contains("hidden")).length };
+  });
+  check(fold.folded === fold.expected && fold.folded > 0 && fold.exact && fold.all === rank.calls.length && fold.after === 0,
+    `folding the first module hides its ${fold.folded} rows, kept in the page (${fold.all}), unfolding shows them`);
+  // A row as first drawn from the columns reads as the row drawn from the call (with id spans).
+  const drawnAlike = await page.evaluate(() => {
+    const rows = Array.from(document.querySelectorAll("#tree .row")), before = rows.map((r) => r.textContent);
+    for (const r of rows) r.dispatchEvent(new MouseEvent("mouseover", { bubbles: true }));  // each row redrawn
+    return rows.every((r, i) => r.dataset.up === "1" && r.textContent === before[i]);
+  });
+  check(drawnAlike, "every row drawn from the data's columns reads as it does redrawn from its call");
   await page.click("#tree .row[data-name='aten::addmm']");
   const keys = await page.$eval("#path-keys", (e) => Array.from(e.querySelectorAll(".key"), (k) => k.textContent));
   check(keys.join(" -> ") === "Autograd -> Python -> CPU", `addmm's path: ${keys.join(" -> ")}`);

@@ -111,6 +111,7 @@ X.tree = function (root, rank, ri) {
   root.addEventListener("click", (e) => {
     const row = e.target.closest(".row");
     if (!row) return;
+    X.completeTree();  // a fold reaches rows the second script draws
     const i = Number(row.dataset.call);
     if (e.target.classList.contains("tog") && hasKids[i]) {
       row.dataset.closed = row.dataset.closed === "1" ? "0" : "1";
