@@ -50,20 +50,20 @@ json encode_calls(const json& calls, Strings& str) {
        output = json::array(), phase = json::array(), step = json::array(), flops = json::array(),
        ran_by = json::array(), kwargs = json::array(), unrecorded = json::array();
   for (std::size_t i = 0; i < calls.size(); ++i) {
-    const json& c = calls[i];
-    kind.push_back(str(c["kind"].get<std::string>()));
-    name.push_back(str(c["name"].get<std::string>()));
-    up.push_back(up_of(c["parent"], i));
-    depth.push_back(c["depth"]);
-    args.push_back(str.ids(c["args"]));
-    output.push_back(c.contains("output") ? json(str(c["output"].get<std::string>())) : json(-1));
-    phase.push_back(c["phase"]);
+    const json& c = calls.at(i);
+    kind.push_back(str(c.at("kind").get<std::string>()));
+    name.push_back(str(c.at("name").get<std::string>()));
+    up.push_back(up_of(c.at("parent"), i));
+    depth.push_back(c.at("depth"));
+    args.push_back(str.ids(c.at("args")));
+    output.push_back(c.contains("output") ? json(str(c.at("output").get<std::string>())) : json(-1));
+    phase.push_back(c.at("phase"));
     step.push_back(or_minus_one(c, "step"));
     flops.push_back(or_minus_one(c, "flops"));
     ran_by.push_back(or_minus_one(c, "ran_by"));
     if (c.contains("kwargs")) {
       json kv = json::array();
-      for (const json& pair : c["kwargs"]) kv.push_back(str.ids(pair));
+      for (const json& pair : c.at("kwargs")) kv.push_back(str.ids(pair));
       kwargs.push_back({i, kv});
     }
     if (c.contains("unrecorded")) unrecorded.push_back(i);
@@ -99,14 +99,14 @@ json encode_steps(const json& steps, Strings& str) {
   json kinds = json::array(), kind = json::array(), up = json::array();
   std::unordered_map<std::string, std::size_t> kind_index;
   for (std::size_t i = 0; i < steps.size(); ++i) {
-    const json& s = steps[i];
+    const json& s = steps.at(i);
     json k = json::array();
-    for (std::size_t f = 0; f < 5; ++f) k.push_back(str(s[f].get<std::string>()));
-    k.push_back(s.size() > 6 ? str.ids(s[6]) : json::array());
+    for (std::size_t f = 0; f < 5; ++f) k.push_back(str(s.at(f).get<std::string>()));
+    k.push_back(s.size() > 6 ? str.ids(s.at(6)) : json::array());
     const auto [it, fresh] = kind_index.emplace(k.dump(), kinds.size());
     if (fresh) kinds.push_back(std::move(k));
     kind.push_back(it->second);
-    up.push_back(up_of(s[5], i));
+    up.push_back(up_of(s.at(5), i));
   }
   return {{"kinds", kinds}, {"kind", kind}, {"up", up}};
 }
@@ -131,16 +131,16 @@ json encode_nodes(const json& nodes, Strings& str) {
   json name = json::array(), seq = json::array(), next = json::array(), saved = json::array(),
        forward = json::array(), ran = json::array(), leaf = json::array();
   for (std::size_t i = 0; i < nodes.size(); ++i) {
-    const json& n = nodes[i];
-    name.push_back(str(n["name"].get<std::string>()));
-    seq.push_back(n["seq"]);
-    next.push_back(n["next"]);
+    const json& n = nodes.at(i);
+    name.push_back(str(n.at("name").get<std::string>()));
+    seq.push_back(n.at("seq"));
+    next.push_back(n.at("next"));
     json sv = json::array();
-    for (const json& s : n["saved"]) sv.push_back({str(s[0].get<std::string>()), s[1]});
+    for (const json& s : n.at("saved")) sv.push_back({str(s.at(0).get<std::string>()), s.at(1)});
     saved.push_back(std::move(sv));
     forward.push_back(or_minus_one(n, "forward"));
     ran.push_back(or_minus_one(n, "ran"));
-    if (n.contains("leaf")) leaf.push_back({i, str(n["leaf"][0].get<std::string>()), n["leaf"][1]});
+    if (n.contains("leaf")) leaf.push_back({i, str(n.at("leaf").at(0).get<std::string>()), n.at("leaf").at(1)});
   }
   return {{"name", name}, {"seq", seq}, {"next", next}, {"saved", saved}, {"forward", forward}, {"ran", ran}, {"leaf", leaf}};
 }
@@ -168,13 +168,13 @@ json encode_timeline(const json& events, Strings& str) {
   json name = json::array(), category = json::array(), start = json::array(), dur = json::array(), up = json::array();
   std::int64_t previous = 0;
   for (std::size_t i = 0; i < events.size(); ++i) {
-    const json& e = events[i];
-    name.push_back(str(e[0].get<std::string>()));
-    category.push_back(str(e[1].get<std::string>()));
-    start.push_back(ns_of(e[2]) - previous);
-    previous = ns_of(e[2]);
-    dur.push_back(ns_of(e[3]));
-    up.push_back(e[4] == -1 ? json(0) : json(static_cast<std::int64_t>(i) - e[4].get<std::int64_t>()));
+    const json& e = events.at(i);
+    name.push_back(str(e.at(0).get<std::string>()));
+    category.push_back(str(e.at(1).get<std::string>()));
+    start.push_back(ns_of(e.at(2)) - previous);
+    previous = ns_of(e.at(2));
+    dur.push_back(ns_of(e.at(3)));
+    up.push_back(e.at(4) == -1 ? json(0) : json(static_cast<std::int64_t>(i) - e.at(4).get<std::int64_t>()));
   }
   return {{"name", name}, {"category", category}, {"start_ns", start}, {"dur_ns", dur}, {"up", up}};
 }
@@ -196,17 +196,25 @@ json decode_timeline(const json& t, const json& strings) {
 json encode_page_data(const std::vector<json>& ranks, const std::string& title) {
   Strings str;
   json out_ranks = json::array();
-  for (const json& r : ranks) {
-    STRATA_CHECK(r.is_object() && r.value("schema", "") == "strata.explorer.rank",
-                 "explorer_html: expected the records of ExplorerRecorder::finish, got ", r.type_name());
-    out_ranks.push_back({{"rank", r["rank"]},
-                         {"phases", r["phases"]},
-                         {"calls", encode_calls(r["calls"], str)},
-                         {"steps", encode_steps(r["steps"], str)},
-                         {"nodes", encode_nodes(r["nodes"], str)},
-                         {"arg_names", r["arg_names"]},
-                         {"timeline", encode_timeline(r["timeline"], str)},
-                         {"engine_nodes", r["engine_nodes"]}});
+  for (std::size_t i = 0; i < ranks.size(); ++i) {
+    const json& r = ranks[i];
+    STRATA_CHECK(r.is_object() && r.value("schema", "") == "strata.explorer.rank", "explorer_html: record ", i,
+                 ": expected a record of ExplorerRecorder::finish, got ", r.type_name());
+    for (const char* table : {"calls", "steps", "nodes", "timeline"})
+      STRATA_CHECK(r.contains(table) && r[table].is_array(), "explorer_html: record ", i,
+                   " is not as ExplorerRecorder::finish wrote it: its ", table, " are not an array");
+    try {
+      out_ranks.push_back({{"rank", r.at("rank")},
+                           {"phases", r.at("phases")},
+                           {"calls", encode_calls(r.at("calls"), str)},
+                           {"steps", encode_steps(r.at("steps"), str)},
+                           {"nodes", encode_nodes(r.at("nodes"), str)},
+                           {"arg_names", r.at("arg_names")},
+                           {"timeline", encode_timeline(r.at("timeline"), str)},
+                           {"engine_nodes", r.at("engine_nodes")}});
+    } catch (const nlohmann::json::exception& e) {
+      STRATA_CHECK(false, "explorer_html: record ", i, " is not as ExplorerRecorder::finish wrote it: ", e.what());
+    }
   }
   return {{"schema", "strata.explorer"}, {"version", 2}, {"title", title}, {"strings", str.table()}, {"ranks", out_ranks}};
 }

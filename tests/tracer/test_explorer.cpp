@@ -157,7 +157,13 @@ TEST_CASE("the page's compact data gives back every record, every fact of it") {
   const json data = tracer::detail::encode_page_data({long_step}, "t");
   CHECK(data["ranks"][0]["steps"]["kinds"].size() < 40);
   CHECK(data["ranks"][0]["steps"]["kind"].size() == long_step["steps"].size());
-  CHECK_THROWS_WITH_AS(explorer_html({json::object()}), doctest::Contains("expected the records of ExplorerRecorder::finish"), Error);
+  CHECK_THROWS_WITH_AS(explorer_html({json::object()}), doctest::Contains("record 0: expected a record of ExplorerRecorder::finish"), Error);
+  json broken = hostile;
+  broken["calls"][0].erase("name");
+  CHECK_THROWS_WITH_AS(explorer_html({hostile, broken}), doctest::Contains("record 1 is not as ExplorerRecorder::finish wrote it"), Error);
+  broken = hostile;
+  broken["steps"] = json::object();
+  CHECK_THROWS_WITH_AS(explorer_html({broken}), doctest::Contains("record 0 is not as ExplorerRecorder::finish wrote it"), Error);
 }
 
 TEST_CASE("strata-trace --html: the fake step runs Meta kernels; with ranks, a record per rank") {
