@@ -3,6 +3,7 @@
 #include "tracer/explorer.h"
 
 #include "explorer_assets.h"
+#include "tracer/explorer_data.h"
 #include "io/atomic_file.h"
 
 namespace strata::tracer {
@@ -53,8 +54,7 @@ std::string html_text(std::string_view text) {
 }  // namespace
 
 std::string explorer_html(const std::vector<nlohmann::ordered_json>& ranks, std::string_view title) {
-  const nlohmann::ordered_json data = {{"schema", "strata.explorer"}, {"version", 1}, {"title", std::string(title)},
-                                       {"ranks", ranks}};
+  const nlohmann::ordered_json data = detail::encode_page_data(ranks, std::string(title));
   std::string page;
   page += "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n<title>";
   page += html_text(title);
@@ -64,7 +64,9 @@ std::string explorer_html(const std::vector<nlohmann::ordered_json>& ranks, std:
   page += escaped_json(data);
   page += "\n</script>\n<script>\n";
   page += detail::kExplorerJs;
-  page += "</script>\n</body>\n</html>\n";
+  // The second script draws the rest of the call tree: the page paints before it runs, and every
+  // row is in the page when it has loaded (Note [The explorer's first paint], main.js).
+  page += "</script>\n<script>\nX.completeTree();\n</script>\n</body>\n</html>\n";
   return page;
 }
 

@@ -1,7 +1,10 @@
 // tests/browser/explorer_pages.cpp: writes the explorer pages the browser test loads besides the MLP
 // step's (which strata-trace --html writes): DIR/hostile.html, whose module and subclass names try to
-// end the page's script, and DIR/long.html, a step of about 10,000 ops.
+// end the page's script, and DIR/long.html, a step of about 10,000 ops; beside each its record as
+// JSON (DIR/hostile.json, DIR/long.json), which the page's decoded data must equal.
+#include <fstream>
 #include <iostream>
+#include <stdexcept>
 
 #include "tests/tracer/explorer_fixtures.h"
 
@@ -14,10 +17,14 @@ int run(int argc, char** argv) {
   }
   const std::string dir = argv[1];
   strata::manual_seed(0);
-  strata::tracer::write_explorer_html(dir + "/hostile.html", {explorer_fixtures::hostile_record()},
-                                      explorer_fixtures::kHostile);
-  strata::tracer::write_explorer_html(dir + "/long.html", {explorer_fixtures::long_record(10000)},
-                                      "a chain of 5,000 multiplications and its backward");
+  const auto write = [&](const std::string& name, const nlohmann::ordered_json& record, const std::string& title) {
+    strata::tracer::write_explorer_html(dir + "/" + name + ".html", {record}, title);
+    std::ofstream json(dir + "/" + name + ".json");
+    json << record.dump(-1, ' ', false, nlohmann::ordered_json::error_handler_t::replace) << "\n";
+    if (!json.flush()) throw std::runtime_error("cannot write " + dir + "/" + name + ".json");
+  };
+  write("hostile", explorer_fixtures::hostile_record(), explorer_fixtures::kHostile);
+  write("long", explorer_fixtures::long_record(10000), "a chain of 5,000 multiplications and its backward");
   return 0;
 }
 

@@ -9,7 +9,7 @@
 //   node explorer_test.mjs --chromium PATH --trace STRATA_TRACE --pages EXPLORER_PAGES --out DIR [--shot PNG]
 // --shot PNG: the MLP page with addmm selected, its top 1280 x 560 pixels (docs/explorer-addmm.png).
 import { execFileSync } from "node:child_process";
-import { existsSync } from "node:fs";
+import { existsSync, readFileSync } from "node:fs";
 import { pathToFileURL } from "node:url";
 import path from "node:path";
 
@@ -61,17 +61,40 @@ async function open(file, viewport = { width: 1280, height: 900 }) {
     requests.push(r.url());
     return r.abort();
   });
+  // What the page holds when its load event fires (before it reports ready).
+  await page.evaluateOnNewDocument(() => window.addEventListener("load", () => {
+    window.atLoad = { rows: document.querySelectorAll("#tree .row").length, names: document.querySelectorAll(".node-names li").length };
+  }));
   const t0 = Date.now();
   await page.goto(url, { waitUntil: "load" });
   await page.waitForSelector("body[data-ready='1']", { timeout: 30000 });
   return { page, errors, requests, loadMs: Date.now() - t0 };
 }
 
+// JSON with every object's keys in order: equal facts give equal text.
+const canonical = (v) => JSON.stringify(v, (k, x) => (x && typeof x === "object" && !Array.isArray(x)
+  ? Object.fromEntries(Object.keys(x).sort().map((key) => [key, x[key]])) : x));
+// The page's data as its script decoded it (data.js) equals the record explorer_pages wrote beside it.
+async function decodedIsRecord(page, file, what) {
+  const record = JSON.parse(readFileSync(file, "utf8"));
+  const decoded = await page.evaluate(() => {
+    const r = X.data.ranks[0];
+    return { calls: r.calls, nodes: r.nodes, steps: X.steps(r).map((s) => [s.op, s.args, s.keys, s.key, s.handler, s.parent,
+      s.notes]), timeline: X.events(r).map((e) => [e.name, e.kind, e.start, e.dur, e.parent]) };
+  });
+  const steps = record.steps.map((s) => [...s.slice(0, 6), s[6]]);
+  const same = ["calls", "nodes", "timeline"].filter((k) => canonical(decoded[k]) !== canonical(record[k]));
+  if (canonical(decoded.steps) !== canonical(steps)) same.push("steps");
+  check(same.length === 0 && record.calls.length > 0, `${what}: the page's decoded data is the record (differs: ${same.join(", ")})`);
+}
+
 try {
   // The MLP step.
   const { page, errors, requests } = await open(pages.mlp);
-  const data = await page.evaluate(() => JSON.parse(document.getElementById("explorer-data").textContent));
-  const rank = data.ranks[0];
+  const rank = await page.evaluate(() => {
+    const r = X.data.ranks[0];
+    return { calls: r.calls, nodes: r.nodes, engine_nodes: r.engine_nodes };
+  });
   const ops = await page.$$eval("#tree .row[data-kind='op']", (rows) => rows.map((r) => [r.dataset.name, r.dataset.phase]));
   check(ops.length === 43, `the tree holds the step's 43 ops (${ops.length})`);
   const perPhase = {};
@@ -87,6 +110,26 @@ try {
   check(nodeNames.length === rank.engine_nodes && nodeNames.length === 11,
     `the graph's nodes (${nodeNames.length}) are the nodes the engine ran (${rank.engine_nodes})`);
 
+  // Folding the first module hides its rows, which stay in the page; unfolding shows them again.
+  const fold = await page.evaluate(() => {
+    const rows = () => Array.from(document.querySelectorAll("#tree .row"));
+    const row = document.querySelector("#tree .row[data-kind='module']"), calls = X.data.ranks[0].calls;
+    const inside = (i) => { for (let p = calls[i].parent; p !== null; p = calls[p].parent) if (p === Number(row.dataset.call)) return true; return false; };
+    row.querySelector(".tog").click();
+    const hidden = rows().filter((r) => r.classList.contains("hidden")).map((r) => Number(r.dataset.call));
+    row.querySelector(".tog").click();
+    return { folded: hidden.length, expected: calls.filter((c, i) => inside(i)).length, exact: hidden.every(inside),
+      all: rows().length, after: rows().filter((r) => r.classList.contains("hidden")).length };
+  });
+  check(fold.folded === fold.expected && fold.folded > 0 && fold.exact && fold.all === rank.calls.length && fold.after === 0,
+    `folding the first module hides its ${fold.folded} rows, kept in the page (${fold.all}), unfolding shows them`);
+  // A row as first drawn from the columns reads as the row drawn from the call (with id spans).
+  const drawnAlike = await page.evaluate(() => {
+    const rows = Array.from(document.querySelectorAll("#tree .row")), before = rows.map((r) => r.textContent);
+    for (const r of rows) r.dispatchEvent(new MouseEvent("mouseover", { bubbles: true }));  // each row redrawn
+    return rows.every((r, i) => r.dataset.up === "1" && r.textContent === before[i]);
+  });
+  check(drawnAlike, "every row drawn from the data's columns reads as it does redrawn from its call");
   await page.click("#tree .row[data-name='aten::addmm']");
   const keys = await page.$eval("#path-keys", (e) => Array.from(e.querySelectorAll(".key"), (k) => k.textContent));
   check(keys.join(" -> ") === "Autograd -> Python -> CPU", `addmm's path: ${keys.join(" -> ")}`);
@@ -122,9 +165,10 @@ try {
     pwned: window.pwned, scripts: document.scripts.length, title: document.title,
     shown: document.body.textContent.includes("</script><script>window.pwned=1</script>"),
   }));
-  check(hostile.pwned === undefined && hostile.scripts === 2, "the hostile names ran no script");
+  check(hostile.pwned === undefined && hostile.scripts === 3, "the hostile names ran no script");
   check(hostile.shown && hostile.title.startsWith("</script>"), "the hostile names are shown as text");
   check(h.errors.length === 0 && h.requests.length === 0, `hostile page: no errors, no requests (${h.errors})`);
+  await decodedIsRecord(h.page, path.join(out, "hostile.json"), "hostile page");
 
   // Two ranks: a lane each, the all-reduces at one x.
   const r = await open(pages.ranks);
@@ -149,6 +193,7 @@ try {
   const long = await l.page.evaluate(() => ({
     rows: document.querySelectorAll("#tree .row[data-kind='op']").length,
     nodes: X.data.ranks[0].nodes.length, names: document.querySelectorAll(".node-names li").length,
+    calls: X.data.ranks[0].calls.length, atLoad: window.atLoad,
     call: document.querySelectorAll("#tree .row[data-kind='op']")[4999].dataset.call,
     paint: (performance.getEntriesByType("paint").find((e) => e.name === "first-contentful-paint") || {}).startTime,
     build: Number(document.body.dataset.buildMs), timings: document.body.dataset.timings, bytes: document.documentElement.outerHTML.length,
@@ -160,8 +205,11 @@ try {
   await l.page.waitForSelector("#path-keys");
   const clickMs = Date.now() - t0;
   check(long.rows >= 10000, `the long page holds ${long.rows} ops`);
+  check(long.atLoad.rows === long.calls && long.atLoad.names === long.nodes,
+    `when the long page has loaded it holds every row (${long.atLoad.rows} of ${long.calls}) and node name (${long.atLoad.names})`);
   check(long.nodes > 5000 && long.names === long.nodes, `the long page names its ${long.nodes} nodes before the graph is drawn`);
   check(l.errors.length === 0, `long page: no console errors (${l.errors})`);
+  await decodedIsRecord(l.page, path.join(out, "long.json"), "long page");
   console.log(`long page: ${long.rows} ops, first contentful paint ${long.paint?.toFixed(0)} ms, views built in ` +
     `${long.build.toFixed(0)} ms ${long.timings}, load event after ${l.loadMs} ms, a selection ${clickMs} ms`);
 } finally {

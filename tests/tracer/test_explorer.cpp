@@ -3,11 +3,13 @@
 // 300 KB, and escaped so that hostile names cannot end the data's element. The page in a browser:
 // tests/browser/.
 #include <regex>
+#include <set>
 
 #include "tests/test_helpers.h"
 #include "tests/tracer/explorer_fixtures.h"
 #include "tracer/cli/html_step.h"
 #include "tracer/cli/trace_cli.h"
+#include "tracer/explorer_data.h"
 
 namespace test_explorer {  // Note [Test files in unity builds]
 
@@ -17,14 +19,22 @@ using json = nlohmann::ordered_json;
 
 namespace {
 
-// The JSON inside the page's data element.
+// The JSON inside the page's data element, its records decoded (Note [The page's compact data]).
 json page_data(const std::string& page) {
   const std::string open = "<script type=\"application/json\" id=\"explorer-data\">\n";
   const std::size_t from = page.find(open);
   REQUIRE(from != std::string::npos);
   const std::size_t to = page.find("\n</script>", from);
   REQUIRE(to != std::string::npos);
-  return json::parse(page.substr(from + open.size(), to - from - open.size()));
+  const json data = json::parse(page.substr(from + open.size(), to - from - open.size()));
+  CHECK(data["schema"] == "strata.explorer");
+  CHECK(data["version"] == 2);
+  return {{"title", data["title"]}, {"ranks", tracer::detail::decode_page_data(data)}};
+}
+
+// A record as JSON whose objects' key order does not count.
+nlohmann::json unordered(const json& record) {
+  return nlohmann::json::parse(record.dump(-1, ' ', false, json::error_handler_t::replace));
 }
 
 std::size_t count_of(const std::string& text, const std::string& what) {
@@ -107,8 +117,8 @@ TEST_CASE("the explorer's page loads nothing and no name can end its data") {
     INFO(outside);
     CHECK(page.find(outside) == std::string::npos);
   }
-  CHECK(count_of(page, "<script") == 2);  // the data, the page's script
-  CHECK(count_of(page, "</script") == 2);
+  CHECK(count_of(page, "<script") == 3);  // the data, the page's script, the rest of its tree
+  CHECK(count_of(page, "</script") == 3);
   CHECK(page.find("<!--") == std::string::npos);
   CHECK(page.find('\xff') == std::string::npos);  // written as U+FFFD
   CHECK(page.find("window.pwned") != std::string::npos);  // the name is there, as data
@@ -126,6 +136,34 @@ TEST_CASE("the explorer's page loads nothing and no name can end its data") {
       for (const json& n : s[kNotes]) subclass_seen |= n.get<std::string>().find(replaced + ".__torch_dispatch__") != std::string::npos;
   CHECK(module_seen);
   CHECK(subclass_seen);
+}
+
+TEST_CASE("the page's compact data gives back every record, every fact of it") {
+  const json hostile = explorer_fixtures::hostile_record();
+  const json mlp = page_data(html_step(MlpConfig{}, /*fake=*/false))["ranks"][0];
+  const json long_step = explorer_fixtures::long_record(200);
+  CHECK(long_step["timeline"].size() > 200);
+  for (const json* record : {&hostile, &mlp, &long_step}) {
+    const json data = tracer::detail::encode_page_data({*record, *record}, "t");
+    const std::vector<json> back = tracer::detail::decode_page_data(data);
+    REQUIRE(back.size() == 2);
+    CHECK(unordered(back[0]) == unordered(*record));
+    CHECK(unordered(back[1]) == unordered(*record));
+    // Each string once, in one table, for both ranks.
+    std::set<std::string> seen;
+    for (const json& s : data["strings"]) CHECK(seen.insert(s.get<std::string>()).second);
+  }
+  // The long step's steps: a handful of kinds, each step an index and a distance back.
+  const json data = tracer::detail::encode_page_data({long_step}, "t");
+  CHECK(data["ranks"][0]["steps"]["kinds"].size() < 40);
+  CHECK(data["ranks"][0]["steps"]["kind"].size() == long_step["steps"].size());
+  CHECK_THROWS_WITH_AS(explorer_html({json::object()}), doctest::Contains("record 0: expected a record of ExplorerRecorder::finish"), Error);
+  json broken = hostile;
+  broken["calls"][0].erase("name");
+  CHECK_THROWS_WITH_AS(explorer_html({hostile, broken}), doctest::Contains("record 1 is not as ExplorerRecorder::finish wrote it"), Error);
+  broken = hostile;
+  broken["steps"] = json::object();
+  CHECK_THROWS_WITH_AS(explorer_html({broken}), doctest::Contains("record 0 is not as ExplorerRecorder::finish wrote it"), Error);
 }
 
 TEST_CASE("strata-trace --html: the fake step runs Meta kernels; with ranks, a record per rank") {

@@ -122,9 +122,13 @@ int run_trace_cli(const std::vector<std::string>& args, std::ostream& out, std::
       return 0;
     }
     if (o.html) {  // Note [Output order]: the file exists (as a temporary) before the run
-      AtomicFile page(*o.html, "--html");
-      page.write(html_step(o.config, o.fake));
-      page.publish();
+      std::optional<AtomicFile> page;  // under mpirun, rank 0 writes it
+      if (writes_html_page()) page.emplace(*o.html, "--html");
+      const std::string html = html_step(o.config, o.fake);
+      if (page) {
+        page->write(html);
+        page->publish();
+      }
       return 0;
     }
     if (o.profile || o.graph) {

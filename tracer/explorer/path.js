@@ -3,8 +3,8 @@
 // backward ops the node later ran (or, for a backward op, the node that ran it).
 "use strict";
 X.stepKids = (rank) => {
-  if (!rank._kids) {  // steps are [op, args, keys, key, handler, parent, notes?] in the page's data
-    rank.steps = rank.steps.map((a) => ({ op: a[0], args: a[1], keys: a[2], key: a[3], handler: a[4], parent: a[5], notes: a[6] }));
+  if (!rank._kids) {
+    X.steps(rank);
     rank._kids = rank.steps.map(() => []);
     rank.steps.forEach((s, i) => { if (s.parent !== null) rank._kids[s.parent].push(i); });
     rank._ranNodes = rank.nodes.map(() => []);
@@ -14,7 +14,7 @@ X.stepKids = (rank) => {
 };
 // The steps of one call of the op: from the first key it took down through its redispatches.
 X.chain = (rank, s) => {
-  const steps = rank.steps, kids = X.stepKids(rank);
+  const kids = X.stepKids(rank), steps = rank.steps;
   let top = s;
   while (steps[top].parent !== null && steps[steps[top].parent].op === steps[s].op) top = steps[top].parent;
   const chain = [top];

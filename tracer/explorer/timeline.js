@@ -4,8 +4,7 @@
 "use strict";
 X.evColors = { cpu_op: "#3d6fd1", user_annotation: "#c27a2c", python_function: "#2f9a6a" };
 X.timeline = function (root, rank, ri) {
-  // events are [name, kind, start us, duration us, parent] in the page's data
-  const ev = rank.timeline.map((a) => ({ name: a[0], kind: a[1], start: a[2], dur: a[3], parent: a[4] }));
+  const ev = X.events(rank);
   if (!ev.length) { root.innerHTML = '<p class="muted">No profile was recorded.</p>'; return; }
   const depth = ev.map(() => 0);
   ev.forEach((e, i) => { depth[i] = e.parent >= 0 && e.parent < i ? depth[e.parent] + 1 : 0; });

@@ -1,37 +1,87 @@
 // tracer/explorer/tree.js: the call tree (DebugMode's modules, function calls and ops), every row in
-// the page from the start; collapsing a call hides its rows. One string, one listener for all rows.
+// the page by the time it has loaded; collapsing a call hides its rows. One listener for all rows.
 // A row's tensor ids are plain text until the row is hovered or selected, or one of its ids is
 // highlighted (X.upgraders): a long step's rows then cost the browser a third fewer elements.
 "use strict";
 X.block = 200;
+X.firstRows = 2 * X.block;  // the rows drawn before the first paint: well past the tree's view
+X.pendingRows = [];  // each tree's rest of the rows
+// Draws every tree's rows not yet drawn: the page's second script calls it, and so does anything
+// that needs every row (a selection, a highlight, the page's end of building).
+X.completeTree = () => {
+  const pending = X.pendingRows;
+  X.pendingRows = [];
+  for (const fn of pending) fn();
+  if (pending.length) X.rowsDone = performance.now();
+};
 X.upgraders = [];  // each tree's: gives the rows holding these tensor ids their id spans
+X.depths = new Set();
+// A rule .dN (a row's indent) for each depth N not yet styled.
+X.depthClasses = (depths) => {
+  let css = "";
+  for (const d of new Set(depths)) if (!X.depths.has(d)) { X.depths.add(d); css += `.d${d}{padding-left:${d * 14}px}`; }
+  if (css) document.head.appendChild(X.el("style", {}, css));
+};
 X.tree = function (root, rank, ri) {
-  const calls = rank.calls;
-  const kids = calls.map(() => []);
-  calls.forEach((c, i) => { if (c.parent !== null && c.parent !== undefined) kids[c.parent].push(i); });
-  // A row's content; `ids` formats an argument (X.esc: plain text, X.tids: with the id spans).
+  const t = rank.packed.calls, n = t.kind.length, E = X.e;
+  const hasKids = new Uint8Array(n);
+  for (let i = 0; i < n; i++) if (t.up[i]) hasKids[i - t.up[i]] = 1;
+  let kidLists;  // each call's children, made when a row is first folded or selected
+  const kids = (i) => {
+    if (!kidLists) {
+      kidLists = Array.from({ length: n }, () => []);
+      for (let k = 0; k < n; k++) if (t.up[k]) kidLists[k - t.up[k]].push(k);
+    }
+    return kidLists[i];
+  };
+  // A row's content once upgraded; `ids` formats an argument (X.tids: with the id spans).
   const inner = (i, ids, closed) => {
-    const c = calls[i];
-    const args = (c.args || []).map(ids).join(", ") + (c.kwargs || []).map((kv) => `, ${X.esc(kv[0])}=${ids(kv[1])}`).join("");
+    const c = rank.calls[i];
+    const args = c.args.map(ids).join(", ") + (c.kwargs || []).map((kv) => `, ${X.esc(kv[0])}=${ids(kv[1])}`).join("");
     const out = c.output ? ` <span class="out">&rarr; ${ids(c.output)}</span>` : "";
     const flops = c.flops ? ` <span class="ph">${c.flops} FLOPs</span>` : "";
     const label = c.kind === "module" ? "[nn.Mod] " : "";
-    const tog = kids[i].length ? (closed ? "&#9656;" : "&#9662;") : "";
-    return `<span class="tog">${tog}</span>${label}${X.esc(c.name)}${label ? "" : `(${args})`}${out}${flops}`;
+    const tog = hasKids[i] ? `<span class="tog">${closed ? "&#9656;" : "&#9662;"}</span>` : "";
+    return `${tog}${label}${X.esc(c.name)}${label ? "" : `(${args})`}${out}${flops}`;
   };
-  const rows = calls.map((c, i) => {
-    const un = c.unrecorded ? " un" : "";
-    // The kind's badge and the phase are drawn from data-kind and data-phase (page.css): fewer
-    // elements per row, for a long step's tens of thousands of rows.
-    return `<div class="row${un}" data-call="${i}" data-kind="${X.esc(c.kind)}" data-name="${X.esc(c.name)}" ` +
-      `data-phase="${X.esc(rank.phases[c.phase])}" style="padding-left:${c.depth * 14}px">${inner(i, X.esc, false)}</div>`;
-  });
+  // The rows as first drawn, straight from the columns (the same content as inner(i, X.esc)).
+  const kwargs = new Map(t.kwargs), unrecorded = new Set(t.unrecorded), phases = rank.phases.map(X.esc);
+  const moduleKind = X.data.strings.indexOf("module");
   // Rows go in blocks of X.block, each laid out only when it nears the view (page.css: .blk), so
-  // that a long step's first paint styles a screenful of rows, not all of them.
-  let html = "";
-  for (let b = 0; b < rows.length; b += X.block) html += `<div class="blk">${rows.slice(b, b + X.block).join("")}</div>`;
-  root.innerHTML = html;
-  const el = root.querySelectorAll(".row");
+  // that a long step's first paint styles a screenful of rows, not all of them. The rows from..to.
+  const rows = (from, to) => {
+    const parts = [];
+    for (let i = from; i < to; i++) {
+      if (i % X.block === 0) parts.push(i > from ? '</div><div class="blk">' : '<div class="blk">');
+      const name = E(t.name[i]), module = t.kind[i] === moduleKind;
+      let args = "";
+      if (!module) {
+        const a = t.args[i];
+        for (let k = 0; k < a.length; k++) args += (k ? ", " : "") + E(a[k]);
+        for (const [key, v] of kwargs.get(i) || []) args += `, ${E(key)}=${E(v)}`;
+      }
+      // The kind's badge and the phase are drawn from data-kind and data-phase, the indent from the
+      // depth's class (X.depthClasses), and a leaf has no toggle (page.css): a long step's tens of
+      // thousands of rows have no inline style to parse and few elements.
+      parts.push(`<div class="row d${t.depth[i]}${hasKids[i] ? "" : " lf"}${unrecorded.has(i) ? " un" : ""}" data-call="${i}" ` +
+        `data-kind="${E(t.kind[i])}" data-name="${name}" data-phase="${phases[t.phase[i]]}">` +
+        `${hasKids[i] ? '<span class="tog">&#9662;</span>' : ""}${module ? "[nn.Mod] " + name : `${name}(${args})`}` +
+        (t.output[i] >= 0 ? ` <span class="out">&rarr; ${E(t.output[i])}</span>` : "") +
+        (t.flops[i] > 0 ? ` <span class="ph">${t.flops[i]} FLOPs</span>` : "") + "</div>");
+    }
+    if (to > from) parts.push("</div>");
+    return parts.join("");
+  };
+  X.depthClasses(t.depth);
+  // Note [The explorer's first paint]: the first X.firstRows rows now, the others in the page's
+  // second script (X.completeTree), before the page has loaded.
+  const first = Math.min(n, X.firstRows);
+  root.innerHTML = rows(0, first);
+  let el = root.querySelectorAll(".row");
+  X.pendingRows.push(() => {
+    if (first < n) root.insertAdjacentHTML("beforeend", rows(first, n));
+    el = root.querySelectorAll(".row");
+  });
   const upgrade = (i) => {
     if (el[i].dataset.up) return;
     el[i].innerHTML = inner(i, X.tids, el[i].dataset.closed === "1");
@@ -41,7 +91,7 @@ X.tree = function (root, rank, ri) {
   X.upgraders.push((ids) => {
     if (!byTid) {
       byTid = new Map();
-      calls.forEach((c, i) => {
+      rank.calls.forEach((c, i) => {
         const text = (c.args || []).join(" ") + " " + (c.kwargs || []).map((kv) => kv[1]).join(" ") + " " + (c.output || "");
         for (const id of X.idsIn(text)) (byTid.get(id) || byTid.set(id, []).get(id)).push(i);
       });
@@ -53,7 +103,7 @@ X.tree = function (root, rank, ri) {
     if (row) upgrade(Number(row.dataset.call));
   });
   const setHidden = (i, hidden) => {
-    for (const k of kids[i]) {
+    for (const k of kids(i)) {
       el[k].classList.toggle("hidden", hidden || el[i].dataset.closed === "1");
       setHidden(k, hidden || el[k].dataset.closed === "1");
     }
@@ -61,8 +111,9 @@ X.tree = function (root, rank, ri) {
   root.addEventListener("click", (e) => {
     const row = e.target.closest(".row");
     if (!row) return;
+    X.completeTree();  // a fold reaches rows the second script draws
     const i = Number(row.dataset.call);
-    if (e.target.classList.contains("tog") && kids[i].length) {
+    if (e.target.classList.contains("tog") && hasKids[i]) {
       row.dataset.closed = row.dataset.closed === "1" ? "0" : "1";
       e.target.innerHTML = row.dataset.closed === "1" ? "&#9656;" : "&#9662;";
       setHidden(i, row.dataset.closed === "1");
@@ -77,7 +128,8 @@ X.tree = function (root, rank, ri) {
     const row = el[sel.call];
     upgrade(sel.call);
     row.classList.add("sel");
-    for (let p = calls[sel.call].parent; p !== null && p !== undefined; p = calls[p].parent) {
+    for (let i = sel.call; t.up[i]; i -= t.up[i]) {
+      const p = i - t.up[i];
       if (el[p].dataset.closed === "1") { el[p].dataset.closed = "0"; setHidden(p, false); }
     }
     row.classList.remove("hidden");

@@ -1,21 +1,25 @@
-// tracer/explorer/util.js: the page's data and what every view shares: escaping, tensor ids, and the
-// selection (an op, a node) that each view follows. Every view is built in full when the page loads.
+// tracer/explorer/util.js: what every view shares: escaping, tensor ids, and the selection (an op, a
+// node) that each view follows. Every view is built in full when the page loads (its data is read by
+// data.js).
 "use strict";
 const X = {};
 X.started = performance.now();
-X.data = JSON.parse(document.getElementById("explorer-data").textContent);
-X.parsed = performance.now();
 X.esc = (s) => String(s).replace(/[&<>"']/g, (c) => ({ "&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;", "'": "&#39;" })[c]);
 // "t$4: f32[8, 32]" with each tensor id a span the highlighter can find.
 X.tids = (s) => X.esc(s).replace(/\b([a-z]*t)\$(\d+)/g, (m, p, id) => `<span class="tid" data-tid="${id}">${p}$${id}</span>`);
 X.idsIn = (s) => Array.from(String(s).matchAll(/\b[a-z]*t\$(\d+)/g), (m) => m[1]);
 X.listeners = [];
 X.on = (fn) => X.listeners.push(fn);
-X.select = (sel) => { X.current = sel; for (const fn of X.listeners) fn(sel); };
+X.select = (sel) => {
+  X.completeTree();
+  X.current = sel;
+  for (const fn of X.listeners) fn(sel);
+};
 // Highlighting a tensor everywhere is one style rule, whatever the page's size.
 X.hlStyle = document.createElement("style");
 document.head.appendChild(X.hlStyle);
 X.highlight = (ids, color) => {
+  X.completeTree();
   for (const up of X.upgraders || []) up(ids);
   X.hlStyle.textContent = ids.length ? ids.map((i) => `[data-tid="${i}"]`).join(",") + `{background:${color || "#ffd98a"};}` : "";
 };
