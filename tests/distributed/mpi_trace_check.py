@@ -5,8 +5,8 @@ rank 0's sequences equal the thread backend's (tests/golden/data_parallel_seed_w
 and --trace print the chosen rank's log, collectives included, as the thread ranks of
 `--world-size 2` print it; --tp 2 prints the thread ranks' tensor-parallel report; --html writes
 one page (rank 0 writes it) holding both ranks' records, each the one its thread rank records with
-`--world-size 2` (Note [The explorer's page under mpirun]); and a --rank outside the world is
-refused with exit status 2.
+`--world-size 2` (Note [The explorer's page under mpirun]); a file that cannot be written stops
+both ranks with exit status 2; and a --rank outside the world is refused with exit status 2.
 
 usage: mpi_trace_check.py MPIRUN STRATA_TRACE GOLDEN"""
 import json
@@ -84,6 +84,17 @@ for extra in ((), ("--tp", "2")):
             sys.exit(f"strata-trace --html {' '.join(extra)} under mpirun: a lane without {collective}")
         if lanes != expected:
             sys.exit(f"strata-trace --html {' '.join(extra)} under mpirun: the lanes differ from --world-size 2 on threads")
+
+# A file that cannot be written stops both ranks at once, with its error: had one rank gone on, its
+# step's first collective would wait for the other for ever (the timeout). Written files: once.
+with tempfile.TemporaryDirectory() as d:
+    for option in ("--json-out", "--html"):
+        run = under_mpirun(option, os.path.join(d, "missing", "out"))
+        if run.returncode != 2 or "cannot write" not in run.stderr:
+            sys.exit(f"{option} into a missing directory under mpirun: expected exit status 2, got {run.returncode}: {run.stderr}")
+    run = under_mpirun("--json-out", os.path.join(d, "report.json"))
+    if run.returncode != 0 or sorted(os.listdir(d)) != ["report.json"] or open(os.path.join(d, "report.json")).read() != run.stdout:
+        sys.exit(f"--json-out under mpirun: expected report.json alone, holding the report; got {sorted(os.listdir(d))}")
 
 run = under_mpirun("--debug", "--rank", "2")
 if run.returncode != 2 or run.stdout or "--rank: expected a rank below --world-size (2), got 2" not in run.stderr:

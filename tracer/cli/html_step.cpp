@@ -38,7 +38,7 @@ std::string title_of(const MlpConfig& config, bool fake) {
 // that are not UTF-8 already U+FFFD, as the page writes them), its length first, then its bytes padded
 // to the longest as int64 words, over the world group's own all-gather (no traced op: every recorder
 // has finished). Every rank gathers (the group has no gather to one rank) and rank 0 alone writes the
-// page (writes_html_page). On threads every rank's record is already in the process.
+// page (Note [strata-trace under mpirun]). On threads every rank's record is already in the process.
 std::vector<nlohmann::ordered_json> gathered(std::vector<nlohmann::ordered_json> ranks) {
   distributed::ProcessGroup* world = distributed::find_process_group(distributed::kWorldGroupName);
   if (!world || world->size() == 1) return ranks;
@@ -104,11 +104,6 @@ std::vector<nlohmann::ordered_json> record_tensor_parallel_ranks(const MlpConfig
 }
 
 }  // namespace
-
-bool writes_html_page() {
-  const distributed::ProcessGroup* world = distributed::find_process_group(distributed::kWorldGroupName);
-  return !world || world->rank() == 0;
-}
 
 std::string html_step(const MlpConfig& config, bool fake) {
   if (config.world_size > 1 && config.tp > 1 && !fake)

@@ -13,7 +13,5 @@ namespace strata::tracer {
 // Under mpirun (one rank per process) every process runs this, and the page holds every rank's record
 // (Note [The explorer's page under mpirun]).
 std::string html_step(const MlpConfig& config, bool fake);
-// Whether this process writes the page: under mpirun, rank 0's alone; otherwise true.
-bool writes_html_page();
 
 }  // namespace strata::tracer

@@ -19,8 +19,10 @@ namespace {
 // Launched by mpirun (Open MPI sets OMPI_COMM_WORLD_SIZE) in a build with the MPI backend, every
 // process starts MPI and runs the same command; the report's traced step then runs data-parallel
 // with one rank per process (run_spmd), --world-size defaulting to the MPI world's size, and so do
-// --debug's and --trace's steps. Rank 0 prints the report and writes the files (--debug and --trace:
-// the rank --rank names prints its log); the other ranks print only errors, prefixed with their rank.
+// --debug's and --trace's steps. Rank 0 prints the report and publishes the files (--debug and
+// --trace: the rank --rank names prints its log); the other ranks print only errors, prefixed with
+// their rank. Every rank opens and writes the files' temporaries, so that a path that cannot be
+// written stops every rank before a collective waits for the one it stopped.
 int run_under_mpi(int argc, char** argv) {
   strata::distributed::init_mpi(&argc, &argv);
   const strata::distributed::ProcessGroup& world = strata::distributed::resolve_process_group("0");

@@ -7,6 +7,8 @@
 #include <cstring>
 #include <new>
 
+#include "distributed/process_group.h"
+#include "distributed/thread_backend.h"
 #include "io/atomic_file.h"
 #include "io/python_json.h"
 #include "modes/flop_counter.h"
@@ -89,11 +91,25 @@ void write_stdout(std::ostream& out, const std::string& text) {
   }
 }
 
+// The file an option names, opened as a temporary before any work (Note [Output order]).
+void open_output(std::optional<AtomicFile>& file, const std::optional<std::string>& path, const char* option) {
+  if (path) file.emplace(*path, option);
+}
+
+// Moves a written file into place. Under mpirun every rank opens and writes its temporary, so that a
+// path that cannot be written stops every rank alike, before any collective that would wait for the
+// failed one, and rank 0 alone publishes (Note [strata-trace under mpirun]); the others' temporaries
+// go with their AtomicFile.
+void publish(std::optional<AtomicFile>& file) {
+  const distributed::ProcessGroup* world = distributed::find_process_group(distributed::kWorldGroupName);
+  if (file && (!world || world->rank() == 0)) file->publish();
+}
+
 // The --profile and --graph views (Note [Output order]): the files first, then the run, then stdout.
 void write_profile_and_graph(const TraceOptions& o, std::ostream& out) {
   std::optional<AtomicFile> profile_file, graph_file;
-  if (o.profile) profile_file.emplace(*o.profile, "--profile");
-  if (o.graph) graph_file.emplace(*o.graph, "--graph");
+  open_output(profile_file, o.profile, "--profile");
+  open_output(graph_file, o.graph, "--graph");
   if (profile_file && graph_file)
     STRATA_CHECK(!profile_file->same_file_as(*graph_file), "--graph: '", *o.graph, "' is the same file as --profile");
   std::string table;
@@ -104,8 +120,8 @@ void write_profile_and_graph(const TraceOptions& o, std::ostream& out) {
   }
   if (graph_file) graph_file->write(mlp_graph_dot(o.config));
   if (!table.empty()) write_stdout(out, table);
-  if (profile_file) profile_file->publish();
-  if (graph_file) graph_file->publish();
+  publish(profile_file);
+  publish(graph_file);
 }
 
 }  // namespace
@@ -122,13 +138,10 @@ int run_trace_cli(const std::vector<std::string>& args, std::ostream& out, std::
       return 0;
     }
     if (o.html) {  // Note [Output order]: the file exists (as a temporary) before the run
-      std::optional<AtomicFile> page;  // under mpirun, rank 0 writes it
-      if (writes_html_page()) page.emplace(*o.html, "--html");
-      const std::string html = html_step(o.config, o.fake);
-      if (page) {
-        page->write(html);
-        page->publish();
-      }
+      std::optional<AtomicFile> page;
+      open_output(page, o.html, "--html");
+      page->write(html_step(o.config, o.fake));
+      publish(page);
       return 0;
     }
     if (o.profile || o.graph) {
@@ -141,8 +154,8 @@ int run_trace_cli(const std::vector<std::string>& args, std::ostream& out, std::
     }
     // Note [Output order]: the files exist (as temporaries) before any work.
     std::optional<AtomicFile> json_file, tensors_file;
-    if (o.json_out) json_file.emplace(*o.json_out, "--json-out");
-    if (o.dump_tensors) tensors_file.emplace(*o.dump_tensors, "--dump-tensors");
+    open_output(json_file, o.json_out, "--json-out");
+    open_output(tensors_file, o.dump_tensors, "--dump-tensors");
     // Resolved as open() resolves them: "o.json", "./o.json", "d/../o.json", a symlink or a hard link.
     if (json_file && tensors_file)
       STRATA_CHECK(!json_file->same_file_as(*tensors_file), "--dump-tensors: '", *o.dump_tensors,
@@ -157,8 +170,8 @@ int run_trace_cli(const std::vector<std::string>& args, std::ostream& out, std::
           dump_python_json(with_run_header(tensors_report(o.config, plain_step(o.config)), o.config.seed)) + "\n");
     if (json_file) json_file->write(report);
     write_stdout(out, report);
-    if (tensors_file) tensors_file->publish();
-    if (json_file) json_file->publish();
+    publish(tensors_file);
+    publish(json_file);
     return 0;
   } catch (const Error& e) {
     err << "strata-trace: error: " << escape_control_chars(e.what()) << "\n";  // Note [One line per error]
