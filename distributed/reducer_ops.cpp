@@ -34,7 +34,8 @@ struct WorkObject final : CustomObject {
 template <typename T>
 T& object_as(const IValue& v, const char* what) {
   const IntrusivePtr<CustomObject> object = v.to_object();
-  auto* typed = typeid(*object) == typeid(T) ? static_cast<T*>(object.get()) : nullptr;
+  CustomObject& held = *object;  // typeid of a plain reference: no call inside typeid's operand
+  auto* typed = typeid(held) == typeid(T) ? static_cast<T*>(&held) : nullptr;
   STRATA_CHECK(typed != nullptr, "expected a ", what, " but got ", object->type_name());
   return *typed;
 }

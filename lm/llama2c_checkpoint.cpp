@@ -84,7 +84,8 @@ namespace {
           " float32 needs bytes ", offset, " to ", offset + each));
     }
   }
-  STRATA_INTERNAL_ASSERT(false, "a truncated file has a tensor that does not fit");
+  strata::detail::throw_internal("offset + each > file_size", __FILE__, __LINE__,
+                                 "a truncated file has a tensor that does not fit");
 }
 
 }  // namespace

@@ -48,7 +48,8 @@ void record_function_exit(const OperatorHandle&, DispatchKeySet, Stack& stack) {
   const IntrusivePtr<CustomObject> object = stack.back().to_object();
   // RecordFunction is final, so an exact type match is what a dynamic_cast would test, without its
   // walk of the class hierarchy.
-  auto* record = typeid(*object) == typeid(RecordFunction) ? static_cast<RecordFunction*>(object.get()) : nullptr;
+  CustomObject& held = *object;  // typeid of a plain reference: no call inside typeid's operand
+  auto* record = typeid(held) == typeid(RecordFunction) ? static_cast<RecordFunction*>(&held) : nullptr;
   STRATA_CHECK(record != nullptr, "expected a _RecordFunction handle but got ", object->type_name());
   record->finish(observer_count.load(std::memory_order_acquire) > 0);
   notify([&](RecordFunctionObserver& o) { o.on_exit(*record); });
