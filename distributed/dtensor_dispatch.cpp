@@ -85,7 +85,7 @@ void unwrap(const OperatorHandle& op, const IValue* args, std::size_t n, Unwrapp
   const auto add = [&](const Tensor& t, std::size_t leaf) {
     u.leaf_index.push_back(leaf);
     if (const DTensor* d = DTensor::of(t)) {
-      STRATA_CHECK(d->spec().mesh == *u.mesh, op.str(), ": DTensor does not support cross-mesh operation on ",
+      STRATA_CHECK(&d->spec().mesh == u.mesh || d->spec().mesh == *u.mesh, op.str(), ": DTensor does not support cross-mesh operation on ",
                    u.mesh->short_str(), " and ", d->spec().mesh.short_str());
       u.locals.push_back(&d->local());
       u.specs.push_back(&d->spec());
@@ -197,7 +197,7 @@ void DTensor::dispatch(const OperatorHandle& op, Stack& stack) {
     STRATA_INTERNAL_ASSERT(k < sharding.output_specs.size() && sharding.output_specs[k], op.str(),
                            ": sharding propagation gave no spec for tensor return ", k);
     if (t.defined())
-      t = make(std::move(t), cached.outputs[k], false, cached.output_hashes[k], cached.output_checked_itemsizes[k]);
+      t = make(std::move(t), cached.outputs[k], false, cached.output_hashes[k], &cached.output_checked[k]);
     ++k;
   });
 }
