@@ -56,9 +56,12 @@ Subclasses overloaded_subclasses(const OperatorHandle& op, const Stack& stack) {
     const IValue& v = stack[base + i];
     if (v.is_tensor()) {
       // An undefined tensor's sentinel has no subclass. The common call has one subclass type
-      // (two DTensors, two LoggingTensors): its second payload is told apart here, not by a call.
+      // (two DTensors, two LoggingTensors): its first payload is added, and a second of the same
+      // type passed over, without a call.
       TensorSubclass* s = v.to_tensor().subclass();
-      if (s && !(out.size() == 1 && typeid(*out[0].payload) == typeid(*s))) add_overloaded_subclass(out, s, v.is_borrowed());
+      if (!s) continue;
+      if (out.empty()) out.emplace_back(s, v.is_borrowed());
+      else if (!(out.size() == 1 && typeid(*out[0].payload) == typeid(*s))) add_overloaded_subclass(out, s, v.is_borrowed());
     } else if (v.is_tensor_list()) {
       for (const Tensor& t : v.to_tensor_list())
         if (t.defined() && t.subclass()) add_overloaded_subclass(out, t.subclass());
