@@ -137,8 +137,7 @@ Tensor make_tensor(IntArrayRef sizes, IntArrayRef strides, ScalarType dtype, Dev
   const std::int64_t nbytes = storage_nbytes(sizes, strides, element_size(dtype));
   Storage storage;
   if (device == Device::CPU) storage = StorageImpl::allocate(static_cast<std::size_t>(nbytes));
-  return Tensor(IntrusivePtr<TensorImpl>::make(std::move(storage), 0, DimVector(sizes), DimVector(strides),
-                                               dtype, device));
+  return Tensor(IntrusivePtr<TensorImpl>::make(std::move(storage), 0, sizes, strides, dtype, device));
 }
 
 Tensor make_contiguous_tensor(IntArrayRef sizes, ScalarType dtype, Device device) {

@@ -16,7 +16,7 @@ constexpr TensorImpl::TensorImpl(Undefined)
 
 constinit TensorImpl detail::undefined_tensor_impl{TensorImpl::Undefined{}};
 
-TensorImpl::TensorImpl(Storage storage, std::int64_t storage_offset, DimVector&& sizes, DimVector&& strides,
+TensorImpl::TensorImpl(Storage storage, std::int64_t storage_offset, IntArrayRef sizes, IntArrayRef strides,
                        ScalarType dtype, Device device)
     : storage_(std::move(storage)),
       storage_offset_(storage_offset),
@@ -35,6 +35,19 @@ TensorImpl::TensorImpl(Storage storage, std::int64_t storage_offset, DimVector&&
     data_ = storage_->data();
     if (numel_ > 0) data_ = static_cast<char*>(data_) + storage_offset_ * static_cast<std::int64_t>(element_size(dtype_));
   }
+}
+
+TensorImpl::TensorImpl(IntArrayRef sizes, IntArrayRef strides, KnownLayout layout, ScalarType dtype, Device device)
+    : storage_offset_(0),
+      geometry_(sizes.size()),
+      numel_(layout.numel),
+      dtype_(dtype),
+      device_(device),
+      is_contiguous_(layout.contiguous),
+      key_set_(backend_key(device)) {
+  STRATA_INTERNAL_ASSERT(sizes.size() == strides.size(), "sizes and strides differ in length");
+  std::copy(sizes.begin(), sizes.end(), geometry_.sizes_data());
+  std::copy(strides.begin(), strides.end(), geometry_.strides_data());
 }
 
 // Inlined into alias_of, its only caller.
@@ -107,8 +120,7 @@ IntrusivePtr<TensorImpl> TensorImpl::make_reshaped(const TensorImpl& source, Int
 
 IntrusivePtr<TensorImpl> TensorImpl::make_view(const TensorImpl& source, std::int64_t storage_offset, DimVector&& sizes,
                                                DimVector&& strides) {
-  auto impl = IntrusivePtr<TensorImpl>::make(source.storage_, storage_offset, std::move(sizes), std::move(strides),
-                                             source.dtype_, source.device_);
+  auto impl = IntrusivePtr<TensorImpl>::make(source.storage_, storage_offset, sizes, strides, source.dtype_, source.device_);
   impl->key_set_ = view_keys(source);
   return impl;
 }

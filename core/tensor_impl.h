@@ -60,13 +60,22 @@ struct IntrusiveNull<TensorImpl> {
 class TensorImpl final : public RefCounted<TensorImpl> {
  public:
   // `storage` is null for wrapper subclasses and has no data for meta tensors.
-  TensorImpl(Storage storage, std::int64_t storage_offset, DimVector&& sizes, DimVector&& strides,
-             ScalarType dtype, Device device);
+  // `sizes` and `strides` are copied into the impl's own geometry.
+  TensorImpl(Storage storage, std::int64_t storage_offset, IntArrayRef sizes, IntArrayRef strides, ScalarType dtype,
+             Device device);
   // A contiguous tensor of `sizes` (already checked non-negative, with `numel` their product and
   // strides that fit int64, by make_contiguous). The strides are computed in place.
   struct Contiguous {
     std::int64_t numel;
   };
+  // A tensor without storage (a wrapper) of `sizes` and `strides` at offset 0, whose element count and
+  // contiguity its maker already knows (Note [A wrapper of checked geometry],
+  // core/interpose/checked_wrapper.h).
+  struct KnownLayout {
+    std::int64_t numel;
+    bool contiguous;
+  };
+  TensorImpl(IntArrayRef sizes, IntArrayRef strides, KnownLayout layout, ScalarType dtype, Device device);
   // Both are inline, defined in tensor_impl.cpp: only make_contiguous and destroy call them.
   inline TensorImpl(Storage&& storage, IntArrayRef sizes, Contiguous geometry, ScalarType dtype, Device device);
   // A view with `source`'s storage and geometry (detach): its numel and contiguity are copied, not

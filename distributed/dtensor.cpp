@@ -38,18 +38,18 @@ Tensor DTensor::make(Tensor local, DTensorSpec spec, bool requires_grad) {
 }
 
 Tensor DTensor::make(Tensor local, std::shared_ptr<const DTensorSpec> spec, bool requires_grad,
-                     std::optional<std::size_t> spec_hash, std::size_t checked_itemsize) {
+                     std::optional<std::size_t> spec_hash, const CheckedGeometry* checked) {
   STRATA_CHECK(spec != nullptr, "DTensor: the spec is null");
   STRATA_CHECK(local.defined(), "DTensor: the local tensor is undefined");
   STRATA_CHECK(!of(local), "DTensor: the local tensor of a DTensor cannot be a DTensor");
-  if (checked_itemsize != 0 && element_size(local.dtype()) <= checked_itemsize && spec_hash) {
+  if (checked && checked->itemsize != 0 && element_size(local.dtype()) <= checked->itemsize && spec_hash) {
     // Note [A wrapper of checked geometry]: the cache checked this spec's meta, placements and
     // geometry once, for an element size no smaller than this one.
     const TensorMeta& meta = *spec->tensor_meta;
     const ScalarType dtype = local.dtype();
     const Device device = local.device();
     auto payload = IntrusivePtr<TensorSubclass>::adopt(new DTensor(std::move(local), std::move(spec), *spec_hash));
-    Tensor out = make_checked_wrapper_tensor(std::move(payload), meta.shape, meta.stride, dtype, device);
+    Tensor out = make_checked_wrapper_tensor(std::move(payload), meta.shape, meta.stride, *checked, dtype, device);
     if (requires_grad) requires_grad_(out);
     return out;
   }
@@ -64,12 +64,6 @@ Tensor DTensor::make(Tensor local, std::shared_ptr<const DTensorSpec> spec, bool
   Tensor out = make_wrapper_tensor(std::move(payload), meta.shape, meta.stride, 0, dtype, device);
   if (requires_grad) requires_grad_(out);
   return out;
-}
-
-const DTensor* DTensor::of(const Tensor& t) {  // Note [Telling a DTensor by its name's address]
-  if (!t.defined()) return nullptr;
-  const TensorSubclass* s = t.subclass();
-  return s && s->type_name().data() == kTypeName ? static_cast<const DTensor*>(s) : nullptr;
 }
 
 FlattenedTensor DTensor::flatten(const Tensor& self) const {

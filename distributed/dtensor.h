@@ -15,7 +15,7 @@
 #include <string>
 #include <vector>
 
-#include "../core/interpose/interposer.h"
+#include "../core/interpose/checked_wrapper.h"
 #include "debug_mode_hooks.h"
 #include "dtensor_spec.h"
 
@@ -31,20 +31,24 @@ class DTensor final : public TensorSubclass, public DebugModeSubclass {
   // The same with a spec others share (immutable): the handler wraps its results in the specs the
   // sharding cache holds, without copying a shape (Note [The DTensor hit path]).
   // `spec_hash` is spec_cache_hash(*spec) when the caller knows it (the sharding cache's outputs).
-  // `checked_itemsize`, when not 0, says spec has a tensor meta and one placement per mesh
-  // dimension and its geometry passed check_wrapper_geometry for that element size (the sharding
+  // `checked`, when not null and of a nonzero itemsize, says spec has a tensor meta and one placement
+  // per mesh dimension and is what check_wrapper_geometry returned for its geometry (the sharding
   // cache's outputs): for a local tensor whose element size is no larger, the checks are skipped
   // (Note [A wrapper of checked geometry]).
   static Tensor make(Tensor local, std::shared_ptr<const DTensorSpec> spec, bool requires_grad,
-                     std::optional<std::size_t> spec_hash = std::nullopt, std::size_t checked_itemsize = 0);
+                     std::optional<std::size_t> spec_hash = std::nullopt, const CheckedGeometry* checked = nullptr);
 
   // upstream's DTensor.from_local (Note [from_local's global shape]).
   static Tensor from_local(const Tensor& local, const DeviceMesh& mesh, Placements placements, bool run_check = false,
                            std::optional<std::vector<std::int64_t>> shape = std::nullopt,
                            std::optional<std::vector<std::int64_t>> stride = std::nullopt);
 
-  // The DTensor behind `t`, or null when `t` is not one.
-  static const DTensor* of(const Tensor& t);
+  // The DTensor behind `t`, or null when `t` is not one. Inline: the handler asks it of every
+  // argument (Note [Telling a DTensor by its name's address]).
+  static const DTensor* of(const Tensor& t) {
+    const TensorSubclass* s = t.subclass();  // none on an undefined tensor's sentinel
+    return s && s->type_name().data() == kTypeName ? static_cast<const DTensor*>(s) : nullptr;
+  }
 
   const Tensor& local() const { return local_; }
   const DTensorSpec& spec() const { return *spec_; }

@@ -73,19 +73,27 @@ struct Unwrapped {
   const DeviceMesh* mesh = nullptr;
 };
 
-void unwrap(const OperatorHandle& op, const IValue* args, std::size_t n, Unwrapped& u) {
-  for (std::size_t i = 0; i < n && !u.mesh; ++i) {  // upstream's compute mesh: the first DTensor's
-    const DTensor* d = args[i].is_tensor() ? DTensor::of(args[i].to_tensor()) : nullptr;
-    if (d) u.mesh = &d->spec().mesh;
+// upstream's compute mesh: the first DTensor's among the arguments (a list's elements in order).
+const DeviceMesh& compute_mesh(const OperatorHandle& op, const IValue* args, std::size_t n) {
+  const DeviceMesh* mesh = nullptr;
+  for (std::size_t i = 0; i < n && !mesh; ++i) {
+    if (const DTensor* d = args[i].is_tensor() ? DTensor::of(args[i].to_tensor()) : nullptr) mesh = &d->spec().mesh;
     if (args[i].is_tensor_list())
       for (const Tensor& t : args[i].to_tensor_list())
-        if (!u.mesh && DTensor::of(t)) u.mesh = &DTensor::of(t)->spec().mesh;
+        if (const DTensor* d = mesh ? nullptr : DTensor::of(t)) mesh = &d->spec().mesh;
   }
-  STRATA_INTERNAL_ASSERT(u.mesh != nullptr, "the DTensor handler got ", op.str(), " without a DTensor argument");
+  STRATA_INTERNAL_ASSERT(mesh != nullptr, "the DTensor handler got ", op.str(), " without a DTensor argument");
+  return *mesh;
+}
+
+void unwrap(const OperatorHandle& op, const IValue* args, std::size_t n, Unwrapped& u) {
+  // The first DTensor met below gives the compute mesh, unless a plain tensor comes first (it needs
+  // the mesh for its spec): the arguments are then searched for it. Either way the first DTensor's.
   const auto add = [&](const Tensor& t, std::size_t leaf) {
     u.leaf_index.push_back(leaf);
     if (const DTensor* d = DTensor::of(t)) {
-      STRATA_CHECK(d->spec().mesh == *u.mesh, op.str(), ": DTensor does not support cross-mesh operation on ",
+      if (!u.mesh) u.mesh = &d->spec().mesh;
+      STRATA_CHECK(&d->spec().mesh == u.mesh || d->spec().mesh == *u.mesh, op.str(), ": DTensor does not support cross-mesh operation on ",
                    u.mesh->short_str(), " and ", d->spec().mesh.short_str());
       u.locals.push_back(&d->local());
       u.specs.push_back(&d->spec());
@@ -93,6 +101,7 @@ void unwrap(const OperatorHandle& op, const IValue* args, std::size_t n, Unwrapp
       u.spec_hashes.push_back(d->spec_hash());
       return;
     }
+    if (!u.mesh) u.mesh = &compute_mesh(op, args, n);
     u.locals.push_back(&t);
     u.owned.push_back(std::make_unique<const DTensorSpec>(replicate_spec_for_plain(op, t, *u.mesh)));
     u.specs.push_back(u.owned.back().get());
@@ -109,6 +118,7 @@ void unwrap(const OperatorHandle& op, const IValue* args, std::size_t n, Unwrapp
     }
     leaf += leaves_of(a);
   }
+  if (!u.mesh) u.mesh = &compute_mesh(op, args, n);  // asserts: no argument was a DTensor
 }
 
 // The local call's arguments, on a stack of its own: each local tensor borrowed (Note [Borrowed
@@ -197,7 +207,7 @@ void DTensor::dispatch(const OperatorHandle& op, Stack& stack) {
     STRATA_INTERNAL_ASSERT(k < sharding.output_specs.size() && sharding.output_specs[k], op.str(),
                            ": sharding propagation gave no spec for tensor return ", k);
     if (t.defined())
-      t = make(std::move(t), cached.outputs[k], false, cached.output_hashes[k], cached.output_checked_itemsizes[k]);
+      t = make(std::move(t), cached.outputs[k], false, cached.output_hashes[k], &cached.output_checked[k]);
     ++k;
   });
 }

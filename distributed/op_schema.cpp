@@ -200,12 +200,13 @@ bool OpCallRef::matches(const OpSchema& b, bool (*same_spec)(const void* ctx, st
     const OpArg& w = b.args[i];
     if (is_spec_arg(v)) {
       const auto* s = std::get_if<DTensorSpec>(&w);
-      if (!s || !same_spec(ctx, k++, *s)) return false;
+      if (!s || (same_spec && !same_spec(ctx, k, *s))) return false;
+      ++k;
     } else if (v.is_tensor_list()) {
       const auto* l = std::get_if<std::vector<DTensorSpec>>(&w);
       if (!l || l->size() != v.to_tensor_list().size()) return false;
       for (const DTensorSpec& s : *l)
-        if (!same_spec(ctx, k++, s)) return false;
+        if (same_spec && !same_spec(ctx, k++, s)) return false;
     } else {
       const auto* x = std::get_if<IValue>(&w);
       if (!x || !same_value(v, *x)) return false;

@@ -24,7 +24,7 @@ namespace {
 Tensor meta_tensor(const TensorMeta& m) {
   void* unused = nullptr;
   return Tensor(IntrusivePtr<TensorImpl>::make(StorageImpl::allocate_without_data(0, &unused), 0,
-                                               DimVector(IntArrayRef(m.shape)), DimVector(IntArrayRef(m.stride)),
+                                               m.shape, m.stride,
                                                m.dtype, Device::Meta));
 }
 TensorMeta meta_of(const Tensor& t) {
@@ -289,18 +289,16 @@ ShardingPropagator::Cache& ShardingPropagator::owned_thread_cache() const {
 }
 
 namespace {
-// The element size an output spec's wrapper geometry passes for (Note [A wrapper of checked
-// geometry]): its dtype's when it has a tensor meta, one placement per mesh dimension and a shape a
-// wrapper may have, else 0 (DTensor::make then checks, and throws, on each wrap as before).
-std::size_t checked_itemsize(const DTensorSpec& s) {
-  if (!s.tensor_meta || static_cast<int>(s.placements.size()) != s.mesh.ndim()) return 0;
-  const std::size_t itemsize = element_size(s.tensor_meta->dtype);
+// An output spec's wrapper geometry as checked for its dtype's element size (Note [A wrapper of
+// checked geometry]) when it has a tensor meta, one placement per mesh dimension and a shape a
+// wrapper may have, else unchecked (DTensor::make then checks, and throws, on each wrap as before).
+CheckedGeometry checked_geometry(const DTensorSpec& s) {
+  if (!s.tensor_meta || static_cast<int>(s.placements.size()) != s.mesh.ndim()) return {};
   try {
-    check_wrapper_geometry(s.tensor_meta->shape, s.tensor_meta->stride, itemsize);
+    return check_wrapper_geometry(s.tensor_meta->shape, s.tensor_meta->stride, element_size(s.tensor_meta->dtype));
   } catch (const std::exception&) {  // make_wrapper_tensor's own check will say what is wrong
-    return 0;
+    return {};
   }
-  return itemsize;
 }
 }  // namespace
 
@@ -310,7 +308,7 @@ const CachedSharding& ShardingPropagator::compute_and_cache(Cache& cache, OpSche
   for (const std::optional<DTensorSpec>& s : entry->sharding.output_specs) {
     entry->outputs.push_back(s ? std::make_shared<const DTensorSpec>(*s) : nullptr);
     entry->output_hashes.push_back(s ? spec_cache_hash(*s) : 0);
-    entry->output_checked_itemsizes.push_back(s ? checked_itemsize(*s) : 0);
+    entry->output_checked.push_back(s ? checked_geometry(*s) : CheckedGeometry{});
   }
   ++cache.misses;
   return *cache.map.emplace(std::move(schema), std::move(entry)).first->second;
@@ -340,7 +338,7 @@ bool same_identity(const OpCallRef& call, const IdentitySlot& slot) {
   if (slot.entry == nullptr || slot.specs.size() != call.num_specs) return false;
   for (std::size_t k = 0; k < call.num_specs; ++k)
     if (call.shared[k]->get() != slot.specs[k].get()) return false;
-  return call.matches(*slot.key, [](const void*, std::size_t, const DTensorSpec&) { return true; }, nullptr);
+  return call.matches(*slot.key, nullptr, nullptr);  // the specs are the same objects
 }
 }  // namespace
 

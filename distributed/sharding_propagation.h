@@ -26,6 +26,7 @@
 #include <vector>
 
 #include "../core/dispatch/operator_entry.h"
+#include "../core/interpose/checked_wrapper.h"
 #include "dtensor_spec.h"
 
 namespace strata::distributed {
@@ -79,7 +80,8 @@ struct OpCallRef {
   std::size_t hash() const;    // equal to to_schema().hash()
   friend bool operator==(const OpCallRef& a, const OpSchema& b);
   // Whether this call equals `b` given that its k-th spec equals b's k-th spec exactly when
-  // same_spec(k) says so (the identity front's check: the other arguments compared by value).
+  // same_spec(k) says so, or always when same_spec is null (the identity front's check: the other
+  // arguments compared by value).
   bool matches(const OpSchema& b, bool (*same_spec)(const void* ctx, std::size_t k, const DTensorSpec& s),
                const void* ctx) const;
 };
@@ -125,10 +127,9 @@ struct CachedSharding {
   OutputSharding sharding;
   std::vector<std::shared_ptr<const DTensorSpec>> outputs;
   std::vector<std::size_t> output_hashes;  // spec_cache_hash of each output (0 where none)
-  // The element size each output's geometry was checked for (Note [A wrapper of checked
-  // geometry]; the output's dtype's), 0 where none or where the check failed: DTensor::make's
-  // checked_itemsize.
-  std::vector<std::size_t> output_checked_itemsizes;
+  // Each output's geometry as checked for its dtype's element size (Note [A wrapper of checked
+  // geometry]), an itemsize of 0 where none or where the check failed: DTensor::make's `checked`.
+  std::vector<CheckedGeometry> output_checked;
 };
 
 // A strategy function: the candidates for one call. Reads the schema's input specs (with tensor

@@ -98,7 +98,7 @@ std::uint64_t next_mode_id() {
 Tensor meta_like(const Tensor& real) {
   void* unused = nullptr;
   return Tensor(IntrusivePtr<TensorImpl>::make(StorageImpl::allocate_without_data(0, &unused), real.storage_offset(),
-                                               DimVector(real.sizes()), DimVector(real.strides()), real.dtype(),
+                                               real.sizes(), real.strides(), real.dtype(),
                                                Device::Meta));
 }
 

@@ -256,8 +256,8 @@ Tensor make_loaded_tensor(const Entry& entry, const unsigned char* data, Mapping
   if (in_place) {
     mapping->references.fetch_add(1, std::memory_order_relaxed);
     Storage storage = StorageImpl::wrap(const_cast<unsigned char*>(bytes), nbytes, release_mapping, mapping);
-    return Tensor(IntrusivePtr<TensorImpl>::make(std::move(storage), 0, DimVector(entry.sizes), std::move(strides),
-                                                 entry.dtype, Device::CPU));
+    return Tensor(IntrusivePtr<TensorImpl>::make(std::move(storage), 0, entry.sizes, strides, entry.dtype,
+                                                 Device::CPU));
   }
   Tensor tensor(TensorImpl::make_contiguous(entry.sizes, entry.dtype, Device::CPU));
   if (nbytes == 0) return tensor;

@@ -129,7 +129,7 @@ Tensor from_blob(void* data, IntArrayRef sizes, IntArrayRef strides, const Tenso
                  " is not aligned to the ", item, "-byte elements of ", dtype_name(dtype));
     storage = StorageImpl::wrap(data, nbytes, &release_nothing, nullptr);
   });
-  return Tensor(IntrusivePtr<TensorImpl>::make(std::move(storage), 0, DimVector(sizes), DimVector(strides), dtype, Device::CPU));
+  return Tensor(IntrusivePtr<TensorImpl>::make(std::move(storage), 0, sizes, strides, dtype, Device::CPU));
 }
 
 Tensor from_blob(void* data, IntArrayRef sizes, const TensorOptions& options) {

@@ -54,9 +54,15 @@ Subclasses overloaded_subclasses(const OperatorHandle& op, const Stack& stack) {
   const std::size_t base = stack.size() - op.entry().num_arguments();
   for (std::uint8_t i : op.entry().tensor_arguments()) {
     const IValue& v = stack[base + i];
-    if (v.is_tensor() && v.to_tensor().defined() && v.to_tensor().subclass())
-      add_overloaded_subclass(out, v.to_tensor().subclass(), v.is_borrowed());
-    if (v.is_tensor_list()) {
+    if (v.is_tensor()) {
+      // An undefined tensor's sentinel has no subclass. The common call has one subclass type
+      // (two DTensors, two LoggingTensors): its first payload is added, and a second of the same
+      // type passed over, without a call.
+      TensorSubclass* s = v.to_tensor().subclass();
+      if (!s) continue;
+      if (out.empty()) out.emplace_back(s, v.is_borrowed());
+      else if (!(out.size() == 1 && typeid(*out[0].payload) == typeid(*s))) add_overloaded_subclass(out, s, v.is_borrowed());
+    } else if (v.is_tensor_list()) {
       for (const Tensor& t : v.to_tensor_list())
         if (t.defined() && t.subclass()) add_overloaded_subclass(out, t.subclass());
     }
@@ -151,15 +157,18 @@ void check_geometry(IntArrayRef sizes, IntArrayRef strides, std::size_t itemsize
 }
 }  // namespace
 
-void check_wrapper_geometry(IntArrayRef sizes, IntArrayRef strides, std::size_t itemsize) {
+CheckedGeometry check_wrapper_geometry(IntArrayRef sizes, IntArrayRef strides, std::size_t itemsize) {
   check_geometry(sizes, strides, itemsize, 0);
+  return CheckedGeometry{itemsize, numel_of(sizes), is_contiguous_layout(sizes, strides)};
 }
 
 Tensor make_checked_wrapper_tensor(IntrusivePtr<TensorSubclass> subclass, IntArrayRef sizes, IntArrayRef strides,
-                                   ScalarType dtype, Device device) {  // Note [A wrapper of checked geometry]
+                                   const CheckedGeometry& checked, ScalarType dtype,
+                                   Device device) {  // Note [A wrapper of checked geometry]
   STRATA_CHECK(subclass, "make_wrapper_tensor needs a subclass payload");
   register_interposer();
-  auto impl = IntrusivePtr<TensorImpl>::make(Storage(), 0, DimVector(sizes), DimVector(strides), dtype, device);
+  auto impl = IntrusivePtr<TensorImpl>::make(sizes, strides, TensorImpl::KnownLayout{checked.numel, checked.contiguous},
+                                             dtype, device);
   impl->set_subclass(std::move(subclass));
   return Tensor(std::move(impl));
 }
@@ -169,8 +178,7 @@ Tensor make_wrapper_tensor(IntrusivePtr<TensorSubclass> subclass, IntArrayRef si
   STRATA_CHECK(subclass, "make_wrapper_tensor needs a subclass payload");
   register_interposer();
   check_geometry(sizes, strides, element_size(dtype), storage_offset);
-  auto impl = IntrusivePtr<TensorImpl>::make(Storage(), storage_offset, DimVector(sizes), DimVector(strides),
-                                             dtype, device);
+  auto impl = IntrusivePtr<TensorImpl>::make(Storage(), storage_offset, sizes, strides, dtype, device);
   impl->set_subclass(std::move(subclass));
   return Tensor(std::move(impl));
 }

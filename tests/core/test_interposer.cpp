@@ -239,17 +239,26 @@ TEST_CASE("a wrapper of checked geometry: the checks make_wrapper_tensor makes, 
   CHECK_THROWS_WITH_AS(check_wrapper_geometry(IntArrayRef{4}, IntArrayRef{big}, 4),
                        doctest::Contains("Storage size calculation overflowed"), Error);
   CHECK_NOTHROW(check_wrapper_geometry(IntArrayRef{4}, IntArrayRef{big / 8}, 1));
-  CHECK_NOTHROW(check_wrapper_geometry(IntArrayRef{0, 3}, IntArrayRef{3, 1}, 8));
+  const CheckedGeometry empty = check_wrapper_geometry(IntArrayRef{0, 3}, IntArrayRef{3, 1}, 8);
+  CHECK(empty.itemsize == 8);
+  CHECK(empty.numel == 0);
+  CHECK(empty.contiguous);
+  // What it returns is the geometry's element count and contiguity, which the wrapper takes.
+  const CheckedGeometry geometry = check_wrapper_geometry(IntArrayRef{2, 3}, IntArrayRef{1, 2}, 4);
+  CHECK(geometry.numel == 6);
+  CHECK_FALSE(geometry.contiguous);
   int seen = 0;
   const Tensor inner = tensor<float>({{1, 2, 3}, {4, 5, 6}});
   const Tensor checked = make_checked_wrapper_tensor(IntrusivePtr<TensorSubclass>(new PassThrough(inner, &seen)),
-                                                     IntArrayRef{2, 3}, IntArrayRef{1, 2}, ScalarType::Float32, Device::CPU);
+                                                     IntArrayRef{2, 3}, IntArrayRef{1, 2}, geometry, ScalarType::Float32,
+                                                     Device::CPU);
   const Tensor plain = make_wrapper_tensor(IntrusivePtr<TensorSubclass>(new PassThrough(inner, &seen)), IntArrayRef{2, 3},
                                            IntArrayRef{1, 2}, 0, ScalarType::Float32, Device::CPU);
   CHECK(checked.sizes() == plain.sizes());
   CHECK(checked.strides() == plain.strides());
   CHECK(checked.storage_offset() == 0);
   CHECK(checked.is_contiguous() == plain.is_contiguous());
+  CHECK(checked.numel() == plain.numel());
   CHECK(checked.key_set() == plain.key_set());
   CHECK(checked.subclass() != nullptr);
 }
