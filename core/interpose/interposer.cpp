@@ -60,8 +60,12 @@ Subclasses overloaded_subclasses(const OperatorHandle& op, const Stack& stack) {
       // type passed over, without a call.
       TensorSubclass* s = v.to_tensor().subclass();
       if (!s) continue;
-      if (out.empty()) out.emplace_back(s, v.is_borrowed());
-      else if (!(out.size() == 1 && typeid(*out[0].payload) == typeid(*s))) add_overloaded_subclass(out, s, v.is_borrowed());
+      if (out.empty()) {
+        out.emplace_back(s, v.is_borrowed());
+        continue;
+      }
+      const TensorSubclass& first = *out[0].payload;  // typeid of a plain reference: no call in its operand
+      if (!(out.size() == 1 && typeid(first) == typeid(*s))) add_overloaded_subclass(out, s, v.is_borrowed());
     } else if (v.is_tensor_list()) {
       for (const Tensor& t : v.to_tensor_list())
         if (t.defined() && t.subclass()) add_overloaded_subclass(out, t.subclass());
