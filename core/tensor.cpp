@@ -145,7 +145,7 @@ Tensor make_contiguous_tensor(IntArrayRef sizes, ScalarType dtype, Device device
 }
 
 Tensor make_view(const Tensor& base, IntArrayRef sizes, IntArrayRef strides, std::int64_t storage_offset) {
-  return Tensor(TensorImpl::make_view(*base.impl(), storage_offset, DimVector(sizes), DimVector(strides)));
+  return Tensor(TensorImpl::make_view(*base.impl(), storage_offset, sizes, strides));
 }
 
 // make_transposed and make_alias are in tensor_impl.cpp, where the TensorImpl functions they wrap inline.

@@ -118,8 +118,8 @@ IntrusivePtr<TensorImpl> TensorImpl::make_reshaped(const TensorImpl& source, Int
   return IntrusivePtr<TensorImpl>::adopt(new TensorImpl(source, sizes, strides));  // from the pool, like any view
 }
 
-IntrusivePtr<TensorImpl> TensorImpl::make_view(const TensorImpl& source, std::int64_t storage_offset, DimVector&& sizes,
-                                               DimVector&& strides) {
+IntrusivePtr<TensorImpl> TensorImpl::make_view(const TensorImpl& source, std::int64_t storage_offset, IntArrayRef sizes,
+                                               IntArrayRef strides) {
   auto impl = IntrusivePtr<TensorImpl>::make(source.storage_, storage_offset, sizes, strides, source.dtype_, source.device_);
   impl->key_set_ = view_keys(source);
   return impl;

@@ -89,8 +89,8 @@ class TensorImpl final : public RefCounted<TensorImpl> {
   // numel is copied, and its contiguity too when source is contiguous (Note [A view's contiguity]).
   static IntrusivePtr<TensorImpl> make_reshaped(const TensorImpl& source, IntArrayRef sizes, IntArrayRef strides);
   // A view with `source`'s storage, dtype and device and any geometry (as_strided, expand, ...).
-  static IntrusivePtr<TensorImpl> make_view(const TensorImpl& source, std::int64_t storage_offset, DimVector&& sizes,
-                                            DimVector&& strides);
+  static IntrusivePtr<TensorImpl> make_view(const TensorImpl& source, std::int64_t storage_offset, IntArrayRef sizes,
+                                            IntArrayRef strides);
   // The keys every view above carries (Note [A view keeps its source's keys]).
   static DispatchKeySet view_keys(const TensorImpl& source) {
     return source.key_set_ - DispatchKeySet(DispatchKey::Autograd);

@@ -9,12 +9,12 @@
 #include "core/dispatch/local_dispatch_keys.h"
 #include "core/shape.h"
 #include "core/util/error.h"
+#include "distributed/all_gather_object.h"
 #include "distributed/dtensor.h"
 #include "distributed/dtensor_autograd.h"
 #include "distributed/process_group.h"
 #include "distributed/redistribute.h"
 #include "ops/functions.h"
-#include "ops/tensor_literal.h"
 
 namespace strata::distributed {
 
@@ -37,16 +37,8 @@ std::vector<std::int64_t> vec(IntArrayRef r) { return r.vec(); }
 // upstream's check_tensor_meta: every rank of the world gathers every rank's dtype and
 // requires_grad (and shape and stride when asked) and compares them with its own. Through the
 // world group's collectives, not the functional ops: upstream's all_gather_object is no traced op.
-std::vector<std::int64_t> gather_world(const std::vector<std::int64_t>& mine) {
-  ProcessGroup& world = resolve_process_group("0");
-  const Tensor input = tensor(mine);
-  const Tensor out = empty({static_cast<std::int64_t>(mine.size()) * world.size()}, TensorOptions{ScalarType::Int64, {}});
-  world.all_gather_into_tensor(input, out)->wait();
-  return out.to_vector<std::int64_t>();
-}
-
 bool all_ranks_agree(const std::vector<std::int64_t>& mine) {
-  const std::vector<std::int64_t> all = gather_world(mine);
+  const std::vector<std::int64_t> all = all_gather_words(resolve_process_group("0"), mine);
   for (std::size_t i = 0; i < all.size(); ++i)
     if (all[i] != mine[i % mine.size()]) return false;
   return true;

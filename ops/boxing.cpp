@@ -35,8 +35,8 @@ void check_differentiable_view_schema(const OperatorHandle& op) {
                          "a differentiable view op returns an alias of self: ", op.str());
 }
 
-Tensor make_view_of(const Tensor& base, ViewSpec&& spec) {
-  return Tensor(TensorImpl::make_view(*base.impl(), spec.storage_offset, std::move(spec.sizes), std::move(spec.strides)));
+Tensor make_view_of(const Tensor& base, const ViewSpec& spec) {
+  return Tensor(TensorImpl::make_view(*base.impl(), spec.storage_offset, spec.sizes, spec.strides));
 }
 }  // namespace detail
 

@@ -228,7 +228,7 @@ void functional_kernel(const OperatorHandle& op, DispatchKeySet keys, Stack& sta
   replace_arguments<n>(stack, std::move(outs));
 }
 
-Tensor make_view_of(const Tensor& base, ViewSpec&& spec);
+Tensor make_view_of(const Tensor& base, const ViewSpec& spec);
 // A differentiable view's schema returns an alias of its first argument that it does not write.
 void check_differentiable_view_schema(const OperatorHandle& op);
 inline Tensor make_view_of(const Tensor& base, SameGeometry) { return strata::detail::make_alias(base); }

@@ -1,17 +1,13 @@
 // tracer/cli/html_step.cpp: the --html view (html_step.h).
 #include "tracer/cli/html_step.h"
 
-#include <algorithm>
-#include <cstring>
 #include <mutex>
 #include <optional>
 
 #include "autograd/backward.h"
-#include "distributed/process_group.h"
+#include "distributed/all_gather_object.h"
 #include "distributed/thread_backend.h"
 #include "nn/functional.h"
-#include "ops/functions.h"
-#include "ops/tensor_literal.h"
 #include "optim/sgd.h"
 #include "tracer/cli/tensor_parallel_step.h"
 #include "tracer/explorer.h"
@@ -35,36 +31,31 @@ std::string title_of(const MlpConfig& config, bool fake) {
 // Note [The explorer's page under mpirun]
 // Under mpirun a process runs its own rank of the step (run_spmd), so it holds one record of the
 // page's several. The world gathers them after recording ends: each rank's record as JSON text (bytes
-// that are not UTF-8 already U+FFFD, as the page writes them), its length first, then its bytes padded
-// to the longest as int64 words, over the world group's own all-gather (no traced op: every recorder
-// has finished). Every rank gathers (the group has no gather to one rank) and rank 0 alone writes the
-// page (Note [strata-trace under mpirun]). On threads every rank's record is already in the process.
-std::vector<nlohmann::ordered_json> gathered(std::vector<nlohmann::ordered_json> ranks) {
+// that are not UTF-8 already U+FFFD, as the page writes them), through all_gather_strings over the
+// world group (no traced op: every recorder has finished). Every rank takes part in the gather (the
+// group has no gather to one rank), but only rank 0 parses the others' records and builds the page,
+// which it alone writes (Note [strata-trace under mpirun]); the other ranks return an empty page to
+// a file they discard. On threads every rank's record is already in the process.
+using Records = std::vector<nlohmann::ordered_json>;
+std::optional<Records> gathered(Records ranks) {
   distributed::ProcessGroup* world = distributed::find_process_group(distributed::kWorldGroupName);
   if (!world || world->size() == 1) return ranks;
   STRATA_CHECK(ranks.size() == static_cast<std::size_t>(world->size()), "--html: ", ranks.size(),
                " ranks recorded in a world of ", world->size());
   const auto mine = static_cast<std::size_t>(world->rank());
-  const std::string text = ranks[mine].dump(-1, ' ', false, nlohmann::ordered_json::error_handler_t::replace);
-  const TensorOptions words{ScalarType::Int64, {}};
-  const Tensor lengths = empty({world->size()}, words);
-  world->all_gather_into_tensor(tensor({static_cast<std::int64_t>(text.size())}), lengths)->wait();
-  const std::vector<std::int64_t> length = lengths.to_vector<std::int64_t>();
-  const std::int64_t longest = *std::max_element(length.begin(), length.end());
-  const std::int64_t per_rank = (longest + 7) / 8;
-  const Tensor bytes = zeros({per_rank}, words), all = empty({per_rank * world->size()}, words);
-  std::memcpy(bytes.data_ptr<std::int64_t>(), text.data(), text.size());
-  world->all_gather_into_tensor(bytes, all)->wait();
-  const auto* base = reinterpret_cast<const char*>(all.data_ptr<std::int64_t>());
-  for (std::size_t r = 0; r < ranks.size(); ++r)
-    if (r != mine)
-      ranks[r] = nlohmann::ordered_json::parse(std::string_view(base + r * static_cast<std::size_t>(per_rank) * 8,
-                                                                static_cast<std::size_t>(length[r])));
+  const std::vector<std::string> texts = distributed::all_gather_strings(
+      *world, ranks[mine].dump(-1, ' ', false, nlohmann::ordered_json::error_handler_t::replace));
+  if (mine != 0) return std::nullopt;
+  for (std::size_t r = 1; r < ranks.size(); ++r) ranks[r] = nlohmann::ordered_json::parse(texts[r]);
   return ranks;
 }
 
+std::string page_of(const std::optional<Records>& records, const std::string& title) {
+  return records ? explorer_html(*records, title) : std::string();
+}
+
 // Every rank's step, each recorded on its own thread.
-std::vector<nlohmann::ordered_json> record_ranks(const MlpConfig& config) {
+std::optional<Records> record_ranks(const MlpConfig& config) {
   std::vector<nlohmann::ordered_json> ranks(static_cast<std::size_t>(config.world_size));
   std::mutex mutex;
   run_data_parallel(config, [&](int rank, nn::Module& ddp, const Tensor& x, const Tensor& y) {
@@ -84,7 +75,7 @@ std::vector<nlohmann::ordered_json> record_ranks(const MlpConfig& config) {
 
 // The tensor-parallel step (Note [The tensor-parallel step]) on every rank, each recorded on its
 // thread from its forward on.
-std::vector<nlohmann::ordered_json> record_tensor_parallel_ranks(const MlpConfig& config) {
+std::optional<Records> record_tensor_parallel_ranks(const MlpConfig& config) {
   std::vector<nlohmann::ordered_json> ranks(static_cast<std::size_t>(config.world_size));
   std::vector<std::optional<ExplorerRecorder>> recorders(ranks.size());
   run_tensor_parallel(config, [&](int rank) {
@@ -107,8 +98,8 @@ std::vector<nlohmann::ordered_json> record_tensor_parallel_ranks(const MlpConfig
 
 std::string html_step(const MlpConfig& config, bool fake) {
   if (config.world_size > 1 && config.tp > 1 && !fake)
-    return explorer_html(record_tensor_parallel_ranks(config), title_of(config, fake));
-  if (config.world_size > 1 && !fake) return explorer_html(record_ranks(config), title_of(config, fake));
+    return page_of(record_tensor_parallel_ranks(config), title_of(config, fake));
+  if (config.world_size > 1 && !fake) return page_of(record_ranks(config), title_of(config, fake));
   std::optional<FakeTensorMode> fake_mode;
   if (fake) fake_mode.emplace();
   std::optional<ExplorerRecorder> recorder;

@@ -10,8 +10,8 @@ namespace strata::tracer {
 
 // The page of one step (under a FakeTensorMode with `fake`), or of the data-parallel step on every rank
 // when config.world_size > 1 (without the profiler's timeline there: there is one profiler per process).
-// Under mpirun (one rank per process) every process runs this, and the page holds every rank's record
-// (Note [The explorer's page under mpirun]).
+// Under mpirun (one rank per process) every process runs this: rank 0 gets the page, which holds
+// every rank's record, and the other ranks an empty string (Note [The explorer's page under mpirun]).
 std::string html_step(const MlpConfig& config, bool fake);
 
 }  // namespace strata::tracer
