@@ -13,6 +13,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <typeinfo>
 #include <vector>
 
 #include "../core/interpose/checked_wrapper.h"
@@ -44,10 +45,10 @@ class DTensor final : public TensorSubclass, public DebugModeSubclass {
                            std::optional<std::vector<std::int64_t>> stride = std::nullopt);
 
   // The DTensor behind `t`, or null when `t` is not one. Inline: the handler asks it of every
-  // argument (Note [Telling a DTensor by its name's address]).
+  // argument (Note [Telling a DTensor by its exact type]).
   static const DTensor* of(const Tensor& t) {
     const TensorSubclass* s = t.subclass();  // none on an undefined tensor's sentinel
-    return s && s->type_name().data() == kTypeName ? static_cast<const DTensor*>(s) : nullptr;
+    return s && typeid(*s) == typeid(DTensor) ? static_cast<const DTensor*>(s) : nullptr;
   }
 
   const Tensor& local() const { return local_; }
@@ -69,10 +70,11 @@ class DTensor final : public TensorSubclass, public DebugModeSubclass {
  private:
   DTensor(Tensor local, std::shared_ptr<const DTensorSpec> spec, std::size_t spec_hash)
       : local_(std::move(local)), spec_(std::move(spec)), spec_hash_(spec_hash) {}
-  // Note [Telling a DTensor by its name's address]
+  // Note [Telling a DTensor by its exact type]
   // of() runs several times per op on DTensors; a dynamic_cast to this class (a base of two) costs a
-  // walk of the type info and string comparisons. Only DTensor's type_name returns this private
-  // array, so the address of the name it returns says whether a payload is a DTensor.
+  // walk of the type info and string comparisons, and asking the payload (a virtual type_name) a
+  // call. DTensor is final, so a payload is one exactly when its dynamic type is DTensor: typeid
+  // reads that from the vtable, and for a DTensor the two type_infos are the same object.
   static constexpr char kTypeName[] = "DTensor";
   Tensor local_;
   std::shared_ptr<const DTensorSpec> spec_;  // never null, never changed

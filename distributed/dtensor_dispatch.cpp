@@ -47,12 +47,12 @@ std::size_t leaves_of(const IValue& v) {
 // copies no spec, runs no meta kernel and no strategy, and allocates only what the local op and the
 // output's wrapper need. The invariant: OpCallRef::hash and its comparison agree with OpSchema's for
 // every call (op_schema.cpp computes both from the same per-argument parts), so a borrowed lookup
-// finds exactly the entry the owning schema would. The local op runs on a stack of its own whose
-// tensors are borrowed from the DTensors (Note [Borrowed tensor arguments]): the handler leaves its
-// arguments on the caller's stack until that call returns, so the DTensors, and with them their
-// local tensors, outlive it. A hit thus counts no reference on its way in: rewriting the argument
-// slots in place made each borrowed DTensor owned only to drop it, and copied each local tensor,
-// six atomic increments and decrements per binary op. A call on the same spec objects as before is
+// finds exactly the entry the owning schema would. The local op's tensors are borrowed from the
+// DTensors (Note [Borrowed tensor arguments]): on the caller's stack, its slots rewritten to borrow
+// them, when the caller's slots are borrowed (Note [The local op runs in place]), else on a stack
+// of its own while the handler leaves its arguments on the caller's stack until that call returns.
+// Either way the DTensors, and with them their local tensors, outlive the local op, and a hit
+// counts no reference on its way in. A call on the same spec objects as before is
 // found by their addresses (Note [The sharding cache's identity front]), and a result's wrapper
 // skips the geometry checks its cached spec passed once (Note [A wrapper of checked geometry]).
 // What is left (strata-bench's dtensor group beside a do-nothing wrapper,
@@ -71,6 +71,7 @@ struct Unwrapped {
   SmallVector<std::size_t, 4> leaf_index;
   std::vector<std::unique_ptr<const DTensorSpec>> owned;
   const DeviceMesh* mesh = nullptr;
+  bool borrowed = true;  // every tensor argument is a borrowed slot, none a list (Note [The local op runs in place])
 };
 
 // upstream's compute mesh: the first DTensor's among the arguments (a list's elements in order).
@@ -112,8 +113,10 @@ void unwrap(const OperatorHandle& op, const IValue* args, std::size_t n, Unwrapp
   for (std::size_t i = 0; i < n; ++i) {
     const IValue& a = args[i];
     if (a.is_tensor() && a.to_tensor().defined()) {
+      u.borrowed = u.borrowed && a.is_borrowed();
       add(a.to_tensor(), leaf);
     } else if (a.is_tensor_list()) {
+      u.borrowed = false;
       for (std::size_t k = 0; k < a.to_tensor_list().size(); ++k) add(a.to_tensor_list()[k], leaf + k);
     }
     leaf += leaves_of(a);
@@ -143,6 +146,26 @@ void push_local_args(IValue* args, std::size_t n, const OutputSharding& sharding
   }
 }
 
+// Note [The local op runs in place]
+// When every tensor argument sits in a borrowed slot (a front end's call: the caller holds each
+// DTensor, and so its local tensor, until the call returns) and none is a list, the local op needs
+// no stack of its own: each tensor slot is rewritten to borrow the local tensor (or its
+// redistributed copy, which `u` holds until the handler returns), a changed value argument is
+// replaced from the redistribute schema, and the op runs on the caller's stack, whose argument
+// slots its returns then replace as the handler protocol asks. Rewriting a slot to borrow
+// (IValue::set_borrowed) counts no reference (Note [Borrowed tensor arguments]). A slot the stack owns (a boxed caller's value, a
+// list) may hold the only reference to its DTensor, which rewriting it would drop while the local
+// op still reads the local tensor inside: those calls take push_local_args's stack.
+void set_local_args(IValue* args, std::size_t n, const OutputSharding& sharding, const Unwrapped& u) {
+  const OpSchema* schema = sharding.redistribute_schema ? &*sharding.redistribute_schema : nullptr;
+  std::size_t flat = 0;
+  for (std::size_t i = 0; i < n; ++i) {
+    const IValue& a = args[i];  // read through a const slot: a mutable to_tensor() would own it
+    if (a.is_tensor() && a.to_tensor().defined()) args[i].set_borrowed(*u.locals[flat++]);
+    else if (schema) args[i] = schema->value(i);
+  }
+}
+
 bool is_inplace(const OperatorHandle& op) {
   const auto& arguments = op.schema().arguments();
   return !arguments.empty() && arguments[0].type.is_write() && !arguments[0].kwarg_only;
@@ -161,7 +184,7 @@ void DTensor::dispatch(const OperatorHandle& op, Stack& stack) {
   const CachedSharding& cached = sharding_propagator().propagate(
       OpCallRef{op, args, n, u.specs.data(), u.spec_hashes.data(), u.shared.data(), u.specs.size()});
   const OutputSharding& sharding = cached.sharding;
-  const Tensor self = is_inplace(op) ? args[0].to_tensor() : Tensor();
+  const Tensor self = is_inplace(op) ? std::as_const(args[0]).to_tensor() : Tensor();
   if (self.defined() && of(self) && !sharding.output_specs.empty() && sharding.output_specs[0]) {
     const Placements& mine = of(self)->spec().placements;  // the write must land in self's own local tensor
     STRATA_CHECK(sharding.input_specs[0].placements == mine && sharding.output_specs[0]->placements == mine, op.str(),
@@ -185,7 +208,10 @@ void DTensor::dispatch(const OperatorHandle& op, Stack& stack) {
     }
   }
 
-  if (participating) {
+  if (participating && u.borrowed) {
+    set_local_args(args, n, sharding, u);
+    op.call(stack);
+  } else if (participating) {
     Stack local;
     push_local_args(args, n, sharding, u, local);
     op.call(local);

@@ -13,7 +13,7 @@
 namespace strata::distributed {
 
 namespace {
-std::size_t at(std::int64_t i) { return static_cast<std::size_t>(i); }
+std::size_t slot(std::int64_t i) { return static_cast<std::size_t>(i); }  // an index from a dimension
 
 std::int64_t num_shards(const DTensorSpec& spec) {
   std::int64_t n = 1;
@@ -81,37 +81,37 @@ std::vector<TransformInfo> gen_transform_infos(const DTensorSpec& current, const
   // The logical shape on each mesh dimension: what the shards of the dimensions before it leave.
   std::vector<std::vector<std::int64_t>> logical{initial};
   for (int i = 0; i < mesh.ndim(); ++i) {
-    const Placement& src = current.placements[at(i)];
+    const Placement& src = current.placements[slot(i)];
     const std::vector<std::int64_t>& shape = logical.back();
     if (!src.is_shard()) {
       logical.push_back(shape);
     } else if (i < mesh.ndim() - 1) {
       std::vector<std::int64_t> next = shape;
-      next[at(src.dim())] = local_shard_size_and_offset(shape[at(src.dim())], mesh.size(i), (*coordinate)[at(i)]).size;
+      next[slot(src.dim())] = local_shard_size_and_offset(shape[slot(src.dim())], mesh.size(i), (*coordinate)[slot(i)]).size;
       logical.push_back(std::move(next));
     }
   }
   Placements placements = current.placements;
   const Placements& targets = target.placements;
   const auto add = [&](int mesh_dim, const Placement& dst) {
-    infos.push_back({mesh_dim, placements[at(mesh_dim)], dst, logical[at(mesh_dim)]});
-    placements[at(mesh_dim)] = dst;
+    infos.push_back({mesh_dim, placements[slot(mesh_dim)], dst, logical[slot(mesh_dim)]});
+    placements[slot(mesh_dim)] = dst;
   };
   if (num_shards(current) > 1) {
     for (int mesh_dim = mesh.ndim() - 1; mesh_dim >= 0; --mesh_dim) {
-      Placement dst = targets[at(mesh_dim)];
+      Placement dst = targets[slot(mesh_dim)];
       if (dst.is_shard()) {
         // Nested sharding: the dimensions before this one must shard dst's tensor dim alike.
         bool aligned = true;
         for (int i = 0; i < mesh_dim; ++i)
-          aligned = aligned && placements[at(i)].is_shard(dst.dim()) == targets[at(i)].is_shard(dst.dim());
+          aligned = aligned && placements[slot(i)].is_shard(dst.dim()) == targets[slot(i)].is_shard(dst.dim());
         if (!aligned) dst = Replicate{};
       }
-      if (placements[at(mesh_dim)] != dst) add(mesh_dim, dst);
+      if (placements[slot(mesh_dim)] != dst) add(mesh_dim, dst);
     }
   }
   for (int mesh_dim = 0; mesh_dim < mesh.ndim(); ++mesh_dim)
-    if (placements[at(mesh_dim)] != targets[at(mesh_dim)]) add(mesh_dim, targets[at(mesh_dim)]);
+    if (placements[slot(mesh_dim)] != targets[slot(mesh_dim)]) add(mesh_dim, targets[slot(mesh_dim)]);
   return infos;
 }
 
@@ -123,7 +123,7 @@ std::vector<Placements> placements_path(const Placements& start, const std::vect
   std::vector<Placements> path{start};
   for (const TransformInfo& info : plan) {
     Placements next = path.back();
-    next[at(info.mesh_dim)] = info.dst;
+    next[slot(info.mesh_dim)] = info.dst;
     path.push_back(std::move(next));
   }
   return path;
@@ -166,7 +166,7 @@ Tensor redistribute_local_tensor(const Tensor& local, const DTensorSpec& current
       else t = shard_to_replicate(t, cur.dim(), mesh, i, info.logical_shape);
     } else if (dst.is_shard()) {
       if (cur.is_partial()) t = reduce_shard_tensor(t, dst.dim(), mesh, cur.reduce_op(), i);
-      else if (cur.is_replicate()) t = replicate_to_shard(t, dst.dim(), mesh, i, (*coordinate)[at(i)]);
+      else if (cur.is_replicate()) t = replicate_to_shard(t, dst.dim(), mesh, i, (*coordinate)[slot(i)]);
       else t = to_new_shard_dim(t, cur.dim(), mesh, i, info.logical_shape, dst.dim());
     } else if (cur.is_replicate()) {  // -> Partial
       if (!is_backward) t = partial_partition_value(t, dst.reduce_op(), mesh, i);

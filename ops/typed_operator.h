@@ -18,6 +18,11 @@ inline DispatchKeySet keys_of_argument(TensorList list) {
   for (const Tensor& t : list) keys = keys | keys_of_argument(t);
   return keys;
 }
+inline DispatchKeySet keys_of_argument(const std::vector<Tensor>& list) { return keys_of_argument(TensorList(list)); }
+inline DispatchKeySet keys_of_argument(const std::optional<Tensor>& t) { return t ? keys_of_argument(*t) : DispatchKeySet(); }
+// Any other parameter holds no tensor. The union of these is every key the boxed path would read
+// from the stack (Dispatcher::call with argument keys), so each way a signature may pass a tensor
+// has its overload above.
 template <typename T>
 DispatchKeySet keys_of_argument(const T&) {
   return DispatchKeySet();
@@ -73,9 +78,11 @@ class TypedOperator<R(P...)> {
   }
 
   R operator()(P... args) const {
-    // An undefined Tensor where the schema requires one takes the boxed path, which reports it.
-    if (fast_ && Dispatcher::runs_cpu_only((detail::keys_of_argument(args) | ... | DispatchKeySet())) &&
-        !(detail::undefined_tensors(args...) & op_.entry().required_tensors())) [[likely]] {
+    const DispatchKeySet keys = (detail::keys_of_argument(args) | ... | DispatchKeySet());
+    // An undefined Tensor where the schema requires one takes the boxed path, which reads the keys
+    // from the stack and reports it there.
+    const bool complete = !(detail::undefined_tensors(args...) & op_.entry().required_tensors());
+    if (fast_ && complete && Dispatcher::runs_cpu_only(keys)) [[likely]] {
       try {
         return fast_(args...);
       } catch (Error& e) {
@@ -83,13 +90,11 @@ class TypedOperator<R(P...)> {
         throw;
       }
     }
-    if constexpr (std::is_void_v<R>) {
-      Stack stack;
-      (detail::push_argument(stack, args), ...);
-      op_.call(stack);
-    } else {
-      return detail::call_op(op_, args...);
-    }
+    Stack stack;
+    (detail::push_argument(stack, args), ...);
+    if (complete) Dispatcher::call(op_, keys, stack);
+    else op_.call(stack);
+    if constexpr (!std::is_void_v<R>) return std::move(stack.back()).to_tensor();
   }
 
   const OperatorHandle& handle() const { return op_; }

@@ -100,8 +100,11 @@ class Dispatcher {
   // Note [One place computes the effective key set]: only this and runs_cpu_only() below combine
   // these sets.
   static DispatchKeySet effective_keys(const OperatorHandle& op, const Stack& stack) {
+    return effective_keys(op.entry().argument_keys(stack));
+  }
+  static DispatchKeySet effective_keys(DispatchKeySet argument_keys) {
     const LocalDispatchKeys& local = local_dispatch_keys();
-    return (op.entry().argument_keys(stack) | local.included) - local.excluded;
+    return (argument_keys | local.included) - local.excluded;
   }
   // Whether a call whose tensors carry `argument_keys` would run the CPU kernel and nothing else
   // (no recording Autograd, no interposer, no tracing on any thread: Note [Tracing is per thread]):
@@ -114,13 +117,17 @@ class Dispatcher {
   }
   // Dispatches from the top. A call that reaches the interposer without passing the Autograd key runs
   // it below Autograd all the same (Note [A call from the top passes Autograd]).
-  static void call(const OperatorHandle& op, Stack& stack) {
-    const DispatchKeySet keys = effective_keys(op, stack);
-    if (keys.has(DispatchKey::Python) && !keys.has(DispatchKey::Autograd)) [[unlikely]] {
-      run_below_autograd(op, keys, stack);
+  static void call(const OperatorHandle& op, Stack& stack) { call_with_keys(op, effective_keys(op, stack), stack); }
+  // call() from a front end that has read its tensors' keys already (argument_keys: the union of
+  // their key sets, every tensor the schema requires defined, as ops/typed_operator.h checks), so
+  // the stack is not read for them again. A call without a backend key (no tensor argument) reads
+  // the stack, which supplies the op's default backend.
+  static void call(const OperatorHandle& op, DispatchKeySet argument_keys, Stack& stack) {
+    if (!argument_keys.has_any(kBackendKeys)) [[unlikely]] {
+      call(op, stack);
       return;
     }
-    run(op, keys, stack);
+    call_with_keys(op, effective_keys(argument_keys), stack);
   }
   // Prefixes an error leaving `op` with its name, once (Note [Errors name the op]).
   static void name_error(Error& e, const OperatorHandle& op) { name_op(e, op); }
@@ -129,6 +136,13 @@ class Dispatcher {
 
  private:
   Dispatcher();
+  static void call_with_keys(const OperatorHandle& op, DispatchKeySet keys, Stack& stack) {
+    if (keys.has(DispatchKey::Python) && !keys.has(DispatchKey::Autograd)) [[unlikely]] {
+      run_below_autograd(op, keys, stack);
+      return;
+    }
+    run(op, keys, stack);
+  }
   static void run(const OperatorHandle& op, DispatchKeySet keys, Stack& stack) {
     if (keys.empty() || dispatch_trace_in_use()) [[unlikely]] {
       run_slow(op, keys, stack);

@@ -118,6 +118,15 @@ class IValue {
     return borrowed_ ? *p_.ref : std::move(p_.tensor);
   }
   bool is_borrowed() const { return borrowed_; }
+  // Rewrites this slot to borrow `t`, dropping what it held: a handler that runs an op on its
+  // caller's stack with other tensors (Note [The local op runs in place]). Whoever does it keeps `t`
+  // alive until the call the stack is for returns; an assignment would own a reference instead.
+  void set_borrowed(const Tensor& t) noexcept {
+    destroy();
+    tag_ = Tag::Tensor;
+    borrowed_ = true;
+    p_.ref = &t;
+  }
   // Note [A handler's arguments are marked]
   // The interposer marks the argument slots it hands a mode or subclass handler, so that afterwards it
   // can tell a handler that left its arguments on the stack (the slots are still marked) from one that

@@ -74,6 +74,32 @@ Subclasses overloaded_subclasses(const OperatorHandle& op, const Stack& stack) {
   return out;
 }
 
+// Note [A call of one borrowed subclass type]
+// Most calls that reach the interposer with no mode on hold wrappers of one type, each in a
+// borrowed slot: a front end's call on DTensors, or on LoggingTensors. Their handler list is that
+// type's first payload alone, and its entry needs no reference (Note [A call's subclasses are
+// borrowed where their tensors are]), so the interposer finds that payload in one pass and runs its
+// handler without building the list. Any other call (a list argument, an owned slot, a second type)
+// returns null here and takes overloaded_subclasses, whose list for these calls would be the same.
+TensorSubclass* sole_borrowed_subclass(const OperatorHandle& op, const Stack& stack) {
+  const std::size_t base = stack.size() - op.entry().num_arguments();
+  TensorSubclass* first = nullptr;
+  for (std::uint8_t i : op.entry().tensor_arguments()) {
+    const IValue& v = stack[base + i];
+    if (v.is_tensor_list()) return nullptr;
+    TensorSubclass* s = v.is_tensor() ? v.to_tensor().subclass() : nullptr;
+    if (!s) continue;
+    if (!v.is_borrowed()) return nullptr;
+    if (!first) {
+      first = s;
+      continue;
+    }
+    const TensorSubclass& seen = *first;  // typeid of plain references: no call in their operands
+    if (typeid(seen) != typeid(*s)) return nullptr;
+  }
+  return first;
+}
+
 }  // namespace
 
 void detail::add_overloaded_subclass(Subclasses& out, TensorSubclass* s, bool borrowed) {
@@ -332,6 +358,15 @@ void interposer_fallback(const OperatorHandle& op, DispatchKeySet keys, Stack& s
       return;
     }
     declining_mode = mode->name();
+  }
+  if (TensorSubclass* only = sole_borrowed_subclass(op, stack)) [[likely]] {
+    if (run_handler(op, stack, base, Handler{.subclass = only}, [&] { only->dispatch(op, stack); })) {
+      if (written) written->bump_unbumped();
+      return;
+    }
+    Subclasses declined;
+    declined.emplace_back(only, true);
+    throw_all_not_implemented(op, declining_mode, declined);
   }
   const Subclasses subclasses = overloaded_subclasses(op, stack);
   if (run_subclass_handlers(op, stack, base, subclasses)) {

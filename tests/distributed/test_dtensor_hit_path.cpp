@@ -1,6 +1,7 @@
 // tests/distributed/test_dtensor_hit_path.cpp: the DTensor handler's cached path (Note [The DTensor
 // hit path]): a repeated op finds its sharding through a borrowed call (OpCallRef) that hashes and
-// compares as the OpSchema it stands for, and wraps its results in the cache's shared output specs.
+// compares as the OpSchema it stands for, runs the local op on the caller's borrowed slots or on a
+// stack of its own, and wraps its results in the cache's shared output specs.
 #include <doctest/doctest.h>
 
 #include <vector>
@@ -139,6 +140,30 @@ TEST_CASE("the local call borrows the local tensors while the stack alone owns t
   REQUIRE(in_place.size() == 1);
   CHECK(in_place[0].to_tensor().is_same(self));
   CHECK(allclose(to_local(self), expected));
+}
+
+TEST_CASE("a front end's call runs the local op on its own borrowed slots") {
+  // Note [The local op runs in place]: the caller's slots are rewritten to borrow the local tensors
+  // (a redistributed copy, a value from the redistribute schema), and the caller's DTensors stay
+  // as they were.
+  FakeWorld world(0, 8);
+  const DeviceMesh mesh = init_device_mesh({8});
+  const Tensor a = randn({8, 4}), b = randn({8, 4});
+  const Tensor da = distribute_tensor(a, mesh, {Shard{0}}), db = distribute_tensor(b, mesh, {Replicate{}});
+  for (int i = 0; i < 2; ++i) {  // a miss, then a hit
+    const Tensor sum = add(db, da);  // db is redistributed to S(0) first
+    CHECK(to_string(dtensor_spec(sum)) == "Spec(DM(8), [S(0)], f32[8, 4])");
+    CHECK(allclose(to_local(sum), add(narrow(a, 0, 0, 1), narrow(b, 0, 0, 1))));
+    const Tensor viewed = view(da, {8, 2, 2});  // the local op takes its local shape from the schema
+    CHECK(to_string(dtensor_spec(viewed)) == "Spec(DM(8), [S(0)], f32[8, 2, 2])");
+    CHECK(to_local(viewed).sizes().vec() == std::vector<std::int64_t>{1, 2, 2});
+  }
+  CHECK(to_string(dtensor_spec(da)) == "Spec(DM(8), [S(0)], f32[8, 4])");  // the arguments as they were
+  CHECK(to_string(dtensor_spec(db)) == "Spec(DM(8), [R], f32[8, 4])");
+  CHECK(allclose(to_local(db), b));
+  const Tensor self = distribute_tensor(a, mesh, {Shard{0}});
+  CHECK(add_(self, da).is_same(self));  // an in-place op answers self, its local tensor written
+  CHECK(allclose(to_local(self), mul(narrow(a, 0, 0, 1), 2.0)));
 }
 
 }  // namespace test_dtensor_hit_path
