@@ -55,17 +55,8 @@ Subclasses overloaded_subclasses(const OperatorHandle& op, const Stack& stack) {
   for (std::uint8_t i : op.entry().tensor_arguments()) {
     const IValue& v = stack[base + i];
     if (v.is_tensor()) {
-      // An undefined tensor's sentinel has no subclass. The common call has one subclass type
-      // (two DTensors, two LoggingTensors): its first payload is added, and a second of the same
-      // type passed over, without a call.
-      TensorSubclass* s = v.to_tensor().subclass();
-      if (!s) continue;
-      if (out.empty()) {
-        out.emplace_back(s, v.is_borrowed());
-        continue;
-      }
-      const TensorSubclass& first = *out[0].payload;  // typeid of a plain reference: no call in its operand
-      if (!(out.size() == 1 && typeid(first) == typeid(*s))) add_overloaded_subclass(out, s, v.is_borrowed());
+      // An undefined tensor's sentinel has no subclass.
+      if (TensorSubclass* s = v.to_tensor().subclass()) add_overloaded_subclass(out, s, v.is_borrowed());
     } else if (v.is_tensor_list()) {
       for (const Tensor& t : v.to_tensor_list())
         if (t.defined() && t.subclass()) add_overloaded_subclass(out, t.subclass());
