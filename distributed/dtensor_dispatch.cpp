@@ -153,9 +153,10 @@ void push_local_args(IValue* args, std::size_t n, const OutputSharding& sharding
 // redistributed copy, which `u` holds until the handler returns), a changed value argument is
 // replaced from the redistribute schema, and the op runs on the caller's stack, whose argument
 // slots its returns then replace as the handler protocol asks. Rewriting a slot to borrow
-// (IValue::set_borrowed) counts no reference (Note [Borrowed tensor arguments]). A slot the stack owns (a boxed caller's value, a
-// list) may hold the only reference to its DTensor, which rewriting it would drop while the local
-// op still reads the local tensor inside: those calls take push_local_args's stack.
+// (IValue::set_borrowed) counts no reference (Note [Borrowed tensor arguments]). A slot the stack
+// owns (a boxed caller's value, a list) may hold the only reference to its DTensor, which rewriting
+// it would drop while the local op still reads the local tensor inside: those calls take
+// push_local_args's stack.
 void set_local_args(IValue* args, std::size_t n, const OutputSharding& sharding, const Unwrapped& u) {
   const OpSchema* schema = sharding.redistribute_schema ? &*sharding.redistribute_schema : nullptr;
   std::size_t flat = 0;
