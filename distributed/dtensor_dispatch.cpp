@@ -43,9 +43,10 @@ std::size_t leaves_of(const IValue& v) {
 // the DTensor holds it and looks the call up in the sharding cache through an OpCallRef (the stack's
 // arguments and pointers to those specs), which hashes and compares exactly as the OpSchema it
 // stands for; only a miss builds that owning OpSchema. The cache keeps each decision's output specs
-// shared and immutable, and a result's DTensor holds a share of its spec instead of a copy. So a hit
-// copies no spec, runs no meta kernel and no strategy, and allocates only what the local op and the
-// output's wrapper need. The invariant: OpCallRef::hash and its comparison agree with OpSchema's for
+// shared and immutable, and a result's DTensor points at its spec instead of copying it, counting no
+// reference (Note [A cached output spec lives as long as the process]). So a hit copies no spec,
+// runs no meta kernel and no strategy, and allocates only what the local op and the output's
+// wrapper need. The invariant: OpCallRef::hash and its comparison agree with OpSchema's for
 // every call (op_schema.cpp computes both from the same per-argument parts), so a borrowed lookup
 // finds exactly the entry the owning schema would. The local op's tensors are borrowed from the
 // DTensors (Note [Borrowed tensor arguments]): on the caller's stack, its slots rewritten to borrow
@@ -156,15 +157,23 @@ void push_local_args(IValue* args, std::size_t n, const OutputSharding& sharding
 // (IValue::set_borrowed) counts no reference (Note [Borrowed tensor arguments]). A slot the stack
 // owns (a boxed caller's value, a list) may hold the only reference to its DTensor, which rewriting
 // it would drop while the local op still reads the local tensor inside: those calls take
-// push_local_args's stack.
-void set_local_args(IValue* args, std::size_t n, const OutputSharding& sharding, const Unwrapped& u) {
+// push_local_args's stack. The local tensors' keys, read on the way, are what the dispatcher would
+// read from the rewritten slots.
+DispatchKeySet set_local_args(IValue* args, std::size_t n, const OutputSharding& sharding, const Unwrapped& u) {
   const OpSchema* schema = sharding.redistribute_schema ? &*sharding.redistribute_schema : nullptr;
+  DispatchKeySet keys;
   std::size_t flat = 0;
   for (std::size_t i = 0; i < n; ++i) {
     const IValue& a = args[i];  // read through a const slot: a mutable to_tensor() would own it
-    if (a.is_tensor() && a.to_tensor().defined()) args[i].set_borrowed(*u.locals[flat++]);
-    else if (schema) args[i] = schema->value(i);
+    if (a.is_tensor() && a.to_tensor().defined()) {
+      const Tensor& local = *u.locals[flat++];
+      args[i].set_borrowed(local);
+      keys = keys | local.key_set();
+    } else if (schema) {
+      args[i] = schema->value(i);
+    }
   }
+  return keys;
 }
 
 bool is_inplace(const OperatorHandle& op) {
@@ -210,8 +219,7 @@ void DTensor::dispatch(const OperatorHandle& op, Stack& stack) {
   }
 
   if (participating && u.borrowed) {
-    set_local_args(args, n, sharding, u);
-    op.call(stack);
+    Dispatcher::call(op, set_local_args(args, n, sharding, u), stack);
   } else if (participating) {
     Stack local;
     push_local_args(args, n, sharding, u, local);

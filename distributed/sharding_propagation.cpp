@@ -5,7 +5,9 @@
 
 #include <array>
 #include <atomic>
+#include <deque>
 #include <limits>
+#include <mutex>
 
 #include "core/dispatch/local_dispatch_keys.h"
 #include "core/interpose/checked_wrapper.h"
@@ -226,7 +228,8 @@ struct SchemaEqual {
 // the key holds copies. In a loop the same spec objects come back: a DTensor's spec is shared and
 // never changed, and a result's is the cache's own output spec. So in front of the map, a few slots
 // (chosen by the op and the first spec's address) each remember a call that matched an entry: the
-// specs it had, held shared so that no other spec can come to live at their addresses, and the
+// specs it had, held shared so that no other spec can come to live at their addresses (a cached
+// output spec never dies: Note [A cached output spec lives as long as the process]), and the
 // entry. A call whose specs are those same objects and whose other arguments equal the key's (by
 // value, as the map compares them) is that entry's, with no hash and no spec comparison. The
 // invariant: a slot is written only after its call was found equal to its entry's key, and it is
@@ -289,6 +292,23 @@ ShardingPropagator::Cache& ShardingPropagator::owned_thread_cache() const {
 }
 
 namespace {
+// Note [A cached output spec lives as long as the process]
+// Every DTensor a cache hit makes holds its output spec. A shared_ptr to it would count that with
+// an atomic increment on the way in and an atomic decrement when the DTensor dies, on whichever
+// thread that is. So a cached output spec is made once and never freed (the arena below is never
+// destroyed, so a DTensor that outlives every static still points at a live spec), and handed out
+// as a shared_ptr that owns nothing (the aliasing constructor with an empty owner): copying or
+// dropping one counts nothing. A spec is plain data (its mesh holds the group names, not the
+// groups), so keeping it keeps no resource alive. The arena grows by the output specs of each
+// cache miss: once per distinct call per thread and world, the size the caches themselves reach.
+std::shared_ptr<const DTensorSpec> lasting_spec(const DTensorSpec& spec) {
+  static std::mutex mutex;
+  static std::deque<DTensorSpec>& specs = *new std::deque<DTensorSpec>;  // addresses stay put
+  const std::lock_guard<std::mutex> lock(mutex);
+  specs.push_back(spec);
+  return std::shared_ptr<const DTensorSpec>(std::shared_ptr<const void>(), &specs.back());
+}
+
 // An output spec's wrapper geometry as checked for its dtype's element size (Note [A wrapper of
 // checked geometry]) when it has a tensor meta, one placement per mesh dimension and a shape a
 // wrapper may have, else unchecked (DTensor::make then checks, and throws, on each wrap as before).
@@ -306,7 +326,7 @@ const CachedSharding& ShardingPropagator::compute_and_cache(Cache& cache, OpSche
   auto entry = std::make_unique<CachedSharding>();
   entry->sharding = propagate_non_cached(schema);
   for (const std::optional<DTensorSpec>& s : entry->sharding.output_specs) {
-    entry->outputs.push_back(s ? std::make_shared<const DTensorSpec>(*s) : nullptr);
+    entry->outputs.push_back(s ? lasting_spec(*s) : nullptr);
     entry->output_hashes.push_back(s ? spec_cache_hash(*s) : 0);
     entry->output_checked.push_back(s ? checked_geometry(*s) : CheckedGeometry{});
   }
