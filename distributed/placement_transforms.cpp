@@ -13,7 +13,7 @@ namespace strata::distributed {
 
 namespace {
 std::int64_t ceil_div(std::int64_t a, std::int64_t b) { return (a + b - 1) / b; }
-std::size_t at(std::int64_t dim) { return static_cast<std::size_t>(dim); }
+std::size_t to_index(std::int64_t dim) { return static_cast<std::size_t>(dim); }
 
 void check_shard_dim(const Tensor& t, std::int64_t dim, const char* fn) {
   STRATA_CHECK(dim >= 0 && dim < t.dim(), "", fn, ": Shard(", dim, ") is not a dimension of the local tensor of shape ",
@@ -28,7 +28,7 @@ SplitShards split_tensor(const Tensor& tensor, std::int64_t dim, std::int64_t nu
   std::vector<Tensor> pieces = chunk(tensor, num_chunks, dim);
   if (static_cast<std::int64_t>(pieces.size()) < num_chunks) {  // upstream's fill_empty_tensor_to_shards
     std::vector<std::int64_t> sizes(pieces.front().sizes().begin(), pieces.front().sizes().end());
-    sizes[at(dim)] = 0;
+    sizes[to_index(dim)] = 0;
     const Tensor empty_shard = zeros(sizes, {tensor.dtype(), tensor.device()});
     pieces.resize(static_cast<std::size_t>(num_chunks), empty_shard);
   }
@@ -49,7 +49,7 @@ SplitShards split_tensor(const Tensor& tensor, std::int64_t dim, std::int64_t nu
 Tensor pad_tensor(const Tensor& tensor, std::int64_t dim, std::int64_t pad_size) {
   if (pad_size == 0) return tensor;
   // F.pad's pad list runs from the last dimension backwards; pad_size goes after `dim`'s end.
-  std::vector<std::int64_t> pad(at(2 * (tensor.dim() - dim)), 0);
+  std::vector<std::int64_t> pad(to_index(2 * (tensor.dim() - dim)), 0);
   pad.back() = pad_size;
   return nn::functional::pad(tensor, pad);  // upstream's torch.nn.functional.pad
 }
@@ -63,7 +63,7 @@ Tensor shard_to_replicate(const Tensor& local, std::int64_t dim, const DeviceMes
                           const std::vector<std::int64_t>& logical_shape) {
   check_shard_dim(local, dim, "Shard -> Replicate");
   const std::int64_t num_chunks = mesh.size(mesh_dim);
-  const std::int64_t logical_dim_size = logical_shape.at(at(dim));
+  const std::int64_t logical_dim_size = logical_shape.at(to_index(dim));
   const bool is_padded = logical_dim_size % num_chunks != 0;
   const std::int64_t full_chunk_size = ceil_div(logical_dim_size, num_chunks);
   Tensor t = local;
@@ -97,7 +97,7 @@ Tensor reduce_shard_tensor(const Tensor& tensor, std::int64_t dim, const DeviceM
     t = t.contiguous();
   }
   Tensor output = funcol::reduce_scatter_tensor(t, reduce_op_name(reduce_op), dim, {mesh, mesh_dim});
-  if (is_padded) output = unpad_tensor(output, dim, pad_sizes.at(at((*coordinate)[at(mesh_dim)])));
+  if (is_padded) output = unpad_tensor(output, dim, pad_sizes.at(to_index((*coordinate)[to_index(mesh_dim)])));
   return output;
 }
 
@@ -108,8 +108,8 @@ Tensor to_new_shard_dim(const Tensor& local, std::int64_t dim, const DeviceMesh&
   const auto& coordinate = mesh.get_coordinate();
   if (!coordinate) return local;
   const std::int64_t num_chunks = mesh.size(mesh_dim);
-  const std::int64_t old_size = logical_shape.at(at(dim));
-  const std::int64_t new_size = logical_shape.at(at(new_dim));
+  const std::int64_t old_size = logical_shape.at(to_index(dim));
+  const std::int64_t new_size = logical_shape.at(to_index(new_dim));
   const bool old_padding = old_size % num_chunks != 0;
   const bool new_padding = new_size % num_chunks != 0;
   const std::int64_t old_full = ceil_div(old_size, num_chunks);
@@ -121,7 +121,7 @@ Tensor to_new_shard_dim(const Tensor& local, std::int64_t dim, const DeviceMesh&
   Tensor out = shard_dim_alltoall(t, dim, new_dim, mesh, mesh_dim);
   if (old_padding) out = unpad_tensor(out, dim, old_full * num_chunks - old_size);
   if (new_padding) {
-    const ShardSlice mine = local_shard_size_and_offset(new_size, num_chunks, (*coordinate)[at(mesh_dim)]);
+    const ShardSlice mine = local_shard_size_and_offset(new_size, num_chunks, (*coordinate)[to_index(mesh_dim)]);
     out = unpad_tensor(out, new_dim, new_full - mine.size);
   }
   return out;

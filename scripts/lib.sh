@@ -48,6 +48,8 @@ strata_install_packages() {
 # are unique within the library, and a call into strata::detail from inside another `detail`
 # namespace says `strata::detail::`. A plain `meson setup` stays one file per unit (meson's default,
 # quickest to rebuild after an edit), so each file still compiles on its own in every developer's build.
+# -Dunity=on also compiles each test executable as one unit (Note [Test files in unity builds] in
+# tests/meson.build): half the tests' CPU time of six files to a unit, a developer's build's size.
 STRATA_UNITY="-Dunity=on -Dunity_size=8"
 
 # strata_browser_setup: the browser test's packages, then its npm packages (puppeteer-core, pinned by
